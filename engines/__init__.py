@@ -1,0 +1,1 @@
+"""Engines of mixvox; each subpackage registers itself as a plugin."""

@@ -1,0 +1,1 @@
+"""espeak-ng engine."""

@@ -1,0 +1,1 @@
+"""Frontends of mixvox; each subpackage registers itself as a plugin."""

@@ -1,0 +1,5 @@
+"""Plugin support: the hook specifications and the built-in lexicon and prosody plugins."""
+
+from .hookspecs import PROJECT, hookimpl, hookspec
+
+__all__ = ["PROJECT", "hookimpl", "hookspec"]

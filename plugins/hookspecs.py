@@ -1,0 +1,57 @@
+"""The pluggy hook specifications of mixvox (project name ``mixvox``).
+
+A plugin is a module or object with functions decorated by :data:`hookimpl`, published under
+the ``mixvox`` entry-point group. Built-in frontends, engines, lexicons and prosody are
+registered exactly like third-party plugins, marked ``trylast`` so that user plugins win.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:  # imports for type checkers only: hookspecs must stay import-light
+    from mixvox.interfaces import EngineInfo, FrontendContext, FrontendInfo, LexEntry
+    from mixvox.ir import Chunk, Span, Utterance, Word
+
+PROJECT = "mixvox"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec
+def mixvox_register_frontends(register: Callable[[FrontendInfo], None]) -> None:
+    """Call ``register(FrontendInfo(lang, factory))`` for each language frontend provided."""
+
+
+@hookspec
+def mixvox_register_engines(register: Callable[[EngineInfo], None]) -> None:
+    """Call ``register(EngineInfo(name, factory, check, priority))`` for each engine provided."""
+
+
+@hookspec
+def mixvox_lexicon(lang: str) -> Mapping[str, LexEntry] | None:
+    """Return pronunciation entries (word -> :class:`LexEntry`) for ``lang``, or ``None``.
+
+    All results are merged; entries from plugins called earlier win (user plugins run before
+    the ``trylast`` built-ins, and ``--lexicon`` files beat every plugin).
+    """
+
+
+@hookspec(firstresult=True)
+def mixvox_normalize(span: Span, ctx: FrontendContext) -> list[Word] | None:
+    """Analyse ``span`` instead of the built-in frontend: return its words, or ``None`` to pass.
+
+    Called before the language frontend; the first non-``None`` result is used.
+    """
+
+
+@hookspec(firstresult=True)
+def mixvox_prosody(utterance: Utterance, max_chunk_chars: int) -> list[Chunk] | None:
+    """Set ``Word.break_after`` levels and cut the utterance into synthesis chunks.
+
+    Chunks end at sentence or clause boundaries (never inside a word) and hold at most
+    ``max_chunk_chars`` spoken characters unless a single word is longer.
+    """

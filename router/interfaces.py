@@ -1,0 +1,189 @@
+"""Interfaces between the router and its frontends, lexicons and engines.
+
+Frontends and engines depend on this module and on :mod:`mixvox.ir` only; the router finds
+them through the plugin manager (:mod:`mixvox.registry`), never by importing them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from .ir import Chunk, Span, Utterance, Word
+
+
+class MixvoxError(Exception):
+    """Base class of errors mixvox raises on purpose (bad input, missing model, bad config)."""
+
+
+class EngineUnavailable(MixvoxError):
+    """An engine cannot run here (missing weights, missing optional dependency, no GPU)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Lexicons
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LexEntry:
+    """A pronunciation for one word.
+
+    For ``zh``: ``phonemes`` are tone-numbered pinyin, one per Han character of the word.
+    For ``en``: ``phonemes`` are ARPAbet with stress, and/or ``respelling`` is a plain-text
+    spelling that makes a text-reading engine say the word right (``nginx`` -> ``engine x``).
+    ``spoken`` optionally replaces the word's spoken text (``NASA`` stays a word, ``k8s`` ->
+    ``kubernetes``).
+    """
+
+    word: str
+    phonemes: tuple[str, ...] = ()
+    respelling: str | None = None
+    spoken: str | None = None
+    source: str = ""  # where it came from (plugin name, file path) for error messages
+
+
+class Lexicon:
+    """Merged word -> entry tables for one language; earlier layers win.
+
+    Lookup is exact first, then case-insensitive (so ``Nginx`` finds ``nginx``), because users
+    write lexicons in one case and text arrives in another.
+    """
+
+    def __init__(self, lang: str, layers: list[Mapping[str, LexEntry]] | None = None) -> None:
+        self.lang = lang
+        self._exact: dict[str, LexEntry] = {}
+        self._folded: dict[str, LexEntry] = {}
+        for layer in layers or []:
+            self.add_layer(layer, override=False)
+
+    def add_layer(self, entries: Mapping[str, LexEntry], *, override: bool = False) -> None:
+        for key, entry in entries.items():
+            if override or key not in self._exact:
+                self._exact[key] = entry
+            folded = key.casefold()
+            if override or folded not in self._folded:
+                self._folded[folded] = entry
+
+    def get(self, word: str) -> LexEntry | None:
+        return self._exact.get(word) or self._folded.get(word.casefold())
+
+    def __contains__(self, word: str) -> bool:
+        return self.get(word) is not None
+
+    def __len__(self) -> int:
+        return len(self._exact)
+
+    def words(self) -> list[str]:
+        return list(self._exact)
+
+
+# ---------------------------------------------------------------------------------------------
+# Frontends
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class FrontendContext:
+    """What a frontend may use while analysing a span.
+
+    ``lexicon`` is the merged lexicon of the span's language (user files, plugins, built-ins);
+    ``warn(code, message, start, end)`` records an :class:`~mixvox.ir.Issue` on the utterance;
+    ``matrix`` is the sentence's matrix language (a frontend reads digits differently inside
+    an embedded island); ``lexicons`` gives access to the other language's lexicon too.
+    """
+
+    lexicon: Lexicon
+    warn: Callable[[str, str, int, int], Any]
+    matrix: str
+    lexicons: Mapping[str, Lexicon] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Frontend(Protocol):
+    """Normalizes one language's span and gives each word its pronunciation."""
+
+    lang: str
+
+    def analyze(self, span: Span, ctx: FrontendContext) -> list[Word]:
+        """Return the words of ``span`` in order, with absolute offsets inside ``span``.
+
+        Every character of ``span.text`` must be covered by some word's ``[start, end)``
+        (punctuation as ``kind="punct"`` words, skipped characters reported via
+        ``ctx.warn``). Must never raise on odd input.
+        """
+        ...
+
+
+# ---------------------------------------------------------------------------------------------
+# Audio and engines
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class AudioChunk:
+    """A piece of audio an engine yields while streaming.
+
+    ``chunk`` is the index of the IR :class:`~mixvox.ir.Chunk` it belongs to and ``final``
+    tells whether it is the last piece of that chunk.
+    """
+
+    samples: np.ndarray  # float32, mono, in [-1, 1]
+    sample_rate: int
+    chunk: int = 0
+    final: bool = True
+
+
+@dataclass
+class SynthesisOptions:
+    """Options every engine understands; engine-specific ones travel in ``extra``."""
+
+    speaker: str | None = None
+    seed: int | None = None
+    speed: float = 1.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """Turns IR chunks into audio.
+
+    ``consumes`` is ``"text"`` (reads ``Word.spoken``/``respelling`` and control tokens, as
+    ChatTTS does) or ``"phonemes"``. ``stream`` is the primitive; batch APIs are built on it.
+    """
+
+    name: str
+    sample_rate: int
+    consumes: str
+
+    def stream(
+        self, utterance: Utterance, chunks: list[Chunk], options: SynthesisOptions
+    ) -> Iterator[AudioChunk]: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class EngineInfo:
+    """How an engine plugin registers itself.
+
+    ``factory(**kwargs)`` builds the engine; ``check()`` returns ``None`` when the engine can
+    run here, or a sentence saying why not (shown by ``mixvox engines``); ``priority`` orders
+    automatic choice (higher first).
+    """
+
+    name: str
+    factory: Callable[..., Engine]
+    check: Callable[[], str | None] = lambda: None
+    priority: int = 0
+    description: str = ""
+
+
+@dataclass
+class FrontendInfo:
+    lang: str
+    factory: Callable[[], Frontend]
+    description: str = ""

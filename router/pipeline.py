@@ -1,0 +1,230 @@
+"""The pipeline: text -> sentences/spans -> frontends -> prosody -> engine -> audio."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+
+import numpy as np
+
+from .audio import Audio
+from .interfaces import (
+    AudioChunk,
+    Engine,
+    EngineInfo,
+    EngineUnavailable,
+    FrontendContext,
+    LexEntry,
+    Lexicon,
+    MixvoxError,
+    SynthesisOptions,
+)
+from .ir import CTRL, Chunk, Utterance, Word
+from .registry import Registry, get_registry
+
+log = logging.getLogger("mixvox")
+
+DEFAULT_MAX_CHUNK_CHARS = 120
+
+
+def load_lexicons(
+    files: Iterable[str | os.PathLike[str]] = (),
+    registry: Registry | None = None,
+    entries: Mapping[str, Mapping[str, LexEntry]] | None = None,
+) -> dict[str, Lexicon]:
+    """Merged lexicons per language: ``entries`` and ``files`` first, then plugin lexicons."""
+    from mixvox.plugins.lexicons import load_lexicon_file
+
+    reg = registry or get_registry()
+    layers: dict[str, list[Mapping[str, LexEntry]]] = {}
+    for lang, table in (entries or {}).items():
+        layers.setdefault(lang, []).append(table)
+    for path in files:
+        for lang, table in load_lexicon_file(path).items():
+            layers.setdefault(lang, []).append(table)
+    out: dict[str, Lexicon] = {}
+    langs = set(layers) | set(reg.frontends)
+    for lang in sorted(langs):
+        lex = Lexicon(lang, layers.get(lang, []))
+        for _name, table in reg.call_all("mixvox_lexicon", lang=lang):
+            lex.add_layer(table)
+        out[lang] = lex
+    return out
+
+
+class Router:
+    """Turns text into an analysed :class:`~mixvox.ir.Utterance`.
+
+    Holds the frontends and merged lexicons so that repeated calls do not reload them.
+    """
+
+    def __init__(
+        self,
+        *,
+        lexicons: Iterable[str | os.PathLike[str]] = (),
+        registry: Registry | None = None,
+    ) -> None:
+        self.registry = registry or get_registry()
+        self.lexicons = load_lexicons(lexicons, self.registry)
+        self._frontends: dict[str, object] = {}
+
+    def _frontend(self, lang: str):
+        fe = self._frontends.get(lang)
+        if fe is None:
+            info = self.registry.frontend(lang)
+            if info is None:
+                return None
+            fe = info.factory()
+            self._frontends[lang] = fe
+        return fe
+
+    def route(self, text: str) -> Utterance:
+        from .segment import segment
+
+        utt = segment(text)
+        for sent in utt.sentences:
+            for span in sent.spans:
+                if span.words or span.lang == CTRL:
+                    continue  # control tokens and inline overrides come pre-analysed
+                ctx = FrontendContext(
+                    lexicon=self.lexicons.get(span.lang) or Lexicon(span.lang),
+                    warn=lambda code, msg, s, e: utt.warn(code, msg, s, e),
+                    matrix=sent.matrix,
+                    lexicons=self.lexicons,
+                )
+                words = self.registry.call_first("mixvox_normalize", span=span, ctx=ctx)
+                if words is None:
+                    fe = self._frontend(span.lang)
+                    if fe is None:
+                        utt.warn(
+                            "no-frontend",
+                            f"no frontend for language {span.lang!r}; text skipped",
+                            span.start,
+                            span.end,
+                        )
+                        words = []
+                    else:
+                        words = fe.analyze(span, ctx)
+                span.words = list(words)
+        return utt
+
+    def chunks(self, utt: Utterance, max_chunk_chars: int = DEFAULT_MAX_CHUNK_CHARS) -> list[Chunk]:
+        chunks = self.registry.call_first(
+            "mixvox_prosody", utterance=utt, max_chunk_chars=max_chunk_chars
+        )
+        if chunks is None:  # no prosody plugin at all: one chunk per sentence
+            chunks = [Chunk(i, s.words) for i, s in enumerate(utt.sentences) if s.words]
+        return [c for c in chunks if any(_is_spoken(w) for w in c.words)]
+
+
+def _is_spoken(w: Word) -> bool:
+    return w.kind == "word" and bool(w.spoken.strip())
+
+
+def route(text: str, *, lexicons: Iterable[str | os.PathLike[str]] = ()) -> Utterance:
+    """Analyse ``text`` (sentences, language spans, normalization, pronunciations)."""
+    return Router(lexicons=lexicons).route(text)
+
+
+def choose_engine(name: str | None, registry: Registry) -> tuple[EngineInfo, str | None]:
+    """Pick an engine by name, or the best available one.
+
+    Returns the engine and, when it was picked automatically over a better unavailable one,
+    the reason that one is unavailable (the CLI tells the user once).
+    """
+    if name and name != "auto":
+        info = registry.engine(name)
+        if info is None:
+            known = ", ".join(sorted(registry.engines)) or "none"
+            raise MixvoxError(f"unknown engine {name!r} (installed: {known})")
+        why = info.check()
+        if why:
+            raise EngineUnavailable(f"engine {name!r} is not available: {why}")
+        return info, None
+    skipped: list[str] = []
+    for info in registry.engines_by_priority():
+        why = info.check()
+        if why is None:
+            return info, ("; ".join(skipped) or None)
+        skipped.append(f"{info.name}: {why}")
+    raise EngineUnavailable("no engine is available: " + "; ".join(skipped))
+
+
+class Synthesizer:
+    """Load once, synthesize many times.
+
+    >>> tts = Synthesizer()                      # best available engine
+    >>> audio = tts.synthesize("今天的 meeting 改到 3:30 PM")
+    >>> audio.save("out.wav")
+    """
+
+    def __init__(
+        self,
+        engine: str | None = None,
+        *,
+        speaker: str | None = None,
+        seed: int | None = None,
+        lexicons: Iterable[str | os.PathLike[str]] = (),
+        max_chunk_chars: int | None = None,
+        **engine_options: object,
+    ) -> None:
+        self.router = Router(lexicons=lexicons)
+        info, self.fallback_reason = choose_engine(engine, self.router.registry)
+        self.engine_name = info.name
+        self.engine: Engine = info.factory(**engine_options)
+        self.options = SynthesisOptions(speaker=speaker, seed=seed)
+        self.max_chunk_chars = max_chunk_chars or getattr(
+            self.engine, "max_chunk_chars", DEFAULT_MAX_CHUNK_CHARS
+        )
+
+    @property
+    def sample_rate(self) -> int:
+        return self.engine.sample_rate
+
+    def route(self, text: str) -> Utterance:
+        return self.router.route(text)
+
+    def stream_chunks(self, text: str | Utterance, **overrides: object) -> Iterator[AudioChunk]:
+        utt = text if isinstance(text, Utterance) else self.route(text)
+        chunks = self.router.chunks(utt, self.max_chunk_chars)
+        opts = SynthesisOptions(
+            speaker=overrides.pop("speaker", self.options.speaker),  # type: ignore[arg-type]
+            seed=overrides.pop("seed", self.options.seed),  # type: ignore[arg-type]
+            extra=dict(overrides),
+        )
+        if not chunks:
+            return
+        yield from self.engine.stream(utt, chunks, opts)
+
+    def stream(self, text: str | Utterance, **overrides: object) -> Iterator[Audio]:
+        """Yield audio pieces as soon as the engine produces them."""
+        for piece in self.stream_chunks(text, **overrides):
+            yield Audio(piece.samples, piece.sample_rate)
+
+    def synthesize(self, text: str | Utterance, **overrides: object) -> Audio:
+        """The whole utterance as one :class:`Audio` (empty audio for text with nothing to say)."""
+        pieces = list(self.stream(text, **overrides))
+        if not pieces:
+            return Audio(np.zeros(0, np.float32), self.sample_rate)
+        return Audio.concat(pieces)
+
+    def close(self) -> None:
+        self.engine.close()
+
+    def __enter__(self) -> Synthesizer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def synthesize(text: str, **options: object) -> Audio:
+    """One-shot synthesis: ``mixvox.synthesize("你好 world").save("out.wav")``."""
+    with Synthesizer(**options) as tts:  # type: ignore[arg-type]
+        return tts.synthesize(text)
+
+
+def save(audio: Audio, path: str | os.PathLike[str]) -> Path:
+    return audio.save(path)

@@ -1,0 +1,185 @@
+"""The one plugin manager: loads the ``mixvox`` entry-point group and calls hooks safely.
+
+Why not ``pm.hook.x()`` directly: pluggy stops at the first exception, so one broken plugin
+would take all others down. Here every hook implementation is called on its own; a failure is
+recorded under the plugin's name (``mixvox plugins`` shows it) and the rest go on.
+
+Environment:
+
+* ``MIXVOX_PLUGINS=a,b``: allow-list of entry-point names to load (built-ins included; the
+  built-in names are ``zh, en, espeak, chattts, lexicons, prosody``).
+* ``MIXVOX_DISABLE_PLUGINS=a,b``: entry-point names not to load.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any
+
+import pluggy
+
+from mixvox.plugins import hookspecs
+
+from .interfaces import EngineInfo, FrontendInfo
+
+log = logging.getLogger("mixvox.plugins")
+
+ENTRY_POINT_GROUP = "mixvox"
+
+#: Built-in plugin modules, used only when the package metadata is missing (running from a
+#: source tree that was never installed). Normally they come in through entry points.
+BUILTIN_PLUGINS: dict[str, str] = {
+    "zh": "mixvox.frontends.zh.plugin",
+    "en": "mixvox.frontends.en.plugin",
+    "espeak": "mixvox.engines.espeak.plugin",
+    "chattts": "mixvox.engines.chattts.plugin",
+    "lexicons": "mixvox.plugins.lexicons",
+    "prosody": "mixvox.plugins.prosody",
+}
+
+
+@dataclass
+class PluginRecord:
+    name: str
+    module: str
+    builtin: bool
+    loaded: bool = False
+    error: str | None = None
+    distribution: str | None = None
+
+
+@dataclass
+class Registry:
+    pm: pluggy.PluginManager
+    plugins: dict[str, PluginRecord] = field(default_factory=dict)
+    frontends: dict[str, FrontendInfo] = field(default_factory=dict)
+    engines: dict[str, EngineInfo] = field(default_factory=dict)
+
+    # -- safe hook calls ----------------------------------------------------------------------
+
+    def _impls(self, hook_name: str) -> list[Any]:
+        hook = getattr(self.pm.hook, hook_name)
+        # pluggy calls implementations in reverse registration order, tryfirst first and
+        # trylast last; get_hookimpls() lists them the other way round.
+        return list(reversed(hook.get_hookimpls()))
+
+    def _record_error(self, impl: Any, hook_name: str, exc: BaseException) -> None:
+        name = self.pm.get_name(impl.plugin) or repr(impl.plugin)
+        msg = f"{hook_name} failed: {type(exc).__name__}: {exc}"
+        rec = self.plugins.get(name)
+        if rec is not None and rec.error is None:
+            rec.error = msg
+        log.warning("plugin %r: %s (skipped)", name, msg)
+
+    def call_all(self, hook_name: str, **kwargs: Any) -> Iterator[tuple[str, Any]]:
+        """Yield ``(plugin name, result)`` for every implementation, skipping failures."""
+        for impl in self._impls(hook_name):
+            try:
+                res = impl.function(**{k: kwargs[k] for k in impl.argnames})
+            except Exception as exc:  # a broken plugin must not break the others
+                self._record_error(impl, hook_name, exc)
+                continue
+            if res is not None:
+                yield self.pm.get_name(impl.plugin) or "", res
+
+    def call_first(self, hook_name: str, **kwargs: Any) -> Any:
+        for _name, res in self.call_all(hook_name, **kwargs):
+            return res
+        return None
+
+    # -- lookups ------------------------------------------------------------------------------
+
+    def frontend(self, lang: str) -> FrontendInfo | None:
+        return self.frontends.get(lang)
+
+    def engine(self, name: str) -> EngineInfo | None:
+        return self.engines.get(name)
+
+    def engines_by_priority(self) -> list[EngineInfo]:
+        return sorted(self.engines.values(), key=lambda e: -e.priority)
+
+
+def _env_list(name: str) -> set[str] | None:
+    raw = os.environ.get(name)
+    if raw is None:
+        return None
+    return {p.strip() for p in raw.split(",") if p.strip()}
+
+
+def _entry_points() -> list[metadata.EntryPoint]:
+    try:
+        return list(metadata.entry_points(group=ENTRY_POINT_GROUP))
+    except Exception:  # broken metadata of some unrelated distribution
+        return []
+
+
+def build_registry(extra_plugins: list[tuple[str, object]] | None = None) -> Registry:
+    """Create a plugin manager, load plugins and collect frontends and engines."""
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    reg = Registry(pm)
+    allow = _env_list("MIXVOX_PLUGINS")
+    deny = _env_list("MIXVOX_DISABLE_PLUGINS") or set()
+
+    candidates: dict[str, tuple[str, Callable[[], object], str | None]] = {}
+    for ep in _entry_points():
+        dist = getattr(getattr(ep, "dist", None), "name", None)
+        candidates.setdefault(ep.name, (ep.value, ep.load, dist))
+    for name, module in BUILTIN_PLUGINS.items():
+        if name not in candidates:
+
+            def _load(module: str = module) -> object:
+                import importlib
+
+                return importlib.import_module(module)
+
+            candidates[name] = (module, _load, "mixvox")
+
+    for name, (module, load, dist) in sorted(candidates.items()):
+        builtin = BUILTIN_PLUGINS.get(name) == module
+        rec = PluginRecord(name=name, module=module, builtin=builtin, distribution=dist)
+        reg.plugins[name] = rec
+        if (allow is not None and name not in allow) or name in deny:
+            rec.error = "disabled by MIXVOX_PLUGINS / MIXVOX_DISABLE_PLUGINS"
+            continue
+        try:
+            plugin = load()
+            pm.register(plugin, name=name)
+            rec.loaded = True
+        except Exception as exc:
+            rec.error = f"failed to load: {type(exc).__name__}: {exc}"
+            log.warning("plugin %r %s (skipped)", name, rec.error)
+
+    for name, plugin in extra_plugins or []:
+        pm.register(plugin, name=name)
+        reg.plugins[name] = PluginRecord(name=name, module=repr(plugin), builtin=False, loaded=True)
+
+    def add_frontend(info: FrontendInfo) -> None:
+        reg.frontends.setdefault(info.lang, info)  # first registered (user plugin) wins
+
+    def add_engine(info: EngineInfo) -> None:
+        reg.engines.setdefault(info.name, info)
+
+    for _ in reg.call_all("mixvox_register_frontends", register=add_frontend):
+        pass
+    for _ in reg.call_all("mixvox_register_engines", register=add_engine):
+        pass
+    return reg
+
+
+_lock = threading.Lock()
+_registry: Registry | None = None
+
+
+def get_registry(*, reload: bool = False) -> Registry:
+    """The process-wide registry (built on first use; ``reload=True`` rebuilds it)."""
+    global _registry
+    with _lock:
+        if _registry is None or reload:
+            _registry = build_registry()
+        return _registry
