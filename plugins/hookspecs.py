@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:  # imports for type checkers only: hookspecs must stay import-light
+    import click
+
     from mixvox.interfaces import EngineInfo, FrontendContext, FrontendInfo, LexEntry
     from mixvox.ir import Chunk, Span, Utterance, Word
 
@@ -54,4 +56,12 @@ def mixvox_prosody(utterance: Utterance, max_chunk_chars: int) -> list[Chunk] | 
 
     Chunks end at sentence or clause boundaries (never inside a word) and hold at most
     ``max_chunk_chars`` spoken characters unless a single word is longer.
+    """
+
+
+@hookspec
+def mixvox_register_commands(cli: click.Group) -> None:
+    """Add click commands or options to the ``mixvox`` CLI (as simonw/llm's register_commands).
+
+    Engines with their own tools (``mixvox speaker``, ``mixvox download``) add them here.
     """

@@ -110,6 +110,17 @@ class Router:
                 span.words = list(words)
         return utt
 
+    def raw(self, text: str) -> Utterance:
+        """An utterance that sends ``text`` to the engine as it is: no routing, no normalization.
+
+        For comparison with other ChatTTS tools (``mixvox say --raw``).
+        """
+        from .ir import Sentence, Span
+
+        word = Word(text, text, [], 0, len(text), lang="raw", kind="word")
+        span = Span("raw", text, 0, len(text), [word])
+        return Utterance(text, [Sentence(text, 0, len(text), "raw", [span])])
+
     def chunks(self, utt: Utterance, max_chunk_chars: int = DEFAULT_MAX_CHUNK_CHARS) -> list[Chunk]:
         chunks = self.registry.call_first(
             "mixvox_prosody", utterance=utt, max_chunk_chars=max_chunk_chars
@@ -187,8 +198,15 @@ class Synthesizer:
         return self.router.route(text)
 
     def stream_chunks(self, text: str | Utterance, **overrides: object) -> Iterator[AudioChunk]:
-        utt = text if isinstance(text, Utterance) else self.route(text)
-        chunks = self.router.chunks(utt, self.max_chunk_chars)
+        raw = bool(overrides.get("raw"))
+        if isinstance(text, Utterance):
+            utt = text
+        else:
+            utt = self.router.raw(text) if raw else self.route(text)
+        if raw:
+            chunks = [Chunk(0, utt.words)] if text.strip() else []  # type: ignore[union-attr]
+        else:
+            chunks = self.router.chunks(utt, self.max_chunk_chars)
         opts = SynthesisOptions(
             speaker=overrides.pop("speaker", self.options.speaker),  # type: ignore[arg-type]
             seed=overrides.pop("seed", self.options.seed),  # type: ignore[arg-type]
