@@ -1,0 +1,201 @@
+"""A small torch-free ONNX graph builder and an on-disk cache of built graphs.
+
+Why build graphs by hand instead of ``torch.onnx.export``: the CPU path must not need torch at
+run time, nor to produce its graphs. The models are small stacks of standard layers (Llama
+blocks, ConvNeXt blocks), so writing them with ``onnx.helper`` is short, and every tensor name
+is ours (stable names make IOBinding and TensorRT profiles easy).
+
+Cache layout (``cache_dir/<name>-<key>/``): ``model.onnx`` (+ ``model.onnx.data`` for external
+weights) and ``manifest.json`` with the key parts and the SHA-256 of the graph file. The key is
+a hash of the source weights' SHA-256, the builder version and the build options, so new
+weights, a new builder or other options produce a new graph and a stale one is never used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+#: ONNX opset the builders target (LayerNormalization needs 17; Gelu needs 20).
+OPSET = 17
+
+_DTYPES = {
+    np.dtype(np.float32): TensorProto.FLOAT,
+    np.dtype(np.float16): TensorProto.FLOAT16,
+    np.dtype(np.int64): TensorProto.INT64,
+    np.dtype(np.int32): TensorProto.INT32,
+    np.dtype(np.bool_): TensorProto.BOOL,
+    np.dtype(np.int8): TensorProto.INT8,
+    np.dtype(np.uint8): TensorProto.UINT8,
+}
+
+
+def onnx_dtype(dtype: Any) -> int:
+    return _DTYPES[np.dtype(dtype)]
+
+
+class GraphBuilder:
+    """Accumulates nodes, initializers, inputs and outputs of one ONNX graph.
+
+    ``op(type, *inputs, **attrs)`` adds a node and returns its (first) output name, so model
+    code reads like straight-line math::
+
+        g = GraphBuilder("gpt")
+        x = g.input("x", np.float32, ["batch", "seq", 768])
+        w = g.const("w", weight)
+        y = g.op("MatMul", x, w)
+        g.output(y, "y", np.float32, ["batch", "seq", 768])
+        model = g.build()
+    """
+
+    def __init__(self, name: str, opset: int = OPSET) -> None:
+        self.name = name
+        self.opset = opset
+        self.nodes: list[onnx.NodeProto] = []
+        self.inits: list[onnx.TensorProto] = []
+        self.inputs: list[onnx.ValueInfoProto] = []
+        self.outputs: list[onnx.ValueInfoProto] = []
+        self._names: set[str] = set()
+        self._consts: dict[tuple[Any, ...], str] = {}
+        self._n = 0
+
+    def fresh(self, hint: str) -> str:
+        self._n += 1
+        name = f"{hint}_{self._n}"
+        while name in self._names:
+            self._n += 1
+            name = f"{hint}_{self._n}"
+        self._names.add(name)
+        return name
+
+    def input(self, name: str, dtype: Any, shape: Sequence[int | str | None]) -> str:
+        self.inputs.append(helper.make_tensor_value_info(name, onnx_dtype(dtype), list(shape)))
+        self._names.add(name)
+        return name
+
+    def output(self, value: str, name: str, dtype: Any, shape: Sequence[int | str | None]) -> str:
+        if value != name:
+            self.nodes.append(helper.make_node("Identity", [value], [name]))
+        self.outputs.append(helper.make_tensor_value_info(name, onnx_dtype(dtype), list(shape)))
+        return name
+
+    def const(self, hint: str, array: np.ndarray | float | int | Sequence[Any]) -> str:
+        """Add an initializer (weights or small constants). Small constants are deduplicated."""
+        arr = np.asarray(array)
+        if arr.size <= 16:
+            key = (arr.dtype.str, arr.shape, arr.tobytes())
+            if key in self._consts:
+                return self._consts[key]
+        name = self.fresh(hint)
+        self.inits.append(numpy_helper.from_array(np.ascontiguousarray(arr), name))
+        if arr.size <= 16:
+            self._consts[key] = name
+        return name
+
+    def op(self, op_type: str, *inputs: str, n_out: int = 1, name: str | None = None, **attrs: Any):
+        outs = [self.fresh(op_type.lower()) for _ in range(n_out)]
+        if name is not None and n_out == 1:
+            outs = [name]
+            self._names.add(name)
+        self.nodes.append(helper.make_node(op_type, list(inputs), outs, **attrs))
+        return outs[0] if n_out == 1 else outs
+
+    def build(self, doc: str = "") -> onnx.ModelProto:
+        graph = helper.make_graph(self.nodes, self.name, self.inputs, self.outputs, self.inits)
+        model = helper.make_model(
+            graph,
+            opset_imports=[helper.make_opsetid("", self.opset)],
+            producer_name="mixvox",
+            doc_string=doc,
+        )
+        model.ir_version = min(model.ir_version, 10)  # readable by older onnxruntime releases
+        return model
+
+
+def cache_key(parts: dict[str, Any]) -> str:
+    blob = json.dumps(parts, sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("MIXVOX_CACHE_DIR")
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("mixvox"))
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def cached_graph(
+    name: str,
+    key_parts: dict[str, Any],
+    build: Callable[[], onnx.ModelProto],
+    cache_dir: str | os.PathLike[str] | None = None,
+    *,
+    external_data: bool | None = None,
+) -> Path:
+    """Return the path of graph ``name`` for ``key_parts``, building and caching it if needed.
+
+    The cached file is checked against the SHA-256 in its manifest before it is returned; a
+    mismatch (a truncated or edited file) rebuilds it. Writes are atomic (a temporary folder
+    renamed into place), so concurrent processes never see half a graph.
+    """
+    root = Path(cache_dir) if cache_dir is not None else default_cache_dir() / "onnx"
+    key = cache_key({"name": name, **key_parts})
+    folder = root / f"{name}-{key}"
+    manifest = folder / "manifest.json"
+    graph_path = folder / "model.onnx"
+    if manifest.is_file() and graph_path.is_file():
+        try:
+            meta = json.loads(manifest.read_text())
+            if meta.get("sha256") == _sha256(graph_path):
+                return graph_path
+        except (OSError, ValueError):
+            pass
+        shutil.rmtree(folder, ignore_errors=True)
+
+    model = build()
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=root))
+    try:
+        size = model.ByteSize()
+        use_external = external_data if external_data is not None else size > 1_800_000_000
+        tmp_graph = tmp / "model.onnx"
+        if use_external:
+            onnx.save_model(
+                model,
+                str(tmp_graph),
+                save_as_external_data=True,
+                all_tensors_to_one_file=True,
+                location="model.onnx.data",
+            )
+        else:
+            onnx.save_model(model, str(tmp_graph))
+        meta = {"name": name, "key": key, "parts": key_parts, "sha256": _sha256(tmp_graph)}
+        (tmp / "manifest.json").write_text(json.dumps(meta, indent=2, default=str))
+        try:
+            os.replace(tmp, folder)
+        except OSError:  # another process won the race: use its copy
+            shutil.rmtree(tmp, ignore_errors=True)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return graph_path
