@@ -1,0 +1,216 @@
+"""Overlapping pipeline stages connected by bounded queues.
+
+Why: synthesis has three very different kinds of work — text preparation (Python, CPU),
+GPT decoding (GPU or many CPU threads) and Decoder+vocoder (GPU or CPU). Run one after the
+other, each waits for the others; run as stages in threads, text for sentence *n+1* is prepared
+while sentence *n* decodes and sentence *n-1* is vocoded, and a long script keeps the
+accelerator busy.
+
+Properties this module guarantees (tested in ``tests/test_stages.py``):
+
+* **Back-pressure.** Every queue is bounded (``maxsize``): a fast producer blocks instead of
+  filling memory with prepared work.
+* **Order.** Results come out in input order, whatever order the stages finish in.
+* **Per-item errors.** An exception in any stage for one item becomes a :class:`Failed`
+  result for that item; the other items go on.
+* **Batching.** A stage may take up to ``batch`` items that are already waiting and process
+  them together (the GPT stage decodes several sentences as one batch).
+* **Cancellation.** ``cancel()`` (or closing the result iterator, or an exception in the
+  consumer) stops every stage promptly; no thread is left running.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+_DONE = object()
+
+
+@dataclass
+class Failed:
+    """The result of an item that failed: which stage, and the exception."""
+
+    index: int
+    item: Any
+    stage: str
+    error: BaseException
+
+    def __str__(self) -> str:
+        return (
+            f"item {self.index} failed in {self.stage}: {type(self.error).__name__}: {self.error}"
+        )
+
+
+@dataclass
+class Stage:
+    """A stage: ``fn(item) -> item`` or, with ``batch > 1``, ``fn([items]) -> [items]``."""
+
+    name: str
+    fn: Callable[[Any], Any]
+    batch: int = 1
+
+
+@dataclass
+class _Envelope:
+    index: int
+    value: Any
+    failed: Failed | None = None
+
+
+class Cancelled(Exception):
+    """Raised inside stages when the pipeline is cancelled."""
+
+
+class Pipeline:
+    """Run ``stages`` over items in threads; iterate over ``run(items)`` for results in order."""
+
+    def __init__(self, stages: Sequence[Stage], *, maxsize: int = 4) -> None:
+        if not stages:
+            raise ValueError("a pipeline needs at least one stage")
+        self.stages = list(stages)
+        self.maxsize = max(1, maxsize)
+        self._cancel = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    # -- plumbing -------------------------------------------------------------------------------
+
+    def _put(self, q: queue.Queue, obj: Any) -> bool:
+        while not self._cancel.is_set():
+            try:
+                q.put(obj, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _get(self, q: queue.Queue) -> Any:
+        while not self._cancel.is_set():
+            try:
+                return q.get(timeout=0.05)
+            except queue.Empty:
+                continue
+        raise Cancelled
+
+    def _feed(self, items: Iterable[Any], out: queue.Queue) -> None:
+        try:
+            for i, item in enumerate(items):
+                if not self._put(out, _Envelope(i, item)):
+                    return
+        except BaseException as exc:  # the input iterator itself failed
+            self._put(out, _Envelope(-1, None, Failed(-1, None, "input", exc)))
+        self._put(out, _DONE)
+
+    def _work(self, stage: Stage, inq: queue.Queue, out: queue.Queue) -> None:
+        try:
+            while True:
+                env = self._get(inq)
+                if env is _DONE:
+                    self._put(out, _DONE)
+                    return
+                group = [env]
+                done_after = False
+                while len(group) < stage.batch:  # take what is already waiting, never wait
+                    try:
+                        nxt = inq.get_nowait()
+                    except queue.Empty:
+                        break
+                    if nxt is _DONE:
+                        done_after = True
+                        break
+                    group.append(nxt)
+                live = [e for e in group if e.failed is None]
+                if live:
+                    self._process(stage, live)
+                for e in group:
+                    if not self._put(out, e):
+                        return
+                if done_after:
+                    self._put(out, _DONE)
+                    return
+        except Cancelled:
+            return
+
+    def _process(self, stage: Stage, live: list[_Envelope]) -> None:
+        if stage.batch > 1:
+            try:
+                outs = stage.fn([e.value for e in live])
+                if len(outs) != len(live):
+                    raise RuntimeError(f"stage {stage.name} returned {len(outs)} for {len(live)}")
+                for e, v in zip(live, outs, strict=True):
+                    if isinstance(v, BaseException):
+                        e.failed = Failed(e.index, e.value, stage.name, v)
+                    else:
+                        e.value = v
+                return
+            except Exception as exc:
+                if len(live) == 1:
+                    live[0].failed = Failed(live[0].index, live[0].value, stage.name, exc)
+                    return
+                # retry one by one so that one bad item does not fail its batch-mates
+            for e in live:
+                try:
+                    e.value = stage.fn([e.value])[0]
+                except Exception as exc:
+                    e.failed = Failed(e.index, e.value, stage.name, exc)
+            return
+        for e in live:
+            try:
+                e.value = stage.fn(e.value)
+            except Exception as exc:
+                e.failed = Failed(e.index, e.value, stage.name, exc)
+
+    # -- public ---------------------------------------------------------------------------------
+
+    def run(self, items: Iterable[Any]) -> Iterator[Any]:
+        """Yield each item's final value (or a :class:`Failed`) in input order."""
+        queues = [queue.Queue(self.maxsize) for _ in range(len(self.stages) + 1)]
+        self._threads = [
+            threading.Thread(
+                target=self._feed, args=(items, queues[0]), daemon=True, name="mixvox-feed"
+            )
+        ]
+        for k, st in enumerate(self.stages):
+            self._threads.append(
+                threading.Thread(
+                    target=self._work,
+                    args=(st, queues[k], queues[k + 1]),
+                    daemon=True,
+                    name=f"mixvox-{st.name}",
+                )
+            )
+        for t in self._threads:
+            t.start()
+        pending: dict[int, _Envelope] = {}
+        nxt = 0
+        try:
+            while True:
+                try:
+                    env = self._get(queues[-1])
+                except Cancelled:
+                    return
+                if env is _DONE:
+                    break
+                if env.index < 0:  # the input failed: report and stop
+                    yield env.failed
+                    break
+                pending[env.index] = env
+                while nxt in pending:
+                    e = pending.pop(nxt)
+                    yield e.failed if e.failed is not None else e.value
+                    nxt += 1
+        finally:
+            self._cancel.set()
+            for t in self._threads:
+                t.join(timeout=5)
+            self._cancel.clear()
