@@ -204,7 +204,7 @@ class Synthesizer:
         else:
             utt = self.router.raw(text) if raw else self.route(text)
         if raw:
-            chunks = [Chunk(0, utt.words)] if text.strip() else []  # type: ignore[union-attr]
+            chunks = [Chunk(0, utt.words)] if utt.input.strip() else []
         else:
             chunks = self.router.chunks(utt, self.max_chunk_chars)
         opts = SynthesisOptions(

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
@@ -25,7 +25,8 @@ import pluggy
 
 from mixvox.plugins import hookspecs
 
-from .interfaces import EngineInfo, FrontendInfo
+from .interfaces import EngineInfo, FrontendInfo, LexEntry
+from .ir import Chunk
 
 log = logging.getLogger("mixvox.plugins")
 
@@ -40,6 +41,29 @@ BUILTIN_PLUGINS: dict[str, str] = {
     "chattts": "mixvox.engines.chattts.plugin",
     "lexicons": "mixvox.plugins.lexicons",
     "prosody": "mixvox.plugins.prosody",
+}
+
+
+def _check_lexicon(result: Any) -> str | None:
+    if not isinstance(result, Mapping):
+        return f"returned {type(result).__name__}, expected a mapping of word -> LexEntry"
+    for word, entry in result.items():
+        if not isinstance(word, str) or not isinstance(entry, LexEntry):
+            return f"entry {word!r}: expected str -> LexEntry, got {type(entry).__name__}"
+    return None
+
+
+def _check_chunks(result: Any) -> str | None:
+    if not isinstance(result, list) or not all(isinstance(c, Chunk) for c in result):
+        return f"returned {type(result).__name__}, expected a list of Chunk"
+    return None
+
+
+#: Result checks per hook: a plugin returning the wrong shape is reported like one that raised,
+#: instead of breaking the caller later with an error that does not name the plugin.
+_RESULT_CHECKS: dict[str, Callable[[Any], str | None]] = {
+    "mixvox_lexicon": _check_lexicon,
+    "mixvox_prosody": _check_chunks,
 }
 
 
@@ -68,9 +92,12 @@ class Registry:
         # trylast last; get_hookimpls() lists them the other way round.
         return list(reversed(hook.get_hookimpls()))
 
-    def _record_error(self, impl: Any, hook_name: str, exc: BaseException) -> None:
+    def _record_error(self, impl: Any, hook_name: str, exc: BaseException | str) -> None:
         name = self.pm.get_name(impl.plugin) or repr(impl.plugin)
-        msg = f"{hook_name} failed: {type(exc).__name__}: {exc}"
+        if isinstance(exc, BaseException):
+            msg = f"{hook_name} failed: {type(exc).__name__}: {exc}"
+        else:
+            msg = f"{hook_name} {exc}"
         rec = self.plugins.get(name)
         if rec is not None and rec.error is None:
             rec.error = msg
@@ -78,11 +105,16 @@ class Registry:
 
     def call_all(self, hook_name: str, **kwargs: Any) -> Iterator[tuple[str, Any]]:
         """Yield ``(plugin name, result)`` for every implementation, skipping failures."""
+        check = _RESULT_CHECKS.get(hook_name)
         for impl in self._impls(hook_name):
             try:
                 res = impl.function(**{k: kwargs[k] for k in impl.argnames})
+                problem = check(res) if check is not None and res is not None else None
             except Exception as exc:  # a broken plugin must not break the others
                 self._record_error(impl, hook_name, exc)
+                continue
+            if problem is not None:
+                self._record_error(impl, hook_name, problem)
                 continue
             if res is not None:
                 yield self.pm.get_name(impl.plugin) or "", res
@@ -156,8 +188,17 @@ def build_registry(extra_plugins: list[tuple[str, object]] | None = None) -> Reg
             log.warning("plugin %r %s (skipped)", name, rec.error)
 
     for name, plugin in extra_plugins or []:
-        pm.register(plugin, name=name)
-        reg.plugins[name] = PluginRecord(name=name, module=repr(plugin), builtin=False, loaded=True)
+        if pm.get_plugin(name) is not None:  # keep the record of the plugin that has the name
+            log.warning("plugin name %r is already taken; extra plugin %r skipped", name, plugin)
+            continue
+        rec = PluginRecord(name=name, module=repr(plugin), builtin=False)
+        reg.plugins[name] = rec
+        try:
+            pm.register(plugin, name=name)
+            rec.loaded = True
+        except Exception as exc:  # bad hook signature, name already taken
+            rec.error = f"failed to load: {type(exc).__name__}: {exc}"
+            log.warning("plugin %r %s (skipped)", name, rec.error)
 
     def add_frontend(info: FrontendInfo) -> None:
         reg.frontends.setdefault(info.lang, info)  # first registered (user plugin) wins

@@ -1,1 +1,9 @@
-"""espeak-ng engine."""
+"""espeak-ng engine: the always-available fallback (library and voices come from a wheel).
+
+Public surface: :class:`EspeakEngine` (via :func:`create_engine`) and :func:`check`.
+"""
+
+from .binding import check
+from .plugin import create_engine
+
+__all__ = ["check", "create_engine"]

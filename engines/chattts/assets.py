@@ -1,0 +1,493 @@
+"""ChatTTS model directories: where they are, what they must hold, and whether they are intact.
+
+A *model directory* is the folder that holds ``asset/`` in the official 2Noise/ChatTTS layout::
+
+    asset/gpt/config.json  asset/gpt/model.safetensors  asset/Embed.safetensors
+    asset/Decoder.safetensors  asset/DVAE.safetensors  asset/Vocos.safetensors
+    asset/tokenizer/{tokenizer.json, tokenizer_config.json, special_tokens_map.json}
+
+Where it is looked for, first hit wins (:func:`candidate_dirs`):
+
+1. an explicit ``model_dir`` (``--model-dir``),
+2. ``$MIXVOX_CHATTTS_DIR``,
+3. ``<user data dir>/chattts`` -- ``platformdirs.user_data_dir("mixvox")``, or
+   ``$MIXVOX_DATA_DIR``. This is where ``mixvox download`` puts the weights. A *data* dir rather
+   than a cache dir on purpose: cache cleaners may empty ``~/.cache`` at any time, and the
+   weights are a 1 GB download, whereas the ONNX graphs we derive from them are cheap to rebuild
+   and do live in the cache dir,
+4. ``<user cache dir>/chattts`` (``$MIXVOX_CACHE_DIR`` or ``platformdirs.user_cache_dir``), for
+   users who put the weights there by hand.
+
+Integrity: every file is checked against a pinned SHA-256 (:data:`OFFICIAL_SHA256`, the
+published hashes of the official release). A model directory may carry its own ``sha256.json``
+(same format: path inside the model dir -> hex digest) for fine-tuned or test weights; it then
+replaces the official manifest. Note what that means: a bundled manifest protects against
+corruption and truncation, not against someone who can write the whole directory.
+
+Hashing 1 GB takes seconds, so a positive verdict is remembered in a small JSON file in the
+cache dir, keyed by (absolute path, size, mtime_ns, expected hash): touching or replacing a file
+changes the key and forces a fresh hash. ``verify="force"`` ignores the remembered verdicts.
+
+Weights load from safetensors only. ``.pt``/``.pth``/``.bin``/``.ckpt`` files are Python
+pickles, and unpickling runs arbitrary code from the file, so they are never loaded: a
+directory that has only pickled weights is refused with an explanation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import tempfile
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from mixvox.interfaces import MixvoxError
+
+log = logging.getLogger("mixvox.chattts")
+
+#: SHA-256 of every file of the official ChatTTS release, by path inside the model directory.
+OFFICIAL_SHA256: dict[str, str] = {
+    "asset/Decoder.safetensors": "77aa55e0a977949c4733df3c6f876fa85860d3298cba63295a7bc6901729d4e0",
+    "asset/DVAE.safetensors": "1d0b044a8368c0513100a2eca98456b289e6be6a18b7a63be1bcaa315ea874d9",
+    "asset/Embed.safetensors": "2ff0be7134934155741b643b74e32fb6bf3eec41257984459b2ed60cdb4c48b0",
+    "asset/Vocos.safetensors": "07e5561491cce41f7f90cfdb94b2ff263ff5742c3d89339db99b17ad82cc3f44",
+    "asset/gpt/config.json": "0aaa1ecd96c49ad4f473459eb1982fa7ad79fa5de08cde2781bf6ad1f9a0c236",
+    "asset/gpt/model.safetensors": "cd0806fd971f52f6a22c923ec64982b305e817bcc41ca83417fcf9141b984a0f",
+    "asset/tokenizer/special_tokens_map.json": (
+        "bd0ac9d9bb1657996b5c5fbcaa7d80f8de530d01a283da97f89deae5b1b8d011"
+    ),
+    "asset/tokenizer/tokenizer_config.json": (
+        "43e9d658b554fa5ee8d8e1d763349323bfef1ed7a89c0794220ab8861387d421"
+    ),
+    "asset/tokenizer/tokenizer.json": (
+        "843838a64e121e23e774cc75874c6fe862198d9f7dd43747914633a8fd89c20e"
+    ),
+}
+
+#: Files every model directory must have (the official manifest's keys).
+REQUIRED_FILES: tuple[str, ...] = tuple(sorted(OFFICIAL_SHA256))
+
+#: The name of a model directory's own manifest.
+MANIFEST_NAME = "sha256.json"
+
+#: Suffixes of pickle-based checkpoints, which are never loaded.
+PICKLE_SUFFIXES = (".pt", ".pth", ".bin", ".ckpt", ".pkl", ".pickle")
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+GET_WEIGHTS_HINT = (
+    "run `mixvox download` (fetches the official weights from Hugging Face into "
+    "{default}), or point --model-dir / MIXVOX_CHATTTS_DIR at a folder that holds asset/"
+)
+
+VerifyMode = bool | Literal["force"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Locations
+# ---------------------------------------------------------------------------------------------
+
+
+def cache_dir() -> Path:
+    """mixvox's cache dir: ``$MIXVOX_CACHE_DIR`` or ``platformdirs.user_cache_dir("mixvox")``."""
+    env = os.environ.get("MIXVOX_CACHE_DIR")
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("mixvox"))
+
+
+def data_dir() -> Path:
+    """mixvox's data dir: ``$MIXVOX_DATA_DIR`` or ``platformdirs.user_data_dir("mixvox")``."""
+    env = os.environ.get("MIXVOX_DATA_DIR")
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("mixvox"))
+
+
+def default_model_dir() -> Path:
+    """Where ``mixvox download`` puts the weights unless told otherwise."""
+    return data_dir() / "chattts"
+
+
+def get_weights_hint() -> str:
+    return GET_WEIGHTS_HINT.format(default=default_model_dir())
+
+
+def candidate_dirs(model_dir: str | os.PathLike[str] | None = None) -> list[tuple[str, Path]]:
+    """The places searched for a model directory, in order, as ``(how it was named, path)``.
+
+    An explicit ``model_dir`` is the only candidate when given: a user who names a folder wants
+    that folder, not a silent fallback to another copy.
+    """
+    if model_dir is not None:
+        return [("--model-dir", Path(model_dir).expanduser())]
+    out: list[tuple[str, Path]] = []
+    env = os.environ.get("MIXVOX_CHATTTS_DIR")
+    if env:
+        out.append(("MIXVOX_CHATTTS_DIR", Path(env).expanduser()))
+    out.append(("user data dir", default_model_dir()))
+    out.append(("user cache dir", cache_dir() / "chattts"))
+    return out
+
+
+def layout_problem(root: Path) -> str | None:
+    """A cheap look (no hashing) at whether ``root`` holds a complete model; ``None`` if so."""
+    if not root.is_dir():
+        return f"{root} does not exist"
+    if not (root / "asset").is_dir():
+        hint = " (point at the folder that holds asset/, not at asset/ itself)" if (
+            root.name == "asset"
+        ) else ""
+        return f"{root} has no asset/ folder{hint}"
+    missing = [rel for rel in REQUIRED_FILES if not (root / rel).is_file()]
+    if missing:
+        pickles = _pickles(root)
+        extra = ""
+        if pickles:
+            extra = (
+                f"; it has pickled checkpoints ({', '.join(p.name for p in pickles[:4])}), "
+                "which mixvox never loads because unpickling runs arbitrary code"
+            )
+        return f"{root} lacks {', '.join(missing)}{extra}"
+    return None
+
+
+def find_model_dir(model_dir: str | os.PathLike[str] | None = None) -> Path | None:
+    """The first candidate directory that looks complete, or ``None``."""
+    for _how, path in candidate_dirs(model_dir):
+        if layout_problem(path) is None:
+            return path
+    return None
+
+
+def resolve_model_dir(model_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Like :func:`find_model_dir` but raises a :class:`MixvoxError` saying where it looked."""
+    found = find_model_dir(model_dir)
+    if found is not None:
+        return found
+    raise MixvoxError(
+        "no ChatTTS model found: "
+        + "; ".join(
+            f"{how}: {layout_problem(path)}" for how, path in candidate_dirs(model_dir)
+        )
+        + ". To get the weights, "
+        + get_weights_hint()
+    )
+
+
+def _pickles(root: Path) -> list[Path]:
+    asset = root / "asset"
+    if not asset.is_dir():
+        return []
+    return sorted(
+        p for p in asset.rglob("*") if p.is_file() and p.suffix.lower() in PICKLE_SUFFIXES
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Manifests
+# ---------------------------------------------------------------------------------------------
+
+
+def parse_manifest(data: object, source: str) -> dict[str, str]:
+    """Validate a manifest (``{"asset/...": "<64 hex>"}``) and return it with lower-case hashes.
+
+    Paths must be relative, inside ``asset/``, without ``..``: a manifest must not be able to
+    make us read files elsewhere.
+    """
+    if not isinstance(data, dict) or not data:
+        raise MixvoxError(f"{source}: a manifest must be a non-empty JSON object path -> sha256")
+    out: dict[str, str] = {}
+    for rel, digest in data.items():
+        if not isinstance(rel, str) or not isinstance(digest, str):
+            raise MixvoxError(f"{source}: entry {rel!r} must map a path to a hex string")
+        parts = Path(rel).parts
+        if rel.startswith(("/", "\\")) or ".." in parts or not parts or parts[0] != "asset":
+            raise MixvoxError(f"{source}: path {rel!r} must be relative and inside asset/")
+        d = digest.strip().lower()
+        if not _HEX64.fullmatch(d):
+            raise MixvoxError(f"{source}: {rel!r} has no valid SHA-256 ({digest!r})")
+        if Path(rel).suffix.lower() in PICKLE_SUFFIXES:
+            raise MixvoxError(
+                f"{source}: lists the pickled checkpoint {rel!r}; mixvox loads weights from "
+                "safetensors only (unpickling runs arbitrary code)"
+            )
+        out[rel] = d
+    missing = [r for r in REQUIRED_FILES if r not in out]
+    if missing:
+        raise MixvoxError(f"{source}: does not list {', '.join(missing)}")
+    return out
+
+
+def load_manifest(root: Path) -> tuple[dict[str, str], str]:
+    """The manifest that applies to ``root`` and where it came from.
+
+    ``root/sha256.json`` when present (fine-tuned or test weights), else the official one.
+    """
+    own = root / MANIFEST_NAME
+    if own.is_file():
+        try:
+            data = json.loads(own.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise MixvoxError(f"cannot read the manifest {own}: {exc}") from None
+        return parse_manifest(data, str(own)), str(own)
+    return dict(OFFICIAL_SHA256), "the official ChatTTS manifest"
+
+
+# ---------------------------------------------------------------------------------------------
+# Hashing with remembered verdicts
+# ---------------------------------------------------------------------------------------------
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def verdict_cache_path() -> Path:
+    return cache_dir() / "chattts-verified.json"
+
+
+def _verdict_key(path: Path, st: os.stat_result, expected: str) -> str:
+    blob = json.dumps([str(path), st.st_size, st.st_mtime_ns, expected])
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class VerdictCache:
+    """Remembered "this file had this hash" verdicts (positive ones only).
+
+    A failure is never remembered: a bad file is re-hashed every time until it is fixed, so the
+    error can never outlive the fix. The file is rewritten atomically; a corrupt or unreadable
+    cache is treated as empty.
+    """
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or verdict_cache_path()
+        self._entries: dict[str, float] | None = None
+        self.dirty = False
+
+    def _load(self) -> dict[str, float]:
+        if self._entries is None:
+            try:
+                raw = json.loads(self.path.read_text(encoding="utf-8"))
+                entries = raw.get("verified", {}) if isinstance(raw, dict) else {}
+                self._entries = {
+                    k: float(v) for k, v in entries.items() if isinstance(v, int | float)
+                }
+            except (OSError, ValueError, AttributeError):
+                self._entries = {}
+        return self._entries
+
+    def hit(self, key: str) -> bool:
+        return key in self._load()
+
+    def add(self, key: str) -> None:
+        self._load()[key] = time.time()
+        self.dirty = True
+
+    def save(self) -> None:
+        if not self.dirty:
+            return
+        entries = self._load()
+        if len(entries) > 1000:  # keep the file small: drop the oldest verdicts
+            keep = sorted(entries.items(), key=lambda kv: kv[1])[-1000:]
+            entries = dict(keep)
+            self._entries = entries
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".verified-", suffix=".json", dir=self.path.parent)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump({"version": 1, "verified": entries}, fh)
+            os.replace(tmp, self.path)
+            self.dirty = False
+        except OSError as exc:  # a read-only cache only costs time, never correctness
+            log.debug("cannot write the verdict cache %s: %s", self.path, exc)
+
+
+@dataclass
+class VerifyReport:
+    """What :func:`verify_files` did: which files were hashed and which came from the cache."""
+
+    hashed: list[str] = field(default_factory=list)
+    cached: list[str] = field(default_factory=list)
+
+
+def verify_files(
+    root: Path,
+    manifest: Mapping[str, str],
+    *,
+    force: bool = False,
+    cache: VerdictCache | None = None,
+    manifest_source: str = "the manifest",
+) -> VerifyReport:
+    """Check every file of ``manifest`` under ``root``; raise :class:`MixvoxError` on the first
+    missing or mismatching one, naming it and saying what to do."""
+    cache = cache or VerdictCache()
+    report = VerifyReport()
+    try:
+        for rel, expected in sorted(manifest.items()):
+            path = (root / rel).absolute()
+            try:
+                st = path.stat()
+            except OSError:
+                raise MixvoxError(
+                    f"ChatTTS asset {rel} is missing in {root} (required by {manifest_source}). "
+                    "To get the weights, " + get_weights_hint()
+                ) from None
+            key = _verdict_key(path, st, expected)
+            if not force and cache.hit(key):
+                report.cached.append(rel)
+                continue
+            actual = sha256_file(path)
+            if actual != expected:
+                raise MixvoxError(
+                    f"ChatTTS asset {rel} in {root} is damaged or not the expected file: its "
+                    f"SHA-256 is {actual}, {manifest_source} expects {expected}. Delete it and "
+                    "run `mixvox download` again (or restore the file); for fine-tuned weights, "
+                    f"put their own {MANIFEST_NAME} next to asset/."
+                )
+            cache.add(key)
+            report.hashed.append(rel)
+    finally:
+        cache.save()
+    return report
+
+
+# ---------------------------------------------------------------------------------------------
+# The assets of one model
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelAssets:
+    """Paths of a verified model directory (what the loaders of each model need)."""
+
+    root: Path
+    manifest: dict[str, str]
+    manifest_source: str
+
+    @property
+    def asset(self) -> Path:
+        return self.root / "asset"
+
+    @property
+    def gpt_dir(self) -> Path:
+        return self.asset / "gpt"
+
+    @property
+    def gpt_config(self) -> Path:
+        return self.gpt_dir / "config.json"
+
+    @property
+    def gpt_weights(self) -> Path:
+        return self.gpt_dir / "model.safetensors"
+
+    @property
+    def embed(self) -> Path:
+        return self.asset / "Embed.safetensors"
+
+    @property
+    def decoder(self) -> Path:
+        return self.asset / "Decoder.safetensors"
+
+    @property
+    def dvae(self) -> Path:
+        return self.asset / "DVAE.safetensors"
+
+    @property
+    def vocos(self) -> Path:
+        return self.asset / "Vocos.safetensors"
+
+    @property
+    def tokenizer_dir(self) -> Path:
+        return self.asset / "tokenizer"
+
+    @property
+    def tokenizer_json(self) -> Path:
+        return self.tokenizer_dir / "tokenizer.json"
+
+    @property
+    def weights_id(self) -> str:
+        """A short id of the weights (hash of the manifest): keys for derived artefacts."""
+        blob = json.dumps(sorted(self.manifest.items())).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+    def gpt_config_dict(self) -> dict:
+        try:
+            return json.loads(self.gpt_config.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise MixvoxError(f"cannot read {self.gpt_config}: {exc}") from None
+
+
+def check_no_pickles_needed(root: Path) -> None:
+    """Refuse a directory whose weights exist only as pickles; warn about stray pickles."""
+    pickles = _pickles(root)
+    if not pickles:
+        return
+    names = ", ".join(str(p.relative_to(root)) for p in pickles[:6])
+    if any(not (root / rel).is_file() for rel in REQUIRED_FILES):
+        raise MixvoxError(
+            f"{root} holds pickled checkpoints ({names}) instead of the safetensors files "
+            "mixvox needs. mixvox never loads pickles: unpickling a .pt/.pth/.bin/.ckpt file "
+            "runs arbitrary code the file contains. Get the safetensors release with "
+            "`mixvox download`."
+        )
+    log.info("ignoring pickled checkpoints in %s (never loaded): %s", root, names)
+
+
+def load_assets(
+    model_dir: str | os.PathLike[str] | None = None,
+    *,
+    verify: VerifyMode = True,
+    cache: VerdictCache | None = None,
+) -> ModelAssets:
+    """Find the model directory, check its layout and (unless ``verify=False``) every hash.
+
+    ``verify=True`` uses remembered verdicts, ``verify="force"`` re-hashes every file.
+    """
+    if model_dir is not None:
+        root = Path(model_dir).expanduser()
+        if root.is_dir():
+            check_no_pickles_needed(root)
+        problem = layout_problem(root)
+        if problem is not None:
+            raise MixvoxError(
+                f"not a ChatTTS model directory: {problem}. To get the weights, "
+                + get_weights_hint()
+            )
+    else:
+        root = resolve_model_dir(None)
+    check_no_pickles_needed(root)
+    manifest, source = load_manifest(root)
+    if verify:
+        verify_files(
+            root, manifest, force=(verify == "force"), cache=cache, manifest_source=source
+        )
+    return ModelAssets(root=root, manifest=manifest, manifest_source=source)
+
+
+def write_manifest(root: Path, files: Iterable[str] | None = None) -> dict[str, str]:
+    """Hash ``files`` (default: every file under ``root/asset``) into ``root/sha256.json``."""
+    rels = (
+        sorted(files)
+        if files is not None
+        else sorted(
+            p.relative_to(root).as_posix() for p in (root / "asset").rglob("*") if p.is_file()
+        )
+    )
+    manifest = {rel: sha256_file(root / rel) for rel in rels}
+    (root / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return manifest

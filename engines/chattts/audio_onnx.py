@@ -1,0 +1,361 @@
+"""ONNX graphs of the ChatTTS audio models, built without torch, and their ORT runners.
+
+Graphs (stable I/O names, dynamic batch and length):
+
+* ``chattts-decoder``: ``hidden`` float32 [B, T, H], ``lengths`` int64 [B] -> ``mel``
+  float32 [B, n_mels, 2T].
+* ``chattts-dvae``: ``codes`` int64 [B, T, G*R], ``lengths`` -> ``mel``. The grouped residual
+  FSQ is a Gather per (group, quantizer) on precomputed tables plus the projection bias
+  (see ``decoder.FSQWeights``).
+* ``chattts-vocos``: ``mel`` float32 [B, n_mels, F], ``lengths`` int64 [B] (mel frames) ->
+  ``real``, ``imag`` float32 [B, F, n_fft//2+1] (the ISTFT input; the ISTFT is numpy).
+
+``lengths`` builds a [B, 1, T] mask applied before every conv with a kernel wider than one,
+so a padded batch item reads zeros past its end exactly as its unbatched decode does.
+GELU is the exact erf form (opset 17 has no Gelu op; ORT fuses the pattern). The layer scale
+of each ConvNeXt block is folded into its second pointwise layer. Graphs are cached on disk
+by :func:`~mixvox.engines.chattts.onnx_graph.cached_graph`, keyed by the weights' SHA-256
+and :data:`BUILDER_VERSION`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from mixvox.engines.chattts.decoder import (
+    LN_EPS,
+    AudioModelError,
+    ConvNeXtWeights,
+    MelDecoderWeights,
+    StreamStage,
+)
+from mixvox.engines.chattts.onnx_graph import GraphBuilder, cached_graph
+from mixvox.engines.chattts.vocos import MAG_CLIP, VocosWeights
+
+#: Bump when the graphs change, so cached graphs from an older builder are never reused.
+BUILDER_VERSION = "audio-1"
+
+
+# --------------------------------------------------------------------------- graph pieces
+
+
+def _scalar(g: GraphBuilder, hint: str, value: np.generic) -> str:
+    """A true 0-d initializer (``GraphBuilder.const`` stores scalars as shape [1], which Range
+    and index-dropping Gather do not accept)."""
+    name = g.fresh(hint)
+    g.inits.append(numpy_helper.from_array(np.array(value), name))
+    return name
+
+
+def _gelu(g: GraphBuilder, x: str) -> str:
+    """0.5 * x * (1 + erf(x / sqrt 2)): torch's default (exact) GELU."""
+    e = g.op("Erf", g.op("Mul", x, g.const("inv_sqrt2", np.float32(1 / math.sqrt(2)))))
+    half = g.op("Mul", x, g.const("half", np.float32(0.5)))
+    return g.op("Mul", half, g.op("Add", e, g.const("one", np.float32(1.0))))
+
+
+def _mask(g: GraphBuilder, lengths: str, like: str, factor: int) -> str:
+    """Float mask [B, 1, T] (1 where t < lengths*factor) for tensor ``like`` [B, C, T]."""
+    t = g.op("Gather", g.op("Shape", like), _scalar(g, "ax2", np.int64(2)), axis=0)
+    ar = g.op("Range", _scalar(g, "zero", np.int64(0)), t, _scalar(g, "one", np.int64(1)))
+    lens = lengths
+    if factor != 1:
+        lens = g.op("Mul", lengths, g.const(f"x{factor}", np.int64(factor)))
+    less = g.op("Less", g.op("Unsqueeze", ar, g.const("ax0", np.array([0], np.int64))),
+                g.op("Unsqueeze", lens, g.const("ax1", np.array([1], np.int64))))
+    return g.op("Unsqueeze", g.op("Cast", less, to=onnx.TensorProto.FLOAT),
+                g.const("ax1", np.array([1], np.int64)))
+
+
+def _conv(
+    g: GraphBuilder,
+    x: str,
+    w: np.ndarray,
+    b: np.ndarray | None,
+    mask: str | None,
+    hint: str,
+    *,
+    dilation: int = 1,
+    groups: int = 1,
+) -> str:
+    k = int(w.shape[-1])
+    if k > 1 and mask is not None:
+        x = g.op("Mul", x, mask)
+    ins = [x, g.const(hint + "_w", w.astype(np.float32))]
+    if b is not None:
+        ins.append(g.const(hint + "_b", b.astype(np.float32)))
+    pad = dilation * (k // 2)
+    return g.op("Conv", *ins, kernel_shape=[k], pads=[pad, pad], dilations=[dilation],
+                group=groups, strides=[1])
+
+
+def _layer_norm(g: GraphBuilder, x: str, w: np.ndarray, b: np.ndarray, hint: str) -> str:
+    return g.op("LayerNormalization", x, g.const(hint + "_g", w.astype(np.float32)),
+                g.const(hint + "_b", b.astype(np.float32)), axis=-1, epsilon=LN_EPS)
+
+
+def _linear(g: GraphBuilder, x: str, w: np.ndarray, b: np.ndarray | None, hint: str) -> str:
+    y = g.op("MatMul", x, g.const(hint + "_w", np.ascontiguousarray(w.T, dtype=np.float32)))
+    return y if b is None else g.op("Add", y, g.const(hint + "_b", b.astype(np.float32)))
+
+
+def _convnext(
+    g: GraphBuilder, x: str, blk: ConvNeXtWeights, mask: str | None, hint: str
+) -> str:
+    c = int(blk.dw_w.shape[0])
+    y = _conv(g, x, blk.dw_w, blk.dw_b, mask, hint + "_dw", dilation=blk.dilation, groups=c)
+    y = g.op("Transpose", y, perm=[0, 2, 1])
+    y = _layer_norm(g, y, blk.ln_w, blk.ln_b, hint + "_ln")
+    y = _gelu(g, _linear(g, y, blk.pw1_w, blk.pw1_b, hint + "_pw1"))
+    w2, b2 = blk.pw2_w.astype(np.float64), blk.pw2_b.astype(np.float64)
+    if blk.scale is not None:  # fold the layer scale: (W x + b) * s == (s W) x + s b
+        w2, b2 = w2 * blk.scale[:, None], b2 * blk.scale
+    y = _linear(g, y, w2, b2, hint + "_pw2")
+    return g.op("Add", x, g.op("Transpose", y, perm=[0, 2, 1]))
+
+
+# --------------------------------------------------------------------------- builders
+
+
+def _mel_input(g: GraphBuilder, w: MelDecoderWeights, name: str | None = None) -> str:
+    """Declare the decoder input (``hidden`` or ``codes`` unless ``name`` is given); return
+    the name of the features [B, T, 2C] (the FSQ dequantised codes for the DVAE)."""
+    if w.fsq is None:
+        return g.input(name or "hidden", np.float32, ["batch", "frames", w.in_features])
+    codes = g.input(name or "codes", np.int64, ["batch", "frames", w.fsq.n_columns])
+    parts = []
+    for gi, (tables, bias) in enumerate(zip(w.fsq.tables, w.fsq.biases, strict=True)):
+        acc = g.const(f"fsq{gi}_b", bias)
+        for r, tb in enumerate(tables):
+            col = _scalar(g, f"col{gi}{r}", np.int64(gi * len(tables) + r))
+            idx = g.op("Gather", codes, col, axis=2)
+            acc = g.op("Add", acc, g.op("Gather", g.const(f"fsq{gi}{r}", tb), idx, axis=0))
+        parts.append(acc)
+    return g.op("Concat", *parts, axis=-1) if len(parts) > 1 else parts[0]
+
+
+def _mel_front(
+    g: GraphBuilder, w: MelDecoderWeights, feats: str, mask_of: Any
+) -> tuple[str, str | None]:
+    """Interleave to the mel grid, then conv_in (Conv, GELU, Conv). ``mask_of(x)`` or None."""
+    c = w.idim
+    # [B,T,2C] -> [B,2C,T] -> [B,2,C,T] -> [B,C,T,2] -> [B,C,2T]: halves become frames 2t, 2t+1
+    x = g.op("Transpose", feats, perm=[0, 2, 1])
+    x = g.op("Reshape", x, g.const("shape_b2ct", np.array([0, 2, c, -1], np.int64)))
+    x = g.op("Transpose", x, perm=[0, 2, 3, 1])
+    x = g.op("Reshape", x, g.const("shape_bct", np.array([0, c, -1], np.int64)))
+    mask = mask_of(x) if mask_of is not None else None
+    y = _conv(g, x, w.conv_in0_w, w.conv_in0_b, mask, "in0")
+    return _conv(g, _gelu(g, y), w.conv_in2_w, w.conv_in2_b, mask, "in2"), mask
+
+
+def _mel_back(g: GraphBuilder, w: MelDecoderWeights, y: str, mask: str | None) -> str:
+    y = _conv(g, y, w.conv_out_w, None, mask, "conv_out")
+    y = _conv(g, y, w.out_conv_w, None, mask, "out_conv")
+    return g.op("Mul", y, g.const("coef", w.coef.reshape(1, -1, 1).astype(np.float32)))
+
+
+def build_mel_graph(w: MelDecoderWeights) -> onnx.ModelProto:
+    """Decoder (``w.kind == "hidden"``) or DVAE (``"codes"``) graph; see module docstring."""
+    g = GraphBuilder("chattts-decoder" if w.kind == "hidden" else "chattts-dvae")
+    lengths = g.input("lengths", np.int64, ["batch"])
+    feats = _mel_input(g, w)
+    y, mask = _mel_front(g, w, feats, lambda x: _mask(g, lengths, x, 2))
+    for i, blk in enumerate(w.blocks):
+        y = _convnext(g, y, blk, mask, f"blk{i}")
+    g.output(_mel_back(g, w, y, mask), "mel", np.float32, ["batch", w.n_mels, "mel_frames"])
+    return g.build(doc=f"ChatTTS {w.kind} -> mel, builder {BUILDER_VERSION}")
+
+
+def _vocos_front(g: GraphBuilder, v: VocosWeights, mel: str, mask: str | None) -> str:
+    x = _conv(g, mel, v.embed_w, v.embed_b, mask, "embed")
+    x = _layer_norm(g, g.op("Transpose", x, perm=[0, 2, 1]), v.norm_w, v.norm_b, "norm")
+    return g.op("Transpose", x, perm=[0, 2, 1])
+
+
+def _vocos_head(g: GraphBuilder, v: VocosWeights, x: str) -> tuple[str, str]:
+    """Final LayerNorm + ISTFT head: [B, C, F] -> (real, imag) [B, F, n_bins]."""
+    x = _layer_norm(g, g.op("Transpose", x, perm=[0, 2, 1]), v.final_w, v.final_b, "final")
+    nb = v.n_bins
+    logmag = _linear(g, x, v.head_w[:nb], v.head_b[:nb], "head_mag")
+    phase = _linear(g, x, v.head_w[nb:], v.head_b[nb:], "head_phase")
+    mag = g.op("Min", g.op("Exp", logmag), g.const("mag_clip", np.float32(MAG_CLIP)))
+    return g.op("Mul", mag, g.op("Cos", phase)), g.op("Mul", mag, g.op("Sin", phase))
+
+
+def build_vocos_graph(v: VocosWeights) -> onnx.ModelProto:
+    """Vocos backbone + ISTFT head up to the complex spectrum (real, imag [B, F, bins])."""
+    g = GraphBuilder("chattts-vocos")
+    mel = g.input("mel", np.float32, ["batch", v.n_mels, "frames"])
+    lengths = g.input("lengths", np.int64, ["batch"])
+    mask = _mask(g, lengths, mel, 1)
+    x = _vocos_front(g, v, mel, mask)
+    for i, blk in enumerate(v.blocks):
+        x = _convnext(g, x, blk, mask, f"blk{i}")
+    re, im = _vocos_head(g, v, x)
+    g.output(re, "real", np.float32, ["batch", "frames", v.n_bins])
+    g.output(im, "imag", np.float32, ["batch", "frames", v.n_bins])
+    return g.build(doc=f"ChatTTS Vocos -> spectrum, builder {BUILDER_VERSION}")
+
+
+def stage_graphs(kind: str, w: MelDecoderWeights | VocosWeights) -> list[tuple[str, int, int, Any]]:
+    """Layer-wise graphs for streaming: (name, radius, up, build()) per stage.
+
+    Each graph maps one window ``x`` -> ``y`` with 'same' zero padding and no mask (a
+    streaming window holds only real frames). Mel stacks: [input + conv_in], one per
+    ConvNeXt block, [conv_out + out_conv]; Vocos: [embed + norm], blocks, [norm + head]
+    (``y`` = real and imaginary parts stacked on the channel axis, [1, 2*n_bins, F]).
+    """
+    out: list[tuple[str, int, int, Any]] = []
+
+    def block_stage(blk: ConvNeXtWeights, c: int) -> Any:
+        def build() -> onnx.ModelProto:
+            g = GraphBuilder("stage")
+            x = g.input("x", np.float32, [1, c, "frames"])
+            g.output(_convnext(g, x, blk, None, "blk"), "y", np.float32, [1, c, "frames"])
+            return g.build()
+
+        return build
+
+    if isinstance(w, MelDecoderWeights):
+        def front() -> onnx.ModelProto:
+            g = GraphBuilder("stage")
+            y, _ = _mel_front(g, w, _mel_input(g, w, "x"), None)
+            g.output(y, "y", np.float32, [1, int(w.conv_in2_w.shape[0]), "frames"])
+            return g.build()
+
+        def back() -> onnx.ModelProto:
+            g = GraphBuilder("stage")
+            x = g.input("x", np.float32, [1, int(w.conv_out_w.shape[1]), "frames"])
+            g.output(_mel_back(g, w, x, None), "y", np.float32, [1, w.n_mels, "frames"])
+            return g.build()
+
+        r_front = w.conv_in0_w.shape[-1] // 2 + w.conv_in2_w.shape[-1] // 2
+        out.append((f"{kind}-in", int(r_front), 2, front))
+        for i, blk in enumerate(w.blocks):
+            out.append((f"{kind}-blk{i}", blk.radius, 1, block_stage(blk, blk.dw_w.shape[0])))
+        r_back = w.conv_out_w.shape[-1] // 2 + w.out_conv_w.shape[-1] // 2
+        out.append((f"{kind}-out", int(r_back), 1, back))
+        return out
+
+    v = w
+
+    def vfront() -> onnx.ModelProto:
+        g = GraphBuilder("stage")
+        x = g.input("x", np.float32, [1, v.n_mels, "frames"])
+        g.output(_vocos_front(g, v, x, None), "y", np.float32, [1, v.dim, "frames"])
+        return g.build()
+
+    def vhead() -> onnx.ModelProto:
+        g = GraphBuilder("stage")
+        x = g.input("x", np.float32, [1, v.dim, "frames"])
+        re, im = _vocos_head(g, v, x)
+        y = g.op("Transpose", g.op("Concat", re, im, axis=-1), perm=[0, 2, 1])
+        g.output(y, "y", np.float32, [1, 2 * v.n_bins, "frames"])
+        return g.build()
+
+    out.append(("vocos-in", v.embed_w.shape[-1] // 2, 1, vfront))
+    for i, blk in enumerate(v.blocks):
+        out.append((f"vocos-blk{i}", blk.radius, 1, block_stage(blk, v.dim)))
+    out.append(("vocos-head", 0, 1, vhead))
+    return out
+
+
+# --------------------------------------------------------------------------- runner
+
+
+def make_session(path: Path, *, device: str = "cpu", threads: int | None = None) -> Any:
+    """An ORT session with all graph optimisations; CUDA EP first when asked and present."""
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.intra_op_num_threads = int(threads) if threads else min(os.cpu_count() or 1, 8)
+    so.inter_op_num_threads = 1
+    providers = ["CPUExecutionProvider"]
+    if device.startswith("cuda"):
+        if "CUDAExecutionProvider" not in ort.get_available_providers():
+            raise AudioModelError("device 'cuda' requested but onnxruntime has no CUDA provider")
+        dev_id = int(device.split(":")[1]) if ":" in device else 0
+        providers = [("CUDAExecutionProvider", {"device_id": dev_id}), "CPUExecutionProvider"]
+    elif device != "cpu":
+        raise AudioModelError(f"unknown ONNX device {device!r} (use 'cpu' or 'cuda[:N]')")
+    return ort.InferenceSession(str(path), sess_options=so, providers=providers)
+
+
+class OnnxAudioBackend:
+    """ONNX Runtime runner of the three graphs (sessions made once, reused for every call)."""
+
+    name = "onnx"
+
+    def __init__(
+        self,
+        decoder: MelDecoderWeights | None,
+        dvae: MelDecoderWeights | None,
+        vocos: VocosWeights,
+        *,
+        device: str = "cpu",
+        cache_dir: Path | str | None = None,
+        threads: int | None = None,
+    ) -> None:
+        self.graph_paths: dict[str, Path] = {}
+        self._sessions: dict[str, Any] = {}
+        self._stages: dict[str, list[StreamStage]] = {}
+        self._weights: dict[str, MelDecoderWeights | VocosWeights] = {"vocos": vocos}
+        self._weights.update({w.kind: w for w in (decoder, dvae) if w is not None})
+        self._cache_dir, self._device, self._threads = cache_dir, device, threads
+        for w in (decoder, dvae):
+            if w is None:
+                continue
+            name = "chattts-decoder" if w.kind == "hidden" else "chattts-dvae"
+            p = cached_graph(name, {"weights": w.sha256, "builder": BUILDER_VERSION},
+                             lambda w=w: build_mel_graph(w), cache_dir)
+            self.graph_paths[w.kind] = p
+            self._sessions[w.kind] = make_session(p, device=device, threads=threads)
+        p = cached_graph("chattts-vocos", {"weights": vocos.sha256, "builder": BUILDER_VERSION},
+                         lambda: build_vocos_graph(vocos), cache_dir)
+        self.graph_paths["vocos"] = p
+        self._sessions["vocos"] = make_session(p, device=device, threads=threads)
+
+    def stream_stages(self, kind: str) -> list[StreamStage]:
+        """Layer-wise sessions for the streaming vocoder (built and cached on first use)."""
+        if kind in self._stages:
+            return self._stages[kind]
+        w = self._weights.get(kind)
+        if w is None:
+            raise AudioModelError(f"no model loaded for {kind!r}")
+        stages = []
+        for name, radius, up, build in stage_graphs(kind, w):
+            path = cached_graph(f"chattts-stage-{name}",
+                                {"weights": w.sha256, "builder": BUILDER_VERSION}, build,
+                                self._cache_dir)
+            sess = make_session(path, device=self._device, threads=self._threads)
+
+            def fn(x: np.ndarray, sess: Any = sess) -> np.ndarray:
+                return sess.run(["y"], {"x": np.ascontiguousarray(x[None])})[0][0]
+
+            stages.append(StreamStage(name, radius, up, fn))
+        self._stages[kind] = stages
+        return stages
+
+    def mel(self, kind: str, x: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        sess = self._sessions.get(kind)
+        if sess is None:
+            raise AudioModelError(f"no mel decoder loaded for source {kind!r}")
+        feed = {"hidden" if kind == "hidden" else "codes": np.ascontiguousarray(x),
+                "lengths": np.asarray(lengths, dtype=np.int64)}
+        return sess.run(["mel"], feed)[0]
+
+    def spec(self, mel: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        feed = {"mel": np.ascontiguousarray(mel, dtype=np.float32),
+                "lengths": np.asarray(lengths, dtype=np.int64)}
+        re, im = self._sessions["vocos"].run(["real", "imag"], feed)
+        return np.swapaxes(re, 1, 2), np.swapaxes(im, 1, 2)

@@ -1,0 +1,214 @@
+"""ChatTTS's own commands: ``mixvox speaker``, ``mixvox download``, ``mixvox bench``.
+
+Added to the ``mixvox`` group by the plugin hook ``mixvox_register_commands``. Heavy imports
+(onnxruntime, the models) happen inside the commands, so ``mixvox --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from mixvox.interfaces import MixvoxError
+
+
+def _fail(exc: MixvoxError) -> click.ClickException:
+    return click.ClickException(str(exc))
+
+
+@click.group("speaker")
+def speaker_group() -> None:
+    """ChatTTS speakers: make, inspect and convert speaker strings."""
+
+
+@speaker_group.command("new")
+@click.option("--seed", type=click.IntRange(min=0), help="Seed (default: a random one).")
+@click.option("--dim", type=click.IntRange(min=1, max=8192), default=768, show_default=True,
+              help="Vector size (the model's hidden size).")
+@click.option("--npy", "npy", type=click.Path(dir_okay=False),
+              help="Also save the vector as a .npy file.")
+def speaker_new(seed: int | None, dim: int, npy: str | None) -> None:
+    """Print a new speaker string (seeded random voice).
+
+    \b
+    mixvox speaker new --seed 42 > voice.txt
+    mixvox say --speaker @voice.txt "你好" -o out.wav
+    """
+    from .speaker import Speaker
+
+    if seed is None:
+        import secrets
+
+        seed = secrets.randbelow(2**31)
+        click.echo(f"mixvox: seed {seed}", err=True)
+    try:
+        spk = Speaker.parse(f"seed:{seed}", dim=dim)
+        if npy:
+            spk.save_npy(npy)
+    except MixvoxError as exc:
+        raise _fail(exc) from None
+    click.echo(spk.to_string())
+
+
+@speaker_group.command("info")
+@click.argument("spec")
+def speaker_info(spec: str) -> None:
+    """Show what a speaker (string, @file or seed:N) holds."""
+    import numpy as np
+
+    from .speaker import Speaker
+
+    try:
+        spk = Speaker.parse(spec)
+    except MixvoxError as exc:
+        raise _fail(exc) from None
+    v = spk.vector.astype(np.float32)
+    click.echo(json.dumps({
+        "source": spk.source, "dim": spk.dim, "norm": round(float(np.linalg.norm(v)), 4),
+        "mean": round(float(v.mean()), 4), "std": round(float(v.std()), 4),
+    }, ensure_ascii=False))
+
+
+@click.command("download")
+@click.option("--dest", type=click.Path(file_okay=False),
+              help="Target folder (default: mixvox's data dir, where the engine looks).")
+@click.option("--repo", default="2Noise/ChatTTS", show_default=True, help="Hugging Face repo.")
+@click.option("--revision", help="Branch, tag or commit.")
+@click.option("--force", is_flag=True, help="Download again even if the files are there.")
+def download_cmd(dest: str | None, repo: str, revision: str | None, force: bool) -> None:
+    """Download the ChatTTS weights (json + safetensors only) and verify their SHA-256."""
+    from .download import download
+
+    try:
+        assets = download(dest, repo=repo, revision=revision, force=force)
+    except MixvoxError as exc:
+        raise _fail(exc) from None
+    click.echo(f"ChatTTS weights verified in {assets.root} ({assets.manifest_source})")
+
+
+@click.command("bench")
+@click.option("--model-dir", type=click.Path(file_okay=False, exists=True), required=True)
+@click.option("--frames", type=click.IntRange(min=1, max=2048), default=256, show_default=True)
+@click.option("--backend", default="onnx", show_default=True)
+@click.option("--precision", default="fp32", show_default=True)
+@click.option("--device", default="cpu", show_default=True)
+@click.option("--batch", type=click.IntRange(min=1, max=64), default=1, show_default=True)
+@click.option("--threads", type=click.IntRange(min=1), help="Intra-op threads.")
+@click.option("--text", default=None, help="Text for the whole-synthesis run.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON line on stdout.")
+def bench_cmd(model_dir: str, frames: int, backend: str, precision: str, device: str,
+              batch: int, threads: int | None, text: str | None, as_json: bool) -> None:
+    """Measure decode speed, real-time factor, first-chunk latency and peak memory."""
+    try:
+        res = run_bench(Path(model_dir), frames=frames, backend=backend, precision=precision,
+                        device=device, batch=batch, threads=threads, text=text)
+    except MixvoxError as exc:
+        raise _fail(exc) from None
+    if as_json:
+        click.echo(json.dumps(res, sort_keys=True))
+    else:
+        for k, v in sorted(res.items()):
+            click.echo(f"{k:>20}: {v}")
+    sys.stdout.flush()
+
+
+BENCH_TEXT = (
+    "今天的会议改到下午三点半，请大家准时参加。"
+    "The meeting moves to three thirty, so please be on time."
+)
+
+
+def run_bench(
+    model_dir: Path,
+    *,
+    frames: int = 256,
+    backend: str = "onnx",
+    precision: str = "fp32",
+    device: str = "cpu",
+    batch: int = 1,
+    threads: int | None = None,
+    text: str | None = None,
+    synth_seconds: float = 10.0,
+) -> dict[str, object]:
+    """One benchmark run in this process (run each configuration in its own process: the peak
+    RSS figure is per process).
+
+    * ``frames_per_s``: GPT code frames per second over ``batch`` parallel items decoding
+      exactly ``frames`` frames each (end code suppressed), prompt prefill included;
+    * ``rtf``: wall time / audio duration of a whole synthesis (text -> waveform, streamed
+      through the vocoder) of ``synth_seconds`` of audio, pinned with min = max frames so
+      random weights give the same length as real ones;
+    * ``first_chunk_ms``: from the ``stream()`` call to the first audio samples of that run;
+    * ``peak_rss_mb``: the process's peak resident memory (``ru_maxrss``).
+    """
+    import resource
+    import time
+
+    import numpy as np
+
+    from mixvox.interfaces import SynthesisOptions
+    from mixvox.ir import Chunk, Sentence, Span, Utterance, Word
+
+    from .engine import ChatTTSEngine
+    from .sampler import SamplingParams
+
+    t0 = time.perf_counter()
+    eng = ChatTTSEngine(model_dir, backend=backend, precision=precision, device=device,
+                        threads=threads)
+    load_s = time.perf_counter() - t0
+    body = text or BENCH_TEXT
+    prompt = eng.prompt_ids(body, "[speed_5]", speaker=True)
+    spk = eng.speaker_vector(None)
+    params = SamplingParams(suppress_eos=True, max_new_tokens=frames)
+    rng = np.random.default_rng(0)
+    # warm-up: first calls allocate buffers and let the runtime pick kernels
+    eng.gpt.generate([prompt], stage="code", spk_emb=spk,
+                     spk_emb_token_id=eng.tokenizer.spk_emb_id,
+                     params=SamplingParams(suppress_eos=True, max_new_tokens=4), rng=rng)
+    t0 = time.perf_counter()
+    res = eng.gpt.generate([prompt] * batch, stage="code", spk_emb=spk,
+                           spk_emb_token_id=eng.tokenizer.spk_emb_id, params=params, rng=rng)
+    decode_s = time.perf_counter() - t0
+    made = sum(len(r.ids) for r in res)
+
+    n = int(round(synth_seconds * 46.875))
+    word = Word(body, body, [], 0, len(body), lang="raw")
+    utt = Utterance(body, [Sentence(body, 0, len(body), "raw", [Span("raw", body, 0, len(body),
+                                                                       [word])])])
+    opts = SynthesisOptions(seed=0, extra={"raw": True, "min_frames": n, "max_frames": n})
+    t0 = time.perf_counter()
+    first = None
+    samples = 0
+    for piece in eng.stream(utt, [Chunk(0, [word])], opts):
+        if first is None and piece.samples.size:
+            first = time.perf_counter() - t0
+        samples += piece.samples.size
+    synth_s = time.perf_counter() - t0
+    audio_s = samples / eng.sample_rate
+    eng.close()
+    return {
+        "backend": backend,
+        "precision": precision,
+        "device": device,
+        "batch": batch,
+        "frames": frames,
+        "threads": threads,
+        "load_s": round(load_s, 3),
+        "frames_per_s": round(made / decode_s, 2),
+        "step_ms": round(1000 * decode_s / max(1, frames), 2),
+        "audio_s": round(audio_s, 3),
+        "synth_s": round(synth_s, 3),
+        "rtf": round(synth_s / audio_s, 4) if audio_s else None,
+        "first_chunk_ms": round(1000 * first, 1) if first is not None else None,
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+
+
+def register(cli: click.Group) -> None:
+    """Add the commands to ``cli`` (called by the plugin hook)."""
+    for cmd in (speaker_group, download_cmd, bench_cmd):
+        if cmd.name not in cli.commands:
+            cli.add_command(cmd)

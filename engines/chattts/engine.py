@@ -1,0 +1,542 @@
+"""The ChatTTS engine: IR chunks -> prompts -> GPT codes -> mel -> 24 kHz audio, streamed.
+
+Pipeline of one ``stream()`` call:
+
+1. each chunk is rendered to ChatTTS text (:mod:`.render`) and wrapped in the code prompt
+   ``[Stts][spk_emb][speed_5]{text}[Ptts]``; optionally the text first goes through the
+   *refine* stage (the same GPT writing ``[uv_break]``-style prosody tokens);
+2. all chunks of the utterance (up to ``max_batch`` at a time) decode as **one GPT batch**,
+   each stopping at its own end code, each capped by the length guard (its own max frames);
+3. a worker thread runs the GPT while this generator turns finished frames into audio with a
+   :class:`~.streaming.StreamingVocoder` (Decoder + Vocos): the first chunk's audio comes out
+   while the GPT is still decoding, and later chunks' frames wait, buffered, for their turn, so
+   audio is yielded per chunk in order;
+4. a chunk that ends with no frames at all is decoded again (alone), at most ``max_retries``
+   times; a chunk that hits its frame cap is reported.
+
+Refinement is **off by default**. It runs a whole extra GPT pass over the text before any audio
+can be produced (no streaming through it), which on CPU adds roughly the time of generating as
+many tokens as the text has characters -- see ``bench/cpu.py`` for figures -- and it samples at
+temperature 0.7, so it may rewrite words our frontends chose deliberately (respellings,
+homophones), against the rule that nothing is dropped silently. ``refine=True`` (or per call
+``extra["refine"]=True``) turns it on for livelier prosody.
+
+Options (``SynthesisOptions.extra``): ``temperature``, ``top_p``, ``top_k``,
+``repetition_penalty``, ``refine``, ``refine_temperature``, ``oral``/``laugh``/``break``
+(refine prompt), ``prompt`` (code prompt, default ``[speed_5]`` or from ``speed``), ``speed``,
+``raw``, ``min_frames``, ``max_frames``, ``save_codes`` (path: the codes of all chunks,
+concatenated, as an ``int64 [frames, num_vq]`` ``.npy``). Unknown keys are reported with a
+warning. ``options.speaker``: a speaker string, ``@file``, ``seed:N`` or ``none`` (the
+model's ``[empty_spk]``, a different voice every chunk); without one, ``options.seed`` picks
+``seed:N``, else :data:`DEFAULT_SPEAKER`, so every chunk of an utterance has the same voice.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import threading
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mixvox.interfaces import AudioChunk, MixvoxError, SynthesisOptions
+from mixvox.ir import Chunk, Utterance
+
+from . import render
+from .assets import ModelAssets, VerifyMode, load_assets
+from .speaker import Speaker, load_spk_stat
+from .tokenizer import ChatTTSTokenizer
+
+log = logging.getLogger("mixvox.chattts")
+
+SAMPLE_RATE = 24000
+#: The voice used when the caller names none (a fixed seeded speaker: one voice per utterance).
+DEFAULT_SPEAKER = "seed:1"
+#: Default number of retries of a chunk that produced no audio frames.
+DEFAULT_RETRIES = 2
+
+KNOWN_EXTRA = frozenset(
+    {
+        "temperature", "top_p", "top_k", "repetition_penalty", "refine", "refine_temperature",
+        "oral", "laugh", "break", "prompt", "speed", "raw", "min_frames", "max_frames",
+        "save_codes",
+    }
+)
+
+
+class _Cancelled(Exception):
+    """Raised inside the GPT callback to stop a generation nobody listens to any more."""
+
+
+@dataclass
+class _Item:
+    """One chunk's state while its batch decodes."""
+
+    chunk: Chunk
+    text: str
+    bounds: render.FrameBounds
+    prompt_ids: np.ndarray | None = None
+    frames: list[np.ndarray] = field(default_factory=list)  # hidden or codes, not yet vocoded
+    codes: list[np.ndarray] = field(default_factory=list)
+    n_frames: int = 0
+    done: bool = False
+    finished: bool = False
+    retries: int = 0
+    user_cap: bool = False  # max_frames came from the caller, not the length guard
+
+
+@dataclass
+class _Call:
+    """Per-call settings resolved from :class:`SynthesisOptions`."""
+
+    temperature: float
+    top_p: float | None
+    top_k: int | None
+    repetition_penalty: float
+    refine: bool
+    refine_temperature: float
+    refine_prompt: str
+    prompt: str
+    speed: float
+    raw: bool
+    min_frames: int | None
+    max_frames: int | None
+    save_codes: str | None
+    speaker: np.ndarray | None
+    rng: np.random.Generator
+
+
+class ChatTTSEngine:
+    """ChatTTS through ONNX Runtime (default, no torch needed) or torch.
+
+    ``model_dir``: the folder holding ``asset/`` (default: see :mod:`.assets`). ``verify``:
+    ``True`` checks every file's SHA-256 (remembered verdicts), ``"force"`` re-hashes, ``False``
+    skips (tests, trusted builds). ``source``: ``"hidden"`` (GPT hidden states -> Decoder, as
+    the reference) or ``"codes"`` (codes -> DVAE).
+    """
+
+    name = "chattts"
+    sample_rate = SAMPLE_RATE
+    consumes = "text"
+    #: Chunks longer than this get hard to keep on track (and slower to start); prosody cuts here.
+    max_chunk_chars = 80
+
+    def __init__(
+        self,
+        model_dir: str | os.PathLike[str] | None = None,
+        backend: str = "onnx",
+        precision: str = "fp32",
+        device: str = "cpu",
+        refine: bool = False,
+        *,
+        verify: VerifyMode = True,
+        source: str = "hidden",
+        threads: int | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
+        max_batch: int = 8,
+        max_retries: int = DEFAULT_RETRIES,
+        stream_every: int = 8,
+        first_chunk_frames: int = 8,
+        chunk_frames: int = 32,
+        lookahead_frames: int | None = None,
+        speaker: str | None = None,
+        **unknown: Any,
+    ) -> None:
+        for key in unknown:
+            warnings.warn(f"chattts: ignoring unknown engine option {key!r}", stacklevel=2)
+        if backend not in ("onnx", "torch"):
+            raise MixvoxError(f"unknown ChatTTS backend {backend!r} (use onnx or torch)")
+        if source not in ("hidden", "codes"):
+            raise MixvoxError(f"source must be 'hidden' or 'codes', got {source!r}")
+        if max_batch < 1 or max_retries < 0 or stream_every < 1:
+            raise MixvoxError("max_batch and stream_every must be >= 1, max_retries >= 0")
+        self.assets: ModelAssets = load_assets(model_dir, verify=verify)
+        self.backend = backend
+        self.precision = precision
+        self.device = device
+        self.refine = bool(refine)
+        self.source = source
+        self.max_batch = max_batch
+        self.max_retries = max_retries
+        self.stream_every = stream_every
+        self.first_chunk_frames = first_chunk_frames
+        self.chunk_frames = chunk_frames
+        self.lookahead_frames = lookahead_frames
+        self.default_speaker = speaker or DEFAULT_SPEAKER
+        self.tokenizer = ChatTTSTokenizer(self.assets.tokenizer_json)
+        self._lock = threading.Lock()  # one GPT generation at a time
+        self._speakers: dict[str, np.ndarray | None] = {}
+        self._load_models(threads, cache_dir)
+
+    # -- loading -----------------------------------------------------------------------------
+
+    def _load_models(self, threads: int | None, cache_dir: str | os.PathLike[str] | None) -> None:
+        from .decoder import load_audio_models
+        from .gpt import load_gpt
+
+        try:
+            self.gpt = load_gpt(
+                self.assets.asset,
+                backend=self.backend,
+                precision=self.precision,
+                device=self.device,
+                cache_dir=cache_dir,
+                threads=threads,
+            )
+            self.audio = load_audio_models(
+                self.assets.asset,
+                backend=self.backend,
+                device=self.device,
+                cache_dir=cache_dir,
+                threads=threads,
+            )
+        except ImportError as exc:
+            raise MixvoxError(
+                f"the ChatTTS {self.backend} backend needs a package that is not installed "
+                f"({exc.name or exc}); install it (pip install 'mixvox[torch]' for torch) or "
+                "use --backend onnx"
+            ) from None
+        except (ValueError, OSError) as exc:
+            raise MixvoxError(f"cannot load the ChatTTS model in {self.assets.root}: {exc}") \
+                from None
+        self.hidden_size = self.gpt.config.hidden_size
+        self.num_vq = self.gpt.config.num_vq
+        try:
+            self.spk_stat: np.ndarray | None = load_spk_stat(self.assets.root)
+        except MixvoxError as exc:
+            log.warning("%s; random speakers will use a standard normal draw", exc)
+            self.spk_stat = None
+
+    def close(self) -> None:
+        """Drop the models (ONNX sessions, torch modules) so their memory can be freed."""
+        for attr in ("gpt", "audio"):
+            if hasattr(self, attr):
+                delattr(self, attr)
+
+    # -- options -----------------------------------------------------------------------------
+
+    def speaker_vector(self, spec: str | None, seed: int | None = None) -> np.ndarray | None:
+        """The speaker vector for ``spec`` (``None``: ``seed:N`` or the default voice)."""
+        if spec is None:
+            spec = f"seed:{seed}" if seed is not None else self.default_speaker
+        key = spec.strip()
+        if key.lower() in ("none", "empty"):
+            return None
+        if key not in self._speakers:
+            self._speakers[key] = Speaker.parse(
+                key, dim=self.hidden_size, spk_stat=self.spk_stat
+            ).vector
+        return self._speakers[key]
+
+    def _call(self, utterance: Utterance, options: SynthesisOptions) -> _Call:
+        ex = dict(options.extra or {})
+        for key in sorted(set(ex) - KNOWN_EXTRA):
+            msg = f"chattts: ignoring unknown option {key!r}"
+            warnings.warn(msg, stacklevel=3)
+            utterance.warn("unknown-option", msg, 0, 0)
+
+        def num(key: str, default: Any, cast: type, lo: float | None = None,
+                hi: float | None = None) -> Any:
+            val = ex.get(key)
+            if val is None:
+                return default
+            try:
+                out = cast(val)
+            except (TypeError, ValueError):
+                raise MixvoxError(f"option {key} must be a number, got {val!r}") from None
+            if (lo is not None and out < lo) or (hi is not None and out > hi):
+                raise MixvoxError(f"option {key}={val} is out of range [{lo}, {hi}]")
+            return out
+
+        speed = num("speed", options.speed if options.speed else 1.0, float, 0.1, 3.0)
+        prompt = ex.get("prompt")
+        if prompt is None:
+            prompt = render.speed_prompt(speed) if speed != 1.0 else render.DEFAULT_PROMPT
+        max_frames = num("max_frames", None, int, 1, None)
+        if max_frames is not None:
+            max_frames = min(max_frames, render.MAX_FRAMES)
+        save_codes = ex.get("save_codes")
+        return _Call(
+            temperature=num("temperature", 0.3, float, 0.0, 5.0),
+            top_p=num("top_p", 0.7, float, 1e-6, 1.0),
+            top_k=num("top_k", 20, int, 1, None),
+            repetition_penalty=num("repetition_penalty", 1.05, float, 0.01, 10.0),
+            refine=bool(ex.get("refine", self.refine)),
+            refine_temperature=num("refine_temperature", 0.7, float, 0.0, 5.0),
+            refine_prompt=render.refine_params(
+                num("oral", None, int), num("laugh", None, int), num("break", None, int)
+            ),
+            prompt=str(prompt),
+            speed=speed,
+            raw=bool(ex.get("raw", False)),
+            min_frames=num("min_frames", None, int, 0, None),
+            max_frames=max_frames,
+            save_codes=str(save_codes) if save_codes else None,
+            speaker=self.speaker_vector(options.speaker, options.seed),
+            rng=np.random.default_rng(options.seed),
+        )
+
+    # -- text --------------------------------------------------------------------------------
+
+    def _item(self, utterance: Utterance, chunk: Chunk, call: _Call) -> _Item:
+        if call.raw or all(w.lang == "raw" for w in chunk.words if w.kind == "word"):
+            text = " ".join(w.spoken for w in chunk.words).strip()
+            seconds = render.expected_seconds(text=text)
+        else:
+            rendered = render.render_chunk(chunk)
+            for note in rendered.notes:
+                utterance.warn(note.code, note.message, note.start, note.end)
+                warnings.warn(f"chattts: {note.message}", stacklevel=4)
+            text = rendered.text
+            seconds = render.expected_seconds(words=chunk.words)
+        bounds = render.frame_bounds(seconds, speed=call.speed)
+        lo = bounds.min_frames if call.min_frames is None else call.min_frames
+        hi = bounds.max_frames if call.max_frames is None else call.max_frames
+        bounds = render.FrameBounds(min_frames=min(lo, hi), max_frames=hi)
+        return _Item(chunk=chunk, text=text, bounds=bounds, user_cap=call.max_frames is not None)
+
+    def _refine(self, items: list[_Item], call: _Call) -> None:
+        """Run the refine stage over ``items`` (one batch) and replace their text."""
+        from .sampler import SamplingParams
+
+        todo = [it for it in items if it.text]
+        if not todo:
+            return
+        prompts = [
+            np.asarray(self.tokenizer.encode(render.refine_prompt(it.text, call.refine_prompt)))
+            for it in todo
+        ]
+        caps = [min(384, 2 * len(p) + 32) for p in prompts]
+        params = SamplingParams(
+            temperature=call.refine_temperature,
+            top_p=call.top_p,
+            top_k=call.top_k,
+            repetition_penalty=1.0,
+            eos_id=self.tokenizer.eos_id,
+            max_new_tokens=max(caps),
+        )
+        with self._lock:
+            results = self.gpt.generate(
+                prompts, stage="refine", params=params, rng=call.rng, max_new_tokens=caps
+            )
+        for it, res in zip(todo, results, strict=True):
+            kept = render.filter_refined(res.ids, self.tokenizer.break_0_id)
+            text = self.tokenizer.decode(kept).strip()
+            if text:
+                it.text = text
+            else:
+                log.info("refine gave no text for chunk %d; using the unrefined text",
+                         it.chunk.index)
+
+    def prompt_ids(self, text: str, call_prompt: str, speaker: bool) -> np.ndarray:
+        return np.asarray(
+            self.tokenizer.encode(render.code_prompt(text, speaker=speaker, prompt=call_prompt)),
+            dtype=np.int64,
+        )
+
+    # -- decoding ----------------------------------------------------------------------------
+
+    def _events(self, items: Sequence[_Item], call: _Call) -> Iterator[tuple]:
+        """Run one GPT batch in a worker thread; yield its frame events as they come.
+
+        Events: ``("frames", index, ids, hidden, done)`` and finally ``("result", results)``.
+        Closing the generator stops the worker at its next step.
+        """
+        from .sampler import SamplingParams
+
+        params = SamplingParams(
+            temperature=call.temperature,
+            top_p=call.top_p,
+            top_k=call.top_k,
+            repetition_penalty=call.repetition_penalty,
+            # One minimum for the whole batch (the GPT takes one): the smallest, so that no
+            # item is forced past its own end.
+            min_new_tokens=min(it.bounds.min_frames for it in items),
+            max_new_tokens=render.MAX_FRAMES,
+        )
+        prompts = [it.prompt_ids for it in items]
+        caps = [it.bounds.max_frames for it in items]
+        q: queue.Queue[tuple] = queue.Queue()
+        cancel = threading.Event()
+
+        def on_frames(b: int, ids: np.ndarray, hid: np.ndarray, done: bool) -> None:
+            if cancel.is_set():
+                raise _Cancelled
+            q.put(("frames", b, ids, hid, done))
+
+        def work() -> None:
+            try:
+                with self._lock:
+                    res = self.gpt.generate(
+                        prompts,
+                        stage="code",
+                        spk_emb=call.speaker,
+                        spk_emb_token_id=self.tokenizer.spk_emb_id,
+                        params=params,
+                        rng=call.rng,
+                        max_new_tokens=caps,
+                        on_frames=on_frames,
+                        stream_every=self.stream_every,
+                    )
+                q.put(("result", res))
+            except _Cancelled:
+                q.put(("cancelled",))
+            except BaseException as exc:  # re-raised in the consumer
+                q.put(("error", exc))
+
+        worker = threading.Thread(target=work, name="chattts-gpt", daemon=True)
+        worker.start()
+        try:
+            while True:
+                ev = q.get()
+                if ev[0] == "error":
+                    raise ev[1]
+                if ev[0] == "cancelled":
+                    return
+                yield ev
+                if ev[0] == "result":
+                    return
+        finally:
+            cancel.set()
+            worker.join()
+
+    def _vocoder(self) -> Any:
+        from .streaming import StreamingVocoder
+
+        return StreamingVocoder(
+            self.audio,
+            source=self.source,
+            first_chunk_frames=self.first_chunk_frames,
+            chunk_frames=self.chunk_frames,
+            lookahead_frames=self.lookahead_frames,
+        )
+
+    def _decode_group(self, items: list[_Item], call: _Call) -> Iterator[AudioChunk]:
+        """Decode ``items`` as one batch; yield their audio in order (see the module notes)."""
+        live = [it for it in items if it.text]
+        for it in live:
+            it.prompt_ids = self.prompt_ids(it.text, call.prompt, call.speaker is not None)
+        events = self._events(live, call) if live else iter(())
+        batch_over = not live
+        k = 0  # the item whose audio is due
+        voc = None
+        try:
+            while k < len(items):
+                it = items[k]
+                if not it.text:  # nothing left to say after rendering
+                    yield AudioChunk(np.zeros(0, np.float32), SAMPLE_RATE, it.chunk.index, True)
+                    k += 1
+                    continue
+                if voc is None:
+                    voc = self._vocoder()
+                while it.frames:  # vocode what has arrived
+                    piece = voc.feed(it.frames.pop(0))
+                    if piece.size:
+                        yield AudioChunk(piece, SAMPLE_RATE, it.chunk.index, False)
+                if it.done and (it.n_frames > 0 or batch_over):
+                    if it.n_frames == 0 and it.retries < self.max_retries:
+                        it.retries += 1
+                        it.done = False
+                        log.info("chunk %d ended before any audio; retry %d/%d",
+                                 it.chunk.index, it.retries, self.max_retries)
+                        yield from self._retry(it, call, voc)
+                        continue
+                    yield from self._finish_item(it, voc)
+                    voc = None
+                    k += 1
+                    continue
+                if batch_over:  # cannot happen: a finished batch marks every item done
+                    raise MixvoxError("internal error: the GPT batch ended with an item open")
+                ev = next(events, None)
+                if ev is None or ev[0] == "result":
+                    batch_over = True
+                    if ev is not None:
+                        for b, res in enumerate(ev[1]):
+                            live[b].finished = bool(res.finished)
+                            live[b].done = True
+                    continue
+                _, b, ids, hid, done = ev
+                target = live[b]
+                self._take(target, ids, hid, done)
+        finally:
+            if hasattr(events, "close"):
+                events.close()  # type: ignore[union-attr]
+
+    def _take(self, it: _Item, ids: np.ndarray, hid: np.ndarray, done: bool) -> None:
+        if len(ids):
+            it.frames.append(hid if self.source == "hidden" else ids)
+            it.codes.append(np.asarray(ids, dtype=np.int64))
+            it.n_frames += len(ids)
+        if done:
+            it.done = True
+            # The GPT ends an item at its end code or at its cap; below the cap it was the code.
+            it.finished = it.n_frames < it.bounds.max_frames
+
+    def _retry(self, it: _Item, call: _Call, voc: Any) -> Iterator[AudioChunk]:
+        """Decode one item again, alone, streaming into its vocoder."""
+        for ev in self._events([it], call):
+            if ev[0] == "result":
+                it.finished = bool(ev[1][0].finished)
+                it.done = True
+                break
+            _, _b, ids, hid, done = ev
+            self._take(it, ids, hid, done)
+            while it.frames:
+                piece = voc.feed(it.frames.pop(0))
+                if piece.size:
+                    yield AudioChunk(piece, SAMPLE_RATE, it.chunk.index, False)
+
+    def _finish_item(self, it: _Item, voc: Any) -> Iterator[AudioChunk]:
+        tail = voc.finish() if it.n_frames else np.zeros(0, np.float32)
+        if it.n_frames == 0:
+            msg = (f"chattts: chunk {it.chunk.index} produced no audio after "
+                   f"{it.retries} retries")
+            warnings.warn(msg, stacklevel=4)
+        elif not it.finished:
+            # Worth a warning only when the length guard (not the caller's max_frames) cut it.
+            level = logging.INFO if it.user_cap else logging.WARNING
+            log.log(level, "chunk %d reached its length limit (%d frames); its end may be cut",
+                    it.chunk.index, it.bounds.max_frames)
+        yield AudioChunk(np.asarray(tail, np.float32), SAMPLE_RATE, it.chunk.index, True)
+
+    # -- the Engine interface --------------------------------------------------------------------
+
+    def stream(
+        self, utterance: Utterance, chunks: list[Chunk], options: SynthesisOptions
+    ) -> Iterator[AudioChunk]:
+        """Audio of ``chunks`` in order, each chunk's pieces as soon as they are ready."""
+        if not hasattr(self, "gpt"):
+            raise MixvoxError("the ChatTTS engine was closed")
+        call = self._call(utterance, options)
+        items = [self._item(utterance, c, call) for c in chunks]
+        all_codes: list[np.ndarray] = []
+        for start in range(0, len(items), self.max_batch):
+            group = items[start : start + self.max_batch]
+            if call.refine:
+                self._refine(group, call)
+            yield from self._decode_group(group, call)
+            if call.save_codes:
+                all_codes.extend(c for it in group for c in it.codes)
+        if call.save_codes:
+            save_codes(call.save_codes, all_codes, self.num_vq)
+
+
+def save_codes(path: str | os.PathLike[str], codes: list[np.ndarray], num_vq: int) -> Path:
+    """Write ``codes`` (concatenated) as an ``int64 [frames, num_vq]`` ``.npy``, atomically."""
+    import io
+
+    from mixvox.audio import atomic_write_bytes
+
+    arr = (np.concatenate(codes, axis=0) if codes else np.zeros((0, num_vq), np.int64)).astype(
+        np.int64
+    )
+    buf = io.BytesIO()
+    np.save(buf, arr, allow_pickle=False)
+    atomic_write_bytes(path, buf.getvalue())
+    return Path(path)

@@ -1,0 +1,53 @@
+"""Registers the ChatTTS engine and its commands through the ``mixvox`` entry-point group.
+
+Import-light on purpose: this module is imported every time mixvox starts, so the models,
+onnxruntime and torch are imported only by the factory, and the availability check looks at
+file names only (no hashing; hashes are checked when the engine loads).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from mixvox.interfaces import Engine, EngineInfo
+from mixvox.plugins.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    import click
+
+
+def create_engine(**options: Any) -> Engine:
+    from .engine import ChatTTSEngine
+
+    return ChatTTSEngine(**options)
+
+
+def check() -> str | None:
+    """``None`` when a complete-looking model directory is found, else why not and what to do."""
+    from .assets import candidate_dirs, find_model_dir, get_weights_hint, layout_problem
+
+    if find_model_dir() is not None:
+        return None
+    looked = "; ".join(f"{how}: {layout_problem(path)}" for how, path in candidate_dirs())
+    return f"no ChatTTS weights ({looked}). To get them, {get_weights_hint()}"
+
+
+@hookimpl(trylast=True)
+def mixvox_register_engines(register: Callable[[EngineInfo], None]) -> None:
+    register(
+        EngineInfo(
+            name="chattts",
+            factory=create_engine,
+            check=check,
+            priority=10,
+            description="ChatTTS (ONNX Runtime or torch); needs `mixvox download`",
+        )
+    )
+
+
+@hookimpl
+def mixvox_register_commands(cli: click.Group) -> None:
+    from .cli import register
+
+    register(cli)

@@ -1,0 +1,199 @@
+"""Sampling for the ChatTTS GPT: logits processors and the draw, in numpy.
+
+Shared by every backend (the backends only produce hidden states), so a change of sampling
+semantics is made once. The order and semantics follow the reference implementation
+(``ChatTTS/model/processors.py`` and ``GPT.generate``):
+
+1. divide by the temperature (per codebook for the code stage, one value for refine);
+2. repetition penalty over the last ``penalty_window`` *generated* tokens of the same row
+   (prompt tokens never count): a token seen ``n`` times gets ``alpha = penalty ** n``; a
+   negative logit is multiplied by ``alpha``, a non-negative one divided by it (so both move
+   down);
+3. top-p (``TopPLogitsWarper``: sort ascending, drop tokens whose cumulative probability is
+   ``<= 1 - top_p``, always keep the ``min_keep`` most likely);
+4. top-k (``TopKLogitsWarper``: drop tokens strictly below the k-th largest logit,
+   ``k = max(top_k, min_keep)``);
+5. (in the loop) the end token is set to ``-inf`` while ``step < min_new_tokens`` or when
+   ``suppress_eos`` is set; softmax; draw.
+
+Dropped tokens are set to ``-inf``. Temperature 0 means greedy: the division is skipped (it
+is a positive scaling and does not change the argmax of the penalised logits) and ``draw``
+takes the argmax.
+
+One deliberate difference: the reference zeroes the penalty of *rows* beyond ``num_code``
+(a batch of more than 156 code-stage items), an indexing slip that makes results depend on
+batch size; here every row is penalised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["SamplingParams", "draw", "process_logits", "repetition_penalty", "top_k", "top_p"]
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """How one stage samples. Defaults are the reference's code-stage defaults.
+
+    ``temperature`` is one value or one per codebook (code stage); ``0`` means greedy.
+    ``eos_id`` ``None`` means the stage default (625 = ``num_audio_tokens - 1`` for codes; the
+    refine stage needs the tokenizer's ``[Ebreak]`` id). ``max_new_tokens`` caps every item;
+    ``GPT.generate`` also takes a per-item cap (the engine's length guard).
+    """
+
+    temperature: float | tuple[float, ...] = 0.3
+    top_p: float | None = 0.7
+    top_k: int | None = 20
+    repetition_penalty: float = 1.05
+    penalty_window: int = 16
+    min_keep: int = 3
+    eos_id: int | None = None
+    suppress_eos: bool = False
+    min_new_tokens: int = 0
+    max_new_tokens: int = 2048
+    temperatures: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        t = np.atleast_1d(np.asarray(self.temperature, dtype=np.float32))
+        if t.ndim != 1 or t.size == 0 or not np.all(np.isfinite(t)) or np.any(t < 0):
+            raise ValueError(f"temperature must be >= 0 (one value or one per codebook): "
+                             f"{self.temperature!r}")
+        object.__setattr__(self, "temperatures", t)
+        if self.top_p is not None and not 0.0 < self.top_p <= 1.0:
+            raise ValueError(f"top_p must be in (0, 1]: {self.top_p}")
+        if self.top_k is not None and self.top_k < 1:
+            raise ValueError(f"top_k must be >= 1: {self.top_k}")
+        if not self.repetition_penalty > 0:
+            raise ValueError(f"repetition_penalty must be > 0: {self.repetition_penalty}")
+        if self.penalty_window < 0 or self.min_keep < 1:
+            raise ValueError("penalty_window must be >= 0 and min_keep >= 1")
+        if self.min_new_tokens < 0 or self.max_new_tokens < 1:
+            raise ValueError("min_new_tokens must be >= 0 and max_new_tokens >= 1")
+
+    @classmethod
+    def for_refine(cls, eos_id: int, **overrides: object) -> SamplingParams:
+        """The reference's refine-text defaults (``RefineTextParams``): temperature 0.7,
+        top-p 0.7, top-k 20 and *no* repetition penalty; ``eos_id`` is ``[Ebreak]``."""
+        kw: dict = {"temperature": 0.7, "repetition_penalty": 1.0, "eos_id": eos_id}
+        kw.update(overrides)
+        return cls(**kw)
+
+    @property
+    def greedy(self) -> bool:
+        """True when every temperature is 0 (argmax decoding)."""
+        return bool(np.all(self.temperatures == 0))
+
+    def row_temperatures(self, n_rows: int) -> np.ndarray:
+        """Temperature of each logits row; rows are item-major (``b * Q + q``) as in the
+        reference, so a per-codebook vector of length Q is tiled over the batch."""
+        t = self.temperatures
+        if t.size == 1:
+            return np.full(n_rows, t[0], dtype=np.float32)
+        if n_rows % t.size:
+            raise ValueError(f"{t.size} temperatures do not divide {n_rows} logits rows")
+        return np.tile(t, n_rows // t.size)
+
+
+def _as_rows(x: np.ndarray) -> np.ndarray:
+    return x.reshape(-1, x.shape[-1])
+
+
+def repetition_penalty(
+    logits: np.ndarray, history: np.ndarray, penalty: float, window: int
+) -> np.ndarray:
+    """Penalise tokens seen in the last ``window`` entries of ``history`` (``[N, T]``)."""
+    out = np.array(logits, dtype=np.float32, copy=True)
+    n, v = out.shape
+    if penalty == 1.0 or window == 0 or history.shape[-1] == 0:
+        return out
+    hist = np.asarray(history)[:, -window:]
+    if hist.size and (hist.min() < 0 or hist.max() >= v):
+        raise ValueError(f"history token out of range [0, {v})")
+    flat = (np.arange(n)[:, None] * v + hist).reshape(-1)
+    freq = np.bincount(flat, minlength=n * v).reshape(n, v)
+    alpha = np.power(np.float32(penalty), freq.astype(np.float32)).astype(np.float32)
+    return np.where(out < 0, out * alpha, out / alpha).astype(np.float32)
+
+
+def top_p(logits: np.ndarray, p: float, min_keep: int = 3) -> np.ndarray:
+    """Nucleus filter with the reference's boundary rule (see module docstring)."""
+    out = np.array(logits, dtype=np.float32, copy=True)
+    if p >= 1.0:
+        return out
+    order = np.argsort(out, axis=-1, kind="stable")
+    srt = np.take_along_axis(out, order, axis=-1)
+    mx = srt[:, -1:]
+    e = np.exp(srt - np.where(np.isfinite(mx), mx, 0.0), dtype=np.float32)
+    probs = e / e.sum(axis=-1, keepdims=True)
+    remove_sorted = np.cumsum(probs, axis=-1, dtype=np.float32) <= np.float32(1.0 - p)
+    remove_sorted[:, -min_keep:] = False
+    remove = np.empty_like(remove_sorted)
+    np.put_along_axis(remove, order, remove_sorted, axis=-1)
+    out[remove] = -np.inf
+    return out
+
+
+def top_k(logits: np.ndarray, k: int, min_keep: int = 3) -> np.ndarray:
+    """Keep logits >= the k-th largest (ties at the boundary are all kept, as in torch)."""
+    out = np.array(logits, dtype=np.float32, copy=True)
+    k = min(max(k, min_keep), out.shape[-1])
+    kth = -np.partition(-out, k - 1, axis=-1)[:, k - 1 : k]
+    out[out < kth] = -np.inf
+    return out
+
+
+def process_logits(
+    logits: np.ndarray, history: np.ndarray, params: SamplingParams
+) -> np.ndarray:
+    """Apply temperature -> repetition penalty -> top-p -> top-k to ``logits`` ``[..., V]``.
+
+    ``history`` is ``[..., T]`` (same leading shape): the tokens generated so far in each row
+    (for the code stage: that codebook's codes). Rows are item-major, so for the code stage
+    pass ``[B, Q, V]`` logits or ``[B*Q, V]`` rows. Returns float32 logits, dropped = -inf.
+    Does not touch the end token (the loop does, it knows the step).
+    """
+    shape = logits.shape
+    x = _as_rows(np.asarray(logits, dtype=np.float32))
+    hist = np.asarray(history).reshape(x.shape[0], -1)
+    temp = params.row_temperatures(x.shape[0])
+    safe = np.where(temp > 0, temp, 1.0).astype(np.float32)
+    x = x / safe[:, None]
+    x = repetition_penalty(x, hist, params.repetition_penalty, params.penalty_window)
+    if params.top_p is not None:
+        x = top_p(x, params.top_p, params.min_keep)
+    if params.top_k is not None:
+        x = top_k(x, params.top_k, params.min_keep)
+    return x.reshape(shape)
+
+
+def draw(
+    logits: np.ndarray,
+    rng: np.random.Generator,
+    greedy: bool | Sequence[bool] | np.ndarray = False,
+) -> np.ndarray:
+    """Draw one token per row of processed ``logits`` ``[..., V]`` (softmax then sample).
+
+    ``greedy`` (one flag or one per row) takes the argmax instead; rows where every logit is
+    ``-inf`` raise, since nothing can be drawn from them.
+    """
+    shape = logits.shape[:-1]
+    x = _as_rows(np.asarray(logits, dtype=np.float32))
+    mx = x.max(axis=-1, keepdims=True)
+    if not np.all(np.isfinite(mx)):
+        raise ValueError("a logits row has no finite value to draw from")
+    g = np.broadcast_to(np.asarray(greedy, dtype=bool).reshape(-1), (x.shape[0],))
+    ids = np.argmax(x, axis=-1)
+    if not g.all():
+        e = np.exp((x - mx).astype(np.float64))
+        cdf = np.cumsum(e, axis=-1)
+        u = rng.random(x.shape[0]) * cdf[:, -1]
+        sampled = np.minimum((cdf < u[:, None]).sum(axis=-1), x.shape[-1] - 1)
+        # never land on a zero-probability token through rounding at the top of the CDF
+        bad = e[np.arange(x.shape[0]), sampled] == 0
+        sampled = np.where(bad, ids, sampled)
+        ids = np.where(g, ids, sampled)
+    return ids.astype(np.int64).reshape(shape)

@@ -1,0 +1,1200 @@
+"""English text normalization: written tokens -> spoken English, with offsets kept.
+
+:func:`tokenize` cuts a span's text into :class:`Tok` pieces, each covering an exact slice of the
+input (absolute offsets are added by the frontend) and carrying its spoken form. The text is
+first folded with :func:`mixvox.textutil.fold_width` (length-preserving), so offsets on the
+folded text are offsets in the user's text.
+
+Design rules:
+
+* One whitespace-separated chunk gives its leading/trailing punctuation as ``punct`` pieces and
+  its core as one piece whenever a rule reads the core as a whole (``3:30``, ``$5.99``,
+  ``i7-12700K``); only the generic fallback cuts a core further.
+* Every regular expression here is anchored and free of nested quantifiers, so matching is
+  linear; huge digit strings are read digit by digit (:mod:`.numbers`).
+* Nothing is dropped silently: what cannot be read is returned as an ``unread`` piece and the
+  frontend reports it with ``ctx.warn``.
+
+The conventions chosen where English has several readings are listed in ``CONVENTIONS.md``.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import re
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from mixvox.textutil import fold_width, is_emoji, is_latin_letter
+
+from . import numbers as num
+from .g2p import cmudict
+
+# ---------------------------------------------------------------------------------------------
+# Data tables
+# ---------------------------------------------------------------------------------------------
+
+
+def _read_tsv(name: str) -> list[list[str]]:
+    text = importlib.resources.files(__package__).joinpath("data", name).read_text("utf-8")
+    rows = []
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        rows.append(line.split("\t"))
+    return rows
+
+
+@dataclass(frozen=True)
+class Tables:
+    acronyms: dict[str, str]
+    abbreviations: dict[str, str]
+    abbreviations_folded: dict[str, str]
+    units: dict[str, tuple[str, str, bool]]  # unit -> (singular, plural, spaced_ok)
+    units_folded: dict[str, tuple[str, str, bool]]
+    special: dict[str, str]
+    special_folded: dict[str, str]
+
+
+@lru_cache(maxsize=1)
+def tables() -> Tables:
+    """The data files of ``frontends/en/data``, parsed once."""
+    acr = {r[0]: r[1] for r in _read_tsv("acronyms.tsv") if len(r) >= 2}
+    abbr = {r[0]: r[1] for r in _read_tsv("abbreviations.tsv") if len(r) >= 2}
+    units = {
+        r[0]: (r[1], r[2], r[3].strip() == "any") for r in _read_tsv("units.tsv") if len(r) >= 4
+    }
+    special = {r[0]: r[1] for r in _read_tsv("special.tsv") if len(r) >= 2}
+    return Tables(
+        acronyms=acr,
+        abbreviations=abbr,
+        abbreviations_folded={k.casefold(): v for k, v in abbr.items() if k.islower()},
+        units=units,
+        units_folded={k.casefold(): v for k, v in units.items() if v[2]},
+        special=special,
+        special_folded={k.casefold(): v for k, v in special.items()},
+    )
+
+
+MONTHS = (
+    "January February March April May June July August September October November December"
+).split()
+_MONTH_ABBR = {
+    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8,
+    "sep": 9, "sept": 9, "oct": 10, "nov": 11, "dec": 12,
+}  # fmt: skip
+_MONTH_FULL = {m.lower(): i + 1 for i, m in enumerate(MONTHS)}
+
+CURRENCIES = {
+    "$": ("dollar", "dollars", "cent", "cents"),
+    "US$": ("dollar", "dollars", "cent", "cents"),
+    "€": ("euro", "euros", "cent", "cents"),
+    "£": ("pound", "pounds", "penny", "pence"),
+    "¥": ("yen", "yen", "", ""),
+    "₩": ("won", "won", "", ""),
+    "₹": ("rupee", "rupees", "paisa", "paise"),
+    "₽": ("ruble", "rubles", "kopek", "kopeks"),
+}
+_SCALE_SUFFIX = {
+    "k": "thousand", "K": "thousand", "m": "million", "M": "million", "mm": "million",
+    "b": "billion", "B": "billion", "bn": "billion", "t": "trillion", "T": "trillion",
+}  # fmt: skip
+_SCALE_WORDS = {"thousand", "million", "billion", "trillion"}
+
+#: Characters stripped off the front / back of a chunk as punctuation.
+_LEAD_PUNCT = set("\"'([{<«¿¡_`")
+_TRAIL_PUNCT = set(".,;:!?\"')]}>»…_`")
+#: Punctuation that stays a ``punct`` piece with ``spoken`` = the character.
+_PUNCT_CHARS = set(".,;:!?\"'()[]{}-…«»‹›、。，：；！？*_`")
+
+_REGNAL_NAMES = frozenset(
+    "Henry Louis Elizabeth George Edward Charles James William Richard John Pope Pius Leo "
+    "Benedict Gregory Alexander Peter Catherine Frederick Philip Napoleon Mary Victoria "
+    "Ramesses Constantine Ptolemy Otto Gustav Clement Innocent Urban Boniface Paul Francis "
+    "Ferdinand Isabella Anne Harold Malcolm David Robert Stephen Ivan Nicholas Mohammed".split()
+)
+_SEQUENCE_WORDS = frozenset(
+    "war chapter part volume vol act book phase type class stage section episode article "
+    "appendix level mark gen season round world schedule title".split()
+)
+
+# Anchored, nested-quantifier-free patterns (linear time).
+_RE_INT = re.compile(r"\d+")
+_RE_NUMBER = re.compile(r"([-+]?)(\d{1,3}(?:,\d{3})+|\d+)?(?:\.(\d+))?")
+_RE_TIME = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?([ap]\.?m\.?)?", re.I)
+_RE_TIME_DOT = re.compile(r"(\d{1,2})\.(\d{2})([ap]\.?m\.?)", re.I)
+_RE_HOUR_AMPM = re.compile(r"(\d{1,2})([ap]\.?m\.?)", re.I)
+_RE_ISO_DATE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})")
+_RE_YMD_SLASH = re.compile(r"(\d{4})/(\d{1,2})/(\d{1,2})")
+_RE_DMY = re.compile(r"(\d{1,2})([/.\-])(\d{1,2})\2(\d{4}|\d{2})")
+_RE_ORDINAL = re.compile(r"(\d{1,3}(?:,\d{3})+|\d+)(st|nd|rd|th)", re.I)
+_RE_DECADE = re.compile(r"(\d{3}0)s|'(\d0)s")
+_RE_DECADE2 = re.compile(r"([2-9]0)s")
+_RE_VERSION = re.compile(r"[vV](\d+(?:\.\d+)*)(?:\.x)?")
+_RE_DOTTED = re.compile(r"\d+(?:\.\d+){2,}")
+_RE_FRACTION = re.compile(r"(\d+)/(\d+)")
+_RE_FRACTION_ORD = re.compile(r"(\d+)/(\d+)(?:st|nd|rd|th)", re.I)
+_RE_DIGIT_GROUPS = re.compile(r"\+?\d{1,4}(?:[-.]\d{1,4}){2,5}")
+_RE_PHONE = re.compile(r"(?:\+?1[-.])?(?:\(\d{3}\)|\d{3})[-.]\d{3}[-.]\d{4}|\d{3}-\d{4}")
+_RE_SCORE_RANGE = re.compile(r"(\d+(?:\.\d+)?)-(\d+(?:\.\d+)?)")
+_RE_QUARTER = re.compile(r"([1-4])Q(\d{2}|\d{4})")
+_RE_INITIALS = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]\.?")
+_RE_DOMAIN = re.compile(r"[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.([A-Za-z]{2,})(?:/\S*)?")
+_RE_MONTH_DAY = re.compile(r"([A-Za-z]{3,9})\.?-(\d{1,2})(?:-(\d{4}))?")
+_RATE_UNITS = {
+    "mo": "month", "month": "month", "yr": "year", "year": "year", "wk": "week", "week": "week",
+    "d": "day", "day": "day", "hr": "hour", "h": "hour", "hour": "hour", "min": "minute",
+    "s": "second", "sec": "second", "ea": "each",
+}  # fmt: skip
+_RE_EMAIL = re.compile(r"[A-Za-z0-9._%+\-&]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+(?:/\S*)?")
+_RE_URL = re.compile(r"(?:[a-zA-Z][a-zA-Z0-9+.\-]*://|www\.)\S+")
+#: Digit strings without thousands separators longer than this are IDs: read digit by digit.
+MAX_GROUPED_DIGITS = 15
+#: Street-type abbreviations read as such after a name or a number (``Elm St``, ``1st Ave``).
+_STREET = {
+    "st": "street", "ave": "avenue", "rd": "road", "blvd": "boulevard", "ct": "court",
+    "hwy": "highway", "expy": "expressway", "ln": "lane", "dr": "drive", "pkwy": "parkway",
+    "sq": "square",
+}  # fmt: skip
+_STREET_WORDS = frozenset(
+    "street avenue road boulevard drive lane court way highway expressway parkway place "
+    "square terrace circle".split()
+)
+_DIRECTIONS = {
+    "N": "North", "S": "South", "E": "East", "W": "West",
+    "NE": "Northeast", "NW": "Northwest", "SE": "Southeast", "SW": "Southwest",
+}  # fmt: skip
+_STATES = {
+    "AL": "Alabama", "AK": "Alaska", "AZ": "Arizona", "AR": "Arkansas", "CA": "California",
+    "CO": "Colorado", "CT": "Connecticut", "DE": "Delaware", "FL": "Florida", "GA": "Georgia",
+    "HI": "Hawaii", "ID": "Idaho", "IL": "Illinois", "IN": "Indiana", "IA": "Iowa",
+    "KS": "Kansas", "KY": "Kentucky", "LA": "Louisiana", "ME": "Maine", "MD": "Maryland",
+    "MA": "Massachusetts", "MI": "Michigan", "MN": "Minnesota", "MS": "Mississippi",
+    "MO": "Missouri", "MT": "Montana", "NE": "Nebraska", "NV": "Nevada",
+    "NH": "New Hampshire", "NJ": "New Jersey", "NM": "New Mexico", "NY": "New York",
+    "NC": "North Carolina", "ND": "North Dakota", "OH": "Ohio", "OK": "Oklahoma",
+    "OR": "Oregon", "PA": "Pennsylvania", "RI": "Rhode Island", "SC": "South Carolina",
+    "SD": "South Dakota", "TN": "Tennessee", "TX": "Texas", "UT": "Utah", "VT": "Vermont",
+    "VA": "Virginia", "WA": "Washington", "WV": "West Virginia", "WI": "Wisconsin",
+    "WY": "Wyoming", "DC": "D C",
+}  # fmt: skip
+#: State codes that are also common words/acronyms: read as states only before a ZIP code.
+_AMBIGUOUS_STATES = frozenset("OK IN OR ME HI OH ID LA MA CO DE SC MS MI".split())
+_TLDS = frozenset(
+    "com org net edu gov io ai dev app co uk de fr jp cn ru it es nl info biz me tv us ca au "
+    "in ch se no fi dk pl be at cz kr tw hk sg br mx ly gg xyz sh".split()
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Pieces
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Tok:
+    """A piece of the span: ``text[start:end]`` (local offsets) read as ``spoken``.
+
+    ``kind`` is ``word``, ``punct`` or ``unread`` (skipped, to be reported by the caller).
+    ``override`` marks pieces whose reading came from the lexicon (``lex`` holds the entry).
+    """
+
+    start: int
+    end: int
+    spoken: str
+    kind: str = "word"
+    override: bool = False
+    lex: object | None = None
+    reason: str = ""
+
+
+LexGet = Callable[[str], object | None]
+
+
+def _is_punct_char(c: str) -> bool:
+    return c in _PUNCT_CHARS or unicodedata.category(c).startswith("P")
+
+
+def letters_spoken(s: str) -> str:
+    """``"gpu"`` -> ``"G P U"`` (spelled acronym, capital letters as the engine should say)."""
+    return " ".join(c.upper() for c in s if c.isalpha())
+
+
+def _has_vowel(s: str) -> bool:
+    return any(c in "aeiouyAEIOUY" for c in s)
+
+
+# ---------------------------------------------------------------------------------------------
+# The normalizer
+# ---------------------------------------------------------------------------------------------
+
+
+class Normalizer:
+    """Reads one span of English text. Stateless apart from the tables; cheap to create."""
+
+    def __init__(self, lex_get: LexGet | None = None) -> None:
+        self.t = tables()
+        self.lex_get = lex_get or (lambda _w: None)
+
+    # -- chunking ---------------------------------------------------------------------------
+
+    def tokenize(self, text: str) -> list[Tok]:
+        """Cut ``text`` into pieces (local offsets) covering every non-space character."""
+        folded = fold_width(text)
+        n = len(folded)
+        chunks: list[tuple[int, int]] = []
+        i = 0
+        while i < n:
+            if folded[i].isspace():
+                i += 1
+                continue
+            j = i
+            while j < n and not folded[j].isspace():
+                j += 1
+            chunks.append((i, j))
+            i = j
+        cores: list[tuple[int, int]] = []
+        leads: list[list[Tok]] = []
+        trails: list[list[Tok]] = []
+        for a, b in chunks:
+            lead, (ca, cb), trail = self._split_chunk(folded, a, b)
+            leads.append(lead)
+            cores.append((ca, cb))
+            trails.append(trail)
+        self._shouting = self._is_shouting(folded, cores)
+        out: list[Tok] = []
+        self._pending_suffix: dict[int, str] = {}
+        core_texts = [folded[a:b] for a, b in cores]
+        self._trails = ["".join(folded[t.start : t.end] for t in tr) for tr in trails]
+        for k, (ca, cb) in enumerate(cores):
+            out += leads[k]
+            if cb > ca:
+                pieces = self._read_core(folded, ca, cb, core_texts, k, trails[k])
+                if k in self._pending_suffix and pieces:
+                    last = pieces[-1]
+                    last.spoken = f"{last.spoken} {self._pending_suffix[k]}".strip()
+                out += pieces
+            out += trails[k]
+        return out
+
+    def _split_chunk(self, s: str, a: int, b: int) -> tuple[list[Tok], tuple[int, int], list[Tok]]:
+        lead: list[Tok] = []
+        trail: list[Tok] = []
+        ca, cb = a, b
+        while (
+            ca < cb
+            and not _RE_DECADE.fullmatch(s[ca:cb])
+            and (
+                s[ca] in _LEAD_PUNCT
+                or (
+                    s[ca] == "-" and cb - ca > 1 and not (s[ca + 1].isdecimal() or s[ca + 1] == ".")
+                )
+            )
+            and not self._special_at(s, ca, cb)
+        ):
+            lead.append(Tok(ca, ca + 1, s[ca], "punct"))
+            ca += 1
+        while cb > ca:
+            c = s[cb - 1]
+            if c not in _TRAIL_PUNCT and c != "-":
+                break
+            core = s[ca:cb]
+            if c == "." and self._keeps_final_dot(core):
+                break
+            if self._special_at(s, ca, cb):
+                break
+            if c == "'" and core[:-1].lower().endswith("s") and cb - ca > 2 and s[ca].isalpha():
+                break  # plural possessive: students'
+            trail.append(Tok(cb - 1, cb, c, "punct"))
+            cb -= 1
+        trail.reverse()
+        return lead, (ca, cb), trail
+
+    def _special_at(self, s: str, a: int, b: int) -> bool:
+        core = s[a:b]
+        return core in self.t.special and len(core) > 1
+
+    def _keeps_final_dot(self, core: str) -> bool:
+        t = self.t
+        if core in t.abbreviations or core.casefold() in t.abbreviations_folded:
+            return True
+        if core in ("St.", "Dr.", "st.", "dr.", "ST.", "DR."):
+            return True
+        if _RE_INITIALS.fullmatch(core):
+            return True
+        if core[:-1].lower() in _MONTH_ABBR:
+            return True
+        return bool(self.lex_get(core))
+
+    def _is_shouting(self, s: str, cores: list[tuple[int, int]]) -> bool:
+        """True when most alphabetic words are all capitals (a headline, not acronyms)."""
+        alpha = [s[a:b] for a, b in cores if s[a:b].isalpha()]
+        caps = [w for w in alpha if len(w) > 1 and w.isupper()]
+        return (
+            len(caps) >= 3
+            and len(caps) * 2 > len(alpha)
+            and any(len(w) >= 4 and w.lower() in cmudict() for w in caps)
+        )
+
+    # -- reading one core -------------------------------------------------------------------
+
+    def _read_core(
+        self, s: str, a: int, b: int, cores: list[str], k: int, trail: list[Tok]
+    ) -> list[Tok]:
+        core = s[a:b]
+        prev = cores[k - 1] if k > 0 else ""
+        nxt = cores[k + 1] if k + 1 < len(cores) else ""
+        entry = self.lex_get(core)
+        if entry is None and any(c.isalpha() and not is_latin_letter(c) for c in core):
+            if k > 0 and self._unit_after_number(core, prev):
+                sing, plur, _ = self._unit(core, spaced=True)  # type: ignore[misc]
+                return [Tok(a, b, sing if _is_one(prev) else plur)]
+            return self._fallback(s, a, b, prev, nxt)
+        if entry is not None:
+            spoken = getattr(entry, "spoken", None) or core
+            return [Tok(a, b, spoken, "word", True, entry)]
+        spoken = self._read_whole(core, prev, nxt, k, cores, trail)
+        if spoken is None and core.endswith("'s") and len(core) > 2 and core[0].isdecimal():
+            inner = self._read_whole(core[:-2], prev, nxt, k, cores, trail)
+            if inner is not None:
+                spoken = inner + "'s"
+        if spoken is not None:
+            return [Tok(a, b, spoken)]
+        return self._fallback(s, a, b, prev, nxt)
+
+    def _read_whole(
+        self, core: str, prev: str, nxt: str, k: int, cores: list[str], trail: list[Tok]
+    ) -> str | None:
+        """Spoken text for the whole core, or ``None`` to cut it up generically."""
+        t = self.t
+        if core in t.special:
+            return t.special[core]
+        if len(core) > 1 and core.casefold() in t.special_folded:
+            return t.special_folded[core.casefold()]
+        if "@" in core or "://" in core or core.lower().startswith("www."):
+            if _RE_EMAIL.fullmatch(core) or _RE_URL.fullmatch(core):
+                return self.read_electronic(core)
+        r = self._compound(core, prev, nxt, k, cores)
+        if r is not None:
+            return r
+        if core[0] in CURRENCIES or core[:3] == "US$":
+            r = self._money(core, nxt, k)
+            if r is not None:
+                return r
+        if core[0].isdecimal() or (core[0] in "-+.'" and len(core) > 1):
+            r = self._numeric(core, prev, nxt, k, cores)
+            if r is not None:
+                return r
+        if core in ("x", "X", "×") and _is_number(prev) and _is_number(nxt):
+            return "by"
+        if core == "*" and _is_number(prev) and _is_number(nxt):
+            return "times"
+        if core.lower() in ("am", "pm", "a.m.", "p.m.", "a.m", "p.m") and _RE_INT.fullmatch(
+            prev.replace(":", "")
+        ):
+            return letters_spoken(core)
+        if (
+            core in _DIRECTIONS
+            and prev.isdecimal()
+            and (_is_capitalized(nxt) or _RE_ORDINAL.fullmatch(nxt))
+        ):
+            return _DIRECTIONS[core]
+        if core in _STATES and k > 0 and "," in self._trails[k - 1] and _is_capitalized(prev):
+            zip_next = nxt.isdecimal() and len(nxt) == 5
+            if zip_next or (not nxt and core not in _AMBIGUOUS_STATES):
+                return _STATES[core]
+        street = _STREET.get(core.rstrip(".").lower())
+        if street and (_is_capitalized(prev) or _RE_ORDINAL.fullmatch(prev) or prev.isdecimal()):
+            if core.rstrip(".").lower() != "dr" or not nxt[:1].isupper():
+                return street
+        if core[-1] == "." or "." in core:
+            r = self._abbreviation(core, prev, nxt)
+            if r is not None:
+                return r
+        month = self._month_of(core, lenient=_is_day(nxt) or _is_day(prev))
+        if month and (_is_day(nxt) or _is_day(prev)):
+            name = MONTHS[month - 1]
+            if _is_day(prev) and not _is_day(nxt) and not _looks_year(nxt):
+                return f"of {name}"
+            if _is_day(prev) and _looks_year(nxt) and not _is_day(nxt):
+                return f"of {name}"
+            return name
+        if k > 0 and self._unit_after_number(core, prev):
+            sing, plur, _ = self._unit(core, spaced=True)  # type: ignore[misc]
+            return sing if _is_one(prev) else plur
+        if _RE_VERSION.fullmatch(core):
+            return read_version(core)
+        if core.isalpha() or _is_wordlike(core):
+            return self._read_alpha(core, prev, nxt)
+        m = _RE_DOMAIN.fullmatch(core)
+        if m and m.group(1).lower() in _TLDS:
+            return self.read_electronic(core)
+        return None
+
+    # -- numbers ----------------------------------------------------------------------------
+
+    def _compound(self, core: str, prev: str, nxt: str, k: int, cores: list[str]) -> str | None:
+        """``$50-$100`` / ``2pm-5pm`` -> "A to B"; ``$20/mo`` -> "twenty dollars per month";
+        ``Jan-15-2020`` -> a date."""
+        m = _RE_MONTH_DAY.fullmatch(core)
+        if m and self._month_of(m.group(1), lenient=True) and 1 <= int(m.group(2)) <= 31:
+            words = (
+                f"{MONTHS[self._month_of(m.group(1), lenient=True) - 1]} {num.ordinal(m.group(2))}"
+            )
+            return f"{words} {num.year(m.group(3))}" if m.group(3) else words
+        if not (core[0].isdecimal() or core[0] in CURRENCIES) or len(core) > 64:
+            return None
+        for sep in ("-", "/"):
+            if core.count(sep) != 1 or core.startswith(sep) or core.endswith(sep):
+                continue
+            left, right = core.split(sep)
+            if sep == "-" and _RE_NUMBER.fullmatch(left) and _RE_NUMBER.fullmatch(right):
+                continue  # plain numeric ranges are read by _numeric
+            if sep == "/" and _RE_FRACTION.fullmatch(core):
+                continue
+            lw = self._read_part(left, prev, "", k)
+            if lw is None:
+                continue
+            if sep == "/":
+                unit = (
+                    _RATE_UNITS.get(right.lower()) or (self._unit(right, spaced=False) or ("",))[0]
+                )
+                if unit and (left[0] in CURRENCIES or left[0].isdecimal()):
+                    if left[0] in CURRENCIES:
+                        # "$0.5/hr": money reads in full, then "per hour"
+                        return f"{lw} per {unit}"
+                    return f"{lw} per {unit}"
+                continue
+            rw = self._read_part(right, left, nxt, k)
+            if rw is not None:
+                return f"{lw} to {rw}"
+        return None
+
+    def _read_part(self, part: str, prev: str, nxt: str, k: int) -> str | None:
+        """A money/time/number+unit sub-expression of a compound, or ``None``."""
+        if not part:
+            return None
+        if part[0] in CURRENCIES:
+            saved = dict(self._pending_suffix)
+            r = self._money(part, "", k)
+            self._pending_suffix = saved
+            return r
+        if part[0].isdecimal():
+            return self._numeric(part, prev, nxt, k, [])
+        return None
+
+    def _numeric(self, core: str, prev: str, nxt: str, k: int, cores: list[str]) -> str | None:
+        m = _RE_TIME.fullmatch(core)
+        if m:
+            r = _time(m.group(1), m.group(2), m.group(3), m.group(4), nxt)
+            if r:
+                return r
+        m = _RE_TIME_DOT.fullmatch(core) or None
+        if m:
+            return _time(m.group(1), m.group(2), None, m.group(3), nxt)
+        m = _RE_HOUR_AMPM.fullmatch(core)
+        if m and 1 <= int(m.group(1)) <= 12:
+            return f"{num.cardinal(m.group(1))} {letters_spoken(m.group(2))}"
+        m = _RE_ISO_DATE.fullmatch(core) or _RE_YMD_SLASH.fullmatch(core)
+        if m:
+            r = _date(m.group(1), m.group(2), m.group(3), dmy=False)
+            if r:
+                return r
+        m = _RE_DMY.fullmatch(core)
+        if m:
+            a_, sep, b_, y = m.group(1), m.group(2), m.group(3), m.group(4)
+            if sep == "." or int(a_) > 12:
+                r = _date(y, b_, a_, dmy=True)
+            else:
+                r = _date(y, a_, b_, dmy=False)
+            if r:
+                return r
+        m = _RE_ORDINAL.fullmatch(core)
+        if m:
+            digits, suf = m.group(1), m.group(2).lower()
+            if _ordinal_suffix(digits.replace(",", "")) == suf:
+                words = num.ordinal(digits)
+                if self._month_of(nxt, lenient=True) and not self._month_of(prev, lenient=True):
+                    return words if prev.lower() == "the" else f"the {words}"
+                return words
+            return f"{num.cardinal(digits)} {suf}"
+        m = _RE_DECADE.fullmatch(core)
+        if (
+            not m
+            and len(core) == 3
+            and (
+                prev.lower() in ("the", "early", "late", "mid", "mid-")
+                or _RE_DECADE.fullmatch(prev)
+            )
+        ):
+            m = _RE_DECADE2.fullmatch(core)
+            if m:
+                return num.plural_of_words(num.cardinal(m.group(1)))
+        if m:
+            if m.group(1):
+                return num.year_plural(m.group(1))
+            return num.plural_of_words(num.cardinal(m.group(2)))
+        m = _RE_QUARTER.fullmatch(core)
+        if m:
+            yy = m.group(2)
+            return f"the {num.ordinal(m.group(1))} quarter of {num.year(yy) if len(yy) == 4 else num.cardinal(yy)}"
+        if core.endswith("%"):
+            inner = self._plain_number(core[:-1], prev, nxt, k, cores, as_year=False)
+            if inner is not None:
+                return f"{inner} percent"
+        if _RE_PHONE.fullmatch(core) or _RE_DIGIT_GROUPS.fullmatch(core):
+            groups = core.lstrip("+").replace(".", "-").split("-")
+            if (
+                core.startswith("+")
+                or len(groups) >= 3
+                and sum(map(len, groups)) >= 7
+                or len(groups) >= 3
+                and "-" in core
+            ):
+                if not (_RE_DOTTED.fullmatch(core) and sum(map(len, groups)) < 7):
+                    return ("plus " if core.startswith("+") else "") + _phone(core)
+        m = _RE_DOTTED.fullmatch(core)
+        if m:
+            parts = core.split(".")
+            if len(parts) == 4 and all(len(p) <= 3 and int(p) <= 255 for p in parts):
+                return " dot ".join(num.digits_words(p) for p in parts)
+            return _version_parts(parts)
+        m = _RE_FRACTION_ORD.fullmatch(core)
+        if m:
+            return num.fraction(m.group(1), m.group(2))
+        m = _RE_FRACTION.fullmatch(core)
+        if (
+            m
+            and _is_number(prev)
+            and prev.isdecimal()
+            and m.group(1) == "1"
+            and m.group(2) in ("2", "4")
+        ):
+            return "and a " + ("half" if m.group(2) == "2" else "quarter")
+        if m:
+            if prev.isdecimal() and len(m.group(2)) <= 2:
+                return f"and {num.fraction(m.group(1), m.group(2))}"
+            return num.fraction(m.group(1), m.group(2))
+        m = _RE_SCORE_RANGE.fullmatch(core)
+        if m and not core.startswith(("-", "+")):
+            left = self._plain_number(m.group(1), prev, "", k, cores, as_year=True)
+            right = self._plain_number(m.group(2), "", nxt, k, cores, as_year=True)
+            if left and right:
+                return f"{left} to {right}"
+        r = self._plain_number(core, prev, nxt, k, cores, as_year=True)
+        if r is not None:
+            return r
+        # number + attached unit / scale: 5kg, 22ms, 100km/h, 4.4x, 30k
+        j = 0
+        while j < len(core) and (core[j].isdecimal() or core[j] in ".,-+"):
+            j += 1
+        if 0 < j < len(core):
+            number, rest = core[:j], core[j:]
+            unit = self._unit(rest, spaced=False)
+            if unit is not None:
+                words = self._plain_number(number, prev, "", k, cores, as_year=False)
+                if words is not None:
+                    return f"{words} {unit[0] if _is_one(number) else unit[1]}"
+            if rest.lower().startswith("/") and len(rest) > 1:
+                unit = self._unit(rest[1:], spaced=False)
+                words = self._plain_number(number, prev, "", k, cores, as_year=False)
+                if unit is not None and words is not None:
+                    return f"{words} per {unit[0]}"
+        return None
+
+    def _address_reading(self, core: str, k: int, cores: list[str]) -> str | None:
+        """House numbers and ZIP codes: ``123 Laguna Ct`` -> "one twenty three", ``CA 95051``."""
+        if not core.isdecimal() or not cores or k >= len(cores) or cores[k] != core:
+            return None
+        prev = cores[k - 1] if k > 0 else ""
+        if len(core) == 5 and prev in _STATES:
+            return num.digits_words(core)
+        if len(core) > 5:
+            return None
+        for j in range(k + 1, min(k + 5, len(cores))):
+            w = cores[j].rstrip(".").lower()
+            if w in _STREET or w in _STREET_WORDS:
+                if j == k + 1:
+                    return None  # "5 St" is not an address
+                break
+            c = cores[j]
+            if not (_is_capitalized(c) or c in _DIRECTIONS or _RE_ORDINAL.fullmatch(c)):
+                return None
+            if j > k + 1 and self._trails[j - 1 if j - 1 < len(self._trails) else -1]:
+                return None  # punctuation between number and street type
+        else:
+            return None
+        if len(core) <= 2:
+            return num.cardinal(core)
+        if len(core) == 3:
+            return _three_digit_year(core)
+        if len(core) == 4:
+            return num.pair_reading(core)
+        return num.digits_words(core)
+
+    def _plain_number(
+        self, core: str, prev: str, nxt: str, k: int, cores: list[str], *, as_year: bool
+    ) -> str | None:
+        """Integers and decimals with sign and thousands separators; ``None`` if not one."""
+        if not core or not (core[0].isdecimal() or core[0] in "-+."):
+            return None
+        m = _RE_NUMBER.fullmatch(core)
+        if not m or not (m.group(2) or m.group(3)):
+            return None
+        sign, ip, frac = m.group(1), m.group(2) or "", m.group(3)
+        if frac is None and core.endswith("."):
+            return None
+        if (
+            frac is not None
+            and len(frac) == 2
+            and len(ip) <= 2
+            and not sign
+            and nxt.lower().rstrip(".") in ("am", "pm", "a.m", "p.m")
+        ):
+            t = _time(ip, frac, None, None, nxt)
+            if t:
+                return t
+        words: str
+        addr = (
+            None
+            if (frac is not None or sign or "," in ip)
+            else self._address_reading(core, k, cores)
+        )
+        if addr is not None:
+            words = addr
+        elif frac is not None:
+            words = num.decimal(ip, frac)
+        elif "," in ip:
+            words = num.cardinal(ip)
+        elif len(ip) > MAX_GROUPED_DIGITS:
+            words = num.digits_words(ip)
+        elif nxt.replace(".", "").upper() in ("AD", "BC", "BCE", "CE") and len(ip) in (3, 4):
+            words = num.year(ip) if len(ip) == 4 else _three_digit_year(ip)
+        elif len(ip) > 1 and ip[0] == "0":
+            words = num.digits_words(ip)
+        elif len(ip) == 4 and self._model_context(prev):
+            words = num.pair_reading(ip)
+        elif (
+            as_year
+            and len(ip) == 4
+            and 1100 <= int(ip) <= 2099
+            and not sign
+            and not self._unit_after_number(nxt, ip)
+            and nxt.lower() not in _SCALE_WORDS
+            and not (int(ip) % 1000 == 0)
+        ):
+            words = num.year(ip)
+        elif self._month_of(prev, lenient=True) and len(ip) <= 2 and 1 <= int(ip) <= 31:
+            words = num.ordinal(ip)
+        elif self._month_of(nxt, lenient=True) and len(ip) <= 2 and 1 <= int(ip) <= 31 and not sign:
+            words = num.ordinal(ip) if prev.lower() == "the" else "the " + num.ordinal(ip)
+        else:
+            words = num.cardinal(ip)
+        if sign == "-":
+            words = "minus " + words
+        elif sign == "+":
+            words = "plus " + words
+        return words
+
+    def _model_context(self, prev: str) -> bool:
+        """``RTX 4070``, ``GTX 1080``: four digits after an all-caps product name."""
+        return (
+            len(prev) >= 2
+            and prev.isalpha()
+            and prev.isupper()
+            and prev not in ("AD", "BC", "CE", "BCE")
+            and prev not in self.t.acronyms
+        )
+
+    def _unit(self, u: str, *, spaced: bool) -> tuple[str, str, bool] | None:
+        t = self.t
+        for cand in (u, u.replace("μ", "µ")):
+            hit = t.units.get(cand)
+            if hit is not None and (hit[2] or not spaced):
+                return hit
+            hit = t.units_folded.get(cand.casefold())
+            if hit is not None:
+                return hit
+        if "/" in u and not spaced:
+            a, _, b = u.partition("/")
+            ua, ub = self._unit(a, spaced=False), self._unit(b, spaced=False)
+            if ua and ub:
+                return (f"{ua[0]} per {ub[0]}", f"{ua[1]} per {ub[0]}", False)
+        return None
+
+    def _unit_after_number(self, core: str, prev: str) -> bool:
+        if not core or not prev:
+            return False
+        if _RE_SCORE_RANGE.fullmatch(prev):
+            prev = prev.rsplit("-", 1)[1]
+        if not (
+            prev.lower() in _SCALE_WORDS
+            or (_RE_NUMBER.fullmatch(prev) and any(c.isdecimal() for c in prev))
+        ):
+            return False
+        return self._unit(core, spaced=True) is not None
+
+    def _money(self, core: str, nxt: str, k: int) -> str | None:
+        sym = "US$" if core.startswith("US$") else core[0]
+        rest = core[len(sym) :]
+        names = CURRENCIES[sym]
+        scale = ""
+        for suf in ("bn", "mm", "k", "K", "m", "M", "b", "B", "t", "T"):
+            if rest.endswith(suf) and rest[: -len(suf)][-1:].isdecimal():
+                scale = _SCALE_SUFFIX[suf]
+                rest = rest[: -len(suf)]
+                break
+        m = _RE_NUMBER.fullmatch(rest)
+        if not rest or not m or m.group(1) or not (m.group(2) or m.group(3)):
+            return None
+        ip, frac = m.group(2) or "", m.group(3)
+        unit_one, unit_many, sub_one, sub_many = names
+        if not scale and nxt.lower() in _SCALE_WORDS:
+            # "$45 billion": the currency name moves after the scale word.
+            words = num.decimal(ip, frac) if frac else num.cardinal(ip or "0")
+            self._pending_suffix[k + 1] = unit_many
+            return words
+        if scale:
+            words = num.decimal(ip, frac) if frac else num.cardinal(ip or "0")
+            return f"{words} {scale} {unit_many}"
+        ip_i = int(ip.replace(",", "")) if ip and len(ip) <= 30 else None
+        if frac is not None and sub_many and len(frac) <= 3 and (len(frac) <= 2 or frac[2:] == "0"):
+            cents = int((frac + "0")[:2])
+            main = ""
+            if ip_i:
+                main = f"{num.cardinal(ip)} {unit_one if ip_i == 1 else unit_many}"
+            if cents == 0:
+                return main or f"zero {unit_many}"
+            sub = f"{num.cardinal(str(cents))} {sub_one if cents == 1 else sub_many}"
+            return f"{main} and {sub}" if main else sub
+        if frac is not None:
+            return f"{num.decimal(ip, frac)} {unit_many}"
+        words = num.cardinal(ip)
+        return f"{words} {unit_one if ip_i == 1 else unit_many}"
+
+    # -- words ------------------------------------------------------------------------------
+
+    def _abbreviation(self, core: str, prev: str, nxt: str) -> str | None:
+        t = self.t
+        low = core.lower()
+        if low in ("st.", "st"):
+            return (
+                "saint"
+                if nxt[:1].isupper() and not _is_capitalized(prev) and not _is_number(prev)
+                else "street"
+            )
+        if low in ("dr.",):
+            if _is_capitalized(prev) and not nxt[:1].isupper():
+                return "drive"
+            return "doctor"
+        if low in ("no.", "nos.") and not _is_number(nxt):
+            return None
+        if core in t.abbreviations:
+            return t.abbreviations[core]
+        if core.casefold() in t.abbreviations_folded:
+            return t.abbreviations_folded[core.casefold()]
+        month = self._month_of(core)
+        if month and (core[0].isupper() or _is_day(prev) or _is_day(nxt) or _looks_year(nxt)):
+            return MONTHS[month - 1]
+        if _RE_INITIALS.fullmatch(core):
+            return letters_spoken(core)
+        return None
+
+    def _month_of(self, core: str, *, lenient: bool = False) -> int:
+        """Month number of a month name/abbreviation; lower-case abbreviations (and lower-case
+        "may") count only when ``lenient`` (the caller saw a day number next to it)."""
+        low = core.lower().rstrip(".")
+        if low in _MONTH_FULL:
+            if low == "may" and core[0] != "M" and not lenient:
+                return 0
+            return _MONTH_FULL[low]
+        if low in _MONTH_ABBR and (core[0].isupper() or lenient or core.endswith(".")):
+            return _MONTH_ABBR[low]
+        return 0
+
+    def _read_alpha(self, core: str, prev: str, nxt: str) -> str:
+        """A word of letters (inner apostrophes/hyphens allowed): word, acronym or camelCase."""
+        roman = self._roman(core, prev)
+        if roman is not None:
+            return roman
+        if "-" in core:
+            parts = core.split("-")
+            if all(parts):
+                return " ".join(self._read_alpha(p, "", "") if p.isalpha() else p for p in parts)
+        return self.read_word(core, prev, nxt)
+
+    def read_word(self, w: str, prev: str = "", nxt: str = "") -> str:
+        """One alphabetic word -> spoken (acronyms spelled, camelCase split)."""
+        t = self.t
+        if w in t.acronyms:
+            return t.acronyms[w]
+        base = w.replace("'", "")
+        if len(w) == 1:
+            if w == "A" and nxt[:1].islower():
+                return "a"
+            return w.upper() if w not in ("a", "I") else w
+        if base.isupper() and base.isalpha():
+            if self._shouting and w.lower() in cmudict():
+                return w.lower()
+            return self._acronym(w)
+        if len(base) > 2 and base[:-1].isupper() and base[-1] == "s" and base[:-1].isalpha():
+            # GPUs, APIs: plural of an acronym
+            stem = w[:-1].rstrip("'")
+            sp = t.acronyms.get(stem) or self._acronym(stem)
+            return sp + ("'s" if " " in sp or len(sp) == 1 else "s")
+        low = w.lower()
+        if low in cmudict() or w.islower() or (w[0].isupper() and w[1:].islower()):
+            return w
+        parts = _camel_split(w)
+        if len(parts) > 1:
+            return " ".join(self.read_word(p) for p in parts)
+        return w
+
+    def _acronym(self, w: str) -> str:
+        t = self.t
+        if w in t.acronyms:
+            return t.acronyms[w]
+        letters_only = "".join(c for c in w if c.isalpha())
+        if (
+            len(letters_only) >= 5
+            and _has_vowel(letters_only)
+            and letters_only.lower() in cmudict()
+        ):
+            return letters_only.lower()
+        return letters_spoken(w)
+
+    def _roman(self, core: str, prev: str) -> str | None:
+        """Roman numerals only in unambiguous places: ``Henry VIII``, ``World War II``."""
+        if not core.isupper() or not core.isalpha():
+            return None
+        value = num.roman_to_int(core)
+        if value is None:
+            return None
+        p = prev.rstrip(".")
+        if p.lower() in _SEQUENCE_WORDS and (len(core) >= 2 or core in ("I", "V", "X")):
+            return num.cardinal(str(value))
+        if len(core) >= 2 and p in _REGNAL_NAMES:
+            return "the " + num.ordinal(str(value))
+        return None
+
+    # -- URLs, e-mails ----------------------------------------------------------------------
+
+    def read_electronic(self, core: str) -> str:
+        """Read a URL / e-mail / domain by parts: ``a.b@c.com`` -> "a dot b at c dot com"."""
+        out: list[str] = []
+        i, n = 0, len(core)
+        names = {
+            ".": "dot", "@": "at", "/": "slash", ":": "colon", "-": "dash", "_": "underscore",
+            "?": "question mark", "=": "equals", "&": "ampersand", "#": "hash", "~": "tilde",
+            "%": "percent", "+": "plus",
+        }  # fmt: skip
+        while i < n:
+            c = core[i]
+            j = i
+            if c.isalpha():
+                while j < n and core[j].isalpha():
+                    j += 1
+                out.append(self._url_word(core[i:j]))
+            elif c.isdecimal():
+                while j < n and core[j].isdecimal():
+                    j += 1
+                out.append(num.digits_words(core[i:j]))
+            else:
+                j = i + 1
+                out.append(names.get(c, c))
+            i = j
+        return " ".join(x for x in out if x)
+
+    def _url_word(self, w: str) -> str:
+        low = w.lower()
+        if low in ("www", "http", "https", "ftp"):
+            return letters_spoken(low)
+        if low in ("com", "org", "net", "edu", "gov", "info"):
+            return low
+        if low in ("jpg", "jpeg"):
+            return "jay peg"
+        if len(low) == 1 or (len(low) <= 3 and low not in cmudict()):
+            return letters_spoken(low)
+        if w.isupper() and len(w) > 1:
+            return self._acronym(w)
+        return low
+
+    # -- generic fallback -------------------------------------------------------------------
+
+    def _fallback(self, s: str, a: int, b: int, prev: str, nxt: str) -> list[Tok]:
+        """Cut a core no rule read whole into runs: letters/digits together, symbols apart."""
+        pieces: list[Tok] = []
+        i = a
+        alnum_start = None
+        equation = "=" in s[a:b]
+        while i <= b:
+            c = s[i] if i < b else " "
+            inner = (
+                c in "-_."
+                and alnum_start is not None
+                and i + 1 < b
+                and s[i + 1].isalnum()
+                and not (equation and c == "-")
+            )
+            readable = c.isdecimal() or is_latin_letter(c) or unicodedata.combining(c)
+            if readable or (c == "'" and alnum_start is not None) or inner:
+                if alnum_start is None:
+                    alnum_start = i
+                i += 1
+                continue
+            if alnum_start is not None:
+                pieces.append(Tok(alnum_start, i, self._alnum(s[alnum_start:i])))
+                alnum_start = None
+            if i < b:
+                sym = self._symbol(s, i, prev, nxt)
+                sym.end = min(sym.end, b)
+                pieces.append(sym)
+                i = sym.end
+            else:
+                i += 1
+        return [p for p in pieces if p.end > p.start]
+
+    def _alnum(self, w: str) -> str:
+        """Mixed letters and digits: ``i7-12700K``, ``H200``, ``x86``, ``Qwen2.5``, ``1080p``."""
+        if w.isalpha() or _is_wordlike(w):
+            return self._read_alpha(w, "", "")
+        if "-" in w and len(w) <= 200:
+            # COVID-19, mid-1980s, GPT-4o: read the parts on their own, the hyphen is silent.
+            parts = [p for p in w.split("-") if p]
+            out_parts = []
+            prev = ""
+            for part in parts:
+                r = None
+                if part[0].isdecimal():
+                    r = self._numeric(part, prev, "", 0, [])
+                out_parts.append(r if r is not None else self._alnum(part))
+                prev = part
+            return " ".join(x for x in out_parts if x)
+        out: list[str] = []
+        i, n = 0, len(w)
+        while i < n:
+            c = w[i]
+            j = i + 1
+            if c.isdecimal():
+                while j < n and w[j].isdecimal():
+                    j += 1
+                out.append(_model_digits(w[i:j]))
+            elif c.isalpha():
+                while j < n and (w[j].isalpha() or unicodedata.combining(w[j])):
+                    j += 1
+                run = w[i:j]
+                if not is_latin_letter(run[0]):
+                    out.append(run)
+                elif (
+                    run.isupper()
+                    or not _has_vowel(run)
+                    or (len(run) <= 3 and not (len(run) > 1 and run.islower() and run in cmudict()))
+                ):
+                    out.append(self.t.acronyms.get(run) or letters_spoken(run))
+                else:
+                    out.append(self.read_word(run))
+            elif c == "." and out and i > 0 and w[i - 1].isdecimal() and j < n and w[j].isdecimal():
+                out.append("point")
+            elif c == ".":
+                out.append("dot")
+            i = j
+        return " ".join(x for x in out if x)
+
+    def _symbol(self, s: str, i: int, prev: str, nxt: str) -> Tok:
+        c = s[i]
+        t = self.t
+        if c == "-" and 0 < i and s[i - 1].isalnum() and s[i + 1 : i + 2].isalnum():
+            return Tok(i, i + 1, "minus")  # only reached in equations (see _fallback)
+        if c == "#":
+            return Tok(i, i + 1, "number" if s[i + 1 : i + 2].isdecimal() else "hash")
+        if c in t.special:
+            return Tok(i, i + 1, t.special[c])
+        if c in CURRENCIES:
+            return Tok(i, i + 1, CURRENCIES[c][0])
+        if c == "*" and 0 < i and s[i - 1].isdecimal() and i + 1 < len(s) and s[i + 1].isdecimal():
+            return Tok(i, i + 1, "times")
+        if _is_punct_char(c):
+            return Tok(i, i + 1, c, "punct")
+        if is_emoji(c):
+            return Tok(i, i + 1, "", "unread", reason="emoji")
+        cat = unicodedata.category(c)
+        if cat.startswith("C"):
+            return Tok(i, i + 1, "", "unread", reason="control-char")
+        if cat.startswith("S"):
+            return Tok(i, i + 1, "", "unread", reason="symbol")
+        if cat.startswith("Z"):
+            return Tok(i, i + 1, "", "punct")
+        if c.isalpha():
+            # A run of letters of another script (Cyrillic, Han ...) is one unread piece.
+            j = i + 1
+            while j < len(s) and s[j].isalpha() and not is_latin_letter(s[j]):
+                j += 1
+            return Tok(i, j, "", "unread", reason="unsupported-script")
+        return Tok(i, i + 1, "", "unread", reason="unsupported-script")
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def _is_wordlike(w: str) -> bool:
+    """Letters with inner apostrophes or hyphens only (don't, state-of-the-art, café)."""
+    if not w or not (w[0].isalpha()):
+        return False
+    for c in w:
+        if not (c.isalpha() or c in "'-" or unicodedata.combining(c)):
+            return False
+    return not w.endswith("-") and "--" not in w
+
+
+def _camel_split(w: str) -> list[str]:
+    """``TensorRT`` -> Tensor RT; ``XMLHttp`` -> XML Http; ``iPhone`` -> i Phone."""
+    parts: list[str] = []
+    cur = w[0]
+    for i in range(1, len(w)):
+        c, p = w[i], w[i - 1]
+        nxt = w[i + 1] if i + 1 < len(w) else ""
+        if (c.isupper() and p.islower()) or (c.isupper() and p.isupper() and nxt.islower()):
+            parts.append(cur)
+            cur = c
+        else:
+            cur += c
+    parts.append(cur)
+    return parts
+
+
+def _is_day(core: str) -> bool:
+    c = core.rstrip(",")
+    m = _RE_ORDINAL.fullmatch(c)
+    if m:
+        c = m.group(1)
+    return c.isdecimal() and len(c) <= 2 and 1 <= int(c) <= 31
+
+
+def _looks_year(core: str) -> bool:
+    c = core.rstrip(",.")
+    return c.isdecimal() and len(c) == 4
+
+
+def _is_one(core: str) -> bool:
+    return core.lstrip("+-") in ("1",)
+
+
+def _is_number(core: str) -> bool:
+    return (
+        bool(core)
+        and bool(_RE_NUMBER.fullmatch(core.rstrip(",.")))
+        and any(c.isdecimal() for c in core)
+    )
+
+
+def _is_capitalized(core: str) -> bool:
+    return (
+        len(core) > 1
+        and core[0].isupper()
+        and core[1:].isalpha()
+        and not core.isupper()
+        or (core.isalpha() and core.isupper() and len(core) > 3)
+    )
+
+
+def _ordinal_suffix(digits: str) -> str:
+    n = int(digits[-2:]) if digits else 0
+    if 11 <= n % 100 <= 13:
+        return "th"
+    return {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+
+
+def _model_digits(d: str) -> str:
+    """Digits inside a model number: H200 -> two hundred, 4070 -> forty seventy."""
+    if len(d) > 1 and d[0] == "0":
+        return num.digits_words(d)
+    if len(d) <= 3:
+        return num.cardinal(d)
+    if len(d) == 4:
+        return num.pair_reading(d)
+    if len(d) <= 6:
+        return num.cardinal(d)
+    return num.digits_words(d)
+
+
+def _three_digit_year(d: str) -> str:
+    """``340`` (AD) -> "three forty"; ``305`` -> "three oh five"; ``300`` -> "three hundred"."""
+    if d[1:] == "00":
+        return num.cardinal(d)
+    if d[1] == "0":
+        return f"{num.ONES[int(d[0])]} oh {num.ONES[int(d[2])]}"
+    return f"{num.ONES[int(d[0])]} {num.cardinal(d[1:])}"
+
+
+def _time(hh: str, mm: str, ss: str | None, ampm: str | None, nxt: str) -> str | None:
+    h, m = int(hh), int(mm)
+    if h > 24 or m > 59 or (ss is not None and int(ss) > 59):
+        return None
+    if ss is not None:
+        sec = int(ss)
+        words = f"{num.cardinal(hh)} {'hour' if h == 1 else 'hours'} {num.cardinal(mm)} {'minute' if m == 1 else 'minutes'} and {num.cardinal(ss)} {'second' if sec == 1 else 'seconds'}"
+        return words + (f" {letters_spoken(ampm)}" if ampm else "")
+    hour = num.cardinal(str(h))
+    follows_ampm = nxt.lower().rstrip(".") in ("am", "pm", "a.m", "p.m")
+    if m == 0:
+        words = hour if ampm or follows_ampm else f"{hour} o'clock"
+    else:
+        words = f"{hour} {num.clock_minutes(mm)}"
+    if ampm:
+        words += " " + letters_spoken(ampm)
+    return words
+
+
+def _date(y: str, mo: str, d: str, *, dmy: bool) -> str | None:
+    mi, di = int(mo), int(d)
+    if not (1 <= mi <= 12 and 1 <= di <= 31):
+        return None
+    yr = num.year(y) if len(y) == 4 else num.digits_words(y) if y[0] == "0" else num.cardinal(y)
+    if dmy:
+        return f"the {num.ordinal(str(di))} of {MONTHS[mi - 1]} {yr}"
+    return f"{MONTHS[mi - 1]} {num.ordinal(str(di))} {yr}"
+
+
+def _version_parts(parts: list[str]) -> str:
+    """``["2", "0", "1"]`` -> "two point oh point one" (a lone 0 component reads "oh")."""
+    return " point ".join(
+        "oh" if p == "0" else num.cardinal(p) if p[0] != "0" else num.digits_words(p) for p in parts
+    )
+
+
+def read_version(v: str) -> str:
+    """``v2.0`` / ``2.0.1`` -> "version two point oh" / "two point oh point one"."""
+    body = v[1:] if v[:1] in "vV" else v
+    return (
+        "version " + _version_parts(body.split("."))
+        if v[:1] in "vV"
+        else _version_parts(body.split("."))
+    )
+
+
+def _phone(core: str) -> str:
+    groups: list[str] = []
+    cur = ""
+    for c in core:
+        if c.isdecimal():
+            cur += c
+        elif cur:
+            groups.append(cur)
+            cur = ""
+    if cur:
+        groups.append(cur)
+    return ", ".join(num.digits_words(g) for g in groups)
+
+
+def normalize_en(text: str) -> str:
+    """Spoken English for ``text`` (no lexicon): ``"$5.99"`` -> "five dollars and ninety nine cents".
+
+    Punctuation is kept where it was; pieces are joined with :func:`mixvox.ir.join_spoken`.
+    """
+    from mixvox.ir import join_spoken
+
+    return join_spoken(t.spoken for t in Normalizer().tokenize(text) if t.kind != "unread")

@@ -1,0 +1,213 @@
+"""Word segmentation and lexical pinyin for Mandarin (before tone sandhi).
+
+Sources, first match wins:
+
+1. ``data/phrases.tsv`` — our own word table (polyphone words pypinyin gets wrong or lacks,
+   lexical neutral tones such as 漂亮 piao4 liang5);
+2. pypinyin's phrase dictionary (``PHRASES_DICT``);
+3. per character: context rules in :mod:`.polyphone`, else pypinyin's first reading.
+
+Segmentation is a dynamic programme over the vocabulary (our table, pypinyin's phrases and
+OpenCC's simplified phrase list): fewest words, then fewest single characters. It gives real
+words for prosody and the word structure that third-tone sandhi needs. Everything is loaded
+once per :class:`ZhG2P` instance, on first use.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from functools import lru_cache
+from importlib import resources
+
+from pypinyin.constants import PHRASES_DICT, PINYIN_DICT
+from pypinyin.contrib.tone_convert import to_tone3
+
+from . import polyphone
+
+_MAX_WORD = 8
+
+
+@lru_cache(maxsize=4096)
+def mark_to_tone3(p: str) -> str:
+    """``'lǜ'`` -> ``'lv4'``, ``'le'`` -> ``'le5'`` (pypinyin's tone-mark strings to TONE3)."""
+    return to_tone3(p, neutral_tone_with_five=True)
+
+
+def _load_table(name: str) -> dict[str, list[str]]:
+    table: dict[str, list[str]] = {}
+    text = resources.files("mixvox.frontends.zh").joinpath("data", name).read_text("utf-8")
+    for lineno, line in enumerate(text.splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        word, _, pins = line.partition("\t")
+        syl = pins.split()
+        if len(syl) != len(word):
+            raise ValueError(f"{name}:{lineno}: {word!r} has {len(word)} chars, {len(syl)} syl")
+        table[word] = syl
+    return table
+
+
+def _jieba_dict_path() -> str | None:
+    try:
+        import jieba  # only its dictionary file is used
+    except ImportError:
+        return None
+    path = os.path.join(os.path.dirname(jieba.__file__), "dict.txt")
+    return path if os.path.exists(path) else None
+
+
+class ZhG2P:
+    """Segmentation + lexical (pre-sandhi) pinyin. Thread-safe after :meth:`load`.
+
+    The segmenter is a maximum-probability path over a word-frequency dictionary (the
+    ``dict.txt`` that ships with the ``jieba`` package, read directly; jieba's own code and
+    global state are not used), plus our phrase table. Without jieba it falls back to
+    pypinyin's phrase list with unit frequencies.
+    """
+
+    def __init__(self) -> None:
+        self._own: dict[str, list[str]] | None = None
+        self._freq: dict[str, int] = {}
+        self._pos: dict[str, str] = {}
+        self._logtotal = 0.0
+        self._maxlen = 1
+
+    def load(self) -> None:
+        if self._own is not None:
+            return
+        own = _load_table("phrases.tsv")
+        freq: dict[str, int] = {}
+        pos: dict[str, str] = {}
+        path = _jieba_dict_path()
+        if path:
+            with open(path, encoding="utf-8") as f:
+                for line in f:
+                    parts = line.split()
+                    if len(parts) >= 2 and parts[1].isdigit():
+                        freq[parts[0]] = int(parts[1])
+                        if len(parts) >= 3:
+                            pos[parts[0]] = parts[2]
+        else:
+            for w in PHRASES_DICT:
+                freq[w] = 10
+        for w in own:
+            freq[w] = max(freq.get(w, 0), 2000)
+        self._freq, self._pos = freq, pos
+        self._logtotal = math.log(sum(freq.values()) or 1)
+        self._maxlen = min(16, max((len(w) for w in freq), default=1))
+        self._own = own
+
+    def pos(self, word: str) -> str:
+        """jieba's part-of-speech tag of a dictionary word (``n``, ``v``, ``a``, ``d`` ...)."""
+        self.load()
+        return self._pos.get(word, "")
+
+    # -- segmentation --------------------------------------------------------------------------
+    def split(self, word: str) -> list[str]:
+        """Sub-words of a dictionary word (its best segmentation without the whole word)."""
+        return self.segment(word, whole=False)
+
+    def segment(self, text: str, extra: set[str] | None = None, *, whole: bool = True) -> list[str]:
+        """Cut a Han string into words along the most probable path (unigram word model)."""
+        self.load()
+        n = len(text)
+        if n <= 1:
+            return [text] if text else []
+        freq, logtotal = self._freq, self._logtotal
+        unk = -logtotal - 5.0  # an unknown single character
+        best = [0.0] + [-math.inf] * n
+        back = [0] * (n + 1)
+        for i in range(n):
+            base = best[i]
+            if base == -math.inf:
+                continue
+            for L in range(1, min(self._maxlen, n - i) + 1):
+                if not whole and L == n:
+                    break
+                w = text[i : i + L]
+                f = freq.get(w, 0)
+                if extra and w in extra:
+                    f = max(f, 5000)
+                if f:
+                    score = base + math.log(f) - logtotal
+                elif L == 1:
+                    score = base + unk
+                else:
+                    continue
+                if score > best[i + L]:
+                    best[i + L], back[i + L] = score, i
+        words: list[str] = []
+        j = n
+        while j > 0:
+            i = back[j]
+            words.append(text[i:j])
+            j = i
+        words.reverse()
+        return words
+
+    def is_word(self, w: str) -> bool:
+        self.load()
+        return w in self._freq
+
+    # -- pinyin ------------------------------------------------------------------------------
+    def word_pinyin(self, word: str, left: str = "", right: str = "") -> list[str]:
+        """Lexical pinyin of one word (simplified Han), using the text around it for context.
+
+        Returns one syllable per character; a character without any reading gets ``""``.
+        """
+        self.load()
+        assert self._own is not None
+        own = self._own.get(word)
+        if own is not None:
+            return list(own)
+        if len(word) > 1:
+            ph = PHRASES_DICT.get(word)
+            if ph is not None and len(ph) == len(word):
+                return [mark_to_tone3(p[0]) for p in ph]
+        if len(word) > 2:
+            parts = self._phrase_split(word)
+            if len(parts) > 1:
+                out2: list[str] = []
+                pos = 0
+                for part in parts:
+                    out2 += self.word_pinyin(
+                        part, left + word[:pos], word[pos + len(part) :] + right
+                    )
+                    pos += len(part)
+                return out2
+        out: list[str] = []
+        for k, ch in enumerate(word):
+            ctx_left = left + word[:k]
+            ctx_right = word[k + 1 :] + right
+            out.append(self.char_pinyin(ch, ctx_left, ctx_right, word, k))
+        return out
+
+    def _phrase_split(self, word: str) -> list[str]:
+        """Forward maximum matching of a long word on the pinyin phrase tables."""
+        assert self._own is not None
+        parts: list[str] = []
+        i, n = 0, len(word)
+        while i < n:
+            for L in range(min(n - i, _MAX_WORD), 0, -1):
+                w = word[i : i + L]
+                if L == 1 or w in self._own or w in PHRASES_DICT:
+                    parts.append(w)
+                    i += L
+                    break
+        return parts
+
+    def char_pinyin(self, ch: str, left: str, right: str, word: str, idx: int = -1) -> str:
+        """Reading of one character: neutral suffix rule, context rule, then pypinyin."""
+        if idx >= 0:
+            suffix = polyphone.suffix_reading(word, idx)
+            if suffix:
+                return suffix
+        rule = polyphone.choose(ch, left, right)
+        if rule:
+            return rule
+        readings = PINYIN_DICT.get(ord(ch))
+        if not readings:
+            return ""
+        return mark_to_tone3(readings.split(",", 1)[0])

@@ -1,0 +1,601 @@
+"""Mandarin text normalization (written -> spoken) that keeps track of offsets.
+
+:func:`tokenize` cuts a zh span into :class:`Piece` objects (Han text, a read-out number
+expression, punctuation, a Latin letter run, a symbol, an unreadable character), each with its
+offsets in the input, so that the frontend can build :class:`~mixvox.ir.Word` objects pointing
+back into the user's text. :func:`normalize_zh` is the string-only view of the same thing.
+
+How it stays fast and safe: the scanner walks the text once; number rules are anchored regexes
+tried only where a digit (or a sign/currency sign before a digit) starts, and a digit run longer
+than :data:`_MAX_RULE_DIGITS` skips the rules entirely and is read digit by digit, so a
+10,000-digit number costs linear time. No pattern nests unbounded quantifiers.
+
+Reading conventions are documented in ``CONVENTIONS.md`` next to this file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from mixvox.textutil import fold_width, is_emoji, is_han, is_latin_letter, script_of
+
+from .numbers import read_cardinal, read_decimal, read_digits, read_number
+
+#: Digit runs longer than this never enter the regex rules (read digit by digit).
+_MAX_RULE_DIGITS = 32
+
+
+@dataclass(slots=True)
+class Piece:
+    """A slice ``[start, end)`` of the (local) text and what is said for it.
+
+    ``kind``: ``han`` (Han text, spoken = itself, segmented and read by the G2P), ``num`` (a
+    normalized expression; ``spoken`` is Chinese), ``latin`` (letters read one by one),
+    ``punct``, ``skip`` (unreadable; ``issue`` says why), ``space``.
+    """
+
+    start: int
+    end: int
+    kind: str
+    spoken: str
+    issue: tuple[str, str] | None = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Tables
+# ---------------------------------------------------------------------------------------------
+
+#: Measure words and units after which a bare ``2`` is read 两 (``2个`` -> 两个).
+_LIANG_NEXT = set(
+    "个位只条本张件次天种台辆座家名人块元斤米倍把支双对份杯瓶碗篇部首项套批场遍趟回下步点所间"
+    "句段页列组颗粒片根棵架艘匹头口群周岁亿万千百桶盒包袋箱节门期届轮层栋户克吨角毛"
+)
+_LIANG_NEXT_WORDS = ("小时", "分钟", "公里", "公斤", "千米", "千克", "星期", "礼拜", "年", "秒钟")
+
+#: Characters that make a following/preceding number a quantity (not an identifier).
+_QUANTITY_NEXT = _LIANG_NEXT | set("年月日号秒分多余来几万亿兆度级楼号倍元美欧英韩日港澳台")
+
+#: Words before a number that make it an identifier read digit by digit (with 幺).
+_ID_CUES = (
+    "号码", "电话", "手机", "尾号", "拨打", "致电", "热线", "编号", "账号", "帐号", "卡号", "单号",
+    "工号", "学号", "房间", "房号", "邮编", "密码", "验证码", "代码", "车次", "航班", "型号",
+    "批号", "证号", "打", "拨", "QQ", "ID", "微信", "号",
+)  # fmt: skip
+
+_SCORE_CUES = ("比分", "比赛", "战胜", "击败", "打成", "定格", "赢", "输", "胜", "负", "平", "比")
+
+#: Unit symbols after a number: symbol -> reading. Matched longest first, case-sensitive,
+#: and only when not followed by another Latin letter.
+_UNITS: dict[str, str] = {
+    "km²": "平方千米", "km2": "平方千米", "m²": "平方米", "cm²": "平方厘米", "mm²": "平方毫米",
+    "m³": "立方米", "cm³": "立方厘米", "km/h": "千米每小时", "m/s": "米每秒",
+    "kWh": "千瓦时", "mAh": "毫安时", "kHz": "千赫兹", "MHz": "兆赫兹", "GHz": "吉赫兹",
+    "Hz": "赫兹", "kW": "千瓦", "W": "瓦", "V": "伏", "mA": "毫安", "A": "安",
+    "ms": "毫秒", "μs": "微秒", "µs": "微秒", "ns": "纳秒", "s": "秒", "min": "分钟", "h": "小时",
+    "km": "千米", "m": "米", "cm": "厘米", "mm": "毫米", "nm": "纳米", "μm": "微米", "µm": "微米",
+    "kg": "千克", "g": "克", "mg": "毫克", "t": "吨", "L": "升", "l": "升", "ml": "毫升",
+    "mL": "毫升", "°C": "摄氏度", "℃": "摄氏度", "°F": "华氏度", "℉": "华氏度", "°": "度",
+    "dB": "分贝", "px": "像素", "fps": "帧每秒", "w": "万", "cc": "毫升", "mmHg": "毫米汞柱",
+}  # fmt: skip
+_UNIT_KEYS = sorted(_UNITS, key=len, reverse=True)
+_TEMPERATURE_UNITS = ("°C", "℃", "°F", "℉")
+
+_CURRENCY_PREFIX: dict[str, str] = {
+    "¥": "元", "￥": "元", "$": "美元", "US$": "美元", "A$": "澳元", "HK$": "港元", "C$": "加元",
+    "NT$": "新台币", "€": "欧元", "£": "英镑", "₩": "韩元", "₹": "卢比", "₽": "卢布",
+    "CNY": "人民币", "RMB": "人民币", "USD": "美元", "HKD": "港元", "EUR": "欧元", "GBP": "英镑",
+    "JPY": "日元", "AUD": "澳元", "KRW": "韩元", "CAD": "加元",
+}  # fmt: skip
+_CURRENCY_KEYS = sorted(_CURRENCY_PREFIX, key=len, reverse=True)
+
+#: Symbols read as words wherever they stand in a zh span.
+_SYMBOLS: dict[str, str] = {
+    "<=": "小于等于", ">=": "大于等于", "!=": "不等于", "≤": "小于等于", "≥": "大于等于",
+    "≠": "不等于", "≈": "约等于", "+": "加", "=": "等于", "<": "小于", ">": "大于", "×": "乘",
+    "÷": "除以", "±": "正负", "%": "百分号", "‰": "千分号", "°": "度", "℃": "摄氏度",
+    "&": "和", "@": "艾特", "√": "根号", "∞": "无穷大",
+    "¥": "元", "$": "美元", "€": "欧元", "£": "英镑", "§": "第", "№": "号",
+}  # fmt: skip
+
+_AMPM = re.compile(r"\s?(a\.m\.|p\.m\.|am|pm|AM|PM|A\.M\.|P\.M\.)(?![A-Za-z])")
+
+_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_RE_MOBILE = re.compile(r"(?:\+?86[- ]?)?1[3-9]\d(?:[- ]?\d{4}){2}(?!\d)")
+_RE_LANDLINE = re.compile(r"(?:0\d{2,3}-\d{7,8}|[48]00-?\d{3}-?\d{4})(?![\d-])")
+_RE_IP = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}(?![\d.])")
+_RE_VERSION = re.compile(r"\d+(?:\.\d+){2,}(?!\d)")
+_RE_YMD = re.compile(r"(\d{4})([-/.·])(\d{1,2})\2(\d{1,2})(?![\d])")
+_RE_DMY = re.compile(r"(\d{2})([-/.])(\d{2})\2(\d{4})(?!\d)")
+_RE_YM = re.compile(r"(\d{4})([-/.])(\d{1,2})(?![\d])(?!\2\d)")
+_RE_MY = re.compile(r"(\d{2})([-/.])(\d{4})(?!\d)")
+_RE_MD = re.compile(r"(\d{2})([-/.])(\d{2})(?![\d])(?!\2\d)")
+_RE_TIME = re.compile(r"(\d{1,2})[:：](\d{2})(?:[:：](\d{2}))?(?![\d:：])")
+_RE_RATIO = re.compile(r"(\d+)[:：](\d+)(?![\d:：])")
+_RE_PERCENT_RANGE = re.compile(rf"({_NUM})%?[-~到至]({_NUM})%")
+_RE_PERCENT = re.compile(rf"({_NUM})[%‰]")
+_RE_FRACTION = re.compile(r"(\d+) ?/ ?(\d+)(?![\d/])")
+_RE_RANGE = re.compile(rf"({_NUM})[-~]({_NUM})")
+_RE_NUMBER = re.compile(_NUM)
+_RE_DIGITS = re.compile(r"\d+")
+
+
+def _valid_md(m: int, d: int) -> bool:
+    return 1 <= m <= 12 and 1 <= d <= 31
+
+
+def _read_year(y: str) -> str:
+    return read_digits(y) + "年"
+
+
+def _read_month_day(m: str, d: str | None = None) -> str:
+    out = read_cardinal(m) + "月"
+    if d is not None:
+        out += read_cardinal(d) + "日"
+    return out
+
+
+class _Scanner:
+    """One pass over a zh span: collects :class:`Piece` objects."""
+
+    def __init__(self, text: str) -> None:
+        self.orig = text
+        # fold full-width forms, but keep the Chinese comma: "100，200" is two numbers
+        self.t = fold_width(text.replace("，", "\ue000")).replace("\ue000", "，")
+        self.n = len(text)
+        self.pieces: list[Piece] = []
+
+    # -- context helpers --------------------------------------------------------------------
+    def before(self, i: int, k: int = 4) -> str:
+        return self.t[max(0, i - k) : i]
+
+    def after(self, j: int, k: int = 3) -> str:
+        return self.t[j : j + k]
+
+    def unit_at(self, j: int) -> tuple[str, int] | None:
+        """A unit symbol starting at ``j`` (one optional space before it)."""
+        t = self.t
+        k = j + 1 if j < self.n and t[j] == " " else j
+        for u in _UNIT_KEYS:
+            if t.startswith(u, k):
+                end = k + len(u)
+                if end < self.n and u[-1].isalpha() and is_latin_letter(t[end]):
+                    continue
+                if u in ("w", "t", "l", "h", "s", "m", "g", "A", "V", "W") and k != j:
+                    continue  # a lone letter after a space is not a unit ("5 s" is rare)
+                return u, end
+        return None
+
+    def liang_next(self, j: int) -> bool:
+        if j < self.n and self.t[j] == " ":
+            j += 1  # "2 个"
+        nxt = self.after(j, 2)
+        return bool(nxt) and (nxt[0] in _LIANG_NEXT or nxt.startswith(_LIANG_NEXT_WORDS))
+
+    # -- main loop -------------------------------------------------------------------------
+    def run(self) -> list[Piece]:
+        t, n = self.t, self.n
+        i = 0
+        while i < n:
+            c = t[i]
+            if "0" <= c <= "9" or self._sign_or_currency_starts_number(i):
+                j = self.number(i)
+                if j > i:
+                    i = j
+                    continue
+            cls = script_of(self.orig[i])
+            if cls == "han":
+                j = i + 1
+                while j < n and is_han(t[j]):
+                    j += 1
+                self.add(i, j, "han", self.orig[i:j])
+                i = j
+            elif c in "xX*" and 0 < i < n - 1 and t[i - 1].isdigit() and t[i + 1].isdigit():
+                self.add(i, i + 1, "num", "乘")  # 7x24, 1920x1080
+                i += 1
+            elif cls == "latin":
+                j = i + 1
+                while j < n and is_latin_letter(t[j]):
+                    j += 1
+                self.add(i, j, "latin", t[i:j])
+                i = j
+            elif cls == "space":
+                i += 1
+            elif cls == "digit":  # a digit the number rules did not take (cannot happen)
+                self.add(i, i + 1, "num", read_digits(c))
+                i += 1
+            else:
+                i = self.symbol(i, cls)
+        self._dash_ranges()
+        return self.pieces
+
+    def _dash_ranges(self) -> None:
+        """A dash or tilde glued between two number pieces reads 到 (10:30-11:00)."""
+        ps = self.pieces
+        for k in range(1, len(ps) - 1):
+            p = ps[k]
+            if p.kind == "punct" and p.spoken in "-~" and p.end - p.start == 1:
+                a, b = ps[k - 1], ps[k + 1]
+                if a.kind == "num" and b.kind == "num" and a.end == p.start and b.start == p.end:
+                    ps[k] = Piece(p.start, p.end, "num", "到")
+
+    def add(self, i: int, j: int, kind: str, spoken: str, issue: tuple[str, str] | None = None):
+        self.pieces.append(Piece(i, j, kind, spoken, issue))
+
+    def _sign_or_currency_starts_number(self, i: int) -> bool:
+        t = self.t
+        if t[i] in "-+±" and i + 1 < self.n and t[i + 1].isdigit():
+            prev = t[i - 1] if i > 0 else ""
+            return not (prev and prev.isascii() and (prev.isalnum() or prev in "%)"))
+        for cur in _CURRENCY_KEYS:
+            if t.startswith(cur, i):
+                k = i + len(cur)
+                if k < self.n and t[k] == " ":
+                    k += 1
+                if k < self.n and t[k].isdigit():
+                    return not (cur[0].isalpha() and i > 0 and is_latin_letter(t[i - 1]))
+        return False
+
+    def symbol(self, i: int, cls: str) -> int:
+        t, orig = self.t, self.orig
+        c = orig[i]
+        if c in "-−" and t.startswith(("百分之", "千分之", "万分之"), i + 1):
+            prev = t[i - 1] if i > 0 else ""
+            if not (prev and prev.isascii() and prev.isalnum()):
+                self.add(i, i + 1, "num", "负")  # -百分之1
+                return i + 1
+        two = t[i : i + 2]
+        if len(two) == 2 and two in _SYMBOLS:
+            self.add(i, i + 2, "num", _SYMBOLS[two])
+            return i + 2
+        if t[i] in _SYMBOLS:
+            self.add(i, i + 1, "num", _SYMBOLS[t[i]])
+            return i + 1
+        if cls == "punct" or (cls == "symbol" and c in "~^|\\`"):
+            self.add(i, i + 1, "punct", c)
+        elif cls == "emoji":
+            j = i + 1
+            while j < self.n and is_emoji(orig[j]):
+                j += 1
+            self.add(i, j, "skip", "", ("emoji", "emoji are not spoken"))
+            return j
+        elif cls == "control":
+            self.add(i, i + 1, "skip", "", ("control-char", f"control character U+{ord(c):04X}"))
+        elif cls in ("kana", "hangul"):
+            self.add(i, i + 1, "skip", "", ("unsupported-script", f"{cls} is not read by zh"))
+        else:
+            self.add(i, i + 1, "skip", "", ("unreadable", f"cannot read U+{ord(c):04X} in zh"))
+        return i + 1
+
+    # -- numbers ---------------------------------------------------------------------------
+    def number(self, i: int) -> int:
+        """Try the number rules at ``i``; add pieces and return the new position."""
+        t = self.t
+        j = i
+        while j < self.n and t[j].isdigit():
+            j += 1
+        if j - i > _MAX_RULE_DIGITS:  # huge digit run: no rules, digit by digit
+            self.add(i, j, "num", read_digits(t[i:j]))
+            return j
+        for rule in self._rules:
+            end = rule(self, i)
+            if end > i:
+                return end
+        return i
+
+    def _r_currency(self, i: int) -> int:
+        t = self.t
+        for cur in _CURRENCY_KEYS:
+            if t.startswith(cur, i):
+                k = i + len(cur)
+                if k < self.n and t[k] == " ":
+                    k += 1
+                m = _RE_NUMBER.match(t, k)
+                if not m:
+                    return i
+                end = m.end()
+                name = _CURRENCY_PREFIX[cur]
+                num = m.group().replace(",", "")
+                mult = ""
+                if end < self.n and t[end] in "万亿":
+                    mult = t[end]
+                    end += 1
+                if name == "元" and not mult:
+                    spoken = _read_yuan(num)
+                else:
+                    spoken = read_number(num, liang=True) + mult + name
+                self.add(i, end, "num", spoken)
+                return end
+        return i
+
+    def _r_negative(self, i: int) -> int:
+        t = self.t
+        if t[i] not in "-+±":
+            return i
+        sign = {"-": "负", "+": "正", "±": "正负"}[t[i]]
+        m = _RE_NUMBER.match(t, i + 1)
+        if not m:
+            return i
+        end = m.end()
+        if end < self.n and t[end] == "%":
+            self.add(i, end + 1, "num", sign + "百分之" + read_number(m.group()))
+            return end + 1
+        unit = self.unit_at(end)
+        if t[i] == "-" and unit and unit[0] in _TEMPERATURE_UNITS:
+            self.add(i, unit[1], "num", "零下" + read_number(m.group()) + _UNITS[unit[0]])
+            return unit[1]
+        # read the magnitude with the ordinary rules, then put the sign in front
+        before = len(self.pieces)
+        j = self.number(i + 1)
+        if j <= i + 1:
+            return i
+        first = self.pieces[before]
+        first.start = i
+        first.spoken = sign + first.spoken
+        return j
+
+    def _r_phone(self, i: int) -> int:
+        if i > 0 and self.t[i - 1].isdigit():
+            return i
+        m = _RE_MOBILE.match(self.t, i) or _RE_LANDLINE.match(self.t, i)
+        if not m:
+            return i
+        plus = "加" if m.group().startswith("+") else ""
+        self.add(i, m.end(), "num", plus + read_digits(m.group(), yao=True))
+        return m.end()
+
+    def _r_ip_version(self, i: int) -> int:
+        m = _RE_IP.match(self.t, i)
+        if m and all(int(p) <= 255 for p in m.group().split(".")):
+            self.add(i, m.end(), "num", "点".join(read_digits(p) for p in m.group().split(".")))
+            return m.end()
+        m = _RE_VERSION.match(self.t, i)
+        if m and not _RE_YMD.match(self.t, i):
+            self.add(i, m.end(), "num", "点".join(read_cardinal(p) for p in m.group().split(".")))
+            return m.end()
+        return i
+
+    def _r_date(self, i: int) -> int:
+        t = self.t
+        m = _RE_YMD.match(t, i)
+        if m and _valid_md(int(m.group(3)), int(m.group(4))):
+            spoken = _read_year(m.group(1)) + _read_month_day(m.group(3), m.group(4))
+            return self._date_end(i, m.end(), spoken)
+        m = _RE_DMY.match(t, i)
+        if m:
+            a, b = int(m.group(1)), int(m.group(3))
+            month, day = (b, a) if a > 12 else (a, b)
+            if _valid_md(month, day):
+                spoken = _read_year(m.group(4)) + _read_month_day(str(month), str(day))
+                return self._date_end(i, m.end(), spoken)
+        m = _RE_YM.match(t, i)
+        if m and 1 <= int(m.group(3)) <= 12 and 1000 <= int(m.group(1)) <= 2999:
+            if m.group(2) != "." or len(m.group(3)) == 2:
+                spoken = _read_year(m.group(1)) + _read_month_day(m.group(3))
+                self.add(i, m.end(), "num", spoken)
+                return m.end()
+        m = _RE_MY.match(t, i)
+        if m and 1 <= int(m.group(1)) <= 12 and 1000 <= int(m.group(3)) <= 2999:
+            self.add(i, m.end(), "num", _read_year(m.group(3)) + _read_month_day(m.group(1)))
+            return m.end()
+        m = _RE_MD.match(t, i)
+        if m and "0" in (m.group(1)[0], m.group(3)[0]):
+            if _valid_md(int(m.group(1)), int(m.group(3))):
+                self.add(i, m.end(), "num", _read_month_day(m.group(1), m.group(3)))
+                return m.end()
+        return i
+
+    def _date_end(self, i: int, end: int, spoken: str) -> int:
+        # "2024-01-05日" style duplicates are rare; swallow a following 日/号 if present
+        if end < self.n and self.t[end] in "日号":
+            end += 1
+        self.add(i, end, "num", spoken)
+        return end
+
+    def _r_time_ratio(self, i: int) -> int:
+        t = self.t
+        m = _RE_TIME.match(t, i)
+        score_ctx = any(c in self.before(i, 6) for c in _SCORE_CUES)
+        if m and not score_ctx:
+            h, mi = int(m.group(1)), int(m.group(2))
+            s = int(m.group(3)) if m.group(3) else None
+            if h <= 24 and mi < 60 and (s is None or s < 60):
+                end = m.end()
+                prefix = ""
+                ap = _AMPM.match(t, end)
+                if ap:
+                    prefix = "上午" if ap.group(1)[0] in "aA" else "下午"
+                    end = ap.end()
+                spoken = prefix + read_cardinal(str(h), liang=True) + "点"
+                if mi or s:
+                    spoken += ("零" if mi < 10 else "") + read_cardinal(str(mi)) + "分"
+                if s:
+                    spoken += read_cardinal(str(s)) + "秒"
+                self.add(i, end, "num", spoken)
+                return end
+        m = _RE_RATIO.match(t, i)
+        if m:
+            spoken = read_cardinal(m.group(1)) + "比" + read_cardinal(m.group(2))
+            self.add(i, m.end(), "num", spoken)
+            return m.end()
+        return i
+
+    def _r_percent(self, i: int) -> int:
+        t = self.t
+        m = _RE_PERCENT_RANGE.match(t, i)
+        if m:
+            spoken = "百分之" + read_number(m.group(1)) + "到百分之" + read_number(m.group(2))
+            self.add(i, m.end(), "num", spoken)
+            return m.end()
+        m = _RE_PERCENT.match(t, i)
+        if m:
+            word = "百分之" if t[m.end() - 1] == "%" else "千分之"
+            self.add(i, m.end(), "num", word + read_number(m.group(1)))
+            return m.end()
+        return i
+
+    def _r_fraction(self, i: int) -> int:
+        m = _RE_FRACTION.match(self.t, i)
+        if not m or int(m.group(2)) == 0:
+            return i
+        if i > 0 and self.t[i - 1] in "/.":
+            return i
+        # "拉齐奥 2/2" style scores are not handled; a fraction is the common reading
+        spoken = read_cardinal(m.group(2)) + "分之" + read_cardinal(m.group(1))
+        self.add(i, m.end(), "num", spoken)
+        return m.end()
+
+    def _r_range(self, i: int) -> int:
+        m = _RE_RANGE.match(self.t, i)
+        if not m:
+            return i
+        a, b = m.group(1), m.group(2)
+        end = m.end()
+        if end < self.n and self.t[end].isdigit():
+            return i
+        unit = self.unit_at(end)
+        ra = self._read_plain(a, end, year_ok=True)
+        rb = self._read_plain(b, end, year_ok=True)
+        spoken = ra + "到" + rb
+        if unit:
+            spoken += _UNITS[unit[0]]
+            end = unit[1]
+        self.add(i, end, "num", spoken)
+        return end
+
+    def _read_plain(self, num: str, next_pos: int, *, year_ok: bool = False) -> str:
+        """Read a number whose following context starts at ``next_pos``."""
+        raw = num.replace(",", "")
+        if year_ok and len(raw) == 4 and "." not in raw and self.after(next_pos, 1) == "年":
+            return read_digits(raw)
+        return read_number(raw, liang=self.liang_next(next_pos))
+
+    def _r_number(self, i: int) -> int:
+        t = self.t
+        m = _RE_NUMBER.match(t, i)
+        if not m:
+            return i
+        num, end = m.group(), m.end()
+        raw = num.replace(",", "")
+        unit = self.unit_at(end)
+        if unit:
+            u, uend = unit
+            reading = _UNITS[u]
+            if "." in raw:
+                value = read_number(raw)
+            else:
+                liang = not self.before(i, 1) == "第" and not u.startswith(("°", "℃", "℉"))
+                value = read_cardinal(raw, liang=liang)
+            if u == "km/h":
+                spoken = "每小时" + value + "公里"
+            elif u == "w":
+                spoken = value + "万"
+            else:
+                spoken = value + reading
+            self.add(i, uend, "num", spoken)
+            return uend
+        if "," in num or "." in raw:
+            self.add(i, end, "num", read_number(raw))
+            return end
+        self.add(i, end, "num", self._read_integer(raw, i, end))
+        return end
+
+    def _read_integer(self, raw: str, i: int, end: int) -> str:
+        """The context rules for a bare integer (see CONVENTIONS.md)."""
+        prev = self.before(i, 6)
+        nxt = self.after(end, 3)
+        nxt1 = nxt[:1]
+        if nxt1 in "月日号" and len(raw) <= 2:
+            return read_cardinal(raw)  # 08月 -> 八月
+        if len(raw) > 1 and raw[0] == "0":
+            return read_digits(raw)  # 007, 05年, 0571
+        if prev.endswith("第"):
+            return read_cardinal(raw)
+        if nxt1 == "年" and prev.endswith(("公元", "公元前", "纪元", "西元")):
+            return read_digits(raw)
+        if nxt1 == "年" and len(raw) == 4:
+            return read_digits(raw)
+        if nxt1 == "后" and len(raw) == 2 and raw[1] in "05":
+            return read_digits(raw)  # 80后, 90后, 95后
+        if prev.rstrip("是为:：").endswith(_ID_CUES) and not self.liang_next(end):
+            return read_digits(raw, yao=True)
+        if len(raw) >= 5 and nxt1 and is_han(nxt1) and nxt1 not in _QUANTITY_NEXT:
+            if not self.liang_next(end):
+                return read_digits(raw, yao=True)  # 拨打12306来咨询
+        if len(raw) >= 4 and prev and is_latin_letter(prev[-1]):
+            return read_digits(raw)  # model numbers: RTX4090 -> 四零九零
+        return read_cardinal(raw, liang=self.liang_next(end))
+
+    _rules: list[Callable[[_Scanner, int], int]] = [
+        _r_currency,
+        _r_phone,
+        _r_negative,
+        _r_ip_version,
+        _r_date,
+        _r_time_ratio,
+        _r_percent,
+        _r_fraction,
+        _r_range,
+        _r_number,
+    ]
+
+
+def _read_yuan(num: str) -> str:
+    """``1.50`` -> 一元五角, ``3.05`` -> 三元零五分, ``0.5`` -> 五角 (the ¥ convention)."""
+    ip, _, fp = num.partition(".")
+    fp = (fp + "00")[:2] if fp else ""
+    if len(num.partition(".")[2]) > 2:  # more than fen precision: plain decimal
+        return read_decimal(ip, num.partition(".")[2]) + "元"
+    ip = ip.lstrip("0")
+    out = read_cardinal(ip, liang=True) + "元" if ip else ""
+    jiao, fen = (fp[0], fp[1]) if fp else ("0", "0")
+    if jiao != "0":
+        out += read_cardinal(jiao, liang=True) + "角"
+    if fen != "0":
+        if jiao == "0" and out:
+            out += "零"
+        out += read_cardinal(fen, liang=True) + "分"
+    return out or "零元"
+
+
+def tokenize(text: str) -> list[Piece]:
+    """Cut ``text`` (one zh span) into pieces with local offsets; see :class:`Piece`."""
+    if not text:
+        return []
+    return _Scanner(text).run()
+
+
+def normalize_zh(text: str) -> str:
+    """Written -> spoken Chinese: ``2024年1月5日 3:30`` -> ``二零二四年一月五日三点三十分``.
+
+    Punctuation is kept as written; Latin letter runs that are acronyms (see
+    :func:`is_acronym`) are upper-cased because the frontend reads them letter by letter
+    (``gpu`` -> ``GPU``); longer words are kept as written; unreadable characters are dropped here (the frontend warns).
+    Spaces between two Chinese pieces disappear; elsewhere one space is kept.
+    """
+    out: list[str] = []
+    last_end = 0
+    for p in tokenize(text):
+        gap = p.start > last_end
+        if gap and out and not (_is_cjkish(out[-1][-1]) and _is_cjkish(_first(p))):
+            out.append(" ")
+        if p.kind == "latin":
+            out.append(p.spoken.upper() if is_acronym(p.spoken) else p.spoken)
+        elif p.spoken:
+            out.append(p.spoken)
+        last_end = p.end
+    return "".join(out)
+
+
+def is_acronym(letters: str) -> bool:
+    """Letter runs read one by one: up to three letters, or all capitals (``GB``, ``gpu``)."""
+    return len(letters) <= 3 or letters.isupper()
+
+
+def _first(p: Piece) -> str:
+    return p.spoken[:1] or " "
+
+
+def _is_cjkish(ch: str) -> bool:
+    return is_han(ch) or ch in "，。、；：！？（）《》「」『』【】“”‘’…—"

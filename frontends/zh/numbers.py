@@ -1,0 +1,123 @@
+"""Reading Arabic numbers aloud in Mandarin.
+
+Pure string functions, no regexes: the normalizer (:mod:`.normalize`) decides *which* reading a
+number gets (cardinal, digits, year, phone ...) and calls one of these.
+
+Conventions (see ``CONVENTIONS.md``):
+
+* Sections of four digits (个/万/亿/万亿); ``零`` once for any run of zeros inside a number;
+  a leading ``1`` before ``十`` is dropped only at the very start (``10`` -> 十,
+  ``110000`` -> 十一万, ``50010`` -> 五万零一十).
+* ``两`` replaces ``二`` for a ``2`` in the 千 position, as the leading digit before 百, and for
+  a bare ``2`` section before 万/亿 (``2000`` -> 两千, ``200`` -> 两百, ``20000`` -> 两万,
+  ``1200`` -> 一千二百). A bare ``2`` is 二 unless the caller asks for 两 (``2个`` -> 两个).
+* More than 16 integer digits are read digit by digit: the largest unit is 万亿.
+"""
+
+from __future__ import annotations
+
+DIGITS = "零一二三四五六七八九"
+PHONE_DIGITS = "零幺二三四五六七八九"
+_SECTION_UNITS = ["", "万", "亿", "万亿"]
+#: Integers longer than this are read digit by digit (no unit above 万亿).
+MAX_CARDINAL_DIGITS = 16
+
+
+def read_digits(digits: str, *, yao: bool = False) -> str:
+    """Read a digit string one digit at a time (``2024`` -> 二零二四; ``yao`` reads 1 as 幺).
+
+    Non-digit characters are skipped; the caller only passes ASCII digits.
+    """
+    table = PHONE_DIGITS if yao else DIGITS
+    return "".join(table[ord(c) - 48] for c in digits if "0" <= c <= "9")
+
+
+def _read_section(sec: str, *, leading: bool, liang_bai: bool) -> str:
+    """Read one section of at most four digits (no leading zeros handling beyond 零 runs).
+
+    ``leading`` is true for the most significant section of the whole number (it may drop the
+    ``一`` of ``一十``); ``liang_bai`` allows ``两百`` when the 百 digit leads the number.
+    """
+    sec = sec.rjust(4, "0")
+    units = ["千", "百", "十", ""]
+    out: list[str] = []
+    zero_pending = False
+    started = False
+    for i, c in enumerate(sec):
+        d = ord(c) - 48
+        if d == 0:
+            if started:
+                zero_pending = True
+            continue
+        if zero_pending:
+            out.append("零")
+            zero_pending = False
+        unit = units[i]
+        if d == 2 and unit == "千":
+            out.append("两")
+        elif d == 2 and unit == "百" and not started and leading and liang_bai:
+            out.append("两")
+        elif d == 1 and unit == "十" and not started and leading:
+            pass  # 十, 十五, 十万
+        else:
+            out.append(DIGITS[d])
+        out.append(unit)
+        started = True
+    return "".join(out)
+
+
+def read_cardinal(digits: str, *, liang: bool = False, liang_bai: bool = True) -> str:
+    """Read a non-negative integer given as ASCII digits (``"1024"`` -> 一千零二十四).
+
+    ``liang`` reads a bare ``2`` (the whole number) as 两 (for ``2个`` -> 两个). Leading zeros
+    are ignored (``007`` -> 七). More than :data:`MAX_CARDINAL_DIGITS` digits fall back to
+    :func:`read_digits` so that any input is read in linear time.
+    """
+    digits = digits.lstrip("0")
+    if not digits:
+        return "零"
+    if len(digits) > MAX_CARDINAL_DIGITS:
+        return read_digits(digits)
+    if digits == "2":
+        return "两" if liang else "二"
+    sections: list[str] = []
+    n = len(digits)
+    first = n % 4 or 4
+    sections.append(digits[:first])
+    for i in range(first, n, 4):
+        sections.append(digits[i : i + 4])
+    out: list[str] = []
+    zero_pending = False
+    count = len(sections)
+    for idx, sec in enumerate(sections):
+        unit = _SECTION_UNITS[count - 1 - idx]
+        if int(sec) == 0:
+            zero_pending = True
+            continue
+        leading = idx == 0
+        if not leading and (zero_pending or sec[0] == "0"):
+            out.append("零")
+        zero_pending = False
+        if sec.lstrip("0") == "2" and unit and (leading or liang):
+            text = "两"
+        else:
+            text = _read_section(sec, leading=leading, liang_bai=liang_bai)
+        out.append(text + unit)
+    return "".join(out)
+
+
+def read_decimal(int_part: str, frac_part: str, *, liang: bool = False) -> str:
+    """``3.14`` -> 三点一四 (the fraction is read digit by digit, trailing zeros kept)."""
+    whole = read_cardinal(int_part or "0", liang=False)
+    if not frac_part:
+        return whole
+    return whole + "点" + read_digits(frac_part)
+
+
+def read_number(text: str, *, liang: bool = False) -> str:
+    """Read ``123``, ``1,234``, ``3.5`` (no sign): a convenience used by several rules."""
+    text = text.replace(",", "")
+    if "." in text:
+        ip, _, fp = text.partition(".")
+        return read_decimal(ip, fp)
+    return read_cardinal(text, liang=liang)

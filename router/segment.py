@@ -1,0 +1,743 @@
+"""Segmentation: text -> sentences -> language spans (the first stage of the router).
+
+``segment(text)`` returns an :class:`~mixvox.ir.Utterance` whose sentences carry spans of one
+language each. zh/en spans come with no words: :meth:`mixvox.pipeline.Router.route` hands each
+to the frontend of its language. Control-token spans (``lang == "ctrl"``) and inline-override
+spans come with their :class:`~mixvox.ir.Word` already (see :mod:`mixvox.controls` for both
+syntaxes).
+
+Guarantees, for any ``str`` input:
+
+* ``sentence.text == text[sentence.start:sentence.end]``, likewise for spans; sentences are
+  ordered and disjoint, spans are ordered, disjoint and inside their sentence, and neither
+  starts or ends with whitespace.
+* Every character that is not whitespace lies in a span or in a warning's ``[start, end)``.
+  Emoji, kana, hangul and other unsupported scripts, control characters and invalid code
+  points (unassigned, private use, lone surrogates) are left out of spans with one warning per
+  run (codes ``emoji``, ``unsupported-script``, ``control-char``, ``invalid-char``).
+* Time is linear in ``len(text)``: no regular expressions, bounded look-around.
+
+Sentences
+---------
+A sentence ends at a newline or after a terminator run: ``。！？!?``, ``…``/``……``/``...``,
+``‼`` and friends. Closing quotes and brackets right after the terminator stay with the
+sentence (``他说："好。"`` is one sentence). A ``.`` ends a sentence only when followed by the
+end of text, whitespace, a closing quote/bracket or a non-ASCII character, and not
+
+* between digits (``3.5``) or before any other ASCII character (``v2.0``, ``e.g.,``,
+  ``Node.js``, ``example.com``);
+* after a title or never-final abbreviation (``Dr.``, ``Mr.``, ``e.g.``, ``i.e.``, ``vs.``)
+  or a single capital initial (``J. K. Rowling``);
+* after ``etc.``/``a.m.``/``U.S.``-style words unless the next word starts with a capital;
+* before a lowercase word (``approx. five``), or after a list number at a line start (``1.``).
+
+ASCII ``!``/``?`` glued to an ASCII letter or digit (``Yahoo!Mail``, ``a?b``) and everything
+inside a URL (``https://x.com/a?b=1``) or an atom (control token, override) never end a
+sentence.
+
+Spans
+-----
+Inside a sentence the text is cut into *tokens*: runs of Han characters, and runs of other
+readable characters (Latin letters, digits, punctuation, symbols) between whitespace, Han and
+skipped characters. :data:`TOKEN_RULES` gives each non-Han token a kind:
+
+=======  =============================================  ========================================
+kind     token                                          examples
+=======  =============================================  ========================================
+``en``   first letter/digit is a letter                 ``GPU``  ``H200``  ``v2.0``  ``i7-12700K``
+``en``   digits + English ordinal suffix                ``1st``  ``4th``
+``num``  digits + measure unit or short code            ``80GB``  ``22ms``  ``3.5GHz``  ``4K``
+``en``   digits + any other word                        ``24-hour``  ``4070Ti``
+``num``  digits and symbols                             ``3:30``  ``$5.99``  ``50%``  ``-5℃``
+``num``  symbols only                                   ``&``  ``+``  ``→``
+``open`` opening brackets/quotes only                   ``(``  ``“``  ``「``
+``punct`` punctuation only                              ``，``  ``—``  ``)``
+=======  =============================================  ========================================
+
+Han tokens are ``zh``. A ``num`` token (digits, units, symbols) takes the language of the
+island it belongs to, by these rules in order:
+
+1. glued to a Han character (no space) -> ``zh``: ``3个``, ``2024年``, ``80GB显存``;
+2. reaching an ``en`` token across spaces (through other ``num``/punctuation tokens, never
+   across clause punctuation such as ``，,;：``) -> ``en``: ``3:30 PM``, ``RTX 4070``,
+   ``Windows 11``;
+3. otherwise the sentence's matrix language: ``只要 22ms`` -> ``zh``, ``it costs 5`` -> ``en``.
+
+Punctuation goes with the token before it (opening brackets/quotes with the token after),
+falling back to the neighbour on the other side, then to the matrix language. Adjacent
+tokens of one language separated only by spaces form one span (``Windows 11``).
+
+The matrix language of a sentence comes from :func:`mixvox.langid.matrix_decision`;
+a sentence with neither Han nor Latin words (``3.5``) takes the previous sentence's matrix
+(or the next one's; ``zh`` when the whole text has none).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+
+from .controls import Atom, scan_atoms
+from .ir import CTRL, EN, ZH, Sentence, Span, Utterance
+from .langid import matrix_decision, predict, script_score
+from .textutil import fold_width, is_emoji, is_han, is_latin_letter
+
+__all__ = ["TOKEN_RULES", "UNITS", "segment", "split_sentences"]
+
+# --- character classes -------------------------------------------------------------------------
+
+_W, _NL, _H, _T, _EMOJI, _SCRIPT, _CTRL, _INVALID, _MARK, _ATOM, _P = range(11)
+_SKIP = {
+    _EMOJI: "emoji",
+    _SCRIPT: "unsupported-script",
+    _CTRL: "control-char",
+    _INVALID: "invalid-char",
+}
+_NEWLINES = frozenset("\n\r\u2028\u2029")
+#: Characters read as symbols although their script is not Latin (units, dots between names).
+_SYMBOL_LIKE = frozenset("µμΩΩ·・")
+#: Chinese and full-width punctuation: a token of its own even when glued to letters or digits
+#: (``GPU，3块`` is ``GPU`` ``，`` ``3`` ``块``), except between two digits (``3：30``, ``1，000``).
+_CJK_PUNCT = frozenset(
+    "，。｡、；：！？…⋯‥「」『』【】〔〕〖〗〘〙〚〛《》〈〉﹁﹂﹃﹄（）［］｛｝“”‘’—–～・·＂＇"
+)
+
+_class_cache: dict[str, int] = {}
+
+
+def _char_class(ch: str) -> int:
+    """Class of one character; ``_MARK`` (combining mark) is resolved by its neighbour."""
+    code = _class_cache.get(ch)
+    if code is not None:
+        return code
+    code = _char_class_uncached(ch)
+    if len(_class_cache) < 200_000:
+        _class_cache[ch] = code
+    return code
+
+
+def _char_class_uncached(ch: str) -> int:
+    if ch in _NEWLINES:
+        return _NL
+    c = fold_width(ch)
+    cat = unicodedata.category(c)
+    if cat == "Cc":
+        return _W if c in "\t " else _CTRL
+    if c.isspace():
+        return _W
+    if is_han(c):
+        return _H
+    if ("0" <= c <= "9") or is_latin_letter(c) or c in _SYMBOL_LIKE:
+        return _T
+    if is_emoji(c):
+        return _EMOJI
+    if cat in ("Cs", "Co", "Cn"):
+        return _INVALID
+    if cat == "Cf":
+        return _CTRL
+    if cat in ("Mn", "Mc", "Me"):
+        return _MARK
+    if cat[0] in "PS" or cat in ("No", "Nl"):
+        return _T
+    return _SCRIPT  # other letters (kana, hangul, Cyrillic ...) and non-ASCII decimal digits
+
+
+def _classify(text: str, atoms: list[Atom]) -> bytearray:
+    out = bytearray(len(text))
+    prev = _W
+    for i, ch in enumerate(text):
+        code = _char_class(ch)
+        if code == _MARK:
+            code = prev if prev in (_T, _EMOJI, _SCRIPT, _CTRL, _INVALID) else _SCRIPT
+        out[i] = code
+        prev = code
+    n = len(text)
+    for i, ch in enumerate(text):
+        if ch in _CJK_PUNCT and out[i] == _T:
+            between_digits = 0 < i < n - 1 and _is_digit(text[i - 1]) and _is_digit(text[i + 1])
+            if not between_digits:
+                out[i] = _P
+    for a in atoms:
+        out[a.start : a.end] = bytes([_ATOM]) * (a.end - a.start)
+    return out
+
+
+def _is_digit(ch: str) -> bool:
+    return "0" <= fold_width(ch) <= "9"
+
+
+# --- sentences ---------------------------------------------------------------------------------
+
+_ALWAYS_FINAL = frozenset("。｡！？…⋯‼⁇⁈⁉")
+_TERM_RUN = frozenset("。｡!?！？…⋯‼⁇⁈⁉.")
+_CLOSERS = frozenset("\"')]}>»”’」』）】》〉〕〗〙〛﹂﹄］｝")
+_OPENERS = frozenset("([{<«“‘「『【〈《〔〖〘〚（［｛﹁﹃")
+_CLAUSE_END = frozenset(",;:，；：、。.!?！？…⋯")
+#: Abbreviations after which ``.`` never ends a sentence (lower case, inner dots kept).
+_NEVER_FINAL = frozenset(
+    "mr mrs ms dr prof st sr jr vs e.g i.e cf fig figs no nos approx dept est mt gen col lt "
+    "sgt capt rev vol vols pp ed eds ref refs eq eqs sec ch art".split()
+)
+#: Abbreviations that end a sentence only when a capitalised word follows.
+_MAYBE_FINAL = frozenset(
+    "etc inc ltd co corp jan feb mar apr jun jul aug sep sept oct nov dec".split()
+)
+
+
+def _url_start(text: str, i: int, marker: str) -> int | None:
+    """Where the URL whose ``marker`` (``://`` or ``www.``) is at ``i`` starts, or ``None``."""
+    if marker == "www.":
+        glued = i > 0 and text[i - 1].isascii() and text[i - 1].isalnum()
+        return None if glued else i
+    s = i  # the scheme: up to 32 ASCII letters, digits and "+.-"
+    while s > 0 and i - s < 32 and text[s - 1].isascii():
+        if not (text[s - 1].isalnum() or text[s - 1] in "+.-"):
+            break
+        s -= 1
+    return s if s < i else None
+
+
+def _find_urls(text: str) -> dict[int, int]:
+    """Start -> end of URL-like runs (``scheme://...``, ``www....``) that must not be split.
+
+    A URL runs to the next whitespace, non-ASCII character or ``<>"[]``; trailing ``.,;:!?'"``
+    and an unbalanced ``)`` are left to the sentence.
+    """
+    found: list[tuple[int, int]] = []
+    n = len(text)
+    for marker in ("://", "www."):
+        i = text.find(marker)
+        while i != -1:
+            s = _url_start(text, i, marker)
+            e = i + len(marker)
+            while e < n and text[e].isascii() and not text[e].isspace() and text[e] not in '<>"[]':
+                e += 1
+            if s is not None:
+                opens, closes = text.count("(", s, e), text.count(")", s, e)
+                while e > s and text[e - 1] in ".,;:!?'\")":
+                    if text[e - 1] == ")":
+                        if opens >= closes:
+                            break
+                        closes -= 1
+                    e -= 1
+                found.append((s, e))
+            i = text.find(marker, max(e, i + 1))
+    found.sort()
+    out: dict[int, int] = {}
+    last_end = -1
+    for s, e in found:
+        if s >= last_end and e > s:
+            out[s] = e
+            last_end = e
+    return out
+
+
+def _word_before(f: str, i: int) -> str:
+    """ASCII letters and inner dots right before index ``i`` (at most 24 characters)."""
+    k = i
+    while k > 0 and i - k < 24 and f[k - 1].isascii() and (f[k - 1].isalpha() or f[k - 1] == "."):
+        k -= 1
+    return f[k:i].lstrip(".")
+
+
+def _period_ends_sentence(f: str, i: int) -> bool:
+    n = len(f)
+    nxt = f[i + 1] if i + 1 < n else ""
+    prev = f[i - 1] if i > 0 else ""
+    if nxt == ".":
+        return True  # "..." ellipsis
+    if prev.isdigit() and nxt.isdigit():
+        return False
+    if nxt and nxt.isascii() and not nxt.isspace() and nxt not in _CLOSERS and nxt not in "!?":
+        return False  # v2.0  Node.js  e.g.,  example.com
+    word = _word_before(f, i)
+    low = word.lower()
+    if low in _NEVER_FINAL:
+        return False
+    if len(word) == 1 and word.isupper() and word != "I":
+        return False  # an initial: J. K. Rowling
+    # the next visible character decides the remaining cases
+    k = i + 1
+    while k < n and f[k] in " \t":
+        k += 1
+    following = f[k] if k < n else ""
+    if following.isascii() and following.islower():
+        return False  # "approx. five", "etc. and"
+    if "." in word and all(len(p) == 1 for p in word.split(".")) and word.isupper():
+        return False  # U.S. Army, U.K.
+    if low in _MAYBE_FINAL or ("." in low and all(len(p) == 1 for p in low.split("."))):
+        return (
+            following == "" or following in "\n\r" or not following.isascii() or following.isupper()
+        )
+    if word == "" and prev.isdigit():  # "1. Item" at a line start is a list number
+        k = i
+        while k > 0 and f[k - 1].isdigit() and i - k < 9:
+            k -= 1
+        while k > 0 and f[k - 1] in " \t":
+            k -= 1
+        if k == 0 or f[k - 1] in "\n\r":
+            return False
+    return True
+
+
+def _is_terminator(text: str, f: str, i: int) -> bool:
+    c = f[i]
+    if c in _ALWAYS_FINAL:
+        return True
+    if c == ".":
+        if not text[i].isascii():  # full-width "．": a period unless it is a decimal point
+            return not (i > 0 and f[i - 1].isdigit() and i + 1 < len(f) and f[i + 1].isdigit())
+        return _period_ends_sentence(f, i)
+    if c in "!?":
+        nxt = f[i + 1] if i + 1 < len(f) else ""
+        prev = f[i - 1] if i > 0 else ""
+        glued = (
+            prev.isascii() and prev.isalnum() and nxt.isascii() and (nxt.isalnum() or nxt in "=_")
+        )
+        if text[i].isascii() and (glued or nxt == "="):
+            return False  # Yahoo!Mail  a?b  x!=y
+        return True
+    return False
+
+
+def _end_of_terminal(f: str, i: int, protected: dict[int, int]) -> int:
+    """Index after the terminator run at ``i`` and the closers/terminators glued to it."""
+    n = len(f)
+    j = i
+    while j < n and j not in protected and (f[j] in _TERM_RUN or f[j] in _CLOSERS):
+        j += 1
+    return j
+
+
+def _quote_continues(f: str, i: int, j: int) -> bool:
+    """``"Stop!" he said``: a closing quote after the terminator, then a lowercase word."""
+    if not any(f[k] in _CLOSERS for k in range(i, j)):
+        return False
+    k = j
+    while k < len(f) and f[k] in " \t":
+        k += 1
+    return k < len(f) and f[k].isascii() and f[k].islower()
+
+
+def _sentence_bounds(
+    text: str, f: str, cls: bytearray, protected: dict[int, int]
+) -> list[tuple[int, int]]:
+    n = len(text)
+    raw: list[tuple[int, int]] = []
+    start = 0
+    i = 0
+    while i < n:
+        end = protected.get(i)
+        if end is not None:
+            i = end
+            continue
+        if cls[i] == _NL:
+            raw.append((start, i))
+            i += 1
+            start = i
+            continue
+        if f[i] in _TERM_RUN and _is_terminator(text, f, i):
+            j = _end_of_terminal(f, i, protected)
+            if _quote_continues(f, i, j):
+                i = j
+                continue
+            raw.append((start, j))
+            start = i = j
+            continue
+        i += 1
+    raw.append((start, n))
+    out: list[tuple[int, int]] = []
+    for s, e in raw:
+        while s < e and cls[s] in (_W, _NL):
+            s += 1
+        while e > s and cls[e - 1] in (_W, _NL):
+            e -= 1
+        if s < e:
+            out.append((s, e))
+    return out
+
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each sentence of ``text``, whitespace trimmed (rules: module doc)."""
+    scan = scan_atoms(text)
+    cls = _classify(text, scan.atoms)
+    protected = _find_urls(text)
+    for a in scan.atoms:
+        protected[a.start] = a.end
+    return _sentence_bounds(text, fold_width(text), cls, protected)
+
+
+# --- tokens and spans --------------------------------------------------------------------------
+
+#: Letter runs after digits that are read as a measure unit (compared in lower case).
+UNITS = frozenset(
+    """b kb mb gb tb pb kib mib gib tib bit bits bps kbps mbps gbps hz khz mhz ghz thz ms us ns ps
+    s sec secs min mins h hr hrs d m cm mm km nm um g kg mg t l ml w kw mw v mv kv a ma mah wh kwh
+    f c k x p fps dpi ppi px pt em rem db dbm mph kph kmh rpm cc lb lbs oz ft in yd mi gal psi
+    flops tflops gflops pflops tops qps ops iops cal kcal mmhg pa kpa mpa hp nit nits lm lux""".split()
+)
+_ORDINAL = frozenset({"st", "nd", "rd", "th"})
+
+#: Token kinds for non-Han tokens, in the order they are tried (see the module docstring).
+TOKEN_RULES: tuple[tuple[str, str], ...] = (
+    ("en", "first letter/digit is a letter: GPU, H200, v2.0, i7-12700K"),
+    ("en", "digits + English ordinal suffix: 1st, 4th"),
+    ("num", "digits + measure unit or short code (<=3 capitals): 80GB, 22ms, 3.5GHz, 4K, 3D"),
+    ("en", "digits + any other word: 24-hour, 4070Ti"),
+    ("num", "digits and symbols: 3:30, $5.99, 50%, -5℃, ¥5"),
+    ("num", "symbols only: &, +, →"),
+    ("open", "opening brackets/quotes only: (, “, 「"),
+    ("punct", "punctuation only: ，, —, )"),
+)
+
+_ZH, _EN, _NUM, _PUNCT, _OPEN = "zh", "en", "num", "punct", "open"
+
+
+def _unit_like(run: str) -> bool:
+    return run.lower() in UNITS or (len(run) <= 3 and run.isupper())
+
+
+def token_kind(tok: str) -> str:
+    """Kind of one non-Han token (already width-folded), by :data:`TOKEN_RULES`."""
+    first = ""
+    for ch in tok:
+        if ch.isdigit() or is_latin_letter(ch):
+            first = ch
+            break
+    if not first:
+        if all(ch in _OPENERS for ch in tok):
+            return _OPEN
+        if all(unicodedata.category(ch)[0] == "P" for ch in tok):
+            return _PUNCT
+        return _NUM
+    if not first.isdigit():
+        return _EN
+    runs: list[str] = []
+    n = len(tok)
+    i = 0
+    while i < n:
+        if is_latin_letter(tok[i]):
+            j = i
+            while j < n and is_latin_letter(tok[j]):
+                j += 1
+            runs.append(tok[i:j])
+            i = j
+        else:
+            i += 1
+    if not runs:
+        return _NUM
+    if (
+        len(runs) == 1
+        and runs[0].lower() in _ORDINAL
+        and tok.find(runs[0]) > 0
+        and tok[tok.find(runs[0]) - 1].isdigit()
+    ):
+        return _EN
+    if all(_unit_like(r) for r in runs):
+        return _NUM
+    return _EN
+
+
+@dataclass(slots=True)
+class _Tok:
+    kind: str
+    start: int
+    end: int
+    #: "adj" (glued to the previous token), "space" (whitespace between) or "break"
+    #: (skipped characters, or the start of the segment).
+    gap: str
+    lang: str | None = None
+
+
+def _tokens(text: str, f: str, cls: bytearray, s: int, e: int) -> list[_Tok]:
+    toks: list[_Tok] = []
+    gap = "break"
+    i = s
+    while i < e:
+        c = cls[i]
+        if c in (_H, _T, _P):
+            j = i + 1
+            while j < e and cls[j] == c:
+                j += 1
+            if c == _H:
+                kind = _ZH
+            elif all(ch in _OPENERS for ch in text[i:j]):
+                kind = _OPEN
+            else:
+                kind = token_kind(f[i:j])
+            if kind == _PUNCT and f[i] in "\"'" and gap != "adj" and j - i == 1:
+                kind = _OPEN  # a straight quote after a space opens
+            toks.append(_Tok(kind, i, j, gap))
+            gap = "adj"
+            i = j
+        elif c in (_W, _NL):
+            if gap == "adj":
+                gap = "space"
+            i += 1
+        else:
+            gap = "break"
+            i += 1
+    return toks
+
+
+def _resolve(toks: list[_Tok], f: str, matrix: str, before: str | None) -> None:
+    """Give every token a language (``zh``/``en``) by the rules in the module docstring.
+
+    ``before`` is the language of the span that precedes this run of tokens in the sentence
+    (the text before a control token or an override), ``None`` at the start of a sentence.
+    """
+    n = len(toks)
+    for t in toks:
+        if t.kind in (_ZH, _EN):
+            t.lang = t.kind
+
+    def crossable(left: _Tok, right: _Tok) -> bool:
+        return right.gap == "space" and f[left.end - 1] not in _CLAUSE_END
+
+    transparent = (_NUM, _PUNCT, _OPEN)
+    # en_left[i]: an English token is reachable leftwards from token i.
+    en_left = [False] * n
+    for i in range(1, n):
+        prev = toks[i - 1]
+        if crossable(prev, toks[i]):
+            en_left[i] = prev.kind == _EN or (prev.kind in transparent and en_left[i - 1])
+    en_right = [False] * n
+    for i in range(n - 2, -1, -1):
+        nxt = toks[i + 1]
+        if crossable(toks[i], nxt):
+            en_right[i] = nxt.kind == _EN or (nxt.kind in transparent and en_right[i + 1])
+    for i, t in enumerate(toks):
+        if t.kind != _NUM:
+            continue
+        glued_han = (i > 0 and t.gap == "adj" and toks[i - 1].kind == _ZH) or (
+            i + 1 < n and toks[i + 1].gap == "adj" and toks[i + 1].kind == _ZH
+        )
+        if glued_han:
+            t.lang = ZH
+        elif en_left[i] or en_right[i]:
+            t.lang = EN
+        else:
+            t.lang = matrix
+    # punctuation: with the token before; opening marks with the token after
+    for i, t in enumerate(toks):
+        if t.kind == _PUNCT:
+            if i > 0 and toks[i - 1].lang is not None:
+                t.lang = toks[i - 1].lang
+            elif i == 0 and before is not None:
+                t.lang = before
+    for i in range(n - 1, -1, -1):
+        t = toks[i]
+        if t.lang is None and i + 1 < n and toks[i + 1].lang is not None:
+            t.lang = toks[i + 1].lang
+    for i, t in enumerate(toks):
+        if t.lang is None:
+            t.lang = toks[i - 1].lang if i > 0 and toks[i - 1].lang else (before or matrix)
+
+
+def _spans_of_segment(
+    text: str, f: str, cls: bytearray, s: int, e: int, matrix: str, before: str | None
+) -> tuple[list[Span], bool]:
+    """Spans of the text between two atoms; also whether it had anything besides punctuation."""
+    toks = _tokens(text, f, cls, s, e)
+    if not toks:
+        return [], False
+    _resolve(toks, f, matrix, before)
+    spans: list[Span] = []
+    cur_lang, cur_s, cur_e = toks[0].lang, toks[0].start, toks[0].end
+    for t in toks[1:]:
+        if t.lang == cur_lang and t.gap != "break":
+            cur_e = t.end
+            continue
+        spans.append(Span(cur_lang or matrix, text[cur_s:cur_e], cur_s, cur_e))
+        cur_lang, cur_s, cur_e = t.lang, t.start, t.end
+    spans.append(Span(cur_lang or matrix, text[cur_s:cur_e], cur_s, cur_e))
+    speakable = any(t.kind not in (_PUNCT, _OPEN) for t in toks)
+    return spans, speakable
+
+
+# --- warnings for skipped characters -----------------------------------------------------------
+
+
+def _show(s: str, limit: int = 40) -> str:
+    return repr(s if len(s) <= limit else s[:limit] + "…")
+
+
+def _script_names(run: str) -> str:
+    names: list[str] = []
+    for ch in run[:64]:
+        try:
+            word = unicodedata.name(ch).split()[0]
+        except ValueError:
+            word = "UNNAMED"
+        label = {
+            "HIRAGANA": "Japanese kana",
+            "KATAKANA": "Japanese kana",
+            "HALFWIDTH": "Japanese kana",
+            "HANGUL": "Korean hangul",
+            "COMBINING": "combining mark",
+        }.get(word, word.title())
+        if label not in names:
+            names.append(label)
+    return ", ".join(names[:4]) + (" …" if len(names) > 4 else "")
+
+
+def _warn_skipped(utt: Utterance, cls: bytearray) -> None:
+    text = utt.input
+    n = len(text)
+    i = 0
+    while i < n:
+        code = cls[i]
+        if code not in _SKIP:
+            i += 1
+            continue
+        j = i + 1
+        while j < n and cls[j] == code:
+            j += 1
+        run = text[i:j]
+        where = f"at {i}" if j - i == 1 else f"at {i}-{j}"
+        if code == _EMOJI:
+            msg = f"emoji {_show(run)} {where} skipped: emoji are not spoken"
+        elif code == _SCRIPT:
+            msg = (
+                f"{_script_names(run)} text {_show(run)} {where} skipped: only Chinese and "
+                "English are spoken"
+            )
+        elif code == _CTRL:
+            msg = f"control/format character(s) {_show(run)} {where} skipped"
+        else:
+            msg = (
+                f"invalid code point(s) {_show(run)} {where} skipped (lone surrogate, private "
+                "use or unassigned)"
+            )
+        utt.warn(_SKIP[code], msg, i, j)
+        i = j
+
+
+# --- the entry point ---------------------------------------------------------------------------
+
+#: A Latin-only sentence of at least this many words that fastText confidently gives another
+#: language gets a ``non-english`` warning (it is still read with English rules).
+_FOREIGN_MIN_WORDS = 4
+_FOREIGN_MIN_PROB = 0.9
+
+
+def _probe_text(text: str, s: int, e: int, atoms: list[Atom]) -> str:
+    """The sentence with atoms blanked, override brackets kept (they are words of the text)."""
+    parts: list[str] = []
+    pos = s
+    for a in atoms:
+        parts.append(text[pos : a.start])
+        if a.kind == "override" and a.span is not None:
+            parts.append(" " + a.span.words[0].spoken + " ")
+        else:
+            parts.append(" ")
+        pos = a.end
+    parts.append(text[pos:e])
+    return "".join(parts)
+
+
+def segment(text: str) -> Utterance:
+    """Cut ``text`` into sentences and language spans (see the module docstring)."""
+    utt = Utterance(text)
+    if not text:
+        return utt
+    f = fold_width(text)
+    scan = scan_atoms(text)
+    for code, msg, s, e in scan.issues:
+        utt.warn(code, msg, s, e)
+    atoms = scan.atoms
+    cls = _classify(text, atoms)
+    protected = _find_urls(text)
+    for a in atoms:
+        protected[a.start] = a.end
+    bounds = _sentence_bounds(text, f, cls, protected)
+
+    # atoms per sentence (both lists are sorted and atoms never straddle a boundary)
+    per_sentence: list[list[Atom]] = []
+    k = 0
+    for s, e in bounds:
+        mine: list[Atom] = []
+        while k < len(atoms) and atoms[k].start < e:
+            if atoms[k].start >= s:
+                mine.append(atoms[k])
+            k += 1
+        per_sentence.append(mine)
+
+    matrices: list[str | None] = []
+    for (s, e), mine in zip(bounds, per_sentence, strict=True):
+        probe = _probe_text(text, s, e, mine)
+        lang, _conf = matrix_decision(probe)
+        if lang is None:
+            langs = {a.span.lang for a in mine if a.kind == "override" and a.span is not None}
+            lang = langs.pop() if len(langs) == 1 else None
+        matrices.append(lang)
+        if lang == EN:
+            _check_foreign(utt, probe, s, e)
+    resolved = _fill_matrices(matrices)
+
+    for (s, e), mine, matrix in zip(bounds, per_sentence, resolved, strict=True):
+        sent = Sentence(text[s:e], s, e, matrix)
+        pos = s
+        prev_lang: str | None = None
+        speakable = bool(mine)
+        for a in [*mine, None]:
+            seg_end = a.start if a is not None else e
+            if pos < seg_end:
+                spans, spoken = _spans_of_segment(text, f, cls, pos, seg_end, matrix, prev_lang)
+                sent.spans.extend(spans)
+                speakable = speakable or spoken
+                if spans:
+                    prev_lang = spans[-1].lang
+            if a is not None:
+                if a.span is not None:
+                    sent.spans.append(a.span)
+                    if a.span.lang != CTRL:
+                        prev_lang = a.span.lang
+                pos = a.end
+        if not sent.spans:
+            continue  # only skipped characters: their warnings say so
+        if not speakable:
+            utt.warn(
+                "no-speech",
+                f"sentence {_show(sent.text)} at {s} has only punctuation: nothing to speak",
+                s,
+                e,
+            )
+        utt.sentences.append(sent)
+    _warn_skipped(utt, cls)
+    utt.warnings.sort(key=lambda w: (w.start, w.end))
+    return utt
+
+
+def _fill_matrices(matrices: list[str | None]) -> list[str]:
+    """Sentences without letters take the previous sentence's matrix, else the next one's."""
+    out: list[str | None] = list(matrices)
+    last: str | None = None
+    for i, m in enumerate(out):
+        if m is None:
+            out[i] = last
+        else:
+            last = m
+    nxt: str | None = None
+    for i in range(len(out) - 1, -1, -1):
+        if matrices[i] is not None:
+            nxt = matrices[i]
+        if out[i] is None:
+            out[i] = nxt
+    return [m or ZH for m in out]
+
+
+def _check_foreign(utt: Utterance, probe: str, s: int, e: int) -> None:
+    score = script_score(probe)
+    if score.han or score.latin_words < _FOREIGN_MIN_WORDS:
+        return
+    preds = predict(probe, k=1)
+    if preds and preds[0][0] != EN and preds[0][1] >= _FOREIGN_MIN_PROB:
+        lab, p = preds[0]
+        utt.warn(
+            "non-english",
+            f"sentence at {s} looks like language {lab!r} (p={p:.2f}); it is read with English "
+            "rules",
+            s,
+            e,
+        )

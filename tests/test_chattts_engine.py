@@ -1,0 +1,367 @@
+"""The ChatTTS engine end to end on the tiny random checkpoint (its audio is noise)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+from click.testing import CliRunner
+
+from mixvox.engines.chattts import render
+from mixvox.engines.chattts.engine import ChatTTSEngine
+from mixvox.engines.chattts.generate import GenerationResult
+from mixvox.interfaces import MixvoxError, SynthesisOptions
+from mixvox.ir import Chunk, Sentence, Span, Utterance, Word
+
+TINY = Path(__file__).resolve().parents[2] / "shared" / "chattts" / "tiny"
+TEXTS = ["你好世界", "今天天气很好", "我们出去玩吧"]
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory):
+    root = tmp_path_factory.mktemp("chattts-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MIXVOX_CACHE_DIR", str(root))
+        mp.setenv("MIXVOX_DATA_DIR", str(root / "data"))
+        mp.delenv("MIXVOX_CHATTTS_DIR", raising=False)
+        yield root
+
+
+@pytest.fixture(scope="module")
+def engine(cache) -> ChatTTSEngine:
+    eng = ChatTTSEngine(TINY)
+    yield eng
+    eng.close()
+
+
+def utterance(texts: list[str] = TEXTS) -> tuple[Utterance, list[Chunk]]:
+    words, chunks, pos = [], [], 0
+    for i, t in enumerate(texts):
+        w = Word(t, t, [], pos, pos + len(t), lang="zh")
+        pos += len(t)
+        words.append(w)
+        chunks.append(Chunk(i, [w]))
+    text = "".join(texts)
+    return Utterance(text, [Sentence(text, 0, pos, "zh", [Span("zh", text, 0, pos, words)])]), \
+        chunks
+
+
+class Recorder:
+    """Wraps ``engine.gpt.generate`` to record calls (and optionally tamper with results)."""
+
+    def __init__(self, engine: ChatTTSEngine, empty_item0_calls: int = 0) -> None:
+        self.engine = engine
+        self.orig = engine.gpt.generate
+        self.calls: list[dict] = []
+        self.empty_left = empty_item0_calls
+
+    def __enter__(self) -> Recorder:
+        self.engine.gpt.generate = self  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.engine.gpt.generate = self.orig  # type: ignore[method-assign]
+
+    def __call__(self, prompts, **kw):
+        self.calls.append({"prompts": [np.asarray(p).tolist() for p in prompts], **kw})
+        if kw.get("stage") != "code" or self.empty_left <= 0:
+            return self.orig(prompts, **kw)
+        self.empty_left -= 1
+        cb = kw.pop("on_frames")
+
+        def drop_item0(b, ids, hid, done):
+            if b != 0:
+                cb(b, ids, hid, done)
+
+        res = self.orig(prompts, on_frames=drop_item0, **kw)
+        h = res[0].hidden.shape[1]
+        cb(0, np.zeros((0, 4), np.int64), np.zeros((0, h), np.float32), True)
+        res[0] = GenerationResult(np.zeros((0, 4), np.int64), np.zeros((0, h), np.float32), True)
+        return res
+
+
+def pieces_by_chunk(pieces) -> dict[int, np.ndarray]:
+    out: dict[int, list[np.ndarray]] = {}
+    for p in pieces:
+        out.setdefault(p.chunk, []).append(p.samples)
+    return {k: np.concatenate(v) for k, v in out.items()}
+
+
+def test_engine_protocol(engine: ChatTTSEngine) -> None:
+    from mixvox.interfaces import Engine
+
+    assert isinstance(engine, Engine)
+    assert (engine.name, engine.sample_rate, engine.consumes) == ("chattts", 24000, "text")
+
+
+def test_chunks_in_order_one_final_each_and_saved_codes(engine, tmp_path: Path) -> None:
+    utt, chunks = utterance()
+    n = 40
+    out = tmp_path / "codes.npy"
+    extra = {"min_frames": n, "max_frames": n, "save_codes": str(out)}
+    pieces = list(engine.stream(utt, chunks, SynthesisOptions(seed=1, extra=extra)))
+    assert [p.chunk for p in pieces] == sorted(p.chunk for p in pieces)
+    for k in range(3):
+        mine = [p for p in pieces if p.chunk == k]
+        assert [p.final for p in mine] == [False] * (len(mine) - 1) + [True]
+        assert len(mine) >= 2  # streamed in several pieces, not one blob
+    audio = pieces_by_chunk(pieces)
+    for k in range(3):  # n code frames -> 2n mel frames -> (2n - 1) * 256 samples
+        assert audio[k].shape == ((2 * n - 1) * 256,) and audio[k].dtype == np.float32
+        assert np.isfinite(audio[k]).all() and np.abs(audio[k]).max() > 0
+    codes = np.load(out)
+    assert codes.shape == (3 * n, 4) and codes.dtype == np.int64
+    assert codes.min() >= 0 and codes.max() < 625
+
+
+def test_all_chunks_decode_as_one_gpt_batch(engine) -> None:
+    utt, chunks = utterance()
+    with Recorder(engine) as rec:
+        list(engine.stream(utt, chunks, SynthesisOptions(seed=2)))
+    assert len(rec.calls) == 1
+    call = rec.calls[0]
+    assert call["stage"] == "code" and len(call["prompts"]) == 3
+    # the length guard: each chunk's own cap, and the batch's smallest minimum
+    bounds = [render.frame_bounds(render.expected_seconds(words=c.words)) for c in chunks]
+    assert list(call["max_new_tokens"]) == [b.max_frames for b in bounds]
+    assert call["params"].min_new_tokens == min(b.min_frames for b in bounds) > 0
+    tok = engine.tokenizer
+    for p, t in zip(call["prompts"], TEXTS, strict=True):
+        assert p == tok.encode(f"[Stts][spk_emb][speed_5]{t}[Ptts]")
+
+
+def test_max_batch_splits_long_utterances(cache) -> None:
+    eng = ChatTTSEngine(TINY, max_batch=2)
+    utt, chunks = utterance()
+    with Recorder(eng) as rec:
+        out = list(eng.stream(utt, chunks, SynthesisOptions(seed=2, extra={"max_frames": 12})))
+    assert [len(c["prompts"]) for c in rec.calls] == [2, 1]
+    assert [p.chunk for p in out if p.final] == [0, 1, 2]
+
+
+def test_first_audio_comes_while_the_gpt_is_still_decoding(engine) -> None:
+    first_piece = threading.Event()
+    generation_returned = threading.Event()
+    orig = engine.gpt.generate
+
+    def slow_generate(prompts, **kw):
+        cb = kw.pop("on_frames")
+        seen = {"n": 0}
+
+        def gate(b, ids, hid, done):
+            cb(b, ids, hid, done)
+            if b == 0:
+                seen["n"] += len(ids)
+                if seen["n"] >= 48 and not done:
+                    first_piece.wait(timeout=20)  # hold the GPT until audio came out
+
+        res = orig(prompts, on_frames=gate, **kw)
+        generation_returned.set()
+        return res
+
+    utt, chunks = utterance(TEXTS[:2])
+    engine.gpt.generate = slow_generate  # type: ignore[method-assign]
+    try:
+        got_before_end = None
+        for piece in engine.stream(utt, chunks, SynthesisOptions(
+                seed=3, extra={"min_frames": 100, "max_frames": 100})):
+            if piece.samples.size and got_before_end is None:
+                got_before_end = not generation_returned.is_set()
+                first_piece.set()
+    finally:
+        engine.gpt.generate = orig  # type: ignore[method-assign]
+    assert got_before_end is True
+
+
+def test_seed_makes_runs_reproducible(engine) -> None:
+    utt, chunks = utterance(TEXTS[:2])
+
+    def run(seed: int) -> np.ndarray:
+        opts = SynthesisOptions(seed=seed, extra={"max_frames": 30})
+        return np.concatenate([p.samples for p in engine.stream(utt, chunks, opts)])
+
+    a, b, c = run(11), run(11), run(12)
+    np.testing.assert_array_equal(a, b)
+    assert a.shape != c.shape or not np.array_equal(a, c)
+
+
+def test_empty_output_is_retried(engine) -> None:
+    utt, chunks = utterance()
+    with Recorder(engine, empty_item0_calls=1) as rec:
+        pieces = list(engine.stream(utt, chunks, SynthesisOptions(seed=4)))
+    assert [len(c["prompts"]) for c in rec.calls] == [3, 1]
+    assert rec.calls[1]["prompts"][0] == rec.calls[0]["prompts"][0]
+    audio = pieces_by_chunk(pieces)
+    assert all(audio[k].size > 0 for k in range(3))
+    assert [p.chunk for p in pieces if p.final] == [0, 1, 2]
+
+
+def test_retries_are_bounded(engine) -> None:
+    utt, chunks = utterance()
+    with Recorder(engine, empty_item0_calls=10) as rec, pytest.warns(
+        UserWarning, match="chunk 0 produced no audio after 2 retries"
+    ):
+        pieces = list(engine.stream(utt, chunks, SynthesisOptions(seed=4)))
+    assert [len(c["prompts"]) for c in rec.calls] == [3, 1, 1]
+    audio = pieces_by_chunk(pieces)
+    assert audio[0].size == 0 and audio[1].size > 0 and audio[2].size > 0
+
+
+def test_unknown_extra_keys_warn(engine) -> None:
+    utt, chunks = utterance(TEXTS[:1])
+    with pytest.warns(UserWarning, match="unknown option 'tempreature'"):
+        list(engine.stream(utt, chunks, SynthesisOptions(
+            extra={"tempreature": 0.1, "max_frames": 8})))
+    assert any(i.code == "unknown-option" for i in utt.warnings)
+
+
+def test_bad_option_values(engine) -> None:
+    utt, chunks = utterance(TEXTS[:1])
+    for extra in ({"temperature": "hot"}, {"top_p": 2.0}, {"oral": 12}):
+        with pytest.raises(MixvoxError):
+            list(engine.stream(utt, chunks, SynthesisOptions(extra=extra)))
+
+
+def test_refine_is_off_by_default_and_on_per_call(engine) -> None:
+    utt, chunks = utterance(TEXTS[:2])
+    with Recorder(engine) as rec:
+        list(engine.stream(utt, chunks, SynthesisOptions(seed=5, extra={"max_frames": 8})))
+    assert [c["stage"] for c in rec.calls] == ["code"]
+    with Recorder(engine) as rec:
+        list(engine.stream(utt, chunks, SynthesisOptions(
+            seed=5, extra={"refine": True, "max_frames": 8, "oral": 2, "break": 4})))
+    assert [c["stage"] for c in rec.calls] == ["refine", "code"]
+    tok = engine.tokenizer
+    assert rec.calls[0]["prompts"][0] == tok.encode("[Sbreak]你好世界[Pbreak][oral_2][break_4]")
+    assert rec.calls[0]["params"].eos_id == tok.eos_id
+    for p in rec.calls[1]["prompts"]:  # nothing from [break_0] up reaches the code stage
+        inner = p[3:-1]
+        assert all(i < tok.break_0_id for i in inner)
+
+
+def test_speakers(engine) -> None:
+    utt, chunks = utterance(TEXTS[:1])
+    tok = engine.tokenizer
+    spk_text = (TINY / "speaker.txt").read_text(encoding="utf-8")
+    golden = np.load(TINY / "golden.npz")["speaker/vector_f16"]
+    with Recorder(engine) as rec:
+        list(engine.stream(utt, chunks, SynthesisOptions(speaker=spk_text,
+                                                         extra={"max_frames": 8})))
+        list(engine.stream(utt, chunks, SynthesisOptions(speaker="none",
+                                                         extra={"max_frames": 8})))
+        list(engine.stream(utt, chunks, SynthesisOptions(extra={"max_frames": 8})))
+    a, b, c = rec.calls
+    np.testing.assert_array_equal(a["spk_emb"], golden)
+    assert tok.spk_emb_id in a["prompts"][0] and a["spk_emb_token_id"] == tok.spk_emb_id
+    assert b["spk_emb"] is None and tok.token_id("[empty_spk]") in b["prompts"][0]
+    assert c["spk_emb"] is not None and c["spk_emb"].shape == (32,)  # the default voice
+    from mixvox.engines.chattts.speaker import Speaker
+
+    full_size = Speaker.parse("seed:1").to_string()  # a real model's 768 values
+    with pytest.raises(MixvoxError, match="expects 32"):
+        list(engine.stream(utt, chunks, SynthesisOptions(speaker=full_size)))
+    with pytest.raises(MixvoxError, match="seed"):
+        list(engine.stream(utt, chunks, SynthesisOptions(speaker="seed:1x")))
+
+
+def test_raw_text_goes_as_is(engine) -> None:
+    raw = "RTX 4070 [uv_break] 跑"
+    w = Word(raw, raw, [], 0, len(raw), lang="raw")
+    utt = Utterance(raw, [Sentence(raw, 0, len(raw), "raw", [Span("raw", raw, 0, len(raw),
+                                                                       [w])])])
+    with Recorder(engine) as rec:
+        list(engine.stream(utt, [Chunk(0, [w])], SynthesisOptions(
+            extra={"raw": True, "max_frames": 8})))
+    assert rec.calls[0]["prompts"][0] == engine.tokenizer.encode(
+        f"[Stts][spk_emb][speed_5]{raw}[Ptts]")
+
+
+def test_chunk_with_nothing_to_say_yields_an_empty_final_piece(engine) -> None:
+    utt, chunks = utterance(["你好", "😀"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pieces = list(engine.stream(utt, chunks, SynthesisOptions(extra={"max_frames": 8})))
+    finals = [p for p in pieces if p.final]
+    assert [p.chunk for p in finals] == [0, 1] and finals[1].samples.size == 0
+    assert any(i.code == "engine-unsupported-char" for i in utt.warnings)
+
+
+def test_closing_the_stream_early_stops_the_worker(engine) -> None:
+    utt, chunks = utterance()
+    gen = engine.stream(utt, chunks, SynthesisOptions(extra={"min_frames": 300,
+                                                             "max_frames": 300}))
+    first = next(gen)
+    assert first.chunk == 0
+    gen.close()
+    assert not [t for t in threading.enumerate() if t.name == "chattts-gpt"]
+    more = list(engine.stream(utt, chunks[:1], SynthesisOptions(extra={"max_frames": 8})))
+    assert more[-1].final
+
+
+def test_small_generated_checkpoint_loads_and_speaks(cache, tmp_path: Path) -> None:
+    from safetensors import safe_open
+
+    from mixvox.engines.chattts.randckpt import Sizes, make_checkpoint
+
+    out = make_checkpoint(tmp_path / "rand", TINY, sizes=Sizes.small(), seed=3)
+    for rel in ("asset/Embed.safetensors", "asset/DVAE.safetensors", "asset/Vocos.safetensors",
+                "asset/Decoder.safetensors", "asset/gpt/model.safetensors"):
+        with safe_open(out / rel, "np") as a, safe_open(TINY / rel, "np") as b:
+            assert set(a.keys()) == set(b.keys()), rel
+            for k in a.keys():
+                assert a.get_slice(k).get_shape() == b.get_slice(k).get_shape(), (rel, k)
+                assert a.get_slice(k).get_dtype() == b.get_slice(k).get_dtype(), (rel, k)
+    eng = ChatTTSEngine(out)
+    assert eng.assets.manifest_source.endswith("sha256.json")
+    utt, chunks = utterance(TEXTS[:1])
+    pieces = list(eng.stream(utt, chunks, SynthesisOptions(extra={"min_frames": 10,
+                                                                  "max_frames": 10})))
+    assert sum(p.samples.size for p in pieces) == 19 * 256
+    eng.close()
+
+
+def test_missing_model_is_a_clear_error(cache, tmp_path: Path) -> None:
+    with pytest.raises(MixvoxError, match="mixvox download"):
+        ChatTTSEngine(tmp_path / "none")
+
+
+def test_plugin_check(cache, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mixvox.engines.chattts import plugin
+
+    why = plugin.check()
+    assert why is not None and "mixvox download" in why and str(cache / "data") in why
+    monkeypatch.setenv("MIXVOX_CHATTTS_DIR", str(TINY))
+    assert plugin.check() is None
+    infos = []
+    plugin.mixvox_register_engines(infos.append)
+    assert infos[0].name == "chattts" and infos[0].priority == 10
+
+
+def test_cli_say_writes_a_wav(cache, tmp_path: Path) -> None:
+    from mixvox.cli import main
+
+    out = tmp_path / "out.wav"
+    res = CliRunner().invoke(main, [
+        "say", "--engine", "chattts", "--model-dir", str(TINY), "-o", str(out),
+        "--max-frames", "16", "--seed", "1", "今天的 meeting 改到 3:30 PM",
+    ])
+    assert res.exit_code == 0, res.output
+    data, sr = sf.read(out)
+    assert sr == 24000 and data.size > 0
+
+
+def test_cli_bench_json(cache) -> None:
+    from mixvox.engines.chattts.cli import bench_cmd
+
+    res = CliRunner().invoke(bench_cmd, ["--model-dir", str(TINY), "--frames", "16",
+                                         "--batch", "2", "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output.strip().splitlines()[-1])
+    for key in ("frames_per_s", "rtf", "first_chunk_ms", "peak_rss_mb"):
+        assert isinstance(data[key], float) and data[key] > 0, key
+    assert data["audio_s"] == pytest.approx(10.0, abs=0.05)

@@ -1,0 +1,191 @@
+"""Mandarin text normalization: every reading category of frontends/zh/CONVENTIONS.md."""
+
+from __future__ import annotations
+
+import pytest
+
+from mixvox.frontends.zh.normalize import normalize_zh, tokenize
+from mixvox.frontends.zh.numbers import read_cardinal, read_digits
+
+CASES = [
+    # cardinals and 两
+    ("12", "十二"),
+    ("10", "十"),
+    ("2", "二"),
+    ("2个", "两个"),
+    ("2 个", "两个"),
+    ("我有2本书", "我有两本书"),
+    ("2点", "两点"),
+    ("2000", "两千"),
+    ("200", "两百"),
+    ("20000", "两万"),
+    ("1200", "一千二百"),
+    ("12000", "一万两千"),
+    ("101", "一百零一"),
+    ("1001", "一千零一"),
+    ("50010", "五万零一十"),
+    ("110000", "十一万"),
+    ("1000001", "一百万零一"),
+    ("123123123", "一亿两千三百一十二万三千一百二十三"),
+    ("我今天买了50000个苹果", "我今天买了五万个苹果"),
+    # ordinals
+    ("第2", "第二"),
+    ("第2个", "第二个"),
+    ("第10000", "第一万"),
+    # decimals, negatives, signs
+    ("3.14", "三点一四"),
+    ("5.0", "五点零"),
+    ("0.5", "零点五"),
+    ("-5", "负五"),
+    ("欠款-12元", "欠款负十二元"),
+    ("-5℃", "零下五摄氏度"),
+    ("-23°C", "零下二十三摄氏度"),
+    ("±2", "正负二"),
+    ("1.5亿", "一点五亿"),
+    # thousands separators
+    ("1,234,567", "一百二十三万四千五百六十七"),
+    ("价格100，200元", "价格一百，两百元"),
+    # percent, fractions
+    ("50%", "百分之五十"),
+    ("增长0.4%", "增长百分之零点四"),
+    ("10%-20%", "百分之十到百分之二十"),
+    ("10-20%", "百分之十到百分之二十"),
+    ("-98%", "负百分之九十八"),
+    ("-百分之1", "负百分之一"),
+    ("3/4", "四分之三"),
+    ("1 / 2", "二分之一"),
+    ("1又1/5", "一又五分之一"),
+    ("5又2分之1", "五又二分之一"),
+    # years and dates
+    ("2024年", "二零二四年"),
+    ("05年", "零五年"),
+    ("公元前202年", "公元前二零二年"),
+    ("50年", "五十年"),
+    ("90后", "九零后"),
+    ("2024-01-05", "二零二四年一月五日"),
+    ("2024/1/5", "二零二四年一月五日"),
+    ("2008.08.08", "二零零八年八月八日"),
+    ("08-08-2008", "二零零八年八月八日"),
+    ("2024年1月5日", "二零二四年一月五日"),
+    ("2015年08月08号", "二零一五年八月八号"),
+    ("1月5日", "一月五日"),
+    ("5号", "五号"),
+    ("2002/01", "二零零二年一月"),
+    ("08/08", "八月八日"),
+    # times, scores and ratios
+    ("3:30", "三点三十分"),
+    ("14:05", "十四点零五分"),
+    ("2:02", "两点零二分"),
+    ("11:00", "十一点"),
+    ("13:10:36", "十三点十分三十六秒"),
+    ("8:00 a.m.准时开会", "上午八点准时开会"),
+    ("1:02:36pm", "下午一点零二分三十六秒"),
+    ("3:2", "三比二"),
+    ("比分定格在78:96", "比分定格在七十八比九十六"),
+    ("比分2:10", "比分二比十"),
+    ("10:30-11:00", "十点三十分到十一点"),
+    # ranges
+    ("3-5天", "三到五天"),
+    ("5~10分钟", "五到十分钟"),
+    ("2019-2020年", "二零一九到二零二零年"),
+    ("2-3个", "两到三个"),
+    # money
+    ("¥5", "五元"),
+    ("¥1.50", "一元五角"),
+    ("￥1.25", "一元两角五分"),
+    ("¥3.05", "三元零五分"),
+    ("$5", "五美元"),
+    ("€5", "五欧元"),
+    ("£100", "一百英镑"),
+    ("$1.5万", "一点五万美元"),
+    ("价格是A$13.5", "价格是十三点五澳元"),
+    ("HKD13.5", "十三点五港元"),
+    ("5元", "五元"),
+    # phone numbers and identifiers
+    ("电话13800138000", "电话幺三八零零幺三八零零零"),
+    ("我的手机是138-0013-8000", "我的手机是幺三八零零幺三八零零零"),
+    ("+86 138 0013 8000", "加八六幺三八零零幺三八零零零"),
+    ("010-64035547", "零幺零六四零三五五四七"),
+    ("尾号1702", "尾号幺七零二"),
+    ("尾号是3385", "尾号是三三八五"),
+    ("可以拨打12306来咨询", "可以拨打幺二三零六来咨询"),
+    ("127.0.0.1", "一二七点零点零点一"),
+    ("版本1.2.3", "版本一点二点三"),
+    ("007", "零零七"),
+    # units
+    ("22ms", "二十二毫秒"),
+    ("5s", "五秒"),
+    ("10km", "十千米"),
+    ("25kg", "二十五千克"),
+    ("3cm", "三厘米"),
+    ("1.2g", "一点二克"),
+    ("120m²", "一百二十平方米"),
+    ("2L", "两升"),
+    ("500ml", "五百毫升"),
+    ("10km/h", "每小时十公里"),
+    ("38°C", "三十八摄氏度"),
+    ("1 kg", "一千克"),
+    ("长度3µm", "长度三微米"),
+    ("300w张", "三百万张"),
+    ("80GB显存", "八十GB显存"),
+    ("7x24小时", "七乘二十四小时"),
+    # math symbols
+    ("1+2=3", "一加二等于三"),
+    ("2 ≤ 4", "二小于等于四"),
+    ("2>=1", "二大于等于一"),
+    # letters and full width
+    ("我们需要升级gpu", "我们需要升级GPU"),
+    ("ＡＢＣ１２３", "ABC一百二十三"),
+    ("仅仅是２０１５年", "仅仅是二零一五年"),
+    ("今天有3个idea", "今天有三个idea"),
+    # plain text is untouched
+    ("你好，世界！", "你好，世界！"),
+    ("", ""),
+]
+
+
+@pytest.mark.parametrize(("written", "spoken"), CASES)
+def test_normalize(written: str, spoken: str) -> None:
+    assert normalize_zh(written) == spoken
+
+
+def test_read_cardinal_sections() -> None:
+    assert read_cardinal("0") == "零"
+    assert read_cardinal("10001000") == "一千万一千"
+    assert read_cardinal("1011111111") == "十亿一千一百一十一万一千一百一十一"
+    assert read_cardinal("2", liang=True) == "两"
+    assert read_cardinal("1234567890123456").startswith("一千二百三十四万")
+    # past 16 digits there is no unit left: digit by digit
+    assert read_cardinal("12345678901234567") == read_digits("12345678901234567")
+
+
+def test_huge_digit_string_is_read_digit_by_digit() -> None:
+    text = "9" * 10_000
+    assert normalize_zh(text) == "九" * 10_000
+
+
+def test_long_digit_strings_with_separators_stay_linear() -> None:
+    # thousands groups, dotted groups and dash chains of any length finish and read every digit
+    assert normalize_zh("3" + ",333" * 3000).count("三") == 1 + 3 * 3000
+    dotted = normalize_zh("1." * 5000 + "1")
+    assert dotted.count("一") == 5001
+    assert normalize_zh("-" * 100 + "5").endswith("负五")
+
+
+def test_pieces_cover_the_text_with_offsets() -> None:
+    text = "我在2024年1月5日花了¥1.50，GB级-5℃"
+    pieces = tokenize(text)
+    covered = {i for p in pieces for i in range(p.start, p.end)}
+    assert covered == {i for i, c in enumerate(text) if not c.isspace()}
+    kinds = [(text[p.start : p.end], p.kind) for p in pieces]
+    assert ("2024年1月5日", "num") not in kinds  # 年/月/日 stay Han text, numbers are pieces
+    assert ("¥1.50", "num") in kinds
+    assert ("GB", "latin") in kinds
+    assert ("，", "punct") in kinds
+
+
+def test_unreadable_characters_become_skip_pieces() -> None:
+    pieces = tokenize("你\x00好😀안")
+    skips = [p for p in pieces if p.kind == "skip"]
+    assert [p.issue[0] for p in skips if p.issue] == ["control-char", "emoji", "unsupported-script"]
+    assert normalize_zh("你\x00好😀안") == "你好"
