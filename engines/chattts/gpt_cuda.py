@@ -45,8 +45,8 @@ class CudaSampling:
     """Sampling parameters (the reference's defaults for the code stage)."""
 
     temperature: Sequence[float] | float = 0.3
-    top_p: float = 0.7
-    top_k: int = 20
+    top_p: float | None = 0.7
+    top_k: int | None = 20
     repetition_penalty: float = 1.05
     penalty_window: int = 16
     min_keep: int = 3
@@ -110,12 +110,102 @@ def _silu_mul(gu: torch.Tensor) -> torch.Tensor:
     return F.silu(g) * u
 
 
+def _process_logits(
+    hidden: torch.Tensor,
+    hist: torch.Tensor,
+    head: torch.Tensor,
+    temperature: torch.Tensor,
+    penalty: torch.Tensor,
+    top_p: torch.Tensor,
+    top_k: torch.Tensor,
+    topk_on: torch.Tensor,
+    block_eos: torch.Tensor,
+    eos_id: int,
+) -> torch.Tensor:
+    """Code logits after the reference's processors, as a pure (compilable) function.
+
+    Order as the reference: divide by temperature (per codebook), repetition penalty over the
+    last 16 frames (``hist``, with ``V`` as the empty marker), top-p then top-k (transformers'
+    warpers, at least 3 kept), and the end code blocked while ``block_eos`` (min frames).
+    """
+    b = hidden.shape[0]
+    nq = temperature.shape[0]
+    V = head.shape[0] // nq
+    logits = F.linear(hidden.float(), head).view(b, nq, V) / temperature.view(1, nq, 1)
+    counts = torch.zeros(b, nq, V + 1, device=hidden.device)
+    counts = counts.scatter_add(2, hist, torch.ones_like(hist, dtype=counts.dtype))
+    alpha = torch.pow(penalty, counts[..., :V])
+    logits = torch.where(logits < 0, logits * alpha, logits / alpha)
+    sorted_l, order = torch.sort(logits, dim=-1)
+    cum = sorted_l.softmax(-1).cumsum(-1)
+    keep_tail = torch.arange(V, device=hidden.device) >= V - 3
+    drop = (cum <= (1 - top_p)) & ~keep_tail
+    logits = logits.masked_fill(drop.scatter(-1, order, drop), -math.inf)
+    kth = torch.topk(logits, 20, dim=-1).values  # top_k above 20 is refused by set_sampling
+    k_idx = (top_k.clamp(min=3, max=20) - 1).view(1, 1, 1).expand(b, nq, 1)
+    logits = logits.masked_fill((logits < kth.gather(-1, k_idx)) & topk_on, -math.inf)
+    is_eos = torch.arange(V, device=hidden.device) == eos_id
+    return logits.masked_fill(is_eos.view(1, 1, V) & block_eos.view(b, 1, 1), -math.inf)
+
+
+def _stack_pure(
+    x: torch.Tensor,
+    pos: torch.Tensor,
+    cos_t: torch.Tensor,
+    sin_t: torch.Tensor,
+    kc: torch.Tensor,
+    vc: torch.Tensor,
+    layers: tuple[tuple[torch.Tensor, ...], ...],
+    norm: torch.Tensor,
+    eps: float,
+    nh: int,
+    hd: int,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """All layers for one new token per slot, as a pure function (no writes).
+
+    Why pure: ``torch.compile`` can then fuse everything between the matmuls across all
+    layers (norms, RoPE, the attention softmax, residual adds, SiLU gating) without having to
+    reason about in-place updates of the KV cache. Attention over the cached positions
+    (``< pos``) and the new token is merged with a log-sum-exp, so the new keys/values need
+    not be in the cache yet; they are returned and written for all layers with one scatter.
+    """
+    b, H = x.shape
+    L = kc.shape[3]
+    cos = cos_t[pos].view(b, 1, hd)
+    sin = sin_t[pos].view(b, 1, hd)
+    past = torch.arange(L, device=x.device).view(1, 1, 1, L) < pos.view(b, 1, 1, 1)
+    scale = hd**-0.5
+    ks, vs = [], []
+    h = x
+    for li, (ln1, wqkv, wo, ln2, wgu, wdown) in enumerate(layers):
+        n = _rmsnorm(h, ln1, eps)
+        qkv = F.linear(n, wqkv).view(b, 3, nh, hd)
+        q = _rope(qkv[:, 0], cos, sin)
+        k = _rope(qkv[:, 1], cos, sin)
+        v = qkv[:, 2]
+        s_c = torch.matmul(q.unsqueeze(2), kc[li].transpose(-1, -2)).float() * scale
+        s_c = s_c.masked_fill(~past, -math.inf)  # [b, nh, 1, L]
+        s_n = (q.float() * k.float()).sum(-1, keepdim=True).unsqueeze(-1) * scale
+        m = torch.maximum(s_c.amax(-1, keepdim=True), s_n)
+        p_c = torch.exp(s_c - m)
+        p_n = torch.exp(s_n - m)
+        den = p_c.sum(-1, keepdim=True) + p_n
+        o = torch.matmul(p_c.to(v.dtype), vc[li]).float()  # [b, nh, 1, hd]
+        o = (o + p_n * v.float().unsqueeze(2)) / den
+        h = h + F.linear(o.to(h.dtype).reshape(b, H), wo)
+        n2 = _rmsnorm(h, ln2, eps)
+        h = h + F.linear(_silu_mul(F.linear(n2, wgu)), wdown)
+        ks.append(k)
+        vs.append(v)
+    return _rmsnorm(h, norm, eps), torch.stack(ks), torch.stack(vs)
+
+
 class CudaGPT:
     """The GPT of one ChatTTS checkpoint on one CUDA device, ready for graph-captured decoding.
 
     ``generate(requests, sampling)`` decodes any number of code-stage requests with continuous
     batching over at most ``max_batch`` slots and returns their codes and hidden states;
-    ``on_frames(tag, codes, hidden)`` is called with new frames every ``sync_every`` steps for
+    ``on_frames(tag, codes, hidden, done)`` is called with new frames every ``sync_every`` steps for
     streaming. ``close()`` frees the GPU memory.
     """
 
@@ -128,7 +218,7 @@ class CudaGPT:
         max_batch: int = 8,
         max_len: int = 2048 + 256,
         use_graphs: bool = True,
-        compile_fused: bool = True,
+        fused: str = "stack",
         sync_every: int = 16,
     ) -> None:
         from safetensors.torch import load_file
@@ -206,18 +296,37 @@ class CudaGPT:
         self.sin = angles.sin().to(dt)
         self.max_len = int(max_len)
 
-        if compile_fused and self.device.type == "cuda":
+        if fused not in ("stack", "ops", "none"):
+            raise ValueError("fused must be 'stack', 'ops' or 'none'")
+        self.fused = fused
+        self._wpack = tuple(
+            (p["ln1"], p["qkv"], p["o"], p["ln2"], p["gu"], p["down"]) for p in self.layers
+        )
+        self._add_rmsnorm, self._rmsnorm = _add_rmsnorm, _rmsnorm
+        self._rope, self._silu_mul = _rope, _silu_mul
+        self._stack = _stack_pure
+        self._process = _process_logits
+        self.compiled = False
+        if fused != "none" and self.device.type == "cuda":
             try:
-                self._add_rmsnorm = torch.compile(_add_rmsnorm, dynamic=True, fullgraph=True)
-                self._rmsnorm = torch.compile(_rmsnorm, dynamic=True, fullgraph=True)
-                self._rope = torch.compile(_rope, dynamic=True, fullgraph=True)
-                self._silu_mul = torch.compile(_silu_mul, dynamic=True, fullgraph=True)
+                import torch._dynamo as dynamo
+
+                # one compile per dtype and shape class; several runners may share a process
+                dynamo.config.recompile_limit = max(
+                    64, getattr(dynamo.config, "recompile_limit", 8)
+                )
+                opts = {"dynamic": True, "fullgraph": True}
+                self._process = torch.compile(_process_logits, **opts)
+                if fused == "stack":
+                    self._stack = torch.compile(_stack_pure, **opts)
+                else:
+                    self._add_rmsnorm = torch.compile(_add_rmsnorm, **opts)
+                    self._rmsnorm = torch.compile(_rmsnorm, **opts)
+                    self._rope = torch.compile(_rope, **opts)
+                    self._silu_mul = torch.compile(_silu_mul, **opts)
+                self.compiled = True
             except Exception:  # no Triton: plain kernels
-                compile_fused = False
-        if not (compile_fused and self.device.type == "cuda"):
-            self._add_rmsnorm, self._rmsnorm = _add_rmsnorm, _rmsnorm
-            self._rope, self._silu_mul = _rope, _silu_mul
-        self.compiled = compile_fused and self.device.type == "cuda"
+                self.compiled = False
 
         self.capacity = 0
         self._graphs: dict[tuple[int, int], torch.cuda.CUDAGraph] = {}
@@ -260,6 +369,7 @@ class CudaGPT:
         self.top_p = torch.full((), 0.7, device=dev)
         self.top_k = torch.full((), 20, dtype=torch.long, device=dev)
         self.greedy = torch.zeros((), dtype=torch.bool, device=dev)
+        self.topk_on = torch.ones((), dtype=torch.bool, device=dev)
         self.eos_block = torch.zeros((), dtype=torch.bool, device=dev)
         self.capacity = slots
 
@@ -318,31 +428,45 @@ class CudaGPT:
             h, normed = self._add_rmsnorm(h, d, nxt, self.eps)
         return normed
 
+    def _forward_full(self, x: torch.Tensor, rows: torch.Tensor | None = None) -> torch.Tensor:
+        """Causal forward over ``x`` ``[n, T, H]``; with ``rows``, K/V go to those cache rows."""
+        n, T, H = x.shape
+        nh, hd = self.num_heads, self.head_dim
+        cos = self.cos[:T].view(1, 1, T, hd)
+        sin = self.sin[:T].view(1, 1, T, hd)
+        h = x.to(self.dtype)
+        for li, p in enumerate(self.layers):
+            normed = _rmsnorm(h, p["ln1"], self.eps)
+            qkv = F.linear(normed, p["qkv"]).view(n, T, 3, nh, hd).permute(2, 0, 3, 1, 4)
+            q, k, v = _rope(qkv[0], cos, sin), _rope(qkv[1], cos, sin), qkv[2]
+            if rows is not None:
+                self.k[li, rows, :, :T] = k
+                self.v[li, rows, :, :T] = v
+            att = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            h = h + F.linear(att.transpose(1, 2).reshape(n, T, H), p["o"])
+            normed = _rmsnorm(h, p["ln2"], self.eps)
+            h = h + F.linear(_silu_mul(F.linear(normed, p["gu"])), p["down"])
+        return _rmsnorm(h, self.norm, self.eps)
+
+    def teacher_forced_logits(self, prompt: torch.Tensor, codes: torch.Tensor) -> torch.Tensor:
+        """Code logits ``[n, num_vq, V]`` for each frame of ``codes`` given the true previous
+        frames: compares precisions without letting one early difference change the rest."""
+        prev = self.emb_code[codes[:-1].to(self.device) + self.code_offsets].sum(1)
+        x = torch.cat([prompt.to(self.device, self.dtype), prev.to(self.dtype)], 0)[None]
+        hidden = self._forward_full(x)[0, prompt.shape[0] - 1 :]
+        return F.linear(hidden.float(), self.head_code).view(-1, self.num_vq, self.num_audio)
+
     def prefill(self, slots: list[int], embeds: list[torch.Tensor]) -> None:
         """Run prompts (right-padded batch, causal) into their slots' cache rows."""
         n = len(slots)
         T = max(e.shape[0] for e in embeds)
         if T + 1 >= self.max_len:
             raise ValueError(f"prompt of {T} tokens exceeds the cache length {self.max_len}")
-        nh, hd, H = self.num_heads, self.head_dim, self.hidden_size
-        x = torch.zeros(n, T, H, device=self.device, dtype=self.dtype)
+        x = torch.zeros(n, T, self.hidden_size, device=self.device, dtype=self.dtype)
         for i, e in enumerate(embeds):
             x[i, : e.shape[0]] = e.to(self.dtype)
-        cos = self.cos[:T].view(1, 1, T, hd)
-        sin = self.sin[:T].view(1, 1, T, hd)
         rows = torch.tensor(slots, device=self.device)
-        h = x
-        for li, p in enumerate(self.layers):
-            normed = _rmsnorm(h, p["ln1"], self.eps)
-            qkv = F.linear(normed, p["qkv"]).view(n, T, 3, nh, hd).permute(2, 0, 3, 1, 4)
-            q, k, v = _rope(qkv[0], cos, sin), _rope(qkv[1], cos, sin), qkv[2]
-            self.k[li, rows, :, :T] = k
-            self.v[li, rows, :, :T] = v
-            att = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-            h = h + F.linear(att.transpose(1, 2).reshape(n, T, H), p["o"])
-            normed = _rmsnorm(h, p["ln2"], self.eps)
-            h = h + F.linear(_silu_mul(F.linear(normed, p["gu"])), p["down"])
-        hidden = _rmsnorm(h, self.norm, self.eps)
+        hidden = self._forward_full(x, rows)
         lens = torch.tensor([e.shape[0] for e in embeds], device=self.device)
         self.h_last[rows] = hidden[torch.arange(n, device=self.device), lens - 1]
         self.pos[rows] = lens
@@ -353,33 +477,25 @@ class CudaGPT:
 
     def _sample(self, b: int) -> torch.Tensor:
         """Codes for slots ``[:b]`` from their last hidden states (all on the GPU)."""
-        V, nq = self.num_audio, self.num_vq
+        nq = self.num_vq
         hidden = self.h_last[:b]
         step = self.step[:b]
         at = step.clamp(max=self.max_len - 1)
         self.out_hidden[:b].scatter_(
             1, at.view(b, 1, 1).expand(b, 1, self.hidden_size), hidden.unsqueeze(1)
         )
-        logits = F.linear(hidden.float(), self.head_code).view(b, nq, V)
-        logits = logits / self.temperature.view(1, nq, 1)
-        counts = torch.zeros(b, nq, V + 1, device=self.device)
-        counts.scatter_add_(2, self.hist[:b], torch.ones_like(self.hist[:b], dtype=counts.dtype))
-        alpha = torch.pow(self.penalty, counts[..., :V])
-        logits = torch.where(logits < 0, logits * alpha, logits / alpha)
-        # top-p (as transformers' TopPLogitsWarper, min 3 kept) ...
-        sorted_l, order = torch.sort(logits, dim=-1)
-        cum = sorted_l.softmax(-1).cumsum(-1)
-        drop = cum <= (1 - self.top_p)
-        drop[..., -3:] = False
-        logits = logits.masked_fill(drop.scatter(-1, order, drop), -math.inf)
-        # ... then top-k (at least 3 kept)
-        kth = torch.topk(logits, 20, dim=-1).values  # <= 20: top_k larger than 20 is clamped
-        k_idx = (self.top_k.clamp(min=3, max=20) - 1).view(1, 1, 1).expand(b, nq, 1)
-        logits = logits.masked_fill(logits < kth.gather(-1, k_idx), -math.inf)
         block = (step < self.min_new[:b]) | self.eos_block
-        eos_col = logits[..., self.eos_id_ : self.eos_id_ + 1]
-        logits[..., self.eos_id_ : self.eos_id_ + 1] = torch.where(
-            block.view(b, 1, 1), torch.full_like(eos_col, -math.inf), eos_col
+        logits = self._process(
+            hidden,
+            self.hist[:b],
+            self.head_code,
+            self.temperature,
+            self.penalty,
+            self.top_p,
+            self.top_k,
+            self.topk_on,
+            block,
+            self.eos_id_,
         )
         probs = logits.softmax(-1)
         race = probs / torch.empty_like(probs).exponential_()
@@ -395,8 +511,28 @@ class CudaGPT:
     def _step(self, b: int, L: int) -> None:
         ids = self._sample(b)
         x = self.emb_code[ids + self.code_offsets].sum(1)
-        pos = self.pos[:b]
-        self.h_last[:b] = self._layers_decode(x, pos.clamp(max=L - 1), b, L)
+        pos = self.pos[:b].clamp(max=L - 1)
+        if self.fused == "stack":
+            hidden, kn, vn = self._stack(
+                x,
+                pos,
+                self.cos,
+                self.sin,
+                self.k[:, :b, :, :L],
+                self.v[:, :b, :, :L],
+                self._wpack,
+                self.norm,
+                self.eps,
+                self.num_heads,
+                self.head_dim,
+            )
+            nl, nh, hd = self.num_layers, self.num_heads, self.head_dim
+            idx = pos.view(1, b, 1, 1, 1).expand(nl, b, nh, 1, hd)
+            self.k[:, :b].scatter_(3, idx, kn.unsqueeze(3))
+            self.v[:, :b].scatter_(3, idx, vn.unsqueeze(3))
+            self.h_last[:b] = hidden
+        else:
+            self.h_last[:b] = self._layers_decode(x, pos, b, L)
         self.pos[:b] += 1
         self.step[:b] += 1
 
@@ -442,7 +578,8 @@ class CudaGPT:
                     self._capture(_bucket(b, BATCH_BUCKETS), _bucket(L, LEN_BUCKETS))
                 else:
                     self._step(_bucket(b, BATCH_BUCKETS), _bucket(L, LEN_BUCKETS))
-        torch.cuda.synchronize(self.device)
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
 
     # ------------------------------------------------------------------------------------------
     # the host loop
@@ -457,10 +594,11 @@ class CudaGPT:
         greedy = s.greedy or all(t <= 0 for t in temp)
         self.temperature.copy_(torch.tensor([t if t > 0 else 1.0 for t in temp]))
         self.penalty.fill_(float(s.repetition_penalty))
-        self.top_p.fill_(float(s.top_p))
-        if s.top_k > 20:
+        self.top_p.fill_(1.0 if s.top_p is None else float(s.top_p))
+        if s.top_k is not None and s.top_k > 20:
             raise ValueError("top_k above 20 is not supported by the CUDA graph sampler")
-        self.top_k.fill_(int(s.top_k))
+        self.topk_on.fill_(s.top_k is not None)
+        self.top_k.fill_(20 if s.top_k is None else int(s.top_k))
         self.greedy.fill_(bool(greedy))
         self.eos_block.fill_(bool(s.suppress_eos))
         if s.eos_id != self.eos_id_ or s.penalty_window != 16 or s.min_keep != 3:
@@ -473,7 +611,7 @@ class CudaGPT:
         *,
         seed: int | None = None,
         max_batch: int | None = None,
-        on_frames: Callable[[Any, torch.Tensor, torch.Tensor], None] | None = None,
+        on_frames: Callable[[Any, torch.Tensor, torch.Tensor, bool], None] | None = None,
     ) -> list[CodeResult]:
         """Decode all ``requests`` (continuous batching) and return results in input order."""
         if not requests:
@@ -536,11 +674,12 @@ class CudaGPT:
                 assert slot is not None
                 done = fin[i] or host_step[i] >= slot.req.max_new
                 upto = ends[i] if fin[i] else min(host_step[i], slot.req.max_new)
-                if on_frames is not None and upto > slot.emitted:
+                if on_frames is not None and (upto > slot.emitted or done):
                     on_frames(
                         slot.req.tag,
                         self.out_codes[i, slot.emitted : upto],
                         self.out_hidden[i, slot.emitted : upto].float(),
+                        done,
                     )
                     slot.emitted = upto
                 if done:
@@ -556,3 +695,144 @@ class CudaGPT:
             if queue:
                 refill()
         return [r for r in results if r is not None]
+
+
+class GraphGPT:
+    """``GPT.generate`` on CUDA with the code stage through :class:`CudaGPT`.
+
+    A drop-in for :class:`mixvox.engines.chattts.gpt.GPT` in the engine: prompt embeddings
+    (speaker injection included) come from the shared numpy code, the code stage decodes with
+    CUDA graphs and continuous batching, and the rarely used refine stage runs on the portable
+    torch stack, created only when first needed (so batch-1 GPU memory stays small).
+    """
+
+    def __init__(
+        self,
+        asset_dir: str | Path,
+        *,
+        precision: str = "fp16",
+        device: str = "cuda",
+        max_batch: int = 8,
+        use_graphs: bool = True,
+    ) -> None:
+        from mixvox.engines.chattts.gpt import GPT, GPTWeights
+
+        self.weights = GPTWeights.load(asset_dir)
+        self.config = self.weights.config
+        self._gpt_cls = GPT
+        self.backend = "torch-cuda-graphs" if use_graphs else "torch-cuda"
+        self.precision = precision
+        self.device = device
+        self.cuda = CudaGPT(
+            asset_dir,
+            device=device,
+            precision=precision,
+            max_batch=max_batch,
+            use_graphs=use_graphs,
+        )
+        self._text_gpt = None
+        self.cuda.warmup((1,), (256,))
+
+    def _portable(self):
+        if self._text_gpt is None:
+            from mixvox.engines.chattts.gpt_torch import TorchStack
+
+            prec = "fp32" if self.precision == "fp32" else self.precision
+            stack = TorchStack(self.weights, precision=prec, device=self.device)
+            self._text_gpt = self._gpt_cls(self.weights, stack, "torch")
+        return self._text_gpt
+
+    def embed(self, *a: Any, **kw: Any):
+        return self._gpt_cls.embed(self, *a, **kw)  # type: ignore[arg-type]
+
+    def generate(
+        self,
+        prompts,
+        *,
+        stage="code",
+        spk_emb=None,
+        spk_emb_token_id=None,
+        params=None,
+        rng=None,
+        max_new_tokens=None,
+        on_frames=None,
+        stream_every=24,
+    ):
+        import numpy as np
+
+        from mixvox.engines.chattts.generate import GenerationResult
+        from mixvox.engines.chattts.sampler import SamplingParams
+
+        if stage != "code":
+            return self._portable().generate(
+                prompts,
+                stage=stage,
+                spk_emb=spk_emb,
+                spk_emb_token_id=spk_emb_token_id,
+                params=params,
+                rng=rng,
+                max_new_tokens=max_new_tokens,
+                on_frames=on_frames,
+                stream_every=stream_every,
+            )
+        params = params or SamplingParams()
+        rng = rng if rng is not None else np.random.default_rng()
+        arrs = [np.asarray(p).reshape(-1).astype(np.int64) for p in prompts]
+        if not arrs:
+            return []
+        B = len(arrs)
+        spks = (
+            list(spk_emb)
+            if isinstance(spk_emb, list | tuple)
+            else [spk_emb] * B
+            if spk_emb is None or np.asarray(spk_emb).ndim == 1
+            else list(spk_emb)
+        )
+        caps = np.full(B, params.max_new_tokens, np.int64)
+        if max_new_tokens is not None:
+            caps = np.minimum(caps, np.broadcast_to(np.asarray(max_new_tokens, np.int64), (B,)))
+        reqs = []
+        for i, a in enumerate(arrs):
+            emb = self._gpt_cls.embed(self, a[None], spks[i], spk_emb_token_id)[0]  # type: ignore[arg-type]
+            cap = int(min(caps[i], self.cuda.max_len - a.size - self.cuda.sync_every - 2))
+            reqs.append(
+                CodeRequest(
+                    torch.from_numpy(np.ascontiguousarray(emb)),
+                    max_new=cap,
+                    min_new=params.min_new_tokens,
+                    tag=i,
+                )
+            )
+        temps = [float(t) for t in np.broadcast_to(params.temperatures, (self.config.num_vq,))]
+        samp = CudaSampling(
+            temperature=temps,
+            top_p=params.top_p,
+            top_k=params.top_k,
+            repetition_penalty=params.repetition_penalty,
+            penalty_window=params.penalty_window,
+            min_keep=params.min_keep,
+            eos_id=params.eos_id or self.config.num_audio_tokens - 1,
+            suppress_eos=params.suppress_eos,
+        )
+
+        def relay(tag, codes, hidden, done):
+            if on_frames is not None:
+                on_frames(tag, codes.cpu().numpy(), hidden.cpu().numpy(), done)
+
+        res = self.cuda.generate(
+            reqs,
+            samp,
+            seed=int(rng.integers(2**31)),
+            max_batch=max(self.cuda.capacity, min(B, BATCH_BUCKETS[-1])),
+            on_frames=relay if on_frames is not None else None,
+        )
+        return [
+            GenerationResult(
+                ids=r.codes.cpu().numpy(), hidden=r.hidden.cpu().numpy(), finished=r.finished
+            )
+            for r in res
+        ]
+
+    def close(self) -> None:
+        self.cuda.close()
+        self._text_gpt = None
