@@ -3,9 +3,11 @@
 Usage::
 
     python bench/gpt_cpu.py ASSET_DIR [--batch 1 8] [--frames 128] [--prompt 40]
-        [--configs onnx:fp32 onnx:int8 torch:fp32] [--threads N] [--cache-dir DIR]
+        [--configs onnx:fp32 onnx:int8 torch:fp32 torch:bf16@cuda] [--threads N]
+        [--cache-dir DIR]
 
-ASSET_DIR is a ChatTTS asset folder (``gpt/config.json``, ``gpt/model.safetensors``,
+A config is ``backend:precision[@device]`` (device defaults to cpu). ASSET_DIR is a ChatTTS
+asset folder (``gpt/config.json``, ``gpt/model.safetensors``,
 ``Embed.safetensors``), e.g. a full-size random checkpoint. Sampling uses the code-stage
 defaults with the end code suppressed, so every item decodes exactly ``--frames`` frames.
 Reported: prefill time, decode frames/s summed over the batch (one frame = 4 codes =
@@ -65,11 +67,13 @@ def main() -> None:
 
     print(f"# {platform.processor() or platform.machine()}, python {platform.python_version()}")
     for spec in args.configs:
-        backend, _, precision = spec.partition(":")
+        backend, _, rest = spec.partition(":")
+        precision, _, device = rest.partition("@")
         try:
             t0 = time.perf_counter()
             gpt = load_gpt(args.asset_dir, backend=backend, precision=precision or "fp32",
-                           cache_dir=args.cache_dir, threads=args.threads)
+                           device=device or "cpu", cache_dir=args.cache_dir,
+                           threads=args.threads)
             t_load = time.perf_counter() - t0
         except (ImportError, ValueError) as exc:
             print(f"{spec}: skipped ({exc})")

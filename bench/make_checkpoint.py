@@ -23,14 +23,21 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out_dir", type=Path)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--source", type=Path, default=DEFAULT_SOURCE,
-                    help="folder with the genuine asset/tokenizer and asset/gpt/config.json")
+    ap.add_argument(
+        "--source",
+        type=Path,
+        default=DEFAULT_SOURCE,
+        help="folder with the genuine asset/tokenizer and asset/gpt/config.json",
+    )
     ap.add_argument("--small", action="store_true", help="tiny sizes (tests, smoke runs)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     out = make_checkpoint(
-        args.out_dir, args.source, sizes=Sizes.small() if args.small else Sizes(),
-        seed=args.seed, progress=lambda msg: print(msg, file=sys.stderr),
+        args.out_dir,
+        args.source,
+        sizes=Sizes.small() if args.small else Sizes(),
+        seed=args.seed,
+        progress=lambda msg: print(msg, file=sys.stderr),
     )
     print(f"wrote {out} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     return 0

@@ -7,6 +7,9 @@ Prints, per file: pass counts and rates for
 * ``nemo_tn_zh`` TN files (written -> spoken, ``normalize_zh``);
 * ``wetext_tn/tn_chinese`` end-to-end files (the 95 cases the upstream Normalizer test uses);
 * ``g2pmix_zh_en_cases`` (normalization, native pinyin, tone sandhi, word splits);
+* CharsiuG2P ``zho-s.tsv``: whole-word match after converting our pinyin to their IPA
+  (:func:`pinyin_to_ipa`), with surface (after sandhi) and lexical tones — their data applies
+  一 sandhi but not third-tone sandhi, so neither is a perfect fit;
 * CPP polyphone dev accuracy (lexical pinyin of the marked character), next to pypinyin alone.
 
 Comparison canon (applied to both sides, documented in ``frontends/zh/CONVENTIONS.md``):
@@ -190,6 +193,67 @@ def pypinyin_alone(text: str) -> dict[int, str]:
     return {i: r[0] for i, r in enumerate(res)} if len(res) == len(text) else {}
 
 
+# -- CharsiuG2P zho-s: our pinyin converted to their IPA --------------------------------------
+
+_INITIALS = [
+    ("zh", "ʈʂ"), ("ch", "ʈʂʰ"), ("sh", "ʂ"), ("b", "p"), ("p", "pʰ"), ("m", "m"), ("f", "f"),
+    ("d", "t"), ("t", "tʰ"), ("n", "n"), ("l", "l"), ("g", "k"), ("k", "kʰ"), ("h", "x"),
+    ("j", "tɕ"), ("q", "tɕʰ"), ("x", "ɕ"), ("r", "ʐ"), ("z", "ts"), ("c", "tsʰ"), ("s", "s"),
+]  # fmt: skip
+_FINALS = {
+    "a": "a", "o": "ɔ", "e": "ɤ", "ai": "aɪ", "ei": "eɪ", "ao": "ɑʊ", "ou": "oʊ", "an": "an",
+    "en": "ən", "ang": "ɑŋ", "eng": "ɤŋ", "ong": "ʊŋ", "er": "aɻ", "i": "i", "ia": "ja",
+    "ie": "jɛ", "iao": "jɑʊ", "iu": "joʊ", "ian": "jɛn", "in": "ɪn", "iang": "jɑŋ", "ing": "ɪŋ",
+    "iong": "jʊŋ", "u": "u", "ua": "wa", "uo": "uɔ", "uai": "waɪ", "ui": "weɪ", "uan": "wan",
+    "un": "uən", "uang": "wɑŋ", "ueng": "wɤŋ", "v": "y", "ve": "ɥœ", "van": "ɥœn", "vn": "yn",
+}  # fmt: skip
+_ZERO = {
+    "yi": "i", "ya": "ia", "ye": "ie", "yao": "iao", "you": "iu", "yan": "ian", "yin": "in",
+    "yang": "iang", "ying": "ing", "yong": "iong", "yu": "v", "yue": "ve", "yuan": "van",
+    "yun": "vn", "wu": "u", "wa": "ua", "wo": "uo", "wai": "uai", "wei": "ui", "wan": "uan",
+    "wen": "un", "wang": "uang", "weng": "ueng",
+}  # fmt: skip
+_TONES = {"1": "˥˥", "2": "˧˥", "3": "˨˩˦", "4": "˥˩", "5": "˧"}
+
+
+def pinyin_to_ipa(syl: str) -> str | None:
+    """``zhong1`` -> ``ʈʂʊŋ˥˥`` in CharsiuG2P's (ipa-dict) notation; ``None`` if unknown."""
+    if not syl or syl[-1] not in _TONES:
+        return None
+    base, tone = syl[:-1], _TONES[syl[-1]]
+    init_ipa, fin = "", _ZERO.get(base, base)
+    if base not in _ZERO:
+        for ini, ipa in _INITIALS:
+            if base.startswith(ini) and len(base) > len(ini):
+                init_ipa, fin = ipa, base[len(ini) :]
+                if ini in ("j", "q", "x") and fin.startswith("u"):
+                    fin = "v" + fin[1:]
+                break
+    if fin == "i" and init_ipa in ("ʈʂ", "ʈʂʰ", "ʂ", "ʐ"):
+        return init_ipa + "ɚ" + tone
+    if fin == "i" and init_ipa in ("ts", "tsʰ", "s"):
+        return init_ipa + "ɯ" + tone
+    fin_ipa = _FINALS.get(fin)
+    return None if fin_ipa is None else init_ipa + fin_ipa + tone
+
+
+def charsiu_scores(root: Path = DEFAULT_TESTDATA) -> list[Score]:
+    """Whole-word IPA match on CharsiuG2P zho-s (any listed alternative counts)."""
+    fe = ZhFrontend()
+    out = []
+    for sandhi in (True, False):
+        sc = Score("charsiu/zho-s " + ("surface" if sandhi else "lexical"))
+        for line in (root / "charsiu_g2p_test" / "zho-s.tsv").read_text("utf-8").splitlines():
+            word, _, ipa = line.partition("\t")
+            readings = fe.char_readings(word, sandhi=sandhi)
+            syls = [readings.get(i) for i in range(len(word))]
+            conv = [pinyin_to_ipa(s) if s else None for s in syls]
+            got = "".join(c or "?" for c in conv)
+            sc.add(got in ipa.split(","), word, got, ipa)
+        out.append(sc)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--testdata", type=Path, default=DEFAULT_TESTDATA)
@@ -197,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-cpp", action="store_true", help="skip the polyphone benchmark")
     args = ap.parse_args(argv)
     scores = nemo_scores(args.testdata) + wetext_scores(args.testdata)
-    scores += g2pmix_scores(args.testdata)
+    scores += g2pmix_scores(args.testdata) + charsiu_scores(args.testdata)
     for sc in scores:
         print(f"{sc.name:28s} {sc.passed:4d}/{sc.total:<4d} {100 * sc.rate:6.1f}%")
         for inp, got, exp in sc.failures[: args.failures]:

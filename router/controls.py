@@ -268,6 +268,10 @@ def scan_atoms(text: str) -> AtomScan:
     return out
 
 
+def _clip(s: str, limit: int = 60) -> str:
+    return repr(s if len(s) <= limit else s[:limit] + "…")
+
+
 def _match_at(text: str, i: int, close: int, token: str, out: AtomScan) -> Atom | None:
     n = len(text)
     if close + 1 < n and text[close + 1] == "(" and close > i + 1:
@@ -282,7 +286,7 @@ def _match_at(text: str, i: int, close: int, token: str, out: AtomScan) -> Atom 
                     out.issues.append(
                         (
                             "bad-override",
-                            f"override {text[i : pend + 1]!r} at {i} ignored: {why}",
+                            f"override {_clip(text[i : pend + 1])} at {i} ignored: {why}",
                             i,
                             pend + 1,
                         )

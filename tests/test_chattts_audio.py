@@ -89,8 +89,9 @@ def test_vocos_matches_golden(models, golden, src):
 
 @needs_tiny
 def test_end_to_end_matches_golden(models, golden):
-    assert rel(models.hidden_to_wav(golden["greedy/hiddens"]),
-               golden["vocos/wav_from_decoder"]) < 1e-3
+    assert (
+        rel(models.hidden_to_wav(golden["greedy/hiddens"]), golden["vocos/wav_from_decoder"]) < 1e-3
+    )
     assert rel(models.codes_to_wav(golden["greedy/codes"]), golden["vocos/wav_from_dvae"]) < 1e-3
 
 

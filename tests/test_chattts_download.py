@@ -82,17 +82,24 @@ class _Hub(http.server.BaseHTTPRequestHandler):
         resolve = f"/{self.repo_id}/resolve/"
         if path.startswith(api + "revision/"):
             rels = [p.relative_to(self.root).as_posix() for p in self._files()]
-            return self._json({"id": self.repo_id, "sha": COMMIT,
-                               "siblings": [{"rfilename": r} for r in rels]})
+            return self._json(
+                {"id": self.repo_id, "sha": COMMIT, "siblings": [{"rfilename": r} for r in rels]}
+            )
         if path.startswith(api + "tree/"):
             entries = []
             for p in self._files():
                 data = p.read_bytes()
-                entries.append({"type": "file", "path": p.relative_to(self.root).as_posix(),
-                                "size": len(data), "oid": hashlib.sha1(data).hexdigest()})
+                entries.append(
+                    {
+                        "type": "file",
+                        "path": p.relative_to(self.root).as_posix(),
+                        "size": len(data),
+                        "oid": hashlib.sha1(data).hexdigest(),
+                    }
+                )
             return self._json(entries)
         if path.startswith(resolve):
-            rel = path[len(resolve):].split("/", 1)[1]
+            rel = path[len(resolve) :].split("/", 1)[1]
             f = self.root / rel
             if not f.is_file():
                 self.send_response(404)
@@ -111,10 +118,10 @@ class _Hub(http.server.BaseHTTPRequestHandler):
         self.send_response(404)
         self.end_headers()
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server API)
+    def do_GET(self) -> None:
         self._serve(head=False)
 
-    def do_HEAD(self) -> None:  # noqa: N802
+    def do_HEAD(self) -> None:
         self._serve(head=True)
 
 
@@ -131,8 +138,9 @@ def hub(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, list
     import huggingface_hub.constants as hc
 
     monkeypatch.setattr(hc, "ENDPOINT", endpoint)
-    monkeypatch.setattr(hc, "HUGGINGFACE_CO_URL_TEMPLATE",
-                        endpoint + "/{repo_id}/resolve/{revision}/{filename}")
+    monkeypatch.setattr(
+        hc, "HUGGINGFACE_CO_URL_TEMPLATE", endpoint + "/{repo_id}/resolve/{revision}/{filename}"
+    )
     try:
         yield repo_id, requests
     finally:
@@ -145,8 +153,11 @@ def test_download_over_http_from_a_local_hub(hub, tmp_path: Path) -> None:
     dest = tmp_path / "models" / "chattts"
     assets = dl.download(dest, repo=repo_id)
     assert assets.root == dest
-    got = sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*")
-                 if p.is_file() and ".cache" not in p.parts)
+    got = sorted(
+        p.relative_to(dest).as_posix()
+        for p in dest.rglob("*")
+        if p.is_file() and ".cache" not in p.parts
+    )
     expected = sorted([*json.loads((TINY / "sha256.json").read_text()), "sha256.json"])
     assert got == expected  # json + safetensors (+ the repo's manifest); no .pt, yaml, README
     fetched = [r for r in requests if r.startswith("GET") and "/resolve/" in r]

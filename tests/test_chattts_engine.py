@@ -47,8 +47,9 @@ def utterance(texts: list[str] = TEXTS) -> tuple[Utterance, list[Chunk]]:
         words.append(w)
         chunks.append(Chunk(i, [w]))
     text = "".join(texts)
-    return Utterance(text, [Sentence(text, 0, pos, "zh", [Span("zh", text, 0, pos, words)])]), \
-        chunks
+    return Utterance(
+        text, [Sentence(text, 0, pos, "zh", [Span("zh", text, 0, pos, words)])]
+    ), chunks
 
 
 class Recorder:
@@ -168,8 +169,9 @@ def test_first_audio_comes_while_the_gpt_is_still_decoding(engine) -> None:
     engine.gpt.generate = slow_generate  # type: ignore[method-assign]
     try:
         got_before_end = None
-        for piece in engine.stream(utt, chunks, SynthesisOptions(
-                seed=3, extra={"min_frames": 100, "max_frames": 100})):
+        for piece in engine.stream(
+            utt, chunks, SynthesisOptions(seed=3, extra={"min_frames": 100, "max_frames": 100})
+        ):
             if piece.samples.size and got_before_end is None:
                 got_before_end = not generation_returned.is_set()
                 first_piece.set()
@@ -203,8 +205,9 @@ def test_empty_output_is_retried(engine) -> None:
 
 def test_retries_are_bounded(engine) -> None:
     utt, chunks = utterance()
-    with Recorder(engine, empty_item0_calls=10) as rec, pytest.warns(
-        UserWarning, match="chunk 0 produced no audio after 2 retries"
+    with (
+        Recorder(engine, empty_item0_calls=10) as rec,
+        pytest.warns(UserWarning, match="chunk 0 produced no audio after 2 retries"),
     ):
         pieces = list(engine.stream(utt, chunks, SynthesisOptions(seed=4)))
     assert [len(c["prompts"]) for c in rec.calls] == [3, 1, 1]
@@ -215,8 +218,11 @@ def test_retries_are_bounded(engine) -> None:
 def test_unknown_extra_keys_warn(engine) -> None:
     utt, chunks = utterance(TEXTS[:1])
     with pytest.warns(UserWarning, match="unknown option 'tempreature'"):
-        list(engine.stream(utt, chunks, SynthesisOptions(
-            extra={"tempreature": 0.1, "max_frames": 8})))
+        list(
+            engine.stream(
+                utt, chunks, SynthesisOptions(extra={"tempreature": 0.1, "max_frames": 8})
+            )
+        )
     assert any(i.code == "unknown-option" for i in utt.warnings)
 
 
@@ -233,8 +239,15 @@ def test_refine_is_off_by_default_and_on_per_call(engine) -> None:
         list(engine.stream(utt, chunks, SynthesisOptions(seed=5, extra={"max_frames": 8})))
     assert [c["stage"] for c in rec.calls] == ["code"]
     with Recorder(engine) as rec:
-        list(engine.stream(utt, chunks, SynthesisOptions(
-            seed=5, extra={"refine": True, "max_frames": 8, "oral": 2, "break": 4})))
+        list(
+            engine.stream(
+                utt,
+                chunks,
+                SynthesisOptions(
+                    seed=5, extra={"refine": True, "max_frames": 8, "oral": 2, "break": 4}
+                ),
+            )
+        )
     assert [c["stage"] for c in rec.calls] == ["refine", "code"]
     tok = engine.tokenizer
     assert rec.calls[0]["prompts"][0] == tok.encode("[Sbreak]你好世界[Pbreak][oral_2][break_4]")
@@ -250,10 +263,10 @@ def test_speakers(engine) -> None:
     spk_text = (TINY / "speaker.txt").read_text(encoding="utf-8")
     golden = np.load(TINY / "golden.npz")["speaker/vector_f16"]
     with Recorder(engine) as rec:
-        list(engine.stream(utt, chunks, SynthesisOptions(speaker=spk_text,
-                                                         extra={"max_frames": 8})))
-        list(engine.stream(utt, chunks, SynthesisOptions(speaker="none",
-                                                         extra={"max_frames": 8})))
+        list(
+            engine.stream(utt, chunks, SynthesisOptions(speaker=spk_text, extra={"max_frames": 8}))
+        )
+        list(engine.stream(utt, chunks, SynthesisOptions(speaker="none", extra={"max_frames": 8})))
         list(engine.stream(utt, chunks, SynthesisOptions(extra={"max_frames": 8})))
     a, b, c = rec.calls
     np.testing.assert_array_equal(a["spk_emb"], golden)
@@ -272,13 +285,16 @@ def test_speakers(engine) -> None:
 def test_raw_text_goes_as_is(engine) -> None:
     raw = "RTX 4070 [uv_break] 跑"
     w = Word(raw, raw, [], 0, len(raw), lang="raw")
-    utt = Utterance(raw, [Sentence(raw, 0, len(raw), "raw", [Span("raw", raw, 0, len(raw),
-                                                                       [w])])])
+    utt = Utterance(raw, [Sentence(raw, 0, len(raw), "raw", [Span("raw", raw, 0, len(raw), [w])])])
     with Recorder(engine) as rec:
-        list(engine.stream(utt, [Chunk(0, [w])], SynthesisOptions(
-            extra={"raw": True, "max_frames": 8})))
+        list(
+            engine.stream(
+                utt, [Chunk(0, [w])], SynthesisOptions(extra={"raw": True, "max_frames": 8})
+            )
+        )
     assert rec.calls[0]["prompts"][0] == engine.tokenizer.encode(
-        f"[Stts][spk_emb][speed_5]{raw}[Ptts]")
+        f"[Stts][spk_emb][speed_5]{raw}[Ptts]"
+    )
 
 
 def test_chunk_with_nothing_to_say_yields_an_empty_final_piece(engine) -> None:
@@ -293,8 +309,7 @@ def test_chunk_with_nothing_to_say_yields_an_empty_final_piece(engine) -> None:
 
 def test_closing_the_stream_early_stops_the_worker(engine) -> None:
     utt, chunks = utterance()
-    gen = engine.stream(utt, chunks, SynthesisOptions(extra={"min_frames": 300,
-                                                             "max_frames": 300}))
+    gen = engine.stream(utt, chunks, SynthesisOptions(extra={"min_frames": 300, "max_frames": 300}))
     first = next(gen)
     assert first.chunk == 0
     gen.close()
@@ -309,8 +324,13 @@ def test_small_generated_checkpoint_loads_and_speaks(cache, tmp_path: Path) -> N
     from mixvox.engines.chattts.randckpt import Sizes, make_checkpoint
 
     out = make_checkpoint(tmp_path / "rand", TINY, sizes=Sizes.small(), seed=3)
-    for rel in ("asset/Embed.safetensors", "asset/DVAE.safetensors", "asset/Vocos.safetensors",
-                "asset/Decoder.safetensors", "asset/gpt/model.safetensors"):
+    for rel in (
+        "asset/Embed.safetensors",
+        "asset/DVAE.safetensors",
+        "asset/Vocos.safetensors",
+        "asset/Decoder.safetensors",
+        "asset/gpt/model.safetensors",
+    ):
         with safe_open(out / rel, "np") as a, safe_open(TINY / rel, "np") as b:
             assert set(a.keys()) == set(b.keys()), rel
             for k in a.keys():
@@ -319,8 +339,9 @@ def test_small_generated_checkpoint_loads_and_speaks(cache, tmp_path: Path) -> N
     eng = ChatTTSEngine(out)
     assert eng.assets.manifest_source.endswith("sha256.json")
     utt, chunks = utterance(TEXTS[:1])
-    pieces = list(eng.stream(utt, chunks, SynthesisOptions(extra={"min_frames": 10,
-                                                                  "max_frames": 10})))
+    pieces = list(
+        eng.stream(utt, chunks, SynthesisOptions(extra={"min_frames": 10, "max_frames": 10}))
+    )
     assert sum(p.samples.size for p in pieces) == 19 * 256
     eng.close()
 
@@ -346,10 +367,23 @@ def test_cli_say_writes_a_wav(cache, tmp_path: Path) -> None:
     from mixvox.cli import main
 
     out = tmp_path / "out.wav"
-    res = CliRunner().invoke(main, [
-        "say", "--engine", "chattts", "--model-dir", str(TINY), "-o", str(out),
-        "--max-frames", "16", "--seed", "1", "今天的 meeting 改到 3:30 PM",
-    ])
+    res = CliRunner().invoke(
+        main,
+        [
+            "say",
+            "--engine",
+            "chattts",
+            "--model-dir",
+            str(TINY),
+            "-o",
+            str(out),
+            "--max-frames",
+            "16",
+            "--seed",
+            "1",
+            "今天的 meeting 改到 3:30 PM",
+        ],
+    )
     assert res.exit_code == 0, res.output
     data, sr = sf.read(out)
     assert sr == 24000 and data.size > 0
@@ -358,10 +392,13 @@ def test_cli_say_writes_a_wav(cache, tmp_path: Path) -> None:
 def test_cli_bench_json(cache) -> None:
     from mixvox.engines.chattts.cli import bench_cmd
 
-    res = CliRunner().invoke(bench_cmd, ["--model-dir", str(TINY), "--frames", "16",
-                                         "--batch", "2", "--json"])
+    res = CliRunner().invoke(
+        bench_cmd,
+        ["--model-dir", str(TINY), "--frames", "16", "--batch", "1", "--batch", "2", "--json"],
+    )
     assert res.exit_code == 0, res.output
     data = json.loads(res.output.strip().splitlines()[-1])
     for key in ("frames_per_s", "rtf", "first_chunk_ms", "peak_rss_mb"):
         assert isinstance(data[key], float) and data[key] > 0, key
     assert data["audio_s"] == pytest.approx(10.0, abs=0.05)
+    assert set(data["frames_per_s_by_batch"]) == {"1", "2"} and data["batch"] == 1

@@ -60,8 +60,9 @@ def _spk_prompt(golden):
     return golden["tok/code_spk/ids"], golden["speaker/vector_f16"]
 
 
-GREEDY = SamplingParams(temperature=0.0, top_p=0.7, top_k=20, repetition_penalty=1.05,
-                        suppress_eos=True)
+GREEDY = SamplingParams(
+    temperature=0.0, top_p=0.7, top_k=20, repetition_penalty=1.05, suppress_eos=True
+)
 
 
 # -- config and weights ---------------------------------------------------------------------
@@ -73,7 +74,11 @@ def test_config_sizes_from_files():
     assert (tiny.hidden_size, tiny.num_layers, tiny.num_heads, tiny.head_dim) == (32, 2, 4, 8)
     full = GPTConfig.from_asset_dir(SHARED / "chattts" / "asset")
     assert (full.hidden_size, full.num_layers, full.num_heads, full.intermediate_size) == (
-        768, 20, 12, 3072)
+        768,
+        20,
+        12,
+        3072,
+    )
     assert full.num_audio_tokens == 626 and full.num_vq == 4 and full.eos_code == 625
     assert full.num_text_tokens == 21178 and full.rms_norm_eps == 1e-6
 
@@ -82,8 +87,11 @@ def test_config_rejects_unsupported(tmp_path):
     cfg = json.loads((ASSET / "gpt" / "config.json").read_text()) if ASSET.is_dir() else None
     if cfg is None:
         pytest.skip("tiny checkpoint absent")
-    for patch in ({"num_key_value_heads": 2}, {"rope_scaling": {"type": "linear"}},
-                  {"hidden_act": "gelu"}):
+    for patch in (
+        {"num_key_value_heads": 2},
+        {"rope_scaling": {"type": "linear"}},
+        {"hidden_act": "gelu"},
+    ):
         with pytest.raises(ValueError):
             GPTConfig.from_dict({**cfg, **patch})
     bad = dict(cfg)
@@ -108,9 +116,11 @@ def test_weight_norm_folded_per_output_row():
     v = es["head_code.2.parametrizations.weight.original1"]
     want = g * v / np.linalg.norm(v, axis=1, keepdims=True)
     np.testing.assert_allclose(w.head_code[2], want, rtol=1e-6, atol=1e-7)
-    np.testing.assert_allclose(np.linalg.norm(w.head_text, axis=1),
-                               np.abs(es["head_text.parametrizations.weight.original0"][:, 0]),
-                               rtol=1e-5)
+    np.testing.assert_allclose(
+        np.linalg.norm(w.head_text, axis=1),
+        np.abs(es["head_text.parametrizations.weight.original0"][:, 0]),
+        rtol=1e-5,
+    )
 
 
 # -- parity with the reference ------------------------------------------------------------------
@@ -136,8 +146,9 @@ def test_hidden_and_logits(gpt, golden):
 
 def test_greedy_codes_and_hiddens(gpt, golden):
     ids, spk = _spk_prompt(golden)
-    (r,) = gpt.generate([ids], spk_emb=spk, spk_emb_token_id=SPK_EMB_ID, params=GREEDY,
-                        max_new_tokens=24)
+    (r,) = gpt.generate(
+        [ids], spk_emb=spk, spk_emb_token_id=SPK_EMB_ID, params=GREEDY, max_new_tokens=24
+    )
     np.testing.assert_array_equal(r.codes, golden["greedy/codes"])
     assert rel(r.hidden, golden["greedy/hiddens"]) < 1e-4
     assert not r.finished and len(r) == 24
@@ -146,8 +157,9 @@ def test_greedy_codes_and_hiddens(gpt, golden):
 def test_greedy_refine(gpt, golden):
     # the reference's refine defaults have no repetition penalty (RefineTextParams)
     params = SamplingParams.for_refine(EBREAK_ID, temperature=0.0, suppress_eos=True)
-    (r,) = gpt.generate([golden["tok/refine/ids"]], stage="refine", params=params,
-                        max_new_tokens=16)
+    (r,) = gpt.generate(
+        [golden["tok/refine/ids"]], stage="refine", params=params, max_new_tokens=16
+    )
     np.testing.assert_array_equal(r.ids, golden["refine/ids"])
     assert r.hidden.shape == (16, gpt.config.hidden_size)
 
@@ -170,8 +182,7 @@ def test_batch_left_padding_matches_single(gpt, golden):
 def test_generate_batch_equals_alone(gpt, golden):
     spk = golden["speaker/vector_f16"]
     prompts = [golden["tok/code_spk/ids"], golden["tok/mixed_case/ids"]]
-    kw = {"spk_emb": spk, "spk_emb_token_id": SPK_EMB_ID, "params": GREEDY,
-          "max_new_tokens": 20}
+    kw = {"spk_emb": spk, "spk_emb_token_id": SPK_EMB_ID, "params": GREEDY, "max_new_tokens": 20}
     both = gpt.generate(prompts, **kw)
     for b, p in enumerate(prompts):
         (alone,) = gpt.generate([p], **kw)
@@ -183,21 +194,24 @@ def test_generate_batch_equals_alone(gpt, golden):
 def test_each_item_stops_at_its_own_end(gpt, golden):
     spk = golden["speaker/vector_f16"]
     prompts = [golden["tok/code_spk/ids"], golden["tok/code_nospk/ids"]]
-    base = gpt.generate(prompts, spk_emb=spk, spk_emb_token_id=SPK_EMB_ID, params=GREEDY,
-                        max_new_tokens=24)
+    base = gpt.generate(
+        prompts, spk_emb=spk, spk_emb_token_id=SPK_EMB_ID, params=GREEDY, max_new_tokens=24
+    )
     a, b = base[0].codes, base[1].codes
     # an end code that item 0 draws at frame 6 and item 1 never draws in 24 frames
     cands = [int(c) for c in a[6] if c not in a[:6] and c not in b]
     assert cands, "no usable end code in this checkpoint's greedy output"
     params = SamplingParams(temperature=0.0, eos_id=cands[0])
-    out = gpt.generate(prompts, spk_emb=spk, spk_emb_token_id=SPK_EMB_ID, params=params,
-                       max_new_tokens=24)
+    out = gpt.generate(
+        prompts, spk_emb=spk, spk_emb_token_id=SPK_EMB_ID, params=params, max_new_tokens=24
+    )
     assert out[0].finished and len(out[0]) <= 6
     assert cands[0] not in out[0].codes
-    np.testing.assert_array_equal(out[0].codes, a[:len(out[0])])
+    np.testing.assert_array_equal(out[0].codes, a[: len(out[0])])
     assert len(out[1]) > len(out[0])
-    (alone,) = gpt.generate(prompts[1:], spk_emb=spk, spk_emb_token_id=SPK_EMB_ID,
-                            params=params, max_new_tokens=24)
+    (alone,) = gpt.generate(
+        prompts[1:], spk_emb=spk, spk_emb_token_id=SPK_EMB_ID, params=params, max_new_tokens=24
+    )
     np.testing.assert_array_equal(out[1].codes, alone.codes)
     assert out[1].finished == alone.finished
 
@@ -205,9 +219,17 @@ def test_each_item_stops_at_its_own_end(gpt, golden):
 def test_sampling_is_seeded(gpt, golden):
     ids, spk = _spk_prompt(golden)
     params = SamplingParams(temperature=0.3, suppress_eos=True)
-    run = [gpt.generate([ids], spk_emb=spk, spk_emb_token_id=SPK_EMB_ID, params=params,
-                        rng=np.random.default_rng(s), max_new_tokens=12)[0].codes
-           for s in (1, 1, 2)]
+    run = [
+        gpt.generate(
+            [ids],
+            spk_emb=spk,
+            spk_emb_token_id=SPK_EMB_ID,
+            params=params,
+            rng=np.random.default_rng(s),
+            max_new_tokens=12,
+        )[0].codes
+        for s in (1, 1, 2)
+    ]
     np.testing.assert_array_equal(run[0], run[1])
     assert run[0].shape == (12, 4) and (run[0] < 625).all()
 
@@ -218,6 +240,10 @@ def test_bad_input(gpt, golden):
         gpt.generate([ids], stage="refine", params=SamplingParams(temperature=0))
     with pytest.raises(ValueError, match="empty"):
         gpt.generate([np.array([], np.int64)])
+    with pytest.raises(ValueError, match="min_new_tokens"):
+        gpt.generate([ids], min_new_tokens=[-1])
+    with pytest.raises(ValueError, match="max_new_tokens"):
+        gpt.generate([ids], max_new_tokens=0)
     with pytest.raises(ValueError, match="stage"):
         gpt.generate([ids], stage="audio")
     with pytest.raises(ValueError, match="dims"):
@@ -263,6 +289,7 @@ def _scripted_logits(prompt_lens, end_at, V=10, eos=9):
             if step == end_at[b]:
                 out[b, 1, eos] = 10.0
         return out
+
     return logits
 
 
@@ -272,7 +299,7 @@ def test_loop_ends_caps_positions_and_streaming():
     T = max(lens)
     mask = np.zeros((3, T), np.int64)
     for b, n in enumerate(lens):
-        mask[b, T - n:] = 1
+        mask[b, T - n :] = 1
     frames: dict[int, list] = {0: [], 1: [], 2: []}
     dones: list[int] = []
 
@@ -283,10 +310,19 @@ def test_loop_ends_caps_positions_and_streaming():
 
     params = SamplingParams(temperature=0.0, top_p=None, top_k=None, repetition_penalty=1.0)
     res = run_generation(
-        stack, np.zeros((3, T, 3), np.float32), mask, np.array([50, 50, 7]), params,
-        np.random.default_rng(0), 9, next_embed=lambda c: np.repeat(c[:, :1], 3, axis=1),
-        logits=_scripted_logits(lens, [3, 11, 99]), num_vq=2, on_frames=on_frames,
-        stream_every=4)
+        stack,
+        np.zeros((3, T, 3), np.float32),
+        mask,
+        np.array([50, 50, 7]),
+        params,
+        np.random.default_rng(0),
+        9,
+        next_embed=lambda c: np.repeat(c[:, :1], 3, axis=1),
+        logits=_scripted_logits(lens, [3, 11, 99]),
+        num_vq=2,
+        on_frames=on_frames,
+        stream_every=4,
+    )
     assert [len(r) for r in res] == [3, 11, 7]
     assert [r.finished for r in res] == [True, True, False]
     assert sorted(dones) == [0, 1, 2]
@@ -307,13 +343,37 @@ def test_loop_ends_caps_positions_and_streaming():
 def test_min_new_tokens_blocks_early_end():
     stack = FakeStack()
     mask = np.ones((1, 2), np.int64)
-    params = SamplingParams(temperature=0.0, top_p=None, top_k=None, repetition_penalty=1.0,
-                            min_new_tokens=5)
-    (r,) = run_generation(stack, np.zeros((1, 2, 3), np.float32), mask, np.array([9]), params,
-                          np.random.default_rng(0), 9,
-                          next_embed=lambda c: np.repeat(c[:, :1], 3, axis=1),
-                          logits=_scripted_logits([2], [0]), num_vq=2)
+    params = SamplingParams(
+        temperature=0.0, top_p=None, top_k=None, repetition_penalty=1.0, min_new_tokens=5
+    )
+    (r,) = run_generation(
+        stack,
+        np.zeros((1, 2, 3), np.float32),
+        mask,
+        np.array([9]),
+        params,
+        np.random.default_rng(0),
+        9,
+        next_embed=lambda c: np.repeat(c[:, :1], 3, axis=1),
+        logits=_scripted_logits([2], [0]),
+        num_vq=2,
+    )
     assert len(r) == 9 and not r.finished  # the end at step 0 was suppressed, then never seen
+    # per item: the same scripted end at step 1 is taken by item 0 and blocked for item 1
+    res = run_generation(
+        FakeStack(),
+        np.zeros((2, 2, 3), np.float32),
+        np.ones((2, 2), np.int64),
+        np.array([9, 9]),
+        params,
+        np.random.default_rng(0),
+        9,
+        next_embed=lambda c: np.repeat(c[:, :1], 3, axis=1),
+        logits=_scripted_logits([2, 2], [1, 1]),
+        num_vq=2,
+        min_new=np.array([0, 2]),
+    )
+    assert [len(x) for x in res] == [1, 9] and [x.finished for x in res] == [True, False]
 
 
 # -- backends, cache and INT8 --------------------------------------------------------------------
@@ -348,8 +408,7 @@ def test_int8_cost_is_bounded(golden, cache_dir):
     lf = fp.code_logits(fp.hidden(emb)[0])
     lq = q8.code_logits(q8.hidden(emb)[0])
     assert rel(lq, lf) < 0.06
-    kw = {"spk_emb": spk, "spk_emb_token_id": SPK_EMB_ID, "params": GREEDY,
-          "max_new_tokens": 40}
+    kw = {"spk_emb": spk, "spk_emb_token_id": SPK_EMB_ID, "params": GREEDY, "max_new_tokens": 40}
     (a,) = fp.generate([ids], **kw)
     (b,) = q8.generate([ids], **kw)
     np.testing.assert_array_equal(a.codes[:6], b.codes[:6])
@@ -359,3 +418,22 @@ def test_int8_cost_is_bounded(golden, cache_dir):
     af = fp.code_logits(fp.hidden(seq)[0, tf]).argmax(-1)
     aq = q8.code_logits(q8.hidden(seq)[0, tf]).argmax(-1)
     assert (af == aq).mean() > 0.9
+
+
+def test_onnx_backend_never_imports_torch(tmp_path):
+    _need_shared()
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np\n"
+        "from mixvox.engines.chattts.gpt import load_gpt, SamplingParams\n"
+        f"g = load_gpt({str(ASSET)!r}, cache_dir={str(tmp_path)!r})\n"
+        "r = g.generate([np.arange(5)], params=SamplingParams(temperature=0), "
+        "max_new_tokens=3)\n"
+        "assert len(r) == 1\n"
+        "print('torch' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"

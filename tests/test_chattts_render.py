@@ -99,8 +99,9 @@ def test_speed_prompt() -> None:
 
 
 def test_control_tokens_pass_as_they_are() -> None:
-    out = render_words([zh("你好", "ni3 hao3"), ctrl("[uv_break]"), zh("世界", "shi4 jie4"),
-                        ctrl("[laugh]")])
+    out = render_words(
+        [zh("你好", "ni3 hao3"), ctrl("[uv_break]"), zh("世界", "shi4 jie4"), ctrl("[laugh]")]
+    )
     assert out.text == "你好[uv_break]世界[laugh]" and not out.notes
     bad = render_words([zh("好", "hao3"), ctrl("[oops")])
     assert bad.text == "好" and bad.notes[0].code == "bad-control"
@@ -152,17 +153,38 @@ def test_digits_never_reach_the_model() -> None:
 
 
 def test_punctuation_mapped_to_what_the_normalizer_keeps() -> None:
-    words = [zh("你好", "ni3 hao3"), punct("："), zh("世界", "shi4 jie4"), punct("！"),
-             zh("是", "shi4"), punct("？"), zh("吗", "ma5"), punct("；")]
+    words = [
+        zh("你好", "ni3 hao3"),
+        punct("："),
+        zh("世界", "shi4 jie4"),
+        punct("！"),
+        zh("是", "shi4"),
+        punct("？"),
+        zh("吗", "ma5"),
+        punct("；"),
+    ]
     assert render_words(words).text == "你好，世界。是。吗，"
-    words = [en("hello"), punct("!", "en"), en("world"), punct(";", "en"), en("ok"),
-             punct("?", "en")]
+    words = [
+        en("hello"),
+        punct("!", "en"),
+        en("world"),
+        punct(";", "en"),
+        en("ok"),
+        punct("?", "en"),
+    ]
     assert render_words(words).text == "hello. world, ok."
 
 
 def test_runs_of_punctuation_collapse_and_leading_pauses_go() -> None:
-    words = [punct("《"), zh("书名", "shu1 ming2"), punct("》"), punct("，"), zh("好", "hao3"),
-             punct("……"), punct("！")]
+    words = [
+        punct("《"),
+        zh("书名", "shu1 ming2"),
+        punct("》"),
+        punct("，"),
+        zh("好", "hao3"),
+        punct("……"),
+        punct("！"),
+    ]
     assert render_words(words).text == "书名，好。"
     assert render_words([punct("“"), punct("”")]).text == ""
 

@@ -35,8 +35,9 @@ def test_penalty_matches_reference(golden):
 
 
 def test_full_chain_matches_reference(golden):
-    got = process_logits(golden["proc/logits"], golden["proc/past"],
-                         SamplingParams(temperature=0.3))
+    got = process_logits(
+        golden["proc/logits"], golden["proc/past"], SamplingParams(temperature=0.3)
+    )
     want = golden["proc/after_warpers"]
     np.testing.assert_array_equal(np.isneginf(got), np.isneginf(want))
     keep = np.isfinite(want)
@@ -64,23 +65,20 @@ def test_top_p_boundary_and_min_keep():
     assert np.isneginf(got[0]).tolist() == [False, False, True, True]
     # p=0.45 keeps only the top token, but min_keep 3 keeps three
     assert np.isneginf(top_p(logits, 0.45, min_keep=1)[0]).sum() == 3
-    assert np.isneginf(top_p(logits, 0.45, min_keep=3)[0]).tolist() == [False, False, False,
-                                                                        True]
+    assert np.isneginf(top_p(logits, 0.45, min_keep=3)[0]).tolist() == [False, False, False, True]
     np.testing.assert_array_equal(top_p(logits, 1.0), logits)
 
 
 def test_top_k_ties_and_min_keep():
     logits = np.array([[1.0, 3.0, 2.0, 2.0, 0.0]], np.float32)
-    assert np.isfinite(top_k(logits, 2, min_keep=1)[0]).tolist() == [False, True, True, True,
-                                                                      False]
+    assert np.isfinite(top_k(logits, 2, min_keep=1)[0]).tolist() == [False, True, True, True, False]
     assert np.isfinite(top_k(logits, 1, min_keep=1)[0]).sum() == 1
     assert np.isfinite(top_k(logits, 1, min_keep=4)[0]).sum() == 4
     assert np.isfinite(top_k(logits, 99)[0]).all()
 
 
 def test_per_codebook_temperature():
-    params = SamplingParams(temperature=(0.5, 1.0), top_p=None, top_k=None,
-                            repetition_penalty=1.0)
+    params = SamplingParams(temperature=(0.5, 1.0), top_p=None, top_k=None, repetition_penalty=1.0)
     logits = np.ones((3, 2, 4), np.float32)
     out = process_logits(logits, np.zeros((3, 2, 0), np.int64), params)
     np.testing.assert_allclose(out[:, 0], 2.0)
@@ -99,9 +97,16 @@ def test_temperature_zero_is_greedy_with_penalty():
 
 
 def test_params_validation():
-    for bad in ({"temperature": -1}, {"top_p": 0.0}, {"top_p": 1.5}, {"top_k": 0},
-                {"repetition_penalty": 0.0}, {"min_keep": 0}, {"max_new_tokens": 0},
-                {"temperature": float("nan")}):
+    for bad in (
+        {"temperature": -1},
+        {"top_p": 0.0},
+        {"top_p": 1.5},
+        {"top_k": 0},
+        {"repetition_penalty": 0.0},
+        {"min_keep": 0},
+        {"max_new_tokens": 0},
+        {"temperature": float("nan")},
+    ):
         with pytest.raises(ValueError):
             SamplingParams(**bad)
     r = SamplingParams.for_refine(eos_id=7)

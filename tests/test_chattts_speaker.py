@@ -37,8 +37,13 @@ def test_our_encoder_reproduces_the_shared_string() -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(arrays(np.float16, st.integers(1, 800),
-              elements=st.floats(-65504, 65504, width=16, allow_nan=False)))
+@given(
+    arrays(
+        np.float16,
+        st.integers(1, 800),
+        elements=st.floats(-65504, 65504, width=16, allow_nan=False),
+    )
+)
 def test_round_trip_is_bit_exact(vec: np.ndarray) -> None:
     if not np.any(vec):
         vec = vec.copy()
@@ -92,8 +97,11 @@ def test_parse_files_and_strings(tmp_path: Path) -> None:
     golden = np.load(TINY / "golden.npz")["speaker/vector_f16"]
     np.save(tmp_path / "v.npy", golden)
     (tmp_path / "v.txt").write_text((TINY / "speaker.txt").read_text(encoding="utf-8"))
-    for spec in (f"@{tmp_path / 'v.npy'}", f"@{tmp_path / 'v.txt'}",
-                 (TINY / "speaker.txt").read_text(encoding="utf-8")):
+    for spec in (
+        f"@{tmp_path / 'v.npy'}",
+        f"@{tmp_path / 'v.txt'}",
+        (TINY / "speaker.txt").read_text(encoding="utf-8"),
+    ):
         sp = Speaker.parse(spec, dim=32)
         np.testing.assert_array_equal(sp.vector, golden)
     sp.save_npy(tmp_path / "again.npy")

@@ -77,9 +77,11 @@ def test_buffers_stay_bounded(models):
     x = _frames("codes", 400, seed=2)
     for i in range(0, 400, 4):
         sv.feed(x[i : i + 4])
-    la = models.receptive_field("codes")["code_frames"]
-    assert sv._in is not None and sv._in.shape[0] <= 2 * la + 8
-    assert sv._mel.shape[1] <= 4 * la + 16
+    # every stage keeps only the frames its next window can read (+ one step of input)
+    for st in sv._stages:
+        assert st.buf is not None
+        assert st.buf.shape[0] <= 2 * st.stage.radius + 8, st.stage.name
+    assert sum(len(p) for p in sv._pending) <= 4 * models.receptive_field("codes")["code_frames"]
     assert sv.samples_emitted > 300 * 512
 
 
@@ -96,8 +98,9 @@ def _first_piece_and_all(sv: StreamingVocoder, x: np.ndarray) -> tuple[int, np.n
 def test_smaller_lookahead_comes_earlier_and_keeps_length(models):
     x = _frames("hidden", 50, seed=3)
     exact = StreamingVocoder(models, "hidden", first_chunk_frames=2, chunk_frames=2)
-    fast = StreamingVocoder(models, "hidden", first_chunk_frames=2, chunk_frames=2,
-                            lookahead_frames=2)
+    fast = StreamingVocoder(
+        models, "hidden", first_chunk_frames=2, chunk_frames=2, lookahead_frames=2
+    )
     assert exact.exact and not fast.exact
     exact_first, exact_wav = _first_piece_and_all(exact, x)
     fast_first, fast_wav = _first_piece_and_all(fast, x)
@@ -110,8 +113,9 @@ def test_smaller_lookahead_comes_earlier_and_keeps_length(models):
 def test_lookahead_at_receptive_field_is_exact(models):
     x = _frames("codes", 40, seed=4)
     la = models.receptive_field("codes")["code_frames"]
-    sv = StreamingVocoder(models, "codes", first_chunk_frames=1, chunk_frames=1,
-                          lookahead_frames=la)
+    sv = StreamingVocoder(
+        models, "codes", first_chunk_frames=1, chunk_frames=1, lookahead_frames=la
+    )
     assert sv.exact
     assert _rel(np.concatenate(_stream(sv, x, 1)), _whole(models, "codes", x)) < 1e-4
 

@@ -311,6 +311,11 @@ def test_lexicon_spoken_and_respelling_win() -> None:
     assert w["Nginx"].respelling == "engine x" and w["Nginx"].override
     assert w["GPU"].phonemes == ["G", "UW1", "P", "UW0"] and w["GPU"].override
     assert not w["with"].override
+    # respelling without phonemes: the phonemes follow the respelling
+    lex2 = Lexicon("en", [{"nginx": LexEntry("nginx", respelling="engine x")}])
+    words2, _ = analyze("nginx", lexicon=lex2)
+    assert words2[0].spoken == "nginx" and words2[0].respelling == "engine x"
+    assert words2[0].phonemes == g2p_en_word("engine") + g2p_en_word("X")
 
 
 def test_shouting_headline_reads_words_not_letters() -> None:

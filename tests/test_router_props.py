@@ -9,6 +9,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mixvox.controls import CONTROL_TOKENS
 from mixvox.ir import CTRL, EN, ZH, Utterance
 from mixvox.langid import detect
 from mixvox.segment import segment
@@ -196,3 +197,23 @@ def test_detect_never_fails(text: str) -> None:
     lang, conf = detect(text)
     assert isinstance(lang, str) and lang
     assert 0.0 <= conf <= 1.0
+
+
+_TOKENS = sorted(CONTROL_TOKENS)
+
+
+@SETTINGS
+@given(
+    st.lists(st.sampled_from(FRAGMENTS), max_size=8),
+    st.lists(st.sampled_from(FRAGMENTS), max_size=8),
+    st.sampled_from(_TOKENS),
+)
+def test_control_token_between_spaces_is_always_a_control_span(
+    left: list[str], right: list[str], token: str
+) -> None:
+    prefix = " ".join(left) + " "
+    text = prefix + token + " " + " ".join(right)
+    utt = segment(text)
+    check_invariants(text, utt)
+    ctrl = [sp for s in utt.sentences for sp in s.spans if sp.lang == CTRL]
+    assert any(sp.start == len(prefix) and sp.text == token for sp in ctrl)

@@ -145,9 +145,11 @@ def layout_problem(root: Path) -> str | None:
     if not root.is_dir():
         return f"{root} does not exist"
     if not (root / "asset").is_dir():
-        hint = " (point at the folder that holds asset/, not at asset/ itself)" if (
-            root.name == "asset"
-        ) else ""
+        hint = (
+            " (point at the folder that holds asset/, not at asset/ itself)"
+            if (root.name == "asset")
+            else ""
+        )
         return f"{root} has no asset/ folder{hint}"
     missing = [rel for rel in REQUIRED_FILES if not (root / rel).is_file()]
     if missing:
@@ -177,9 +179,7 @@ def resolve_model_dir(model_dir: str | os.PathLike[str] | None = None) -> Path:
         return found
     raise MixvoxError(
         "no ChatTTS model found: "
-        + "; ".join(
-            f"{how}: {layout_problem(path)}" for how, path in candidate_dirs(model_dir)
-        )
+        + "; ".join(f"{how}: {layout_problem(path)}" for how, path in candidate_dirs(model_dir))
         + ". To get the weights, "
         + get_weights_hint()
     )
@@ -473,9 +473,7 @@ def load_assets(
     check_no_pickles_needed(root)
     manifest, source = load_manifest(root)
     if verify:
-        verify_files(
-            root, manifest, force=(verify == "force"), cache=cache, manifest_source=source
-        )
+        verify_files(root, manifest, force=(verify == "force"), cache=cache, manifest_source=source)
     return ModelAssets(root=root, manifest=manifest, manifest_source=source)
 
 

@@ -40,7 +40,7 @@ from mixvox.engines.chattts.onnx_graph import GraphBuilder, cached_graph
 from mixvox.engines.chattts.vocos import MAG_CLIP, VocosWeights
 
 #: Bump when the graphs change, so cached graphs from an older builder are never reused.
-BUILDER_VERSION = "audio-1"
+BUILDER_VERSION = "audio-2"
 
 
 # --------------------------------------------------------------------------- graph pieces
@@ -62,8 +62,8 @@ def _gelu(g: GraphBuilder, x: str) -> str:
 
 
 def _mask(g: GraphBuilder, lengths: str, like: str, factor: int) -> str:
-    """Float mask [B, 1, T] (1 where t < lengths*factor) for tensor ``like`` [B, C, T]."""
-    t = g.op("Gather", g.op("Shape", like), _scalar(g, "ax2", np.int64(2)), axis=0)
+    """Float mask [B, T, 1] (1 where t < lengths*factor) for a tensor ``like`` [B, T, C]."""
+    t = g.op("Gather", g.op("Shape", like), _scalar(g, "ax1", np.int64(1)), axis=0)
     ar = g.op("Range", _scalar(g, "zero", np.int64(0)), t, _scalar(g, "one", np.int64(1)))
     lens = lengths
     if factor != 1:
@@ -71,7 +71,7 @@ def _mask(g: GraphBuilder, lengths: str, like: str, factor: int) -> str:
     less = g.op("Less", g.op("Unsqueeze", ar, g.const("ax0", np.array([0], np.int64))),
                 g.op("Unsqueeze", lens, g.const("ax1", np.array([1], np.int64))))
     return g.op("Unsqueeze", g.op("Cast", less, to=onnx.TensorProto.FLOAT),
-                g.const("ax1", np.array([1], np.int64)))
+                g.const("ax2", np.array([2], np.int64)))
 
 
 def _conv(
@@ -83,17 +83,41 @@ def _conv(
     hint: str,
     *,
     dilation: int = 1,
-    groups: int = 1,
+    depthwise: bool = False,
 ) -> str:
+    """'Same' Conv1d on channels-last x [B, T, C_in] -> [B, T, C_out], as a sum over taps.
+
+    Tap k reads x shifted by (k - K//2) * dilation: one Slice of the zero-padded input, then
+    a per-channel Mul (depthwise) or a MatMul (dense). ORT's grouped Conv runs one tiny GEMM
+    per channel, which made the 512-channel depthwise convs the bottleneck; elementwise taps
+    and GEMMs are fast and keep the whole stack channels-last (no transposes around
+    LayerNorm and the pointwise layers).
+    """
     k = int(w.shape[-1])
-    if k > 1 and mask is not None:
+    w64 = w.astype(np.float64)
+    if k == 1:
+        return _linear(g, x, w64[:, :, 0], b, hint)
+    if mask is not None:
         x = g.op("Mul", x, mask)
-    ins = [x, g.const(hint + "_w", w.astype(np.float32))]
+    span = dilation * (k - 1)  # 2 * pad
+    pad = span // 2
+    xp = g.op("Pad", x, g.const("pads_" + str(pad), np.array([0, pad, 0, 0, pad, 0], np.int64)))
+    acc = None
+    for i in range(k):
+        start = i * dilation
+        end = start - span if start < span else np.iinfo(np.int64).max
+        tap = g.op("Slice", xp, g.const(f"s{start}", np.array([start], np.int64)),
+                   g.const(f"e{end}", np.array([end], np.int64)),
+                   g.const("axis1", np.array([1], np.int64)))
+        if depthwise:
+            term = g.op("Mul", tap, g.const(f"{hint}_w{i}", w[:, 0, i].astype(np.float32)))
+        else:
+            term = _linear(g, tap, w64[:, :, i], None, f"{hint}_w{i}")
+        acc = term if acc is None else g.op("Add", acc, term)
+    assert acc is not None
     if b is not None:
-        ins.append(g.const(hint + "_b", b.astype(np.float32)))
-    pad = dilation * (k // 2)
-    return g.op("Conv", *ins, kernel_shape=[k], pads=[pad, pad], dilations=[dilation],
-                group=groups, strides=[1])
+        acc = g.op("Add", acc, g.const(hint + "_b", b.astype(np.float32)))
+    return acc
 
 
 def _layer_norm(g: GraphBuilder, x: str, w: np.ndarray, b: np.ndarray, hint: str) -> str:
@@ -102,6 +126,7 @@ def _layer_norm(g: GraphBuilder, x: str, w: np.ndarray, b: np.ndarray, hint: str
 
 
 def _linear(g: GraphBuilder, x: str, w: np.ndarray, b: np.ndarray | None, hint: str) -> str:
+    """x @ w.T (+ b) for a torch-layout weight w [out, in]."""
     y = g.op("MatMul", x, g.const(hint + "_w", np.ascontiguousarray(w.T, dtype=np.float32)))
     return y if b is None else g.op("Add", y, g.const(hint + "_b", b.astype(np.float32)))
 
@@ -109,16 +134,15 @@ def _linear(g: GraphBuilder, x: str, w: np.ndarray, b: np.ndarray | None, hint: 
 def _convnext(
     g: GraphBuilder, x: str, blk: ConvNeXtWeights, mask: str | None, hint: str
 ) -> str:
-    c = int(blk.dw_w.shape[0])
-    y = _conv(g, x, blk.dw_w, blk.dw_b, mask, hint + "_dw", dilation=blk.dilation, groups=c)
-    y = g.op("Transpose", y, perm=[0, 2, 1])
+    """ConvNeXt block on channels-last x [B, T, C]."""
+    y = _conv(g, x, blk.dw_w, blk.dw_b, mask, hint + "_dw", dilation=blk.dilation,
+              depthwise=True)
     y = _layer_norm(g, y, blk.ln_w, blk.ln_b, hint + "_ln")
     y = _gelu(g, _linear(g, y, blk.pw1_w, blk.pw1_b, hint + "_pw1"))
     w2, b2 = blk.pw2_w.astype(np.float64), blk.pw2_b.astype(np.float64)
     if blk.scale is not None:  # fold the layer scale: (W x + b) * s == (s W) x + s b
         w2, b2 = w2 * blk.scale[:, None], b2 * blk.scale
-    y = _linear(g, y, w2, b2, hint + "_pw2")
-    return g.op("Add", x, g.op("Transpose", y, perm=[0, 2, 1]))
+    return g.op("Add", x, _linear(g, y, w2, b2, hint + "_pw2"))
 
 
 # --------------------------------------------------------------------------- builders
@@ -144,22 +168,22 @@ def _mel_input(g: GraphBuilder, w: MelDecoderWeights, name: str | None = None) -
 def _mel_front(
     g: GraphBuilder, w: MelDecoderWeights, feats: str, mask_of: Any
 ) -> tuple[str, str | None]:
-    """Interleave to the mel grid, then conv_in (Conv, GELU, Conv). ``mask_of(x)`` or None."""
-    c = w.idim
-    # [B,T,2C] -> [B,2C,T] -> [B,2,C,T] -> [B,C,T,2] -> [B,C,2T]: halves become frames 2t, 2t+1
-    x = g.op("Transpose", feats, perm=[0, 2, 1])
-    x = g.op("Reshape", x, g.const("shape_b2ct", np.array([0, 2, c, -1], np.int64)))
-    x = g.op("Transpose", x, perm=[0, 2, 3, 1])
-    x = g.op("Reshape", x, g.const("shape_bct", np.array([0, c, -1], np.int64)))
+    """Upsample to the mel grid, then conv_in (Conv, GELU, Conv): [B,T,2C] -> [B,2T,hidden].
+
+    Channels-last, the reference's split of the 2C channels into frames 2t (first half) and
+    2t+1 (second half) is a plain reshape [B, T, 2C] -> [B, 2T, C].
+    """
+    x = g.op("Reshape", feats, g.const("shape_b2tc", np.array([0, -1, w.idim], np.int64)))
     mask = mask_of(x) if mask_of is not None else None
     y = _conv(g, x, w.conv_in0_w, w.conv_in0_b, mask, "in0")
     return _conv(g, _gelu(g, y), w.conv_in2_w, w.conv_in2_b, mask, "in2"), mask
 
 
 def _mel_back(g: GraphBuilder, w: MelDecoderWeights, y: str, mask: str | None) -> str:
+    """conv_out (k1) + out_conv + coef: [B, 2T, hidden] -> [B, 2T, n_mels]."""
     y = _conv(g, y, w.conv_out_w, None, mask, "conv_out")
     y = _conv(g, y, w.out_conv_w, None, mask, "out_conv")
-    return g.op("Mul", y, g.const("coef", w.coef.reshape(1, -1, 1).astype(np.float32)))
+    return g.op("Mul", y, g.const("coef", w.coef.astype(np.float32)))
 
 
 def build_mel_graph(w: MelDecoderWeights) -> onnx.ModelProto:
@@ -170,19 +194,20 @@ def build_mel_graph(w: MelDecoderWeights) -> onnx.ModelProto:
     y, mask = _mel_front(g, w, feats, lambda x: _mask(g, lengths, x, 2))
     for i, blk in enumerate(w.blocks):
         y = _convnext(g, y, blk, mask, f"blk{i}")
-    g.output(_mel_back(g, w, y, mask), "mel", np.float32, ["batch", w.n_mels, "mel_frames"])
+    mel = g.op("Transpose", _mel_back(g, w, y, mask), perm=[0, 2, 1])
+    g.output(mel, "mel", np.float32, ["batch", w.n_mels, "mel_frames"])
     return g.build(doc=f"ChatTTS {w.kind} -> mel, builder {BUILDER_VERSION}")
 
 
 def _vocos_front(g: GraphBuilder, v: VocosWeights, mel: str, mask: str | None) -> str:
+    """Embed conv + LayerNorm: channels-last mel [B, F, n_mels] -> [B, F, dim]."""
     x = _conv(g, mel, v.embed_w, v.embed_b, mask, "embed")
-    x = _layer_norm(g, g.op("Transpose", x, perm=[0, 2, 1]), v.norm_w, v.norm_b, "norm")
-    return g.op("Transpose", x, perm=[0, 2, 1])
+    return _layer_norm(g, x, v.norm_w, v.norm_b, "norm")
 
 
 def _vocos_head(g: GraphBuilder, v: VocosWeights, x: str) -> tuple[str, str]:
-    """Final LayerNorm + ISTFT head: [B, C, F] -> (real, imag) [B, F, n_bins]."""
-    x = _layer_norm(g, g.op("Transpose", x, perm=[0, 2, 1]), v.final_w, v.final_b, "final")
+    """Final LayerNorm + ISTFT head: [B, F, dim] -> (real, imag) [B, F, n_bins]."""
+    x = _layer_norm(g, x, v.final_w, v.final_b, "final")
     nb = v.n_bins
     logmag = _linear(g, x, v.head_w[:nb], v.head_b[:nb], "head_mag")
     phase = _linear(g, x, v.head_w[nb:], v.head_b[nb:], "head_phase")
@@ -195,8 +220,9 @@ def build_vocos_graph(v: VocosWeights) -> onnx.ModelProto:
     g = GraphBuilder("chattts-vocos")
     mel = g.input("mel", np.float32, ["batch", v.n_mels, "frames"])
     lengths = g.input("lengths", np.int64, ["batch"])
-    mask = _mask(g, lengths, mel, 1)
-    x = _vocos_front(g, v, mel, mask)
+    x = g.op("Transpose", mel, perm=[0, 2, 1])
+    mask = _mask(g, lengths, x, 1)
+    x = _vocos_front(g, v, x, mask)
     for i, blk in enumerate(v.blocks):
         x = _convnext(g, x, blk, mask, f"blk{i}")
     re, im = _vocos_head(g, v, x)
@@ -208,18 +234,19 @@ def build_vocos_graph(v: VocosWeights) -> onnx.ModelProto:
 def stage_graphs(kind: str, w: MelDecoderWeights | VocosWeights) -> list[tuple[str, int, int, Any]]:
     """Layer-wise graphs for streaming: (name, radius, up, build()) per stage.
 
-    Each graph maps one window ``x`` -> ``y`` with 'same' zero padding and no mask (a
-    streaming window holds only real frames). Mel stacks: [input + conv_in], one per
-    ConvNeXt block, [conv_out + out_conv]; Vocos: [embed + norm], blocks, [norm + head]
-    (``y`` = real and imaginary parts stacked on the channel axis, [1, 2*n_bins, F]).
+    Each graph maps one channels-last window ``x`` [1, T, C] -> ``y`` [1, up*T, C'] with
+    'same' zero padding and no mask (a streaming window holds only real frames). Mel stacks:
+    [input + conv_in], one per ConvNeXt block, [conv_out + out_conv]; Vocos: [embed + norm],
+    blocks, [norm + head] (``y`` = real and imaginary parts side by side, [1, F, 2*n_bins]).
     """
     out: list[tuple[str, int, int, Any]] = []
 
-    def block_stage(blk: ConvNeXtWeights, c: int) -> Any:
+    def block_stage(blk: ConvNeXtWeights) -> Any:
         def build() -> onnx.ModelProto:
+            c = int(blk.dw_w.shape[0])
             g = GraphBuilder("stage")
-            x = g.input("x", np.float32, [1, c, "frames"])
-            g.output(_convnext(g, x, blk, None, "blk"), "y", np.float32, [1, c, "frames"])
+            x = g.input("x", np.float32, [1, "frames", c])
+            g.output(_convnext(g, x, blk, None, "blk"), "y", np.float32, [1, "frames", c])
             return g.build()
 
         return build
@@ -228,19 +255,19 @@ def stage_graphs(kind: str, w: MelDecoderWeights | VocosWeights) -> list[tuple[s
         def front() -> onnx.ModelProto:
             g = GraphBuilder("stage")
             y, _ = _mel_front(g, w, _mel_input(g, w, "x"), None)
-            g.output(y, "y", np.float32, [1, int(w.conv_in2_w.shape[0]), "frames"])
+            g.output(y, "y", np.float32, [1, "frames", int(w.conv_in2_w.shape[0])])
             return g.build()
 
         def back() -> onnx.ModelProto:
             g = GraphBuilder("stage")
-            x = g.input("x", np.float32, [1, int(w.conv_out_w.shape[1]), "frames"])
-            g.output(_mel_back(g, w, x, None), "y", np.float32, [1, w.n_mels, "frames"])
+            x = g.input("x", np.float32, [1, "frames", int(w.conv_out_w.shape[1])])
+            g.output(_mel_back(g, w, x, None), "y", np.float32, [1, "frames", w.n_mels])
             return g.build()
 
         r_front = w.conv_in0_w.shape[-1] // 2 + w.conv_in2_w.shape[-1] // 2
         out.append((f"{kind}-in", int(r_front), 2, front))
         for i, blk in enumerate(w.blocks):
-            out.append((f"{kind}-blk{i}", blk.radius, 1, block_stage(blk, blk.dw_w.shape[0])))
+            out.append((f"{kind}-blk{i}", blk.radius, 1, block_stage(blk)))
         r_back = w.conv_out_w.shape[-1] // 2 + w.out_conv_w.shape[-1] // 2
         out.append((f"{kind}-out", int(r_back), 1, back))
         return out
@@ -249,21 +276,20 @@ def stage_graphs(kind: str, w: MelDecoderWeights | VocosWeights) -> list[tuple[s
 
     def vfront() -> onnx.ModelProto:
         g = GraphBuilder("stage")
-        x = g.input("x", np.float32, [1, v.n_mels, "frames"])
-        g.output(_vocos_front(g, v, x, None), "y", np.float32, [1, v.dim, "frames"])
+        x = g.input("x", np.float32, [1, "frames", v.n_mels])
+        g.output(_vocos_front(g, v, x, None), "y", np.float32, [1, "frames", v.dim])
         return g.build()
 
     def vhead() -> onnx.ModelProto:
         g = GraphBuilder("stage")
-        x = g.input("x", np.float32, [1, v.dim, "frames"])
+        x = g.input("x", np.float32, [1, "frames", v.dim])
         re, im = _vocos_head(g, v, x)
-        y = g.op("Transpose", g.op("Concat", re, im, axis=-1), perm=[0, 2, 1])
-        g.output(y, "y", np.float32, [1, 2 * v.n_bins, "frames"])
+        g.output(g.op("Concat", re, im, axis=-1), "y", np.float32, [1, "frames", 2 * v.n_bins])
         return g.build()
 
     out.append(("vocos-in", v.embed_w.shape[-1] // 2, 1, vfront))
     for i, blk in enumerate(v.blocks):
-        out.append((f"vocos-blk{i}", blk.radius, 1, block_stage(blk, v.dim)))
+        out.append((f"vocos-blk{i}", blk.radius, 1, block_stage(blk)))
     out.append(("vocos-head", 0, 1, vhead))
     return out
 

@@ -203,11 +203,15 @@ class TorchAudioBackend:
         """Layer-wise functions for the streaming vocoder (see ``decoder.StreamStage``)."""
         torch = self.torch
 
-        def wrap(fn: Any) -> Any:
+        def wrap(fn: Any, first: bool = False) -> Any:
+            """numpy [T, C] (channels-last) -> fn on [1, C, T] (or [1, T, C] features for
+            the first mel stage) -> numpy [T', C']."""
+
             def run(x: np.ndarray) -> np.ndarray:
                 with torch.inference_mode():
                     xt = torch.from_numpy(np.ascontiguousarray(x)).to(self.device)[None]
-                    return fn(xt)[0].float().cpu().numpy()
+                    y = fn(xt if first else xt.transpose(1, 2))
+                    return y[0].transpose(0, 1).float().cpu().numpy()
 
             return run
 
@@ -228,7 +232,8 @@ class TorchAudioBackend:
             raise AudioModelError(f"no mel decoder loaded for source {kind!r}")
         r_front = w.conv_in0_w.shape[-1] // 2 + w.conv_in2_w.shape[-1] // 2
         st = [StreamStage(f"{kind}-in", int(r_front), 2,
-                          wrap(lambda x: self._front(p, self._features(p, x), None)[0]))]
+                          wrap(lambda x: self._front(p, self._features(p, x), None)[0],
+                               first=True))]
         for i, (bw, blk) in enumerate(zip(w.blocks, p["blocks"], strict=True)):
             st.append(StreamStage(f"{kind}-blk{i}", bw.radius, 1, block(blk)))
         r_back = w.conv_out_w.shape[-1] // 2 + w.out_conv_w.shape[-1] // 2

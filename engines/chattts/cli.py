@@ -26,10 +26,16 @@ def speaker_group() -> None:
 
 @speaker_group.command("new")
 @click.option("--seed", type=click.IntRange(min=0), help="Seed (default: a random one).")
-@click.option("--dim", type=click.IntRange(min=1, max=8192), default=768, show_default=True,
-              help="Vector size (the model's hidden size).")
-@click.option("--npy", "npy", type=click.Path(dir_okay=False),
-              help="Also save the vector as a .npy file.")
+@click.option(
+    "--dim",
+    type=click.IntRange(min=1, max=8192),
+    default=768,
+    show_default=True,
+    help="Vector size (the model's hidden size).",
+)
+@click.option(
+    "--npy", "npy", type=click.Path(dir_okay=False), help="Also save the vector as a .npy file."
+)
 def speaker_new(seed: int | None, dim: int, npy: str | None) -> None:
     """Print a new speaker string (seeded random voice).
 
@@ -66,15 +72,26 @@ def speaker_info(spec: str) -> None:
     except MixvoxError as exc:
         raise _fail(exc) from None
     v = spk.vector.astype(np.float32)
-    click.echo(json.dumps({
-        "source": spk.source, "dim": spk.dim, "norm": round(float(np.linalg.norm(v)), 4),
-        "mean": round(float(v.mean()), 4), "std": round(float(v.std()), 4),
-    }, ensure_ascii=False))
+    click.echo(
+        json.dumps(
+            {
+                "source": spk.source,
+                "dim": spk.dim,
+                "norm": round(float(np.linalg.norm(v)), 4),
+                "mean": round(float(v.mean()), 4),
+                "std": round(float(v.std()), 4),
+            },
+            ensure_ascii=False,
+        )
+    )
 
 
 @click.command("download")
-@click.option("--dest", type=click.Path(file_okay=False),
-              help="Target folder (default: mixvox's data dir, where the engine looks).")
+@click.option(
+    "--dest",
+    type=click.Path(file_okay=False),
+    help="Target folder (default: mixvox's data dir, where the engine looks).",
+)
 @click.option("--repo", default="2Noise/ChatTTS", show_default=True, help="Hugging Face repo.")
 @click.option("--revision", help="Branch, tag or commit.")
 @click.option("--force", is_flag=True, help="Download again even if the files are there.")
@@ -95,16 +112,39 @@ def download_cmd(dest: str | None, repo: str, revision: str | None, force: bool)
 @click.option("--backend", default="onnx", show_default=True)
 @click.option("--precision", default="fp32", show_default=True)
 @click.option("--device", default="cpu", show_default=True)
-@click.option("--batch", type=click.IntRange(min=1, max=64), default=1, show_default=True)
+@click.option(
+    "--batch",
+    "batches",
+    type=click.IntRange(min=1, max=64),
+    multiple=True,
+    help="Decode batch size (repeatable: --batch 1 --batch 8); default 1.",
+)
 @click.option("--threads", type=click.IntRange(min=1), help="Intra-op threads.")
 @click.option("--text", default=None, help="Text for the whole-synthesis run.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON line on stdout.")
-def bench_cmd(model_dir: str, frames: int, backend: str, precision: str, device: str,
-              batch: int, threads: int | None, text: str | None, as_json: bool) -> None:
+def bench_cmd(
+    model_dir: str,
+    frames: int,
+    backend: str,
+    precision: str,
+    device: str,
+    batches: tuple[int, ...],
+    threads: int | None,
+    text: str | None,
+    as_json: bool,
+) -> None:
     """Measure decode speed, real-time factor, first-chunk latency and peak memory."""
     try:
-        res = run_bench(Path(model_dir), frames=frames, backend=backend, precision=precision,
-                        device=device, batch=batch, threads=threads, text=text)
+        res = run_bench(
+            Path(model_dir),
+            frames=frames,
+            backend=backend,
+            precision=precision,
+            device=device,
+            batches=batches or (1,),
+            threads=threads,
+            text=text,
+        )
     except MixvoxError as exc:
         raise _fail(exc) from None
     if as_json:
@@ -128,7 +168,7 @@ def run_bench(
     backend: str = "onnx",
     precision: str = "fp32",
     device: str = "cpu",
-    batch: int = 1,
+    batches: tuple[int, ...] = (1,),
     threads: int | None = None,
     text: str | None = None,
     synth_seconds: float = 10.0,
@@ -136,8 +176,9 @@ def run_bench(
     """One benchmark run in this process (run each configuration in its own process: the peak
     RSS figure is per process).
 
-    * ``frames_per_s``: GPT code frames per second over ``batch`` parallel items decoding
-      exactly ``frames`` frames each (end code suppressed), prompt prefill included;
+    * ``frames_per_s``: GPT code frames per second over ``batches[0]`` parallel items decoding
+      exactly ``frames`` frames each (end code suppressed), prompt prefill included, and
+      ``frames_per_s_by_batch`` for every batch size asked for;
     * ``rtf``: wall time / audio duration of a whole synthesis (text -> waveform, streamed
       through the vocoder) of ``synth_seconds`` of audio, pinned with min = max frames so
       random weights give the same length as real ones;
@@ -156,8 +197,9 @@ def run_bench(
     from .sampler import SamplingParams
 
     t0 = time.perf_counter()
-    eng = ChatTTSEngine(model_dir, backend=backend, precision=precision, device=device,
-                        threads=threads)
+    eng = ChatTTSEngine(
+        model_dir, backend=backend, precision=precision, device=device, threads=threads
+    )
     load_s = time.perf_counter() - t0
     body = text or BENCH_TEXT
     prompt = eng.prompt_ids(body, "[speed_5]", speaker=True)
@@ -165,19 +207,57 @@ def run_bench(
     params = SamplingParams(suppress_eos=True, max_new_tokens=frames)
     rng = np.random.default_rng(0)
     # warm-up: first calls allocate buffers and let the runtime pick kernels
-    eng.gpt.generate([prompt], stage="code", spk_emb=spk,
-                     spk_emb_token_id=eng.tokenizer.spk_emb_id,
-                     params=SamplingParams(suppress_eos=True, max_new_tokens=4), rng=rng)
+    eng.gpt.generate(
+        [prompt],
+        stage="code",
+        spk_emb=spk,
+        spk_emb_token_id=eng.tokenizer.spk_emb_id,
+        params=SamplingParams(suppress_eos=True, max_new_tokens=4),
+        rng=rng,
+    )
+    fps: dict[str, float] = {}
+    step_ms: dict[str, float] = {}
+    for batch in batches:
+        t0 = time.perf_counter()
+        res = eng.gpt.generate(
+            [prompt] * batch,
+            stage="code",
+            spk_emb=spk,
+            spk_emb_token_id=eng.tokenizer.spk_emb_id,
+            params=params,
+            rng=rng,
+        )
+        decode_s = time.perf_counter() - t0
+        fps[str(batch)] = round(sum(len(r.ids) for r in res) / decode_s, 2)
+        step_ms[str(batch)] = round(1000 * decode_s / frames, 2)
+
+    # The refine stage's cost (what refine=True adds before the first audio): one refine pass
+    # over the text producing as many tokens as the text has plus a few prosody tokens -- a
+    # real model's typical output; random weights would otherwise run to the cap.
+    from . import render
+
+    ref_prompt = eng.tokenizer.encode(render.refine_prompt(body))
+    ref_tokens = len(eng.tokenizer.encode(body)) + 8
     t0 = time.perf_counter()
-    res = eng.gpt.generate([prompt] * batch, stage="code", spk_emb=spk,
-                           spk_emb_token_id=eng.tokenizer.spk_emb_id, params=params, rng=rng)
-    decode_s = time.perf_counter() - t0
-    made = sum(len(r.ids) for r in res)
+    eng.gpt.generate(
+        [np.asarray(ref_prompt)],
+        stage="refine",
+        params=SamplingParams(
+            temperature=0.7,
+            repetition_penalty=1.0,
+            eos_id=eng.tokenizer.eos_id,
+            suppress_eos=True,
+            max_new_tokens=ref_tokens,
+        ),
+        rng=rng,
+    )
+    refine_s = time.perf_counter() - t0
 
     n = int(round(synth_seconds * 46.875))
     word = Word(body, body, [], 0, len(body), lang="raw")
-    utt = Utterance(body, [Sentence(body, 0, len(body), "raw", [Span("raw", body, 0, len(body),
-                                                                       [word])])])
+    utt = Utterance(
+        body, [Sentence(body, 0, len(body), "raw", [Span("raw", body, 0, len(body), [word])])]
+    )
     opts = SynthesisOptions(seed=0, extra={"raw": True, "min_frames": n, "max_frames": n})
     t0 = time.perf_counter()
     first = None
@@ -193,16 +273,20 @@ def run_bench(
         "backend": backend,
         "precision": precision,
         "device": device,
-        "batch": batch,
+        "batch": batches[0],
         "frames": frames,
         "threads": threads,
         "load_s": round(load_s, 3),
-        "frames_per_s": round(made / decode_s, 2),
-        "step_ms": round(1000 * decode_s / max(1, frames), 2),
+        "frames_per_s": fps[str(batches[0])],
+        "frames_per_s_by_batch": fps,
+        "step_ms": step_ms[str(batches[0])],
+        "step_ms_by_batch": step_ms,
         "audio_s": round(audio_s, 3),
         "synth_s": round(synth_s, 3),
         "rtf": round(synth_s / audio_s, 4) if audio_s else None,
         "first_chunk_ms": round(1000 * first, 1) if first is not None else None,
+        "refine_tokens": ref_tokens,
+        "refine_ms": round(1000 * refine_s, 1),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
 

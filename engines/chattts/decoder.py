@@ -370,11 +370,12 @@ def check_hidden(hidden: np.ndarray, in_features: int) -> np.ndarray:
 class StreamStage:
     """One layer group of a conv stack, run on windows by the streaming vocoder.
 
-    ``fn`` maps one item's window to its 'same'-padded output: the first mel stage takes
-    frames [T, C] (hidden float32 or codes int64) and returns [C', up*T]; every later stage
-    takes [C, T] float32 and returns [C', T]. ``radius``: frames each side an output reads
-    (on the output grid); ``up``: output frames per input frame (2 for the first mel stage).
-    Vocos' last stage returns real and imaginary parts stacked: [2 * n_bins, T].
+    ``fn`` maps one item's channels-last window to its 'same'-padded output: the first mel
+    stage takes frames [T, C] (hidden float32 or codes int64) and returns [up*T, C']; every
+    later stage takes [T, C] float32 and returns [T, C']. ``radius``: frames each side an
+    output reads (on the output grid); ``up``: output frames per input frame (2 for the
+    first mel stage). Vocos' last stage returns real and imaginary parts side by side:
+    [T, 2 * n_bins].
     """
 
     name: str

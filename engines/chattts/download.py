@@ -31,7 +31,12 @@ from .assets import (
 log = logging.getLogger("mixvox.chattts")
 
 OFFICIAL_REPO = "2Noise/ChatTTS"
-ALLOW_PATTERNS = ["asset/*.json", "asset/**/*.json", "asset/*.safetensors", "asset/**/*.safetensors"]
+ALLOW_PATTERNS = [
+    "asset/*.json",
+    "asset/**/*.json",
+    "asset/*.safetensors",
+    "asset/**/*.safetensors",
+]
 
 
 def download(

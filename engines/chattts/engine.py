@@ -63,8 +63,20 @@ DEFAULT_RETRIES = 2
 
 KNOWN_EXTRA = frozenset(
     {
-        "temperature", "top_p", "top_k", "repetition_penalty", "refine", "refine_temperature",
-        "oral", "laugh", "break", "prompt", "speed", "raw", "min_frames", "max_frames",
+        "temperature",
+        "top_p",
+        "top_k",
+        "repetition_penalty",
+        "refine",
+        "refine_temperature",
+        "oral",
+        "laugh",
+        "break",
+        "prompt",
+        "speed",
+        "raw",
+        "min_frames",
+        "max_frames",
         "save_codes",
     }
 )
@@ -203,8 +215,9 @@ class ChatTTSEngine:
                 "use --backend onnx"
             ) from None
         except (ValueError, OSError) as exc:
-            raise MixvoxError(f"cannot load the ChatTTS model in {self.assets.root}: {exc}") \
-                from None
+            raise MixvoxError(
+                f"cannot load the ChatTTS model in {self.assets.root}: {exc}"
+            ) from None
         self.hidden_size = self.gpt.config.hidden_size
         self.num_vq = self.gpt.config.num_vq
         try:
@@ -241,8 +254,9 @@ class ChatTTSEngine:
             warnings.warn(msg, stacklevel=3)
             utterance.warn("unknown-option", msg, 0, 0)
 
-        def num(key: str, default: Any, cast: type, lo: float | None = None,
-                hi: float | None = None) -> Any:
+        def num(
+            key: str, default: Any, cast: type, lo: float | None = None, hi: float | None = None
+        ) -> Any:
             val = ex.get(key)
             if val is None:
                 return default
@@ -331,8 +345,9 @@ class ChatTTSEngine:
             if text:
                 it.text = text
             else:
-                log.info("refine gave no text for chunk %d; using the unrefined text",
-                         it.chunk.index)
+                log.info(
+                    "refine gave no text for chunk %d; using the unrefined text", it.chunk.index
+                )
 
     def prompt_ids(self, text: str, call_prompt: str, speaker: bool) -> np.ndarray:
         return np.asarray(
@@ -443,8 +458,12 @@ class ChatTTSEngine:
                     if it.n_frames == 0 and it.retries < self.max_retries:
                         it.retries += 1
                         it.done = False
-                        log.info("chunk %d ended before any audio; retry %d/%d",
-                                 it.chunk.index, it.retries, self.max_retries)
+                        log.info(
+                            "chunk %d ended before any audio; retry %d/%d",
+                            it.chunk.index,
+                            it.retries,
+                            self.max_retries,
+                        )
                         yield from self._retry(it, call, voc)
                         continue
                     yield from self._finish_item(it, voc)
@@ -495,14 +514,17 @@ class ChatTTSEngine:
     def _finish_item(self, it: _Item, voc: Any) -> Iterator[AudioChunk]:
         tail = voc.finish() if it.n_frames else np.zeros(0, np.float32)
         if it.n_frames == 0:
-            msg = (f"chattts: chunk {it.chunk.index} produced no audio after "
-                   f"{it.retries} retries")
+            msg = f"chattts: chunk {it.chunk.index} produced no audio after {it.retries} retries"
             warnings.warn(msg, stacklevel=4)
         elif not it.finished:
             # Worth a warning only when the length guard (not the caller's max_frames) cut it.
             level = logging.INFO if it.user_cap else logging.WARNING
-            log.log(level, "chunk %d reached its length limit (%d frames); its end may be cut",
-                    it.chunk.index, it.bounds.max_frames)
+            log.log(
+                level,
+                "chunk %d reached its length limit (%d frames); its end may be cut",
+                it.chunk.index,
+                it.bounds.max_frames,
+            )
         yield AudioChunk(np.asarray(tail, np.float32), SAMPLE_RATE, it.chunk.index, True)
 
     # -- the Engine interface --------------------------------------------------------------------

@@ -86,12 +86,14 @@ def run_generation(
     num_vq: int,
     on_frames: FramesCallback | None = None,
     stream_every: int = 24,
+    min_new: np.ndarray | None = None,
 ) -> list[GenerationResult]:
     """Decode a left-padded batch; see the module docstring.
 
     ``num_vq`` > 0: code stage (``logits`` gives ``[B, Q, V]``, ``next_embed`` takes ``[B, Q]``
     codes); 0: text stage (``[B, V]`` logits, ``next_embed`` takes ``[B]`` ids). ``caps`` is
-    each item's maximum number of kept frames.
+    each item's maximum number of kept frames; ``min_new`` each item's number of first steps
+    at which the end token is suppressed (default ``params.min_new_tokens`` for all).
     """
     B, T, H = prompt_embeds.shape
     caps = np.asarray(caps, np.int64).reshape(B)
@@ -102,6 +104,8 @@ def run_generation(
     row_temp = params.row_temperatures(B * Q)
     greedy_rows = row_temp == 0
     lengths = attention_mask.sum(axis=1).astype(np.int64)
+    mins = (np.full(B, params.min_new_tokens, np.int64) if min_new is None
+            else np.asarray(min_new, np.int64).reshape(B))
 
     stack.begin(attention_mask, T + max_new)
     h = stack.forward(prompt_embeds, prompt_positions(attention_mask), 0)[:, -1].copy()
@@ -126,8 +130,10 @@ def run_generation(
         hiddens[:, i] = h
         lg = logits(h).reshape(B, Q, -1)
         proc = process_logits(lg, hist[:, :, :i], params)
-        if params.suppress_eos or i < params.min_new_tokens:
+        if params.suppress_eos:
             proc[..., eos_id] = -np.inf
+        else:
+            proc[i < mins, :, eos_id] = -np.inf
         tok = draw(proc.reshape(B * Q, -1), rng, greedy_rows).reshape(B, Q)
         hist[:, :, i] = tok
         ended = (tok == eos_id).any(axis=1)

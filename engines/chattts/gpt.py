@@ -16,7 +16,8 @@ Public API (what the engine codes against)::
 
     cfg = GPTConfig.from_asset_dir(asset_dir)
     gpt = load_gpt(asset_dir, backend="onnx" | "torch", precision="fp32" | "int8" | "fp16"
-                   | "bf16", device="cpu" | "cuda", cache_dir=None)
+                   | "bf16", device="cpu" | "cuda", cache_dir=None, threads=None,
+                   gpt_sha256=None)
     emb = gpt.embed(ids [B,T], spk_emb=None | [H] | [B,H], spk_emb_token_id=None)  # [B,T,H]
     hid = gpt.hidden(emb, attention_mask [B,T])                                     # [B,T,H]
     gpt.code_logits(hid [...,H]) -> [..., num_vq, num_audio_tokens]
@@ -24,7 +25,7 @@ Public API (what the engine codes against)::
     results = gpt.generate(prompts: list[1-D int array], stage="code" | "refine",
                            spk_emb=None, spk_emb_token_id=None, params=SamplingParams(...),
                            rng=np.random.default_rng(seed), max_new_tokens=None | int | list,
-                           on_frames=None, stream_every=24)
+                           on_frames=None, stream_every=24, min_new_tokens=None)
     results[i].ids      # code stage: [T, num_vq] int64 codes (end frame excluded);
                         # refine: [T] int64 (end token excluded)
     results[i].hidden   # [T, H] float32: results[i].hidden[t] produced ids[t] (the Decoder
@@ -193,8 +194,13 @@ class GPTWeights:
     gpt_sha256: str
 
     @classmethod
-    def load(cls, asset_dir: str | Path, config: GPTConfig | None = None) -> GPTWeights:
-        """Read ``gpt/model.safetensors`` and ``Embed.safetensors`` (safetensors only)."""
+    def load(cls, asset_dir: str | Path, config: GPTConfig | None = None,
+             gpt_sha256: str | None = None) -> GPTWeights:
+        """Read ``gpt/model.safetensors`` and ``Embed.safetensors`` (safetensors only).
+
+        ``gpt_sha256``: the already verified SHA-256 of ``gpt/model.safetensors`` (the graph
+        cache key); computed from the file when not given.
+        """
         from safetensors.numpy import load_file
 
         asset_dir = Path(asset_dir)
@@ -249,7 +255,7 @@ class GPTWeights:
             for q in range(Q)
         ])
         return cls(cfg, layers, norm, emb_text, emb_code, head_text, head_code,
-                   weights_sha256(gpt_path))
+                   gpt_sha256 or weights_sha256(gpt_path))
 
 
 def normalize_speaker(spk_emb: np.ndarray) -> np.ndarray:
@@ -377,12 +383,15 @@ class GPT:
         max_new_tokens: int | Sequence[int] | None = None,
         on_frames: FramesCallback | None = None,
         stream_every: int = 24,
+        min_new_tokens: int | Sequence[int] | None = None,
     ) -> list[GenerationResult]:
         """Decode several prompts as one batch (left-padded), each to its own end.
 
         ``prompts`` are 1-D token-id arrays (variable length). ``max_new_tokens`` (one value
-        or one per item) further caps ``params.max_new_tokens``. The code stage ends an item
-        at the first frame containing the end code (``params.eos_id`` or 625); the refine
+        or one per item) further caps ``params.max_new_tokens``; ``min_new_tokens`` (one value
+        or per item) replaces ``params.min_new_tokens``: the end token is suppressed for that
+        many first steps of the item (the reference's ``min_new_token``). The code stage ends
+        an item at the first frame containing the end code (``params.eos_id`` or 625); the refine
         stage needs ``params.eos_id`` = the ``[Ebreak]`` id. See the module docstring for the
         results and ``on_frames``.
         """
@@ -396,6 +405,9 @@ class GPT:
         if any(a.size == 0 for a in arrs):
             raise ValueError("empty prompt")
         B, T = len(arrs), max(a.size for a in arrs)
+        if T >= self.config.max_position_embeddings:
+            raise ValueError(f"prompt of {T} tokens exceeds the GPT's "
+                             f"{self.config.max_position_embeddings} positions; split the text")
         ids = np.zeros((B, T), np.int64)
         mask = np.zeros((B, T), np.int64)
         for b, a in enumerate(arrs):
@@ -408,6 +420,11 @@ class GPT:
             if np.any(extra < 1):
                 raise ValueError("max_new_tokens must be >= 1")
             caps = np.minimum(caps, extra)
+        mins = None
+        if min_new_tokens is not None:
+            mins = np.broadcast_to(np.asarray(min_new_tokens, np.int64), (B,)).copy()
+            if np.any(mins < 0):
+                raise ValueError("min_new_tokens must be >= 0")
         limit = self.config.max_position_embeddings
         if T + int(caps.max()) > limit:
             caps = np.minimum(caps, max(1, limit - T))
@@ -416,13 +433,13 @@ class GPT:
             return run_generation(
                 self.stack, emb, mask, caps, params, rng, eos,
                 next_embed=self.embed_codes, logits=self.code_logits, num_vq=self.config.num_vq,
-                on_frames=on_frames, stream_every=stream_every)
+                on_frames=on_frames, stream_every=stream_every, min_new=mins)
         if params.eos_id is None:
             raise ValueError("refine stage needs params.eos_id (the [Ebreak] token id)")
         return run_generation(
             self.stack, emb, mask, caps, params, rng, params.eos_id,
             next_embed=lambda t: self.weights.emb_text[t], logits=self.text_logits, num_vq=0,
-            on_frames=on_frames, stream_every=stream_every)
+            on_frames=on_frames, stream_every=stream_every, min_new=mins)
 
 
 def load_gpt(
@@ -433,6 +450,7 @@ def load_gpt(
     device: str = "cpu",
     cache_dir: str | Path | None = None,
     threads: int | None = None,
+    gpt_sha256: str | None = None,
 ) -> GPT:
     """Load the GPT from an asset folder (hashes already verified by the caller).
 
@@ -441,9 +459,10 @@ def load_gpt(
     the user cache) keyed by the weights' SHA-256, builder version and options.
     ``backend="torch"``: torch (optional extra) on ``device`` ``cpu`` or ``cuda``,
     ``precision`` ``fp32`` (``fp16``/``bf16`` on cuda). ``threads`` overrides the intra-op
-    thread count (default: physical cores).
+    thread count (default: physical cores). ``gpt_sha256``: the verified SHA-256 of
+    ``gpt/model.safetensors`` if the caller has it (saves hashing the file again).
     """
-    weights = GPTWeights.load(asset_dir)
+    weights = GPTWeights.load(asset_dir, gpt_sha256=gpt_sha256)
     if backend == "onnx":
         from mixvox.engines.chattts.gpt_onnx import OnnxStack
 

@@ -41,7 +41,7 @@ __all__ = ["BUILDER_VERSION", "OnnxStack", "build_stack_graph", "physical_cores"
            "stack_graph_path"]
 
 #: Bump when the graph changes, so cached graphs are rebuilt.
-BUILDER_VERSION = "gpt-stack-1"
+BUILDER_VERSION = "gpt-stack-2"
 
 _BIG = np.iinfo(np.int64).max
 
@@ -110,14 +110,18 @@ def build_stack_graph(w: GPTWeights) -> onnx.ModelProto:
     def to_heads(t: str) -> str:
         return g.op("Transpose", g.op("Reshape", t, heads_shape), perm=[0, 2, 1, 3])
 
+    qkv_split = g.const("qkv_split", np.array([H, nh * D, nh * D], np.int64))
     presents = []
     h = x
     for i, lw in enumerate(w.layers):
         p = f"l{i}_"
         n = rms(h, lw["input_layernorm"], p + "ln1")
-        q = rope(to_heads(linear(n, lw["q_proj"], p + "wq")))
-        k = rope(to_heads(linear(n, lw["k_proj"], p + "wk")))
-        v = to_heads(linear(n, lw["v_proj"], p + "wv"))
+        # q, k, v (and gate, up below) as one GEMM each: fewer, larger kernels per step
+        wqkv = np.concatenate([lw["q_proj"], lw["k_proj"], lw["v_proj"]], axis=0)
+        q, k, v = g.op("Split", linear(n, wqkv, p + "wqkv"), qkv_split, axis=-1, n_out=3)
+        q = rope(to_heads(q))
+        k = rope(to_heads(k))
+        v = to_heads(v)
         presents.append(g.op("Concat", g.op("Unsqueeze", k, zero1), g.op("Unsqueeze", v, zero1),
                              axis=0))  # [2, B, nh, T, D]
         kv_axes = g.const("kvax", np.array([0, 1, 4], np.int64))
@@ -134,8 +138,11 @@ def build_stack_graph(w: GPTWeights) -> onnx.ModelProto:
                    merge_shape)
         h = g.op("Add", h, linear(att, lw["o_proj"], p + "wo"))
         n = rms(h, lw["post_attention_layernorm"], p + "ln2")
-        gate = linear(n, lw["gate_proj"], p + "wg")
-        up = linear(n, lw["up_proj"], p + "wu")
+        inter = lw["gate_proj"].shape[0]
+        gate, up = g.op("Split", linear(n, np.concatenate([lw["gate_proj"], lw["up_proj"]]),
+                                        p + "wgu"),
+                        g.const("gu_split", np.array([inter, inter], np.int64)), axis=-1,
+                        n_out=2)
         act = g.op("Mul", g.op("Mul", gate, g.op("Sigmoid", gate)), up)
         h = g.op("Add", h, linear(act, lw["down_proj"], p + "wd"))
     out = rms(h, w.norm, "final_norm")

@@ -185,13 +185,18 @@ class TorchStack:
     """``StackBackend`` over torch: numpy in/out, tensors and the cache stay on the device."""
 
     def __init__(self, weights: GPTWeights, *, precision: str = "fp32", device: str = "cpu",
-                 threads: int | None = None) -> None:
+                 threads: int | None = None, warmup: bool = True) -> None:
         torch = _torch()
         if threads:
             torch.set_num_threads(threads)
         self.model = TorchGPTModel(weights, device=device, precision=precision)
         self.cache: KVCache | None = None
         self._limit = 0
+        if warmup:  # first-call costs (allocator, kernels) are paid at load, not on the user
+            H = weights.config.hidden_size
+            self.begin(np.ones((1, 4), np.int64), 8)
+            self.forward(np.zeros((1, 4, H), np.float32), np.arange(4)[None], 0)
+            self.forward(np.zeros((1, 1, H), np.float32), np.array([[4]]), 4)
 
     def begin(self, attention_mask: np.ndarray, max_len: int) -> None:
         torch = _torch()

@@ -66,10 +66,24 @@ class Sizes:
     @classmethod
     def small(cls, **kw: int) -> Sizes:
         """Tiny sizes for tests (the same as ``shared/chattts/tiny``), overridable."""
-        base = cls(hidden=32, intermediate=64, layers=2, heads=4, vocab_size=16, dec_bn=8,
-                   dec_hidden=32, dec_layers=2, dvae_idim=32, dvae_bn=8, dvae_hidden=32,
-                   dvae_layers=2, enc_odim=64, vocos_dim=32, vocos_intermediate=64,
-                   vocos_layers=2)
+        base = cls(
+            hidden=32,
+            intermediate=64,
+            layers=2,
+            heads=4,
+            vocab_size=16,
+            dec_bn=8,
+            dec_hidden=32,
+            dec_layers=2,
+            dvae_idim=32,
+            dvae_bn=8,
+            dvae_hidden=32,
+            dvae_layers=2,
+            enc_odim=64,
+            vocos_dim=32,
+            vocos_intermediate=64,
+            vocos_layers=2,
+        )
         return replace(base, **kw)
 
 
@@ -141,8 +155,9 @@ def _convnext(prefix: str, dim: int, inter: int, g: _Gen, scale_name: str) -> di
     }
 
 
-def _dvae_stack(prefix: str, idim: int, odim: int, hidden: int, bn: int, layers: int,
-                g: _Gen) -> dict[str, np.ndarray]:
+def _dvae_stack(
+    prefix: str, idim: int, odim: int, hidden: int, bn: int, layers: int, g: _Gen
+) -> dict[str, np.ndarray]:
     t = {
         f"{prefix}.conv_in.0.weight": g.normal((bn, idim, 3), 0.05),
         f"{prefix}.conv_in.0.bias": _zeros(bn),
@@ -161,8 +176,9 @@ def _mel_fb(s: Sizes, g: _Gen) -> np.ndarray:
 
 def decoder_tensors(s: Sizes, g: _Gen) -> dict[str, np.ndarray]:
     t = {"coef": g.uniform((1, s.n_mels, 1), 0.5, 1.5)}
-    t.update(_dvae_stack("decoder", s.dec_idim, s.dec_idim, s.dec_hidden, s.dec_bn,
-                         s.dec_layers, g))
+    t.update(
+        _dvae_stack("decoder", s.dec_idim, s.dec_idim, s.dec_hidden, s.dec_bn, s.dec_layers, g)
+    )
     t["out_conv.weight"] = g.normal((s.n_mels, s.dec_idim, 3), 0.05)
     return t
 
@@ -222,9 +238,14 @@ def gpt_config(base: dict, s: Sizes) -> dict:
     """The genuine config with the sizes of ``s`` (unchanged for the full size)."""
     cfg = dict(base)
     cfg.update(
-        hidden_size=s.hidden, intermediate_size=s.intermediate, num_hidden_layers=s.layers,
-        num_attention_heads=s.heads, num_key_value_heads=s.heads, vocab_size=s.vocab_size,
-        num_text_tokens=s.num_text_tokens, num_audio_tokens=s.num_audio_tokens,
+        hidden_size=s.hidden,
+        intermediate_size=s.intermediate,
+        num_hidden_layers=s.layers,
+        num_attention_heads=s.heads,
+        num_key_value_heads=s.heads,
+        vocab_size=s.vocab_size,
+        num_text_tokens=s.num_text_tokens,
+        num_audio_tokens=s.num_audio_tokens,
         num_vq=s.num_vq,
     )
     return cfg

@@ -160,8 +160,12 @@ def clean_text(text: str, lang: str, notes: list[Note], start: int, end: int) ->
                 j += 1
             run = text[i:j]
             notes.append(
-                Note("digits-in-spoken", f"digits {run!r} reached the engine; read one by one",
-                     start, end)
+                Note(
+                    "digits-in-spoken",
+                    f"digits {run!r} reached the engine; read one by one",
+                    start,
+                    end,
+                )
             )
             spelled = _spell_digits(run, lang)
             out.append(spelled if lang == "zh" else f" {spelled} ")
@@ -181,8 +185,7 @@ def clean_text(text: str, lang: str, notes: list[Note], start: int, end: int) ->
     if dropped:
         shown = "".join(dict.fromkeys(dropped))[:20]
         notes.append(
-            Note("engine-unsupported-char",
-                 f"ChatTTS cannot read {shown!r}; left out", start, end)
+            Note("engine-unsupported-char", f"ChatTTS cannot read {shown!r}; left out", start, end)
         )
     return re.sub(r" {2,}", " ", "".join(out)).strip()
 
@@ -219,9 +222,7 @@ def dominant_lang(words: Iterable[Word]) -> str:
     return "zh" if han > en else "en"
 
 
-def render_words(
-    words: list[Word], homophones: HomophoneTable | None = None
-) -> Rendered:
+def render_words(words: list[Word], homophones: HomophoneTable | None = None) -> Rendered:
     """The ChatTTS text of ``words`` (one chunk)."""
     table = homophones or default_homophones()
     punct_lang = dominant_lang(words)
@@ -233,8 +234,9 @@ def render_words(
             if _CONTROL.fullmatch(tok):
                 parts.append(tok)
             else:
-                notes.append(Note("bad-control", f"not a control token: {tok!r}; left out",
-                                  w.start, w.end))
+                notes.append(
+                    Note("bad-control", f"not a control token: {tok!r}; left out", w.start, w.end)
+                )
             continue
         if w.kind == "punct":
             marks = [_punct(c, punct_lang) for c in w.spoken if not c.isspace()]
@@ -252,11 +254,7 @@ def render_words(
             continue
         parts.append(text)
         nxt = words[k + 1] if k + 1 < len(words) else None
-        if (
-            w.break_after >= BREAK_CLAUSE
-            and nxt is not None
-            and nxt.kind == "word"
-        ):
+        if w.break_after >= BREAK_CLAUSE and nxt is not None and nxt.kind == "word":
             parts.append("[uv_break]")  # a clause break with no punctuation to show it
     while parts and _strength(parts[0]):  # a pause before anything is said is no pause
         parts.pop(0)
@@ -306,8 +304,7 @@ def code_prompt(text: str, *, speaker: bool, prompt: str = DEFAULT_PROMPT) -> st
     return f"[Stts]{spk}{prompt}{text.strip()}[Ptts]"
 
 
-def refine_params(oral: int | None = None, laugh: int | None = None,
-                  brk: int | None = None) -> str:
+def refine_params(oral: int | None = None, laugh: int | None = None, brk: int | None = None) -> str:
     """The refine prompt ``[oral_N][laugh_N][break_N]`` (each optional; ranges as the vocab)."""
     out = ""
     for name, val, top in (("oral", oral, 9), ("laugh", laugh, 2), ("break", brk, 7)):
@@ -361,8 +358,9 @@ def expected_seconds(words: Iterable[Word] | None = None, text: str | None = Non
                 total += expected_seconds(text=w.respelling or w.spoken)
     if text is not None:
         rest = _CONTROL.sub(lambda m: " ", text)
-        total += sum(_SEC_PER_CONTROL.get(m, 0.3) for m in _CONTROL.findall(text)
-                     if m in _SEC_PER_CONTROL)
+        total += sum(
+            _SEC_PER_CONTROL.get(m, 0.3) for m in _CONTROL.findall(text) if m in _SEC_PER_CONTROL
+        )
         for ch in rest:
             if _is_han(ch):
                 total += _SEC_PER_HAN

@@ -138,9 +138,7 @@ class Speaker:
         np.save(path, self.vector.astype(np.float16), allow_pickle=False)
 
     @classmethod
-    def random(
-        cls, seed: int, dim: int = 768, spk_stat: np.ndarray | None = None
-    ) -> Speaker:
+    def random(cls, seed: int, dim: int = 768, spk_stat: np.ndarray | None = None) -> Speaker:
         if spk_stat is None and dim == 768:
             spk_stat = load_spk_stat()
         return cls(random_speaker(seed, dim, spk_stat), f"seed:{seed}")

@@ -51,10 +51,9 @@ class _StageState:
     (<= radius) is the right context actually waited for.
     """
 
-    def __init__(self, stage: StreamStage, lookahead: int, time_axis: int) -> None:
+    def __init__(self, stage: StreamStage, lookahead: int) -> None:
         self.stage = stage
         self.lookahead = lookahead
-        self.axis = time_axis
         self.buf: np.ndarray | None = None
         self.base = 0  # global index of buf's first frame
         self.n_in = 0  # inputs received
@@ -65,23 +64,21 @@ class _StageState:
         return up * n_in if ended else max(0, up * n_in - self.lookahead)
 
     def push(self, x: np.ndarray, ended: bool) -> np.ndarray | None:
-        """Add final inputs; return the new final outputs [C, n] (None when there are none)."""
-        if x.shape[self.axis]:
-            self.buf = x if self.buf is None else np.concatenate([self.buf, x], axis=self.axis)
-            self.n_in += x.shape[self.axis]
+        """Add final inputs [n, C]; return the new final outputs [m, C'] (None if none)."""
+        if x.shape[0]:
+            self.buf = x if self.buf is None else np.concatenate([self.buf, x], axis=0)
+            self.n_in += x.shape[0]
         fin, up, r = self.final(self.n_in, ended), self.stage.up, self.stage.radius
         if fin <= self.done:
             return None
         assert self.buf is not None
         lo = max(0, (self.done - r) // up)
         hi = min(self.n_in, (fin - 1 + r) // up + 1)
-        window = np.take(self.buf, np.arange(lo - self.base, hi - self.base), axis=self.axis)
-        y = self.stage.fn(window)
-        out = y[:, self.done - up * lo : fin - up * lo]
+        y = self.stage.fn(self.buf[lo - self.base : hi - self.base])
+        out = y[self.done - up * lo : fin - up * lo]
         self.done = fin
         keep = max(0, (fin - r) // up)  # first input the next window can need
-        self.buf = np.take(self.buf, np.arange(keep - self.base, self.buf.shape[self.axis]),
-                           axis=self.axis)
+        self.buf = self.buf[keep - self.base :]
         self.base = keep
         return out
 
@@ -130,8 +127,7 @@ class StreamingVocoder:
             budget = 2 * int(lookahead_frames or 0)
             las = [st.radius * budget // total for st in stages]
         self._stages = [
-            _StageState(st, la, 0 if i == 0 else 1)
-            for i, (st, la) in enumerate(zip(stages, las, strict=True))
+            _StageState(st, la) for st, la in zip(stages, las, strict=True)
         ]
         self.first_chunk_frames = first_chunk_frames
         self.chunk_frames = chunk_frames
@@ -200,7 +196,7 @@ class StreamingVocoder:
         out = np.zeros(0, np.float32)
         if x is not None:
             nb = self._n_bins
-            out = self._istft.push(x[:nb], x[nb:])
+            out = self._istft.push(x[:, :nb].T, x[:, nb:].T)
         if ended:
             tail = self._istft.finish()
             out = np.concatenate([out, tail]) if out.size else tail

@@ -182,6 +182,8 @@ _STATES = {
 }  # fmt: skip
 #: State codes that are also common words/acronyms: read as states only before a ZIP code.
 _AMBIGUOUS_STATES = frozenset("OK IN OR ME HI OH ID LA MA CO DE SC MS MI".split())
+#: Words after which a dotted number is a version: "version 3.10" -> three point ten.
+_VERSION_WORDS = frozenset("version ver release build update patch firmware kernel".split())
 _TLDS = frozenset(
     "com org net edu gov io ai dev app co uk de fr jp cn ru it es nl info biz me tv us ca au "
     "in ch se no fi dk pl be at cz kr tw hk sg br mx ly gg xyz sh".split()
@@ -232,7 +234,12 @@ def _has_vowel(s: str) -> bool:
 
 
 class Normalizer:
-    """Reads one span of English text. Stateless apart from the tables; cheap to create."""
+    """Reads one span of English text.
+
+    :meth:`tokenize` keeps per-call context (neighbouring chunks, a currency name that moves
+    after "billion") on the instance, so use one instance per thread; creating one is cheap
+    (the data tables are shared and loaded once).
+    """
 
     def __init__(self, lex_get: LexGet | None = None) -> None:
         self.t = tables()
@@ -252,7 +259,11 @@ class Normalizer:
                 continue
             j = i
             while j < n and not folded[j].isspace():
+                if _is_hard_break(folded, j) and j > i:
+                    break
                 j += 1
+                if _is_hard_break(folded, j - 1):
+                    break
             chunks.append((i, j))
             i = j
         cores: list[tuple[int, int]] = []
@@ -271,7 +282,7 @@ class Normalizer:
         for k, (ca, cb) in enumerate(cores):
             out += leads[k]
             if cb > ca:
-                pieces = self._read_core(folded, ca, cb, core_texts, k, trails[k])
+                pieces = self._read_core(folded, ca, cb, core_texts, k)
                 if k in self._pending_suffix and pieces:
                     last = pieces[-1]
                     last.spoken = f"{last.spoken} {self._pending_suffix[k]}".strip()
@@ -340,9 +351,7 @@ class Normalizer:
 
     # -- reading one core -------------------------------------------------------------------
 
-    def _read_core(
-        self, s: str, a: int, b: int, cores: list[str], k: int, trail: list[Tok]
-    ) -> list[Tok]:
+    def _read_core(self, s: str, a: int, b: int, cores: list[str], k: int) -> list[Tok]:
         core = s[a:b]
         prev = cores[k - 1] if k > 0 else ""
         nxt = cores[k + 1] if k + 1 < len(cores) else ""
@@ -355,18 +364,16 @@ class Normalizer:
         if entry is not None:
             spoken = getattr(entry, "spoken", None) or core
             return [Tok(a, b, spoken, "word", True, entry)]
-        spoken = self._read_whole(core, prev, nxt, k, cores, trail)
+        spoken = self._read_whole(core, prev, nxt, k, cores)
         if spoken is None and core.endswith("'s") and len(core) > 2 and core[0].isdecimal():
-            inner = self._read_whole(core[:-2], prev, nxt, k, cores, trail)
+            inner = self._read_whole(core[:-2], prev, nxt, k, cores)
             if inner is not None:
                 spoken = inner + "'s"
         if spoken is not None:
             return [Tok(a, b, spoken)]
         return self._fallback(s, a, b, prev, nxt)
 
-    def _read_whole(
-        self, core: str, prev: str, nxt: str, k: int, cores: list[str], trail: list[Tok]
-    ) -> str | None:
+    def _read_whole(self, core: str, prev: str, nxt: str, k: int, cores: list[str]) -> str | None:
         """Spoken text for the whole core, or ``None`` to cut it up generically."""
         t = self.t
         if core in t.special:
@@ -405,6 +412,8 @@ class Normalizer:
             zip_next = nxt.isdecimal() and len(nxt) == 5
             if zip_next or (not nxt and core not in _AMBIGUOUS_STATES):
                 return _STATES[core]
+        if "." not in core and core in t.abbreviations:
+            return t.abbreviations[core]
         street = _STREET.get(core.rstrip(".").lower())
         if street and (_is_capitalized(prev) or _RE_ORDINAL.fullmatch(prev) or prev.isdecimal()):
             if core.rstrip(".").lower() != "dr" or not nxt[:1].isupper():
@@ -461,10 +470,7 @@ class Normalizer:
                 unit = (
                     _RATE_UNITS.get(right.lower()) or (self._unit(right, spaced=False) or ("",))[0]
                 )
-                if unit and (left[0] in CURRENCIES or left[0].isdecimal()):
-                    if left[0] in CURRENCIES:
-                        # "$0.5/hr": money reads in full, then "per hour"
-                        return f"{lw} per {unit}"
+                if unit:  # "$0.5/hr" -> fifty cents per hour; "3 cc/s" is read by _numeric
                     return f"{lw} per {unit}"
                 continue
             rw = self._read_part(right, left, nxt, k)
@@ -555,6 +561,8 @@ class Normalizer:
             ):
                 if not (_RE_DOTTED.fullmatch(core) and sum(map(len, groups)) < 7):
                     return ("plus " if core.startswith("+") else "") + _phone(core)
+        if prev.lower().rstrip(".") in _VERSION_WORDS and re.fullmatch(r"\d+(?:\.\d+)+", core):
+            return _version_parts(core.split("."))
         m = _RE_DOTTED.fullmatch(core)
         if m:
             parts = core.split(".")
@@ -845,9 +853,14 @@ class Normalizer:
             sp = t.acronyms.get(stem) or self._acronym(stem)
             return sp + ("'s" if " " in sp or len(sp) == 1 else "s")
         low = w.lower()
-        if low in cmudict() or w.islower() or (w[0].isupper() and w[1:].islower()):
+        if w.islower() or (w[0].isupper() and w[1:].islower()):
             return w
         parts = _camel_split(w)
+        # iOS, macOS, ChatGPT: a capitals part is an acronym, so split even if CMUdict knows
+        # the whole spelling (it has "ios" the island); iPhone, YouTube stay whole.
+        has_acronym_part = any(len(p) > 1 and p.isupper() for p in parts)
+        if low in cmudict() and not has_acronym_part:
+            return w
         if len(parts) > 1:
             return " ".join(self.read_word(p) for p in parts)
         return w
@@ -911,11 +924,11 @@ class Normalizer:
         low = w.lower()
         if low in ("www", "http", "https", "ftp"):
             return letters_spoken(low)
-        if low in ("com", "org", "net", "edu", "gov", "info"):
+        if low in ("com", "org", "net", "edu", "gov", "info", "co"):
             return low
         if low in ("jpg", "jpeg"):
             return "jay peg"
-        if len(low) == 1 or (len(low) <= 3 and low not in cmudict()):
+        if len(low) <= 2 or (len(low) == 3 and low not in cmudict()):
             return letters_spoken(low)
         if w.isupper() and len(w) > 1:
             return self._acronym(w)
@@ -980,7 +993,24 @@ class Normalizer:
             if c.isdecimal():
                 while j < n and w[j].isdecimal():
                     j += 1
-                out.append(_model_digits(w[i:j]))
+                digits = w[i:j]
+                k = j
+                while k < n and w[k].isalpha():
+                    k += 1
+                unit = self._unit(w[j:k], spaced=False) if k > j else None
+                if (
+                    unit is not None
+                    and i == 0  # 60Hz, not the serial W26s / 25d08A
+                    and (k == n or not w[k].isalnum())
+                    and w[j:k] not in ("x",)
+                ):
+                    out.append(f"{num.cardinal(digits)} {unit[0] if digits == '1' else unit[1]}")
+                    j = k
+                elif w[j : j + 1] in ("x", "X") and w[j + 1 : j + 2].isdecimal():
+                    out.append(f"{_model_digits(digits)} by")
+                    j += 1
+                else:
+                    out.append(_model_digits(digits))
             elif c.isalpha():
                 while j < n and (w[j].isalpha() or unicodedata.combining(w[j])):
                     j += 1
@@ -1017,6 +1047,9 @@ class Normalizer:
             return Tok(i, i + 1, "times")
         if _is_punct_char(c):
             return Tok(i, i + 1, c, "punct")
+        numeric = _numeric_char(c)
+        if numeric:
+            return Tok(i, i + 1, numeric)
         if is_emoji(c):
             return Tok(i, i + 1, "", "unread", reason="emoji")
         cat = unicodedata.category(c)
@@ -1038,6 +1071,23 @@ class Normalizer:
 # ---------------------------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------------------------
+
+
+def _is_hard_break(s: str, i: int) -> bool:
+    """Punctuation that ends a chunk even without a space after it: CJK punctuation always
+    (``PM，RTX`` from a Chinese sentence), and ``, ; ! ?`` unless between two digits
+    (``1,000`` stays one number)."""
+    c = s[i]
+    o = ord(c)
+    if 0x3000 <= o <= 0x303F or c in "、。「」『』【】《》〈〉…":
+        return True
+    if c in ",;!?":
+        before = s[i - 1] if i > 0 else " "
+        after = s[i + 1] if i + 1 < len(s) else " "
+        if before.isdecimal() and after.isdecimal():
+            return False
+        return not after.isspace() and (after.isalpha() or ord(after) > 0x2E7F)
+    return False
 
 
 def _is_wordlike(w: str) -> bool:
@@ -1119,6 +1169,28 @@ def _model_digits(d: str) -> str:
     if len(d) <= 6:
         return num.cardinal(d)
     return num.digits_words(d)
+
+
+_SUPERSCRIPT_WORDS = {"²": "squared", "³": "cubed"}
+
+
+def _numeric_char(c: str) -> str:
+    """Reading of a one-character number: ½ -> one half, ² -> squared, ⑫ / Ⅻ -> twelve."""
+    if c in _SUPERSCRIPT_WORDS:
+        return _SUPERSCRIPT_WORDS[c]
+    try:
+        name = unicodedata.name(c)
+    except ValueError:
+        return ""
+    if name.startswith("VULGAR FRACTION "):
+        return name[len("VULGAR FRACTION ") :].lower()
+    try:
+        value = unicodedata.numeric(c)
+    except (TypeError, ValueError):
+        return ""
+    if value == int(value) and 0 <= value < 10**6:
+        return num.cardinal(str(int(value)))
+    return ""
 
 
 def _three_digit_year(d: str) -> str:

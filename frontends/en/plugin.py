@@ -58,7 +58,13 @@ class EnFrontend:
         flat: list[tuple[int, str]] = []
         for ti, t in enumerate(toks):
             if t.kind == "word" and not (t.override and _entry_phonemes(t)):
-                for w in t.spoken.split():
+                # A respelling says how to pronounce the word ("nginx" -> "engine x").
+                source = (
+                    t.lex.respelling
+                    if isinstance(t.lex, LexEntry) and t.lex.respelling
+                    else t.spoken
+                )
+                for w in source.split():
                     w2 = w.strip(_STRIP)
                     if w2:
                         flat.append((ti, w2))

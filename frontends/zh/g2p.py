@@ -157,6 +157,18 @@ class ZhG2P:
 
         Returns one syllable per character; a character without any reading gets ``""``.
         """
+        py = self._word_pinyin(word, left, right)
+        if (
+            len(word) > 1
+            and word[-1] == "儿"
+            and py[-1] == "er2"
+            and word not in (self._own or {})
+            and word[-2] not in polyphone.ER2_BEFORE
+        ):
+            py[-1] = "er5"  # erhua suffix (这儿, 一点儿), not the noun 儿 'child'
+        return py
+
+    def _word_pinyin(self, word: str, left: str = "", right: str = "") -> list[str]:
         self.load()
         assert self._own is not None
         own = self._own.get(word)
@@ -166,6 +178,11 @@ class ZhG2P:
             ph = PHRASES_DICT.get(word)
             if ph is not None and len(ph) == len(word):
                 return [mark_to_tone3(p[0]) for p in ph]
+        if len(word) == 4 and word[0] == word[1] and word[2] == word[3]:
+            # AABB reduplication (马马虎虎): each character keeps its own reading
+            a = self.char_pinyin(word[0], left, word[1:] + right, word[0])
+            b = self.char_pinyin(word[2], left + word[:2], word[3:] + right, word[2])
+            return [a, a, b, b]
         if len(word) > 2:
             parts = self._phrase_split(word)
             if len(parts) > 1:

@@ -99,26 +99,31 @@ _SYMBOLS: dict[str, str] = {
     "¥": "元", "$": "美元", "€": "欧元", "£": "英镑", "§": "第", "№": "号",
 }  # fmt: skip
 
-_AMPM = re.compile(r"\s?(a\.m\.|p\.m\.|am|pm|AM|PM|A\.M\.|P\.M\.)(?![A-Za-z])")
+_ERA = re.compile(r"\s?(a\.d\.|b\.c\.|ad|bc|AD|BC|A\.D\.|B\.C\.)(?![A-Za-z])", re.ASCII)
+_AMPM = re.compile(r"\s?(a\.m\.|p\.m\.|am|pm|AM|PM|A\.M\.|P\.M\.)(?![A-Za-z])", re.ASCII)
 
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
-_RE_MOBILE = re.compile(r"(?:\+?86[- ]?)?1[3-9]\d(?:[- ]?\d{4}){2}(?!\d)")
-_RE_LANDLINE = re.compile(r"(?:0\d{2,3}-\d{7,8}|[48]00-?\d{3}-?\d{4})(?![\d-])")
-_RE_IP = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}(?![\d.])")
-_RE_VERSION = re.compile(r"\d+(?:\.\d+){2,}(?!\d)")
-_RE_YMD = re.compile(r"(\d{4})([-/.·])(\d{1,2})\2(\d{1,2})(?![\d])")
-_RE_DMY = re.compile(r"(\d{2})([-/.])(\d{2})\2(\d{4})(?!\d)")
-_RE_YM = re.compile(r"(\d{4})([-/.])(\d{1,2})(?![\d])(?!\2\d)")
-_RE_MY = re.compile(r"(\d{2})([-/.])(\d{4})(?!\d)")
-_RE_MD = re.compile(r"(\d{2})([-/.])(\d{2})(?![\d])(?!\2\d)")
-_RE_TIME = re.compile(r"(\d{1,2})[:：](\d{2})(?:[:：](\d{2}))?(?![\d:：])")
-_RE_RATIO = re.compile(r"(\d+)[:：](\d+)(?![\d:：])")
-_RE_PERCENT_RANGE = re.compile(rf"({_NUM})%?[-~到至]({_NUM})%")
-_RE_PERCENT = re.compile(rf"({_NUM})[%‰]")
-_RE_FRACTION = re.compile(r"(\d+) ?/ ?(\d+)(?![\d/])")
-_RE_RANGE = re.compile(rf"({_NUM})[-~]({_NUM})")
-_RE_NUMBER = re.compile(_NUM)
-_RE_DIGITS = re.compile(r"\d+")
+_RE_MOBILE = re.compile(r"(?:\+?86[- ]?)?1[3-9]\d(?:[- ]?\d{4}){2}(?!\d)", re.ASCII)
+_RE_LANDLINE = re.compile(r"(?:0\d{2,3}-\d{7,8}|[48]00-?\d{3}-?\d{4})(?![\d-])", re.ASCII)
+_RE_IP = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}(?![\d.])", re.ASCII)
+_RE_VERSION = re.compile(r"\d+(?:\.\d+){2,}(?!\d)", re.ASCII)
+_RE_YMD = re.compile(r"(\d{4})([-/.·])(\d{1,2})\2(\d{1,2})(?![\d])", re.ASCII)
+_RE_DMY = re.compile(r"(\d{2})([-/.])(\d{2})\2(\d{4})(?!\d)", re.ASCII)
+_RE_YM = re.compile(r"(\d{4})([-/.])(\d{1,2})(?![\d])(?!\2\d)", re.ASCII)
+_RE_MY = re.compile(r"(\d{2})([-/.])(\d{4})(?!\d)", re.ASCII)
+_RE_MD = re.compile(r"(\d{2})([-/.])(\d{2})(?![\d])(?!\2\d)", re.ASCII)
+_RE_TIME = re.compile(r"(\d{1,2})[:：](\d{2})(?:[:：](\d{2}))?(?![\d:：])", re.ASCII)
+_RE_RATIO = re.compile(r"(\d+)[:：](\d+)(?![\d:：])", re.ASCII)
+_RE_PERCENT_RANGE = re.compile(rf"({_NUM})%?[-~到至]({_NUM})%", re.ASCII)
+_RE_PERCENT = re.compile(rf"({_NUM})[%‰]", re.ASCII)
+_RE_FRACTION = re.compile(r"(\d+) ?/ ?(\d+)(?![\d/])", re.ASCII)
+_RE_RANGE = re.compile(rf"({_NUM})[-~]({_NUM})", re.ASCII)
+_RE_NUMBER = re.compile(_NUM, re.ASCII)
+
+
+def _is_digit(c: str) -> bool:
+    """ASCII digits only: other Unicode digits (٣, ²) are not read by these rules."""
+    return "0" <= c <= "9"
 
 
 def _valid_md(m: int, d: int) -> bool:
@@ -191,7 +196,7 @@ class _Scanner:
                     j += 1
                 self.add(i, j, "han", self.orig[i:j])
                 i = j
-            elif c in "xX*" and 0 < i < n - 1 and t[i - 1].isdigit() and t[i + 1].isdigit():
+            elif c in "xX*" and 0 < i < n - 1 and _is_digit(t[i - 1]) and _is_digit(t[i + 1]):
                 self.add(i, i + 1, "num", "乘")  # 7x24, 1920x1080
                 i += 1
             elif cls == "latin":
@@ -225,7 +230,7 @@ class _Scanner:
 
     def _sign_or_currency_starts_number(self, i: int) -> bool:
         t = self.t
-        if t[i] in "-+±" and i + 1 < self.n and t[i + 1].isdigit():
+        if t[i] in "-+±" and i + 1 < self.n and _is_digit(t[i + 1]):
             prev = t[i - 1] if i > 0 else ""
             return not (prev and prev.isascii() and (prev.isalnum() or prev in "%)"))
         for cur in _CURRENCY_KEYS:
@@ -233,7 +238,7 @@ class _Scanner:
                 k = i + len(cur)
                 if k < self.n and t[k] == " ":
                     k += 1
-                if k < self.n and t[k].isdigit():
+                if k < self.n and _is_digit(t[k]):
                     return not (cur[0].isalpha() and i > 0 and is_latin_letter(t[i - 1]))
         return False
 
@@ -273,7 +278,7 @@ class _Scanner:
         """Try the number rules at ``i``; add pieces and return the new position."""
         t = self.t
         j = i
-        while j < self.n and t[j].isdigit():
+        while j < self.n and "0" <= t[j] <= "9":
             j += 1
         if j - i > _MAX_RULE_DIGITS:  # huge digit run: no rules, digit by digit
             self.add(i, j, "num", read_digits(t[i:j]))
@@ -336,7 +341,7 @@ class _Scanner:
         return j
 
     def _r_phone(self, i: int) -> int:
-        if i > 0 and self.t[i - 1].isdigit():
+        if i > 0 and _is_digit(self.t[i - 1]):
             return i
         m = _RE_MOBILE.match(self.t, i) or _RE_LANDLINE.match(self.t, i)
         if not m:
@@ -452,7 +457,7 @@ class _Scanner:
             return i
         a, b = m.group(1), m.group(2)
         end = m.end()
-        if end < self.n and self.t[end].isdigit():
+        if end < self.n and _is_digit(self.t[end]):
             return i
         unit = self.unit_at(end)
         ra = self._read_plain(a, end, year_ok=True)
@@ -498,6 +503,11 @@ class _Scanner:
         if "," in num or "." in raw:
             self.add(i, end, "num", read_number(raw))
             return end
+        era = _ERA.match(t, end)
+        if era and len(raw) <= 4:  # 2934ad -> 公元二九三四年, 1234b.c. -> 公元前一二三四年
+            prefix = "公元前" if era.group(1)[0] in "bB" else "公元"
+            self.add(i, era.end(), "num", prefix + read_digits(raw) + "年")
+            return era.end()
         self.add(i, end, "num", self._read_integer(raw, i, end))
         return end
 

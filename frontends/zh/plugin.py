@@ -16,6 +16,7 @@ it, and a warning goes to ``ctx.warn``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from mixvox.interfaces import FrontendContext, FrontendInfo, LexEntry, Lexicon
@@ -31,6 +32,11 @@ from .sandhi import apply_sandhi
 __all__ = ["ZhFrontend", "g2p_zh", "mixvox_register_frontends", "normalize_zh"]
 
 _CTX = 4  # characters of context each side for polyphone rules
+_SYLLABLE = re.compile(r"[a-zü:]{1,7}[1-5]")  # tone-numbered pinyin syllable (lv4, lu:4, er5)
+
+
+def _has_digit(s: str) -> bool:
+    return any("0" <= c <= "9" for c in s)
 
 
 @dataclass
@@ -71,7 +77,7 @@ class ZhFrontend:
     def __init__(self) -> None:
         self.g2p = ZhG2P()
         self._t2s = None
-        self._lex_cache: dict[int, tuple[int, dict[str, int]]] = {}
+        self._lex_cache: tuple[Lexicon, int, dict[str, int]] | None = None
 
     # -- helpers -----------------------------------------------------------------------------
     def to_simplified(self, text: str) -> str:
@@ -96,16 +102,15 @@ class ZhFrontend:
 
     def _lex_index(self, lex: Lexicon) -> dict[str, int]:
         """First character -> longest lexicon word starting with it (bounded lookups)."""
-        key = id(lex)
-        cached = self._lex_cache.get(key)
-        if cached and cached[0] == len(lex):
-            return cached[1]
+        cached = self._lex_cache
+        if cached is not None and cached[0] is lex and cached[1] == len(lex):
+            return cached[2]  # same lexicon object, no layer added since
         index: dict[str, int] = {}
         for w in lex.words():
             if w:
                 for k in {w[0], w[0].casefold()}:
                     index[k] = max(index.get(k, 0), len(w))
-        self._lex_cache[key] = (len(lex), index)
+        self._lex_cache = (lex, len(lex), index)
         return index
 
     def _lex_match(
@@ -162,16 +167,26 @@ class ZhFrontend:
         return b.words
 
     def _override(self, b: _Builder, text: str, i: int, j: int, entry: LexEntry) -> None:
-        spoken = entry.spoken if entry.spoken is not None else self.to_simplified(text[i:j])
+        if entry.spoken is not None:
+            # a replacement may itself hold digits ("3D打印"): read those the usual way
+            spoken = normalize_zh(entry.spoken) if _has_digit(entry.spoken) else entry.spoken
+        else:
+            spoken = self.to_simplified(text[i:j])
         hans = [c for c in spoken if is_han(c)]
         phon = list(entry.phonemes)
         fixed = True
-        if len(phon) != len(hans):
+        bad = [p for p in phon if not _SYLLABLE.fullmatch(p)]
+        if len(phon) != len(hans) or bad:
             if phon:
+                why = (
+                    f"syllables not in tone-numbered pinyin: {bad}"
+                    if bad
+                    else f"{len(phon)} syllables for {len(hans)} Han characters"
+                )
                 b.warn(
                     "bad-override",
-                    f"lexicon entry {entry.word!r} ({entry.source or 'lexicon'}) has "
-                    f"{len(phon)} syllables for {len(hans)} Han characters; using own pinyin",
+                    f"lexicon entry {entry.word!r} ({entry.source or 'lexicon'}): {why}; "
+                    "using own pinyin",
                     i,
                     j,
                 )

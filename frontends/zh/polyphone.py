@@ -9,8 +9,8 @@ conventions), not learnt from a test set:
   before sheng4);
 * ``polyphone_rules.tsv`` — context rules ``char, reading, left contexts, right contexts``: the
   first rule whose left context ends with one of its left strings, or whose right context starts
-  with one of its right strings, wins. Contexts are the neighbouring Han characters of the same
-  run of text.
+  with one of its right strings, wins (a fifth column ``both`` requires both). Contexts are the
+  neighbouring Han characters of the same run of text.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 from functools import lru_cache
 from importlib import resources
 
-Rule = tuple[str, tuple[str, ...], tuple[str, ...]]
+Rule = tuple[str, tuple[str, ...], tuple[str, ...], bool]
 
 
 def _lines(name: str) -> list[list[str]]:
@@ -33,17 +33,20 @@ def tables() -> tuple[dict[str, str], dict[str, list[Rule]]]:
     rules: dict[str, list[Rule]] = {}
     for cols in _lines("polyphone_rules.tsv"):
         ch, reading, left, right = (c.strip() for c in cols[:4])
+        both = len(cols) > 4 and cols[4].strip() == "both"
         lefts = () if left == "-" else tuple(left.split())
         rights = () if right == "-" else tuple(right.split())
-        rules.setdefault(ch, []).append((reading, lefts, rights))
+        rules.setdefault(ch, []).append((reading, lefts, rights, both))
     return defaults, rules
 
 
 def choose(ch: str, left: str, right: str) -> str | None:
     """The reading of ``ch`` between ``left`` and ``right``, or ``None`` (pypinyin decides)."""
     defaults, rules = tables()
-    for reading, lefts, rights in rules.get(ch, ()):
-        if (lefts and left.endswith(lefts)) or (rights and right.startswith(rights)):
+    for reading, lefts, rights, both in rules.get(ch, ()):
+        hit_l = bool(lefts) and left.endswith(lefts)
+        hit_r = bool(rights) and right.startswith(rights)
+        if (hit_l and hit_r) if both else (hit_l or hit_r):
             return reading
     return defaults.get(ch)
 
@@ -55,8 +58,12 @@ ZI3_FIRST = set(
 )
 
 
+#: Characters before a word-final 儿 that make it the noun 'child' (er2), not the erhua suffix.
+ER2_BEFORE = set("女婴幼孤健男胎宠少患育托产病孙侄犬群小生新豚混")
+
+
 def suffix_reading(word: str, idx: int) -> str | None:
-    """Neutral suffixes 们 / 子 at the end of a word that no phrase table knows."""
+    """Neutral suffixes 们 / 子 / 儿 at the end of a word that no phrase table knows."""
     if idx == 0 or idx != len(word) - 1:
         return None
     ch = word[idx]
@@ -64,4 +71,6 @@ def suffix_reading(word: str, idx: int) -> str | None:
         return "men5"
     if ch == "子" and len(word) == 2 and word[0] not in ZI3_FIRST:
         return "zi5"
+    if ch == "儿" and word[-2] not in ER2_BEFORE:
+        return "er5"  # erhua suffix: 空当儿, 一点儿 (but 女儿, 婴儿, 健儿 keep er2)
     return None

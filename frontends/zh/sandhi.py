@@ -73,6 +73,7 @@ def apply_sandhi(
         p = pys[wi]
         if len(w) == 3 and w[1] in "一不" and w[0] == w[2]:
             p[1] = set_tone(p[1], 5)
+            p[2] = p[0]  # 数一数: both halves read alike
         elif len(w) == 3 and w[1] == "不" and w[0] != "不":
             p[1] = set_tone(p[1], 5)  # V不C: 看不懂, 对不起, 来不及
         elif len(w) == 2 and w[0] == w[1] and w[0] in _REDUP_VERBS:
@@ -82,10 +83,15 @@ def apply_sandhi(
                 p[0] = _PARTICLES[w] or p[0]
         elif w == "个" and wi > 0 and words[wi - 1][-1] not in NUMERALS | set("几多这那哪每某"):
             p[0] = "ge5"
-    # A 一 A / A 不 A across single-character words (看 一 看)
-    for wi in range(1, len(words) - 1):
-        if words[wi] in ("一", "不") and words[wi - 1] == words[wi + 1] and len(words[wi - 1]) == 1:
-            pys[wi][0] = set_tone(pys[wi][0], 5)
+    # A 一 A / A 不 A whatever the word split (看 一 看, 想 不想, 好不好)
+    for k in range(1, len(flat_chars) - 1):
+        a, ch, b = flat_chars[k - 1 : k + 2]
+        if ch in "一不" and a == b and a not in NUMERALS:
+            wi, ci = _locate(offsets, words, k)
+            pys[wi][ci] = set_tone(pys[wi][ci], 5)
+            wa, ca = _locate(offsets, words, k - 1)
+            wb, cb = _locate(offsets, words, k + 1)
+            pys[wb][cb] = pys[wa][ca]
 
     # 3./4. 不 and 一 by the following syllable
     for k, ch in enumerate(flat_chars):
