@@ -81,8 +81,10 @@ def make_random_full(folder: Path, seed: int = 0) -> Path:
     for i in range(8):
         _convnext(rng, f"backbone.convnext.{i}.", 512, 1536, "gamma", voc)
     for name, tensors in (("Decoder", dec), ("DVAE", dvae), ("Vocos", voc)):
-        save_file({k: np.asarray(v, np.float32) for k, v in tensors.items()},
-                  str(folder / f"{name}.safetensors"))
+        save_file(
+            {k: np.asarray(v, np.float32) for k, v in tensors.items()},
+            str(folder / f"{name}.safetensors"),
+        )
     return folder
 
 
@@ -103,6 +105,7 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=10.0, help="audio length per run")
     ap.add_argument("--backends", default="onnx,torch")
     ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--device", default="cpu", help="cpu or cuda (torch / ORT CUDA EP)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--chunks", default="16,48", help="streaming chunk sizes (code frames)")
     args = ap.parse_args()
@@ -117,7 +120,9 @@ def main() -> None:
     n = max(1, round(args.seconds * FRAMES_PER_SECOND))
     with tempfile.TemporaryDirectory() as cache:
         for backend in args.backends.split(","):
-            m = load_audio_models(asset, backend=backend, cache_dir=cache, threads=args.threads)
+            m = load_audio_models(
+                asset, backend=backend, cache_dir=cache, threads=args.threads, device=args.device
+            )
             chunks = [int(c) for c in args.chunks.split(",")]
             print(json.dumps({"backend": backend, **bench_models(m, n, args.repeat, chunks)}))
 
@@ -131,21 +136,28 @@ def bench_models(m, n: int, repeat: int, chunks: list[int]) -> dict:
     width = m.decoder_weights.in_features if m.decoder_weights else 0
     hidden = rng.standard_normal((n, width)).astype(np.float32)
     codes = rng.integers(0, 625, (n, 4))
-    res = {"frames": n, "audio_s": round(audio_s, 3),
-           "receptive_field": m.receptive_field("codes" if m.dvae_weights else "hidden")}
+    res = {
+        "frames": n,
+        "audio_s": round(audio_s, 3),
+        "receptive_field": m.receptive_field("codes" if m.dvae_weights else "hidden"),
+    }
     if m.decoder_weights:
-        res["hidden_to_wav_x_realtime"] = round(audio_s / _time(
-            lambda: m.hidden_to_wav(hidden), repeat), 2)
-        res["decoder_mel_x_realtime"] = round(audio_s / _time(
-            lambda: m.decode_hidden(hidden), repeat), 2)
+        res["hidden_to_wav_x_realtime"] = round(
+            audio_s / _time(lambda: m.hidden_to_wav(hidden), repeat), 2
+        )
+        res["decoder_mel_x_realtime"] = round(
+            audio_s / _time(lambda: m.decode_hidden(hidden), repeat), 2
+        )
     if m.dvae_weights:
-        res["codes_to_wav_x_realtime"] = round(audio_s / _time(
-            lambda: m.codes_to_wav(codes), repeat), 2)
+        res["codes_to_wav_x_realtime"] = round(
+            audio_s / _time(lambda: m.codes_to_wav(codes), repeat), 2
+        )
     mel = m.decode_codes(codes) if m.dvae_weights else m.decode_hidden(hidden)
     res["vocos_istft_x_realtime"] = round(audio_s / _time(lambda: m.vocode(mel), repeat), 2)
     src = "codes" if m.dvae_weights else "hidden"
     x = codes if src == "codes" else hidden
     for chunk in chunks:
+
         def run(chunk: int = chunk) -> None:
             sv = StreamingVocoder(m, src, first_chunk_frames=chunk, chunk_frames=chunk)
             for i in range(0, len(x), chunk):
@@ -154,6 +166,7 @@ def bench_models(m, n: int, repeat: int, chunks: list[int]) -> dict:
 
         res[f"stream_{src}_chunk{chunk}_x_realtime"] = round(audio_s / _time(run, repeat), 2)
     return res
+
 
 if __name__ == "__main__":
     main()

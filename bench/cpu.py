@@ -30,6 +30,90 @@ from pathlib import Path
 
 CODE = "from mixvox.cli import main; main()"
 
+# Runs inside a separate environment that has the reference package (PyPI ``chattts`` 0.2.5,
+# torch, transformers); it is only *run*, never imported by mixvox. argv: model_dir frames
+# batches(comma) threads. Measures the same quantities as ``mixvox bench``.
+REF_SCRIPT = r"""
+import json, resource, sys, time
+import numpy as np, torch
+import ChatTTS
+model_dir, frames, batches, threads = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+if threads != "0":
+    torch.set_num_threads(int(threads))
+a = model_dir + "/asset/"
+chat = ChatTTS.Chat()
+t0 = time.perf_counter()
+chat._load(vocos_ckpt_path=a + "Vocos.safetensors", dvae_ckpt_path=a + "DVAE.safetensors",
+           gpt_ckpt_path=a + "gpt", embed_path=a + "Embed.safetensors",
+           decoder_ckpt_path=a + "Decoder.safetensors", tokenizer_path=a + "tokenizer",
+           device=torch.device("cpu"))
+load_s = time.perf_counter() - t0
+text = sys.stdin.read()
+spk = chat.sample_random_speaker()
+P = ChatTTS.Chat.InferCodeParams
+def code(texts, n):
+    p = P(spk_emb=spk, min_new_token=n, max_new_token=n, show_tqdm=False,
+          ensure_non_empty=False, manual_seed=0)
+    return next(chat._infer_code(list(texts), False, chat.device, True, p))
+code([text], 4)
+fps = {}
+for b in [int(x) for x in batches.split(",")]:
+    t0 = time.perf_counter()
+    out = code([text] * b, frames)
+    dt = time.perf_counter() - t0
+    fps[str(b)] = round(sum(len(i) for i in out.ids) / dt, 2)
+n = int(round(10.0 * 46.875))
+kw = dict(skip_refine_text=True, do_text_normalization=False, do_homophone_replacement=False,
+          split_text=False)
+params = P(spk_emb=spk, min_new_token=n, max_new_token=n, show_tqdm=False, manual_seed=0)
+t0 = time.perf_counter()
+wavs = chat.infer(text, params_infer_code=params, **kw)
+synth_s = time.perf_counter() - t0
+audio_s = sum(w.size for w in wavs) / 24000
+t0 = time.perf_counter()
+first = None
+for piece in chat.infer(text, stream=True, params_infer_code=params, **kw):
+    if first is None and np.asarray(piece).size:
+        first = time.perf_counter() - t0
+R = ChatTTS.Chat.RefineTextParams
+ntok = len(chat.tokenizer._tokenizer.encode(text, add_special_tokens=False)) + 8
+t0 = time.perf_counter()
+chat.infer(text, refine_text_only=True, do_text_normalization=False,
+           do_homophone_replacement=False, split_text=False,
+           params_refine_text=R(min_new_token=ntok, max_new_token=ntok, show_tqdm=False))
+refine_s = time.perf_counter() - t0
+print(json.dumps({"backend": "reference", "precision": "fp32", "batch": 1,
+    "frames": frames, "load_s": round(load_s, 3), "frames_per_s": fps[batches.split(",")[0]],
+    "frames_per_s_by_batch": fps, "audio_s": round(audio_s, 3), "synth_s": round(synth_s, 3),
+    "rtf": round(synth_s / audio_s, 4) if audio_s else None,
+    "first_chunk_ms": round(1000 * first, 1) if first is not None else None,
+    "refine_tokens": ntok, "refine_ms": round(1000 * refine_s, 1),
+    "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}))
+"""
+
+
+def run_reference(model_dir: Path, python: str, args: argparse.Namespace) -> dict:
+    from mixvox.engines.chattts.cli import BENCH_TEXT
+
+    cmd = [
+        python,
+        "-c",
+        REF_SCRIPT,
+        str(model_dir),
+        str(args.frames),
+        ",".join(map(str, args.batches)),
+        str(args.threads or 0),
+    ]
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        cmd, input=BENCH_TEXT, capture_output=True, text=True, timeout=args.timeout
+    )
+    if proc.returncode != 0:
+        return {"backend": "reference", "precision": "fp32", "error": proc.stderr.strip()[-500:]}
+    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    res["process_s"] = round(time.perf_counter() - t0, 1)
+    return res
+
 
 def run_config(model_dir: Path, backend: str, precision: str, args: argparse.Namespace) -> dict:
     cmd = [
@@ -98,6 +182,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--timeout", type=int, default=1800)
     ap.add_argument("--json", dest="json_out", type=Path, help="also append JSON lines here")
+    ap.add_argument(
+        "--reference",
+        metavar="PYTHON",
+        help="python of an environment with the reference chattts 0.2.5 installed",
+    )
     args = ap.parse_args(argv)
     load = os.getloadavg()
     print(
@@ -105,10 +194,14 @@ def main(argv: list[str] | None = None) -> int:
         file=sys.stderr,
     )
     rows = []
-    for cfg in args.configs.split(","):
+    configs = args.configs.split(",") + (["reference:fp32"] if args.reference else [])
+    for cfg in configs:
         backend, precision = cfg.split(":")
         print(f"# running {backend} {precision} ...", file=sys.stderr)
-        res = run_config(args.model_dir, backend, precision, args)
+        if backend == "reference":
+            res = run_reference(args.model_dir, args.reference, args)
+        else:
+            res = run_config(args.model_dir, backend, precision, args)
         res["loadavg_1m"] = round(os.getloadavg()[0], 1)
         rows.append(res)
         print(json.dumps(res, sort_keys=True))

@@ -139,7 +139,22 @@ def route(text: str, *, lexicons: Iterable[str | os.PathLike[str]] = ()) -> Utte
     return Router(lexicons=lexicons).route(text)
 
 
-def choose_engine(name: str | None, registry: Registry) -> tuple[EngineInfo, str | None]:
+def _check(info: EngineInfo, options: Mapping[str, object]) -> str | None:
+    """``info.check()``, given the factory options when it accepts them (e.g. ``model_dir``)."""
+    import inspect
+
+    try:
+        params = inspect.signature(info.check).parameters.values()
+    except (TypeError, ValueError):
+        params = []
+    if options and any(p.kind is p.VAR_KEYWORD for p in params):
+        return info.check(**options)
+    return info.check()
+
+
+def choose_engine(
+    name: str | None, registry: Registry, options: Mapping[str, object] | None = None
+) -> tuple[EngineInfo, str | None]:
     """Pick an engine by name, or the best available one.
 
     Returns the engine and, when it was picked automatically over a better unavailable one,
@@ -150,7 +165,7 @@ def choose_engine(name: str | None, registry: Registry) -> tuple[EngineInfo, str
         if info is None:
             known = ", ".join(sorted(registry.engines)) or "none"
             raise MixvoxError(f"unknown engine {name!r} (installed: {known})")
-        why = info.check()
+        why = _check(info, options or {})
         if why:
             raise EngineUnavailable(f"engine {name!r} is not available: {why}")
         return info, None
@@ -182,7 +197,7 @@ class Synthesizer:
         **engine_options: object,
     ) -> None:
         self.router = Router(lexicons=lexicons)
-        info, self.fallback_reason = choose_engine(engine, self.router.registry)
+        info, self.fallback_reason = choose_engine(engine, self.router.registry, engine_options)
         self.engine_name = info.name
         self.engine: Engine = info.factory(**engine_options)
         self.options = SynthesisOptions(speaker=speaker, seed=seed)

@@ -256,3 +256,13 @@ def test_receptive_field_from_shapes(models):
     # tiny: conv_in 1+1, 2 blocks of k7 dilation 2 (6 each), out_conv 1 -> 15;
     # Vocos: embed 3 + 2 blocks of k7 (3 each) -> 9
     assert rf == {"decoder": 15, "vocos": 9, "istft": 3, "code_frames": 12}
+
+
+@needs_tiny
+def test_warmup_builds_everything(tmp_path):
+    m = load_audio_models(TINY / "asset", cache_dir=tmp_path, threads=1)
+    m.warmup()
+    assert set(m.backend._stages) == {"hidden", "codes", "vocos"}
+    assert len(list(tmp_path.glob("chattts-stage-*"))) == len(m.backend._stages["hidden"]) + len(
+        m.backend._stages["codes"]
+    ) + len(m.backend._stages["vocos"])

@@ -150,3 +150,83 @@ def test_torch_backend_streams_exactly(tmp_path):
     x = _frames("hidden", 30, seed=6)
     sv = StreamingVocoder(m, "hidden", first_chunk_frames=3, chunk_frames=2)
     assert _rel(np.concatenate(_stream(sv, x, 2)), m.hidden_to_wav(x)) < 1e-4
+
+
+def _random_checkpoint(folder: Path, seed: int = 0) -> Path:
+    """A checkpoint with other sizes than the tiny one (3/4 layers, odd widths, kernel 5,
+    n_fft 512): everything must come from the tensor shapes."""
+    from safetensors.numpy import save_file
+
+    rng = np.random.default_rng(seed)
+
+    def stack(prefix, idim, odim, hidden, bn, n_layer, kernel, out):
+        out[prefix + "conv_in.0.weight"] = rng.normal(0, 0.2, (bn, idim, 3))
+        out[prefix + "conv_in.0.bias"] = rng.normal(0, 0.1, bn)
+        out[prefix + "conv_in.2.weight"] = rng.normal(0, 0.2, (hidden, bn, 3))
+        out[prefix + "conv_in.2.bias"] = rng.normal(0, 0.1, hidden)
+        for i in range(n_layer):
+            block(f"{prefix}decoder_block.{i}.", hidden, 3 * hidden, kernel, "weight", out)
+        out[prefix + "conv_out.weight"] = rng.normal(0, 0.2, (odim, hidden, 1))
+
+    def block(p, dim, inter, kernel, scale_key, out):
+        out[p + "dwconv.weight"] = rng.normal(0, 0.3, (dim, 1, kernel))
+        out[p + "dwconv.bias"] = rng.normal(0, 0.1, dim)
+        out[p + "norm.weight"] = rng.normal(1, 0.1, dim)
+        out[p + "norm.bias"] = rng.normal(0, 0.1, dim)
+        out[p + "pwconv1.weight"] = rng.normal(0, 0.2, (inter, dim))
+        out[p + "pwconv1.bias"] = rng.normal(0, 0.1, inter)
+        out[p + "pwconv2.weight"] = rng.normal(0, 0.2, (dim, inter))
+        out[p + "pwconv2.bias"] = rng.normal(0, 0.1, dim)
+        out[p + scale_key] = rng.normal(0.3, 0.1, dim)
+
+    dec = {"coef": rng.uniform(0.5, 1.5, (1, 100, 1))}
+    stack("decoder.", 10, 12, 24, 6, 3, 5, dec)
+    dec["out_conv.weight"] = rng.normal(0, 0.2, (100, 12, 3))
+    dvae = {"coef": rng.uniform(0.5, 1.5, (1, 100, 1))}
+    stack("decoder.", 14, 14, 20, 6, 4, 7, dvae)
+    dvae["out_conv.weight"] = rng.normal(0, 0.2, (100, 14, 3))
+    for g in range(2):
+        dvae[f"vq_layer.quantizer.rvqs.{g}.project_out.weight"] = rng.normal(0, 0.5, (14, 4))
+        dvae[f"vq_layer.quantizer.rvqs.{g}.project_out.bias"] = rng.normal(0, 0.1, 14)
+    voc = {
+        "backbone.embed.weight": rng.normal(0, 0.05, (16, 100, 7)),
+        "backbone.embed.bias": np.zeros(16),
+        "backbone.norm.weight": np.ones(16),
+        "backbone.norm.bias": np.zeros(16),
+        "backbone.final_layer_norm.weight": np.ones(16),
+        "backbone.final_layer_norm.bias": np.zeros(16),
+        "head.out.weight": rng.normal(0, 0.1, (514, 16)),
+        "head.out.bias": np.zeros(514),
+    }
+    for i in range(3):
+        block(f"backbone.convnext.{i}.", 16, 40, 7, "gamma", voc)
+    for name, t in (("Decoder", dec), ("DVAE", dvae), ("Vocos", voc)):
+        save_file(
+            {k: np.asarray(v, np.float32) for k, v in t.items()},
+            str(folder / f"{name}.safetensors"),
+        )
+    return folder
+
+
+def test_other_geometry_is_read_from_shapes(tmp_path):
+    (tmp_path / "asset").mkdir()
+    asset = _random_checkpoint(tmp_path / "asset")
+    m = load_audio_models(asset, cache_dir=tmp_path / "cache", threads=1)
+    assert m.vocos_weights.n_fft == 512 and m.decoder_weights.in_features == 20
+    # decoder: conv_in 1+1, 3 blocks of k5 dilation 2 (4 each), out_conv 1 -> 15; DVAE:
+    # 2 + 4*6 + 1 = 27; Vocos: 3 + 3*3 = 12 (the window defaults to a periodic hann)
+    assert m.receptive_field("hidden")["decoder"] == 15
+    assert m.receptive_field("codes")["decoder"] == 27
+    assert m.receptive_field("codes")["vocos"] == 12
+    rng = np.random.default_rng(9)
+    h = rng.standard_normal((33, 20)).astype(np.float32)
+    c = rng.integers(0, 625, (33, 4))
+    wav_h, wav_c = m.hidden_to_wav(h), m.codes_to_wav(c)
+    assert wav_h.shape == wav_c.shape == ((2 * 33 - 1) * 256,)
+    for source, x, whole in (("hidden", h, wav_h), ("codes", c, wav_c)):
+        sv = StreamingVocoder(m, source, first_chunk_frames=2, chunk_frames=3)
+        assert _rel(np.concatenate(_stream(sv, x, 2)), whole) < 1e-4
+    if HAVE_TORCH:
+        t = load_audio_models(asset, backend="torch", threads=1)
+        assert _rel(t.hidden_to_wav(h), wav_h) < 1e-4
+        assert _rel(t.codes_to_wav(c), wav_c) < 1e-4

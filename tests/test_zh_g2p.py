@@ -103,6 +103,10 @@ def test_polyphones(text: str, pinyin: str) -> None:
         ("喜欢", "xi3 huan5"),
         ("1个", "yi2 ge4"),
         ("电话110", "dian4 hua4 yao1 yao1 ling2"),
+        ("1月1日", "yi1 yue4 yi1 ri4"),
+        ("2001年", "er4 ling2 ling2 yi1 nian2"),
+        ("做个", "zuo4 ge5"),
+        ("几个", "ji3 ge4"),
     ],
 )
 def test_sandhi(text: str, pinyin: str) -> None:
@@ -188,6 +192,16 @@ def test_lexicon_matches_traditional_text_and_longest_first(fe: ZhFrontend) -> N
     assert words[0].phonemes == ["chong2", "qing4", "yin2", "hang2"]
 
 
+def test_lexicon_respelling_is_passed_on(fe: ZhFrontend) -> None:
+    lex = Lexicon("zh", [{"重构": LexEntry("重构", ("chong2", "gou4"), respelling="虫够")}])
+    words, _ = run(fe, "代码重构", lex)
+    assert (words[-1].text, words[-1].respelling, words[-1].phonemes) == (
+        "重构",
+        "虫够",
+        ["chong2", "gou4"],
+    )
+
+
 def test_bad_lexicon_entry_is_reported_not_used(fe: ZhFrontend) -> None:
     lex = Lexicon("zh", [{"银行": LexEntry("银行", ("yin2",), source="mylex.tsv")}])
     words, warnings = run(fe, "银行", lex)
@@ -238,6 +252,12 @@ def test_ten_thousand_digits(fe: ZhFrontend) -> None:
     words, _ = run(fe, text)
     check_contract(text, words)
     assert len(words) == 1 and words[0].phonemes == ["yi1"] * 10_000
+
+
+def test_letter_two_letter_reads_to(fe: ZhFrontend) -> None:
+    words, _ = run(fe, "O2O平台")
+    assert (words[0].text, words[0].spoken, words[0].lang) == ("O2O", "O to O", "en")
+    assert words[0].phonemes == ["OW1", "T", "UW1", "OW1"]
 
 
 def test_latin_word_is_spelled_with_warning(fe: ZhFrontend) -> None:
@@ -349,8 +369,9 @@ _ALPHABET = (
 @given(st.text(alphabet=_ALPHABET, max_size=40))
 def test_random_text_keeps_the_contract(text: str) -> None:
     fe = _PROP_FE
-    words, _ = run(fe, text, offset=5)
+    words, warnings = run(fe, text, offset=5)
     check_contract(text, words, offset=5)
+    assert not [w for w in warnings if w[0] == "frontend-error"]
 
 
 _PROP_FE = ZhFrontend()

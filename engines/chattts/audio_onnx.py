@@ -68,10 +68,16 @@ def _mask(g: GraphBuilder, lengths: str, like: str, factor: int) -> str:
     lens = lengths
     if factor != 1:
         lens = g.op("Mul", lengths, g.const(f"x{factor}", np.int64(factor)))
-    less = g.op("Less", g.op("Unsqueeze", ar, g.const("ax0", np.array([0], np.int64))),
-                g.op("Unsqueeze", lens, g.const("ax1", np.array([1], np.int64))))
-    return g.op("Unsqueeze", g.op("Cast", less, to=onnx.TensorProto.FLOAT),
-                g.const("ax2", np.array([2], np.int64)))
+    less = g.op(
+        "Less",
+        g.op("Unsqueeze", ar, g.const("ax0", np.array([0], np.int64))),
+        g.op("Unsqueeze", lens, g.const("ax1", np.array([1], np.int64))),
+    )
+    return g.op(
+        "Unsqueeze",
+        g.op("Cast", less, to=onnx.TensorProto.FLOAT),
+        g.const("ax2", np.array([2], np.int64)),
+    )
 
 
 def _conv(
@@ -106,9 +112,13 @@ def _conv(
     for i in range(k):
         start = i * dilation
         end = start - span if start < span else np.iinfo(np.int64).max
-        tap = g.op("Slice", xp, g.const(f"s{start}", np.array([start], np.int64)),
-                   g.const(f"e{end}", np.array([end], np.int64)),
-                   g.const("axis1", np.array([1], np.int64)))
+        tap = g.op(
+            "Slice",
+            xp,
+            g.const(f"s{start}", np.array([start], np.int64)),
+            g.const(f"e{end}", np.array([end], np.int64)),
+            g.const("axis1", np.array([1], np.int64)),
+        )
         if depthwise:
             term = g.op("Mul", tap, g.const(f"{hint}_w{i}", w[:, 0, i].astype(np.float32)))
         else:
@@ -121,8 +131,14 @@ def _conv(
 
 
 def _layer_norm(g: GraphBuilder, x: str, w: np.ndarray, b: np.ndarray, hint: str) -> str:
-    return g.op("LayerNormalization", x, g.const(hint + "_g", w.astype(np.float32)),
-                g.const(hint + "_b", b.astype(np.float32)), axis=-1, epsilon=LN_EPS)
+    return g.op(
+        "LayerNormalization",
+        x,
+        g.const(hint + "_g", w.astype(np.float32)),
+        g.const(hint + "_b", b.astype(np.float32)),
+        axis=-1,
+        epsilon=LN_EPS,
+    )
 
 
 def _linear(g: GraphBuilder, x: str, w: np.ndarray, b: np.ndarray | None, hint: str) -> str:
@@ -131,12 +147,9 @@ def _linear(g: GraphBuilder, x: str, w: np.ndarray, b: np.ndarray | None, hint: 
     return y if b is None else g.op("Add", y, g.const(hint + "_b", b.astype(np.float32)))
 
 
-def _convnext(
-    g: GraphBuilder, x: str, blk: ConvNeXtWeights, mask: str | None, hint: str
-) -> str:
+def _convnext(g: GraphBuilder, x: str, blk: ConvNeXtWeights, mask: str | None, hint: str) -> str:
     """ConvNeXt block on channels-last x [B, T, C]."""
-    y = _conv(g, x, blk.dw_w, blk.dw_b, mask, hint + "_dw", dilation=blk.dilation,
-              depthwise=True)
+    y = _conv(g, x, blk.dw_w, blk.dw_b, mask, hint + "_dw", dilation=blk.dilation, depthwise=True)
     y = _layer_norm(g, y, blk.ln_w, blk.ln_b, hint + "_ln")
     y = _gelu(g, _linear(g, y, blk.pw1_w, blk.pw1_b, hint + "_pw1"))
     w2, b2 = blk.pw2_w.astype(np.float64), blk.pw2_b.astype(np.float64)
@@ -252,6 +265,7 @@ def stage_graphs(kind: str, w: MelDecoderWeights | VocosWeights) -> list[tuple[s
         return build
 
     if isinstance(w, MelDecoderWeights):
+
         def front() -> onnx.ModelProto:
             g = GraphBuilder("stage")
             y, _ = _mel_front(g, w, _mel_input(g, w, "x"), None)
@@ -306,6 +320,9 @@ def make_session(path: Path, *, device: str = "cpu", threads: int | None = None)
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     so.intra_op_num_threads = int(threads) if threads else min(os.cpu_count() or 1, 8)
     so.inter_op_num_threads = 1
+    # No busy-waiting: the streaming vocoder alternates between ~24 small sessions (and the
+    # GPT's), and idle pools spinning on the same cores slowed each run ~10x.
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
     providers = ["CPUExecutionProvider"]
     if device.startswith("cuda"):
         if "CUDAExecutionProvider" not in ort.get_available_providers():
@@ -342,12 +359,20 @@ class OnnxAudioBackend:
             if w is None:
                 continue
             name = "chattts-decoder" if w.kind == "hidden" else "chattts-dvae"
-            p = cached_graph(name, {"weights": w.sha256, "builder": BUILDER_VERSION},
-                             lambda w=w: build_mel_graph(w), cache_dir)
+            p = cached_graph(
+                name,
+                {"weights": w.sha256, "builder": BUILDER_VERSION},
+                lambda w=w: build_mel_graph(w),
+                cache_dir,
+            )
             self.graph_paths[w.kind] = p
             self._sessions[w.kind] = make_session(p, device=device, threads=threads)
-        p = cached_graph("chattts-vocos", {"weights": vocos.sha256, "builder": BUILDER_VERSION},
-                         lambda: build_vocos_graph(vocos), cache_dir)
+        p = cached_graph(
+            "chattts-vocos",
+            {"weights": vocos.sha256, "builder": BUILDER_VERSION},
+            lambda: build_vocos_graph(vocos),
+            cache_dir,
+        )
         self.graph_paths["vocos"] = p
         self._sessions["vocos"] = make_session(p, device=device, threads=threads)
 
@@ -360,9 +385,12 @@ class OnnxAudioBackend:
             raise AudioModelError(f"no model loaded for {kind!r}")
         stages = []
         for name, radius, up, build in stage_graphs(kind, w):
-            path = cached_graph(f"chattts-stage-{name}",
-                                {"weights": w.sha256, "builder": BUILDER_VERSION}, build,
-                                self._cache_dir)
+            path = cached_graph(
+                f"chattts-stage-{name}",
+                {"weights": w.sha256, "builder": BUILDER_VERSION},
+                build,
+                self._cache_dir,
+            )
             sess = make_session(path, device=self._device, threads=self._threads)
 
             def fn(x: np.ndarray, sess: Any = sess) -> np.ndarray:
@@ -376,12 +404,16 @@ class OnnxAudioBackend:
         sess = self._sessions.get(kind)
         if sess is None:
             raise AudioModelError(f"no mel decoder loaded for source {kind!r}")
-        feed = {"hidden" if kind == "hidden" else "codes": np.ascontiguousarray(x),
-                "lengths": np.asarray(lengths, dtype=np.int64)}
+        feed = {
+            "hidden" if kind == "hidden" else "codes": np.ascontiguousarray(x),
+            "lengths": np.asarray(lengths, dtype=np.int64),
+        }
         return sess.run(["mel"], feed)[0]
 
     def spec(self, mel: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        feed = {"mel": np.ascontiguousarray(mel, dtype=np.float32),
-                "lengths": np.asarray(lengths, dtype=np.int64)}
+        feed = {
+            "mel": np.ascontiguousarray(mel, dtype=np.float32),
+            "lengths": np.asarray(lengths, dtype=np.int64),
+        }
         re, im = self._sessions["vocos"].run(["real", "imag"], feed)
         return np.swapaxes(re, 1, 2), np.swapaxes(im, 1, 2)

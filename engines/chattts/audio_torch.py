@@ -59,11 +59,11 @@ class TorchAudioBackend:
             raise AudioModelError("device 'cuda' requested but torch sees no CUDA device")
         if threads:
             torch.set_num_threads(int(threads))
-        self.dtype = {"float32": torch.float32, "float16": torch.float16,
-                      "bfloat16": torch.bfloat16}[dtype]
-        self._mel_w = {
-            w.kind: self._mel_params(w) for w in (decoder, dvae) if w is not None
-        }
+        dtypes = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+        if dtype not in dtypes:
+            raise AudioModelError(f"dtype must be one of {sorted(dtypes)}, got {dtype!r}")
+        self.dtype = dtypes[dtype]
+        self._mel_w = {w.kind: self._mel_params(w) for w in (decoder, dvae) if w is not None}
         self._mel_src = {w.kind: w for w in (decoder, dvae) if w is not None}
         self._voc = self._vocos_params(vocos)
         self.vocos_weights = vocos
@@ -72,25 +72,31 @@ class TorchAudioBackend:
     def _t(self, a: np.ndarray | None, dtype: Any = None) -> Any:
         if a is None:
             return None
-        return self.torch.from_numpy(np.ascontiguousarray(a)).to(
-            self.device, dtype or self.dtype
-        )
+        return self.torch.from_numpy(np.ascontiguousarray(a)).to(self.device, dtype or self.dtype)
 
     def _block(self, b: ConvNeXtWeights) -> dict[str, Any]:
         return {
-            "dw_w": self._t(b.dw_w), "dw_b": self._t(b.dw_b), "dil": b.dilation,
-            "ln_w": self._t(b.ln_w), "ln_b": self._t(b.ln_b),
-            "pw1_w": self._t(b.pw1_w), "pw1_b": self._t(b.pw1_b),
-            "pw2_w": self._t(b.pw2_w), "pw2_b": self._t(b.pw2_b),
+            "dw_w": self._t(b.dw_w),
+            "dw_b": self._t(b.dw_b),
+            "dil": b.dilation,
+            "ln_w": self._t(b.ln_w),
+            "ln_b": self._t(b.ln_b),
+            "pw1_w": self._t(b.pw1_w),
+            "pw1_b": self._t(b.pw1_b),
+            "pw2_w": self._t(b.pw2_w),
+            "pw2_b": self._t(b.pw2_b),
             "scale": self._t(b.scale),
         }
 
     def _mel_params(self, w: MelDecoderWeights) -> dict[str, Any]:
         p: dict[str, Any] = {
-            "in0_w": self._t(w.conv_in0_w), "in0_b": self._t(w.conv_in0_b),
-            "in2_w": self._t(w.conv_in2_w), "in2_b": self._t(w.conv_in2_b),
+            "in0_w": self._t(w.conv_in0_w),
+            "in0_b": self._t(w.conv_in0_b),
+            "in2_w": self._t(w.conv_in2_w),
+            "in2_b": self._t(w.conv_in2_b),
             "blocks": [self._block(b) for b in w.blocks],
-            "out_w": self._t(w.conv_out_w), "post_w": self._t(w.out_conv_w),
+            "out_w": self._t(w.conv_out_w),
+            "post_w": self._t(w.out_conv_w),
             "coef": self._t(w.coef).view(1, -1, 1),
             "fsq": None,
         }
@@ -103,11 +109,15 @@ class TorchAudioBackend:
 
     def _vocos_params(self, v: VocosWeights) -> dict[str, Any]:
         return {
-            "embed_w": self._t(v.embed_w), "embed_b": self._t(v.embed_b),
-            "norm_w": self._t(v.norm_w), "norm_b": self._t(v.norm_b),
+            "embed_w": self._t(v.embed_w),
+            "embed_b": self._t(v.embed_b),
+            "norm_w": self._t(v.norm_w),
+            "norm_b": self._t(v.norm_b),
             "blocks": [self._block(b) for b in v.blocks],
-            "final_w": self._t(v.final_w), "final_b": self._t(v.final_b),
-            "head_w": self._t(v.head_w), "head_b": self._t(v.head_b),
+            "final_w": self._t(v.final_w),
+            "final_b": self._t(v.final_b),
+            "head_w": self._t(v.head_w),
+            "head_b": self._t(v.head_b),
             "window": self._t(v.window, self.torch.float32),
         }
 
@@ -220,25 +230,37 @@ class TorchAudioBackend:
 
         if kind == "vocos":
             v = self.vocos_weights
-            st = [StreamStage("vocos-in", v.embed_w.shape[-1] // 2, 1,
-                              wrap(lambda x: self._vfront(x, None)))]
+            st = [
+                StreamStage(
+                    "vocos-in", v.embed_w.shape[-1] // 2, 1, wrap(lambda x: self._vfront(x, None))
+                )
+            ]
             for i, (bw, blk) in enumerate(zip(v.blocks, self._voc["blocks"], strict=True)):
                 st.append(StreamStage(f"vocos-blk{i}", bw.radius, 1, block(blk)))
-            st.append(StreamStage("vocos-head", 0, 1,
-                                  wrap(lambda x: torch.cat(self._vhead(x), dim=1))))
+            st.append(
+                StreamStage("vocos-head", 0, 1, wrap(lambda x: torch.cat(self._vhead(x), dim=1)))
+            )
             return st
         p, w = self._mel_w.get(kind), self._mel_src.get(kind)
         if p is None or w is None:
             raise AudioModelError(f"no mel decoder loaded for source {kind!r}")
         r_front = w.conv_in0_w.shape[-1] // 2 + w.conv_in2_w.shape[-1] // 2
-        st = [StreamStage(f"{kind}-in", int(r_front), 2,
-                          wrap(lambda x: self._front(p, self._features(p, x), None)[0],
-                               first=True))]
+        st = [
+            StreamStage(
+                f"{kind}-in",
+                int(r_front),
+                2,
+                wrap(lambda x: self._front(p, self._features(p, x), None)[0], first=True),
+            )
+        ]
         for i, (bw, blk) in enumerate(zip(w.blocks, p["blocks"], strict=True)):
             st.append(StreamStage(f"{kind}-blk{i}", bw.radius, 1, block(blk)))
         r_back = w.conv_out_w.shape[-1] // 2 + w.out_conv_w.shape[-1] // 2
-        st.append(StreamStage(f"{kind}-out", int(r_back), 1,
-                              wrap(lambda x: self._back(p, x.to(self.dtype), None))))
+        st.append(
+            StreamStage(
+                f"{kind}-out", int(r_back), 1, wrap(lambda x: self._back(p, x.to(self.dtype), None))
+            )
+        )
         return st
 
     def wav_torch(self, mel: Any) -> Any:
@@ -247,8 +269,9 @@ class TorchAudioBackend:
         lengths = torch.full((mel.shape[0],), mel.shape[-1], device=self.device)
         re, im = self.spec_torch(mel, lengths)
         v = self.vocos_weights
-        return torch.istft(torch.complex(re, im), v.n_fft, v.hop, v.n_fft,
-                           self._voc["window"], center=True)
+        return torch.istft(
+            torch.complex(re, im), v.n_fft, v.hop, v.n_fft, self._voc["window"], center=True
+        )
 
     def mel(self, kind: str, x: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         torch = self.torch

@@ -14,7 +14,8 @@ Public API (everything the engine needs from the audio side)::
     wavs = models.codes_to_wav_batch([c1, c2, ...])
 
     from mixvox.engines.chattts.streaming import StreamingVocoder
-    sv = StreamingVocoder(models, source="hidden", first_chunk_frames=8, chunk_frames=16)
+    sv = StreamingVocoder(models, source="hidden", first_chunk_frames=8, chunk_frames=16,
+                          lookahead_frames=None)   # None = exact (51 code frames, full model)
     for frames in gpt_steps:                  # [n, H] hiddens (or [n, 4] codes) as they come
         piece = sv.feed(frames)               # float32 samples, possibly empty
     piece = sv.finish()                       # the rest; all pieces == whole decode
@@ -225,7 +226,9 @@ def _get(t: dict[str, np.ndarray], name: str, file: str) -> np.ndarray:
     try:
         return t[name]
     except KeyError:
-        raise AudioModelError(f"{file}: tensor {name!r} missing (not a ChatTTS checkpoint?)") from None
+        raise AudioModelError(
+            f"{file}: tensor {name!r} missing (not a ChatTTS checkpoint?)"
+        ) from None
 
 
 def parse_convnext_blocks(
@@ -278,13 +281,9 @@ def parse_fsq(t: dict[str, np.ndarray], file: str) -> FSQWeights:
         w = _get(t, f"{prefix}{g}.project_out.weight", file).astype(np.float64)  # [D/G, 4]
         b = _get(t, f"{prefix}{g}.project_out.bias", file)
         if w.shape[1] != len(levels):
-            raise AudioModelError(
-                f"{file}: FSQ codebook dim {w.shape[1]} != {len(levels)} levels"
-            )
+            raise AudioModelError(f"{file}: FSQ codebook dim {w.shape[1]} != {len(levels)} levels")
         # quantizer r is scaled by levels**-r (per codebook dim) before the shared projection
-        tables.append(
-            tuple(((cb * lv**-r) @ w.T).astype(np.float32) for r in range(FSQ_RESIDUALS))
-        )
+        tables.append(tuple(((cb * lv**-r) @ w.T).astype(np.float32) for r in range(FSQ_RESIDUALS)))
         biases.append(b.astype(np.float32))
     return FSQWeights(tuple(tables), tuple(biases), n_codes=int(cb.shape[0]))
 
@@ -471,6 +470,26 @@ class AudioModels:
             "code_frames": -(-(r_dec + r_voc) // 2),
         }
 
+    def warmup(self, streaming: bool = True) -> None:
+        """Run every model once on a few frames (graph optimisation, allocator, CUDA kernels
+        happen here instead of in the first request); with ``streaming`` also build the
+        layer-wise stream stages."""
+        from mixvox.engines.chattts.streaming import StreamingVocoder
+
+        for source, w in (("hidden", self.decoder_weights), ("codes", self.dvae_weights)):
+            if w is None:
+                continue
+            if w.fsq is None:
+                x = np.zeros((4, w.in_features), np.float32)
+                self.hidden_to_wav(x)
+            else:
+                x = np.zeros((4, w.fsq.n_columns), np.int64)
+                self.codes_to_wav(x)
+            if streaming:
+                sv = StreamingVocoder(self, source, first_chunk_frames=1, chunk_frames=1)
+                sv.feed(x)
+                sv.finish()
+
     # -- mel -----------------------------------------------------------------------------
     def decode_hidden(self, hidden: np.ndarray, lengths: Sequence[int] | None = None) -> np.ndarray:
         """GPT hidden states [T, H] -> mel [n_mels, 2T]; or [B, T, H] -> [B, n_mels, 2T].
@@ -528,8 +547,10 @@ class AudioModels:
         else:
             re, im = self.backend.spec(m, lens)
             vw = self.vocos_weights
-            wavs = [istft(re[i, :, : lens[i]], im[i, :, : lens[i]], vw.window, vw.hop)
-                    for i in range(m.shape[0])]
+            wavs = [
+                istft(re[i, :, : lens[i]], im[i, :, : lens[i]], vw.window, vw.hop)
+                for i in range(m.shape[0])
+            ]
         return wavs[0] if single else wavs  # type: ignore[return-value]
 
     def hidden_to_wav(self, hidden: np.ndarray) -> np.ndarray:
@@ -609,6 +630,7 @@ def load_audio_models(
     device: str = "cpu",
     cache_dir: Path | str | None = None,
     threads: int | None = None,
+    dtype: str = "float32",
 ) -> AudioModels:
     """Load Decoder, DVAE and Vocos from ``asset_dir`` (the folder holding ``*.safetensors``).
 
@@ -616,7 +638,9 @@ def load_audio_models(
     ``cache_dir`` keyed by the weights' SHA-256 and the builder version; ``device`` "cpu" or
     "cuda" for the CUDA execution provider) or "torch" (``device`` "cpu"/"cuda"/"cuda:N").
     ``Decoder.safetensors`` or ``DVAE.safetensors`` may be absent (that source is then
-    unavailable); ``Vocos.safetensors`` is required. SHA-256 pinning of assets is the
+    unavailable); ``Vocos.safetensors`` is required. ``threads``: intra-op threads (default:
+    ORT min(cores, 8), torch its own default). ``dtype``: torch compute dtype ("float32",
+    "float16", "bfloat16"; the ONNX graphs are float32). SHA-256 pinning of assets is the
     engine's job (assets.py); this only reads the files.
     """
     from mixvox.engines.chattts.vocos import parse_vocos
@@ -644,7 +668,7 @@ def load_audio_models(
     elif backend == "torch":
         from mixvox.engines.chattts.audio_torch import TorchAudioBackend
 
-        be = TorchAudioBackend(decoder, dvae, vocos, device=device, threads=threads)
+        be = TorchAudioBackend(decoder, dvae, vocos, device=device, threads=threads, dtype=dtype)
     else:
         raise AudioModelError(f"unknown audio backend {backend!r} (use 'onnx' or 'torch')")
     return AudioModels(be, decoder, dvae, vocos)

@@ -162,8 +162,20 @@ class ChatTTSEngine:
     ) -> None:
         for key in unknown:
             warnings.warn(f"chattts: ignoring unknown engine option {key!r}", stacklevel=2)
-        if backend not in ("onnx", "torch"):
-            raise MixvoxError(f"unknown ChatTTS backend {backend!r} (use onnx or torch)")
+        if backend not in ("onnx", "torch", "tensorrt", "auto"):
+            raise MixvoxError(
+                f"unknown ChatTTS backend {backend!r} (use onnx, torch, tensorrt or auto)"
+            )
+        if backend == "auto":
+            from .trt import choose_backend
+
+            backend, auto_device, why = choose_backend("auto")
+            device = auto_device if device == "cpu" else device
+            if backend == "onnx":
+                device = "cpu"  # the ONNX GPT runs on the CPU provider only (for now)
+            if precision not in ("fp32", "int8") and device == "cpu":
+                precision = "fp32"
+            log.info("chattts: backend auto -> %s on %s (%s)", backend, device, why)
         if source not in ("hidden", "codes"):
             raise MixvoxError(f"source must be 'hidden' or 'codes', got {source!r}")
         if max_batch < 1 or max_retries < 0 or stream_every < 1:
@@ -192,18 +204,33 @@ class ChatTTSEngine:
         from .decoder import load_audio_models
         from .gpt import load_gpt
 
+        audio_backend = self.backend
         try:
-            self.gpt = load_gpt(
-                self.assets.asset,
-                backend=self.backend,
-                precision=self.precision,
-                device=self.device,
-                cache_dir=cache_dir,
-                threads=threads,
-            )
+            if self.backend == "torch" and self.device.startswith("cuda"):
+                # The GPU path: the code stage decodes with CUDA graphs (see gpt_cuda).
+                from .gpt_cuda import GraphGPT
+
+                self.gpt = GraphGPT(
+                    self.assets.asset,
+                    precision="fp16" if self.precision == "fp32" else self.precision,
+                    device=self.device,
+                    max_batch=self.max_batch,
+                )
+            elif self.backend == "tensorrt":
+                self.gpt = _tensorrt_gpt(self.assets.asset, self.precision, cache_dir)
+                audio_backend = "torch"
+            else:
+                self.gpt = load_gpt(
+                    self.assets.asset,
+                    backend=self.backend,
+                    precision=self.precision,
+                    device=self.device,
+                    cache_dir=cache_dir,
+                    threads=threads,
+                )
             self.audio = load_audio_models(
                 self.assets.asset,
-                backend=self.backend,
+                backend=audio_backend,
                 device=self.device,
                 cache_dir=cache_dir,
                 threads=threads,
@@ -229,6 +256,9 @@ class ChatTTSEngine:
     def close(self) -> None:
         """Drop the models (ONNX sessions, torch modules) so their memory can be freed."""
         for attr in ("gpt", "audio"):
+            model = getattr(self, attr, None)
+            if model is not None and hasattr(model, "close"):
+                model.close()  # the CUDA runner frees its GPU memory here
             if hasattr(self, attr):
                 delattr(self, attr)
 
@@ -562,3 +592,27 @@ def save_codes(path: str | os.PathLike[str], codes: list[np.ndarray], num_vq: in
     np.save(buf, arr, allow_pickle=False)
     atomic_write_bytes(path, buf.getvalue())
     return Path(path)
+
+
+def _tensorrt_gpt(asset_dir: Path, precision: str, cache_dir: str | os.PathLike[str] | None):
+    """The GPT with its Llama stack on a TensorRT engine built from our ONNX graph.
+
+    Not run on hardware here (see :mod:`.trt`); embeddings, heads and sampling are the
+    shared numpy code, as for the ONNX backend.
+    """
+    from .gpt import GPT, GPTWeights
+    from .gpt_onnx import stack_graph_path
+    from .onnx_graph import default_cache_dir
+    from .trt import StackDims, TensorRTStack, import_cudart, import_tensorrt
+
+    import_tensorrt()
+    import_cudart()
+    weights = GPTWeights.load(asset_dir)
+    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    stack = TensorRTStack(
+        stack_graph_path(weights, "fp32", cache / "onnx"),
+        StackDims.from_config(weights.config),
+        precision="fp16" if precision in ("fp32", "fp16") else precision,
+        cache_dir=cache,
+    )
+    return GPT(weights, stack, "tensorrt")

@@ -436,6 +436,8 @@ class GPT:
                 on_frames=on_frames, stream_every=stream_every, min_new=mins)
         if params.eos_id is None:
             raise ValueError("refine stage needs params.eos_id (the [Ebreak] token id)")
+        if params.temperatures.size != 1:
+            raise ValueError("refine stage takes one temperature, not one per codebook")
         return run_generation(
             self.stack, emb, mask, caps, params, rng, params.eos_id,
             next_embed=lambda t: self.weights.emb_text[t], logits=self.text_logits, num_vq=0,

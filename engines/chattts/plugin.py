@@ -23,10 +23,17 @@ def create_engine(**options: Any) -> Engine:
     return ChatTTSEngine(**options)
 
 
-def check() -> str | None:
-    """``None`` when a complete-looking model directory is found, else why not and what to do."""
+def check(model_dir: str | None = None, **_options: Any) -> str | None:
+    """``None`` when a complete-looking model directory is found, else why not and what to do.
+
+    ``model_dir`` is the folder the caller will pass to the factory, if any.
+    """
     from .assets import candidate_dirs, find_model_dir, get_weights_hint, layout_problem
 
+    if model_dir is not None:
+        from pathlib import Path
+
+        return layout_problem(Path(model_dir).expanduser())
     if find_model_dir() is not None:
         return None
     looked = "; ".join(f"{how}: {layout_problem(path)}" for how, path in candidate_dirs())

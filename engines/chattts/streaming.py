@@ -126,9 +126,7 @@ class StreamingVocoder:
         else:  # share the budget in proportion to each stage's radius
             budget = 2 * int(lookahead_frames or 0)
             las = [st.radius * budget // total for st in stages]
-        self._stages = [
-            _StageState(st, la) for st, la in zip(stages, las, strict=True)
-        ]
+        self._stages = [_StageState(st, la) for st, la in zip(stages, las, strict=True)]
         self.first_chunk_frames = first_chunk_frames
         self.chunk_frames = chunk_frames
         self.spf = models.samples_per_frame

@@ -58,51 +58,54 @@ def _jieba_dict_path() -> str | None:
     return path if os.path.exists(path) else None
 
 
+@lru_cache(maxsize=2)
+def _shared_tables(jieba_path: str | None) -> tuple[dict[str, list[str]], dict[str, float], int]:
+    """Our phrase table, word log-probabilities and the longest word length.
+
+    Cached per dictionary path and shared by every :class:`ZhG2P` (the tables are read-only
+    and the frequency list is large: one copy per process is enough).
+    """
+    own = _load_table("phrases.tsv")
+    freq: dict[str, int] = {}
+    if jieba_path:
+        with open(jieba_path, encoding="utf-8") as f:
+            for line in f:
+                parts = line.split(" ", 2)
+                if len(parts) >= 2 and parts[1].strip().isdigit():
+                    freq[parts[0]] = int(parts[1])
+    else:
+        for w in PHRASES_DICT:
+            freq[w] = 10
+    for w in own:
+        freq[w] = max(freq.get(w, 0), 2000)
+    logtotal = math.log(sum(freq.values()) or 1)
+    logp = {w: math.log(f) - logtotal for w, f in freq.items() if f > 0}
+    maxlen = min(16, max((len(w) for w in logp), default=1))
+    return own, logp, maxlen
+
+
 class ZhG2P:
-    """Segmentation + lexical (pre-sandhi) pinyin. Thread-safe after :meth:`load`.
+    """Segmentation + lexical (pre-sandhi) pinyin.
 
     The segmenter is a maximum-probability path over a word-frequency dictionary (the
     ``dict.txt`` that ships with the ``jieba`` package, read directly; jieba's own code and
     global state are not used), plus our phrase table. Without jieba it falls back to
-    pypinyin's phrase list with unit frequencies.
+    pypinyin's phrase list with unit frequencies. Tables load on first use.
     """
 
     def __init__(self) -> None:
         self._own: dict[str, list[str]] | None = None
-        self._freq: dict[str, int] = {}
-        self._pos: dict[str, str] = {}
-        self._logtotal = 0.0
+        self._logp: dict[str, float] = {}
         self._maxlen = 1
+        self._unk = -30.0
 
     def load(self) -> None:
         if self._own is not None:
             return
-        own = _load_table("phrases.tsv")
-        freq: dict[str, int] = {}
-        pos: dict[str, str] = {}
-        path = _jieba_dict_path()
-        if path:
-            with open(path, encoding="utf-8") as f:
-                for line in f:
-                    parts = line.split()
-                    if len(parts) >= 2 and parts[1].isdigit():
-                        freq[parts[0]] = int(parts[1])
-                        if len(parts) >= 3:
-                            pos[parts[0]] = parts[2]
-        else:
-            for w in PHRASES_DICT:
-                freq[w] = 10
-        for w in own:
-            freq[w] = max(freq.get(w, 0), 2000)
-        self._freq, self._pos = freq, pos
-        self._logtotal = math.log(sum(freq.values()) or 1)
-        self._maxlen = min(16, max((len(w) for w in freq), default=1))
+        own, logp, maxlen = _shared_tables(_jieba_dict_path())
+        self._logp, self._maxlen = logp, maxlen
+        self._unk = min(logp.values(), default=-25.0) - 5.0  # an unknown single character
         self._own = own
-
-    def pos(self, word: str) -> str:
-        """jieba's part-of-speech tag of a dictionary word (``n``, ``v``, ``a``, ``d`` ...)."""
-        self.load()
-        return self._pos.get(word, "")
 
     # -- segmentation --------------------------------------------------------------------------
     def split(self, word: str) -> list[str]:
@@ -115,8 +118,7 @@ class ZhG2P:
         n = len(text)
         if n <= 1:
             return [text] if text else []
-        freq, logtotal = self._freq, self._logtotal
-        unk = -logtotal - 5.0  # an unknown single character
+        logp, unk = self._logp, self._unk
         best = [0.0] + [-math.inf] * n
         back = [0] * (n + 1)
         for i in range(n):
@@ -127,15 +129,14 @@ class ZhG2P:
                 if not whole and L == n:
                     break
                 w = text[i : i + L]
-                f = freq.get(w, 0)
+                lp = logp.get(w)
                 if extra and w in extra:
-                    f = max(f, 5000)
-                if f:
-                    score = base + math.log(f) - logtotal
-                elif L == 1:
-                    score = base + unk
-                else:
-                    continue
+                    lp = max(lp if lp is not None else -math.inf, -8.0)
+                if lp is None:
+                    if L > 1:
+                        continue
+                    lp = unk
+                score = base + lp
                 if score > best[i + L]:
                     best[i + L], back[i + L] = score, i
         words: list[str] = []
@@ -149,7 +150,7 @@ class ZhG2P:
 
     def is_word(self, w: str) -> bool:
         self.load()
-        return w in self._freq
+        return w in self._logp
 
     # -- pinyin ------------------------------------------------------------------------------
     def word_pinyin(self, word: str, left: str = "", right: str = "") -> list[str]:

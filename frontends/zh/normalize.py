@@ -196,6 +196,16 @@ class _Scanner:
                     j += 1
                 self.add(i, j, "han", self.orig[i:j])
                 i = j
+            elif (
+                cls == "latin"
+                and i + 2 < n
+                and t[i + 1] == "2"
+                and is_latin_letter(t[i + 2])
+                and not (i > 0 and is_latin_letter(t[i - 1]))
+                and not (i + 3 < n and (is_latin_letter(t[i + 3]) or _is_digit(t[i + 3])))
+            ):
+                self.add(i, i + 3, "latin", f"{t[i]} to {t[i + 2]}")  # B2B, O2O: "B to B"
+                i += 3
             elif c in "xX*" and 0 < i < n - 1 and _is_digit(t[i - 1]) and _is_digit(t[i + 1]):
                 self.add(i, i + 1, "num", "乘")  # 7x24, 1920x1080
                 i += 1
@@ -591,7 +601,8 @@ def normalize_zh(text: str) -> str:
         if gap and out and not (_is_cjkish(out[-1][-1]) and _is_cjkish(_first(p))):
             out.append(" ")
         if p.kind == "latin":
-            out.append(p.spoken.upper() if is_acronym(p.spoken) else p.spoken)
+            keep = " to " in p.spoken or not is_acronym(p.spoken)
+            out.append(p.spoken if keep else p.spoken.upper())
         elif p.spoken:
             out.append(p.spoken)
         last_end = p.end

@@ -193,7 +193,10 @@ class ZhFrontend:
             phon = self._pinyin_of(b, "".join(hans), i, j)
             fixed = False
         widx = len(b.words)
-        b.words.append(Word(text[i:j], spoken, phon, b.base + i, b.base + j, "zh", override=True))
+        b.words.append(
+            Word(text[i:j], spoken, phon, b.base + i, b.base + j, "zh", override=True,
+                 respelling=entry.respelling)
+        )  # fmt: skip
         if hans:
             b.phrase.append(_Unit("".join(hans), list(phon), widx, fixed=fixed))
         else:
@@ -287,6 +290,15 @@ class ZhFrontend:
                 Word(text[p.start : p.end], entry.spoken or word, list(entry.phonemes),
                      b.base + p.start, b.base + p.end, "en", override=True,
                      respelling=entry.respelling)
+            )  # fmt: skip
+            return
+        if " to " in word:  # B2B read "B to B"
+            a, _, z = word.partition(" to ")
+            spoken_a, ph_a, _ = spell(a)
+            spoken_z, ph_z, _ = spell(z)
+            b.words.append(
+                Word(text[p.start : p.end], f"{spoken_a} to {spoken_z}", ph_a + ["T", "UW1"] + ph_z,
+                     b.base + p.start, b.base + p.end, "en")
             )  # fmt: skip
             return
         spoken, phones, bad = spell(word)

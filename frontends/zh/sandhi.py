@@ -23,7 +23,7 @@ NUMERALS = set("零〇一二两三四五六七八九十百千万亿幺")
 _DIGITS = set("零〇一二三四五六七八九十幺")
 _PARTICLES = {
     "吧": "ba5", "吗": "ma5", "呢": "ne5", "啊": "a5", "呀": "ya5", "嘛": "ma5", "啦": "la5",
-    "哦": "o5", "哇": "wa5", "呗": "bei5", "们": "men5", "的": "de5", "么": "me5", "罢": None,
+    "哦": "o5", "哇": "wa5", "呗": "bei5", "们": "men5", "的": "de5", "么": "me5",
 }  # fmt: skip
 _REDUP_VERBS = set("看想试说走听问等谈聊找玩学写读尝摸猜洗擦动转逛歇坐跑跳念算数查比量商")
 
@@ -78,10 +78,12 @@ def apply_sandhi(
             p[1] = set_tone(p[1], 5)  # V不C: 看不懂, 对不起, 来不及
         elif len(w) == 2 and w[0] == w[1] and w[0] in _REDUP_VERBS:
             p[1] = set_tone(p[1], 5)
-        elif len(w) == 1 and w in _PARTICLES and _PARTICLES[w]:
-            if w != "的" or p[0].startswith("de"):
-                p[0] = _PARTICLES[w] or p[0]
-        elif w == "个" and wi > 0 and words[wi - 1][-1] not in NUMERALS | set("几多这那哪每某"):
+        elif len(w) == 1 and w in _PARTICLES and wi > 0:  # a phrase-initial 啊 is an interjection
+            if w != "的" or p[0].startswith("de"):  # 的 di4/di2 only inside words (目的, 的确)
+                p[0] = _PARTICLES[w]
+        elif w == "啊" and len(words) == 1:
+            p[0] = "a1"  # 啊，… : an interjection on its own
+        elif w == "个" and wi > 0 and words[wi - 1][-1] not in NUMERALS | set("几多每某"):
             p[0] = "ge5"
     # A 一 A / A 不 A whatever the word split (看 一 看, 想 不想, 好不好)
     for k in range(1, len(flat_chars) - 1):
@@ -115,6 +117,7 @@ def apply_sandhi(
             or prev_ch in _DIGITS
             or nxt_ch in _DIGITS
             or nxt_ch in "月号"
+            or (nxt_ch == "日" and prev_ch == "月")  # 一月一日
             or (len(w) > 1 and ci == len(w) - 1)
         ):
             pys[wi][ci] = "yi1"
