@@ -349,12 +349,12 @@ def main() -> int:
     steps = [
         ("parity", lambda: parity_tiny(results)),
         ("agreement", lambda: agreement(make_full_checkpoint(args.ckpt), results, args.frames)),
+        ("e2e", lambda: bench_e2e(make_full_checkpoint(args.ckpt), results)),
+        ("memory", lambda: peak_memory(make_full_checkpoint(args.ckpt), results, args.frames)),
         (
             "decode",
             lambda: bench_decode(make_full_checkpoint(args.ckpt), results, args.frames, batches),
         ),
-        ("memory", lambda: peak_memory(make_full_checkpoint(args.ckpt), results, args.frames)),
-        ("e2e", lambda: bench_e2e(make_full_checkpoint(args.ckpt), results)),
         (
             "reference",
             lambda: (
