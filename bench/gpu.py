@@ -411,10 +411,26 @@ def bench_e2e(ckpt: Path, results: dict) -> None:
     torch.cuda.synchronize()
     t = time.perf_counter() - t0
     t0 = time.perf_counter()
+    gpt_times: list[float] = []
+    orig = tts.engine.gpt.generate
+
+    def traced(*a, on_frames=None, **k):
+        def of(*x):
+            gpt_times.append(round((time.perf_counter() - t0) * 1000, 1))
+            return on_frames(*x)
+
+        return orig(*a, on_frames=of if on_frames else None, **k)
+
+    tts.engine.gpt.generate = traced
     first = None
-    for _piece in tts.stream(text, **kw):
+    timeline = []
+    for piece in tts.stream(text, **kw):
+        now = time.perf_counter() - t0
+        timeline.append((round(now * 1000, 1), len(piece.samples)))
         if first is None:
-            first = time.perf_counter() - t0
+            first = now
+    log("stream timeline (ms, samples):", timeline)
+    log("GPT hand-overs (ms):", gpt_times)
     results["e2e"] = {
         "seconds": t,
         "audio_s": audio.duration,

@@ -64,6 +64,9 @@ def test_model_with_own_manifest_loads(model: Path) -> None:
     assert a.manifest_source == str(model / "sha256.json")
     assert a.gpt_weights.is_file() and a.tokenizer_json.is_file() and a.vocos.is_file()
     assert a.gpt_config_dict()["hidden_size"] == 32
+    rel = "asset/gpt/model.safetensors"
+    assert a.verified and a.verified_sha256(rel) == a.manifest[rel]
+    assert load_assets(model, verify=False).verified_sha256(rel) is None
 
 
 def test_without_own_manifest_the_official_hashes_apply(model: Path) -> None:

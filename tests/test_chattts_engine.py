@@ -402,3 +402,11 @@ def test_cli_bench_json(cache) -> None:
         assert isinstance(data[key], float) and data[key] > 0, key
     assert data["audio_s"] == pytest.approx(10.0, abs=0.05)
     assert set(data["frames_per_s_by_batch"]) == {"1", "2"} and data["batch"] == 1
+
+
+def test_overlong_raw_text_is_a_clear_error(engine) -> None:
+    raw = "你好" * 3000
+    w = Word(raw, raw, [], 0, len(raw), lang="raw")
+    utt = Utterance(raw, [Sentence(raw, 0, len(raw), "raw", [Span("raw", raw, 0, len(raw), [w])])])
+    with pytest.raises(MixvoxError, match="too long"):
+        list(engine.stream(utt, [Chunk(0, [w])], SynthesisOptions(extra={"raw": True})))

@@ -136,3 +136,16 @@ def test_cli_speaker_new_prints_a_decodable_seeded_string() -> None:
     np.testing.assert_array_equal(vec, Speaker.parse("seed:5").vector)
     res = CliRunner().invoke(speaker_group, ["info", "seed:5"])
     assert res.exit_code == 0 and '"dim": 768' in res.output
+
+
+def test_cli_speaker_new_npy_and_bad_input(tmp_path: Path) -> None:
+    from mixvox.engines.chattts.cli import speaker_group
+
+    out = tmp_path / "v.npy"
+    res = CliRunner().invoke(
+        speaker_group, ["new", "--seed", "9", "--dim", "32", "--npy", str(out)]
+    )
+    assert res.exit_code == 0, res.output
+    np.testing.assert_array_equal(np.load(out), decode_speaker(res.output.strip()))
+    res = CliRunner().invoke(speaker_group, ["info", "not-a-speaker"])
+    assert res.exit_code == 1 and "not a ChatTTS speaker string" in res.output

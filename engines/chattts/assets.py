@@ -378,6 +378,12 @@ class ModelAssets:
     root: Path
     manifest: dict[str, str]
     manifest_source: str
+    #: True when every file was checked against ``manifest`` (``verify`` not ``False``).
+    verified: bool = False
+
+    def verified_sha256(self, rel: str) -> str | None:
+        """The hash of ``rel`` when it was verified (loaders can skip hashing it again)."""
+        return self.manifest.get(rel) if self.verified else None
 
     @property
     def asset(self) -> Path:
@@ -474,7 +480,7 @@ def load_assets(
     manifest, source = load_manifest(root)
     if verify:
         verify_files(root, manifest, force=(verify == "force"), cache=cache, manifest_source=source)
-    return ModelAssets(root=root, manifest=manifest, manifest_source=source)
+    return ModelAssets(root=root, manifest=manifest, manifest_source=source, verified=bool(verify))
 
 
 def write_manifest(root: Path, files: Iterable[str] | None = None) -> dict[str, str]:

@@ -15,11 +15,13 @@ Pipeline of one ``stream()`` call:
    times; a chunk that hits its frame cap is reported.
 
 Refinement is **off by default**. It runs a whole extra GPT pass over the text before any audio
-can be produced (no streaming through it), which on CPU adds roughly the time of generating as
-many tokens as the text has characters -- see ``bench/cpu.py`` for figures -- and it samples at
-temperature 0.7, so it may rewrite words our frontends chose deliberately (respellings,
-homophones), against the rule that nothing is dropped silently. ``refine=True`` (or per call
-``extra["refine"]=True``) turns it on for livelier prosody.
+can be produced (no streaming through it): one step per text token plus the prosody tokens it
+adds. Measured with ``bench/cpu.py`` on the full-size random checkpoint (2-core CPU, 47 refined
+tokens for a 39-token sentence): +3.7 s before the first audio with onnx fp32 (first audio
+otherwise after 5.1 s), +1.6 s with onnx int8 (otherwise 2.3 s) -- about +70 % latency. It also
+samples at temperature 0.7, so it may rewrite words our frontends chose deliberately
+(respellings, homophones), against the rule that nothing is dropped silently. ``refine=True``
+(or per call ``extra["refine"]=True``) turns it on for livelier prosody.
 
 Options (``SynthesisOptions.extra``): ``temperature``, ``top_p``, ``top_k``,
 ``repetition_penalty``, ``refine``, ``refine_temperature``, ``oral``/``laugh``/``break``
@@ -130,7 +132,13 @@ class ChatTTSEngine:
     ``model_dir``: the folder holding ``asset/`` (default: see :mod:`.assets`). ``verify``:
     ``True`` checks every file's SHA-256 (remembered verdicts), ``"force"`` re-hashes, ``False``
     skips (tests, trusted builds). ``source``: ``"hidden"`` (GPT hidden states -> Decoder, as
-    the reference) or ``"codes"`` (codes -> DVAE).
+    the reference) or ``"codes"`` (codes -> DVAE). ``max_batch``: chunks decoded together.
+    ``stream_every``: GPT frames per hand-over to the vocoder. ``first_chunk_frames`` /
+    ``chunk_frames`` / ``lookahead_frames``: :class:`~.streaming.StreamingVocoder` settings;
+    the default exact lookahead (the vocoder's receptive field, 51 frames at full size) gives
+    audio identical to a whole decode but delays the first piece: on the full-size model with
+    onnx int8 the first audio comes after 1.9 s, with ``lookahead_frames=8`` after 0.5 s.
+    ``speaker``: the voice when a call names none (default :data:`DEFAULT_SPEAKER`).
     """
 
     name = "chattts"
@@ -227,6 +235,8 @@ class ChatTTSEngine:
                     device=self.device,
                     cache_dir=cache_dir,
                     threads=threads,
+                    # already hashed (or remembered) by load_assets: no second 850 MB hash
+                    gpt_sha256=self.assets.verified_sha256("asset/gpt/model.safetensors"),
                 )
             self.audio = load_audio_models(
                 self.assets.asset,
@@ -465,8 +475,15 @@ class ChatTTSEngine:
     def _decode_group(self, items: list[_Item], call: _Call) -> Iterator[AudioChunk]:
         """Decode ``items`` as one batch; yield their audio in order (see the module notes)."""
         live = [it for it in items if it.text]
+        limit = int(getattr(self.gpt.config, "max_position_embeddings", 4096))
         for it in live:
             it.prompt_ids = self.prompt_ids(it.text, call.prompt, call.speaker is not None)
+            if len(it.prompt_ids) + max(1, it.bounds.min_frames) > limit:
+                raise MixvoxError(
+                    f"chunk {it.chunk.index} is too long for ChatTTS ({len(it.prompt_ids)} "
+                    f"tokens; the model sees at most {limit} tokens + frames): split the text "
+                    "(without --raw, mixvox cuts it into chunks itself)"
+                )
         events = self._events(live, call) if live else iter(())
         batch_over = not live
         k = 0  # the item whose audio is due

@@ -26,6 +26,7 @@ Sampling is exact: the draw uses the exponential-race form of sampling from a ca
 from __future__ import annotations
 
 import math
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -559,12 +560,32 @@ class CudaGPT:
                 self._step(b, L)
         torch.cuda.current_stream(self.device).wait_stream(s)
         g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
+        # thread_local: the engine vocodes on another thread while a new bucket is captured
+        with torch.cuda.graph(g, capture_error_mode="thread_local"):
             self._step(b, L)
         for t, v in zip(self._state(), saved, strict=True):
             t.copy_(v)
         self._graphs[(b, L)] = g
         return g
+
+    def _poll(self, b: int) -> tuple[list[bool], list[int]]:
+        """End flags and end steps of slots ``[:b]``, waiting without holding the GIL.
+
+        ``tolist()`` would block inside a CUDA copy with the GIL held, starving the thread
+        that vocodes streamed frames; an event wait releases it.
+        """
+        if self.device.type != "cuda":
+            return self.finished[:b].tolist(), self.end_step[:b].tolist()
+        if getattr(self, "_host_fin", None) is None or self._host_fin.shape[0] < self.capacity:
+            self._host_fin = torch.empty(self.capacity, dtype=torch.bool, pin_memory=True)
+            self._host_end = torch.empty(self.capacity, dtype=torch.long, pin_memory=True)
+        self._host_fin[:b].copy_(self.finished[:b], non_blocking=True)
+        self._host_end[:b].copy_(self.end_step[:b], non_blocking=True)
+        ev = torch.cuda.Event()
+        ev.record()
+        while not ev.query():  # sleeping releases the GIL for certain; a blocking wait may not
+            time.sleep(0.0002)
+        return self._host_fin[:b].tolist(), self._host_end[:b].tolist()
 
     def _state(self) -> list[torch.Tensor]:
         return [self.h_last, self.pos, self.step, self.finished, self.end_step, self.hist]
@@ -667,8 +688,7 @@ class CudaGPT:
             for i in range(b):
                 host_pos[i] += n
                 host_step[i] += n
-            fin = self.finished[:b].tolist()  # the one host sync per window
-            ends = self.end_step[:b].tolist()
+            fin, ends = self._poll(b)  # the one host sync per window
             for i in active:
                 slot = slots[i]
                 assert slot is not None
@@ -694,6 +714,7 @@ class CudaGPT:
                     self.pos[i] = 0
             if queue:
                 refill()
+            time.sleep(0)  # hand the GIL to a streaming consumer between windows
         return [r for r in results if r is not None]
 
 
@@ -735,7 +756,8 @@ class GraphGPT:
             fused=fused,
         )
         self._text_gpt = None
-        self.cuda.warmup((1,), (256,))
+        # capture batch 1 for every length bucket now, so no capture happens mid-stream
+        self.cuda.warmup((1,), [L for L in LEN_BUCKETS if L <= self.cuda.max_len])
 
     def _portable(self):
         if self._text_gpt is None:
