@@ -37,7 +37,7 @@ def bench_one(gpt, batch: int, frames: int, prompt_len: int, repeats: int) -> di
     best = None
     for _ in range(repeats):
         t0 = time.perf_counter()
-        gpt.hidden(gpt.embed(np.stack([p[:prompt_len - 3 * (batch - 1)] for p in prompts])))
+        gpt.hidden(gpt.embed(np.stack([p[: prompt_len - 3 * (batch - 1)] for p in prompts])))
         t_prefill = time.perf_counter() - t0
         t0 = time.perf_counter()
         res = gpt.generate(prompts, params=params, rng=rng, max_new_tokens=frames)
@@ -71,9 +71,14 @@ def main() -> None:
         precision, _, device = rest.partition("@")
         try:
             t0 = time.perf_counter()
-            gpt = load_gpt(args.asset_dir, backend=backend, precision=precision or "fp32",
-                           device=device or "cpu", cache_dir=args.cache_dir,
-                           threads=args.threads)
+            gpt = load_gpt(
+                args.asset_dir,
+                backend=backend,
+                precision=precision or "fp32",
+                device=device or "cpu",
+                cache_dir=args.cache_dir,
+                threads=args.threads,
+            )
             t_load = time.perf_counter() - t0
         except (ImportError, ValueError) as exc:
             print(f"{spec}: skipped ({exc})")
@@ -82,8 +87,10 @@ def main() -> None:
         print(f"{spec}: load {t_load:.2f}s (H={cfg.hidden_size}, L={cfg.num_layers})")
         for b in args.batch:
             r = bench_one(gpt, b, args.frames, args.prompt, args.repeats)
-            print(f"  batch {b:2d}: prefill {r['prefill_s'] * 1e3:7.1f} ms, "
-                  f"decode {r['frames_per_s']:8.1f} frames/s, GPT RTF {r['rtf']:.3f}")
+            print(
+                f"  batch {b:2d}: prefill {r['prefill_s'] * 1e3:7.1f} ms, "
+                f"decode {r['frames_per_s']:8.1f} frames/s, GPT RTF {r['rtf']:.3f}"
+            )
         del gpt
 
 

@@ -239,8 +239,9 @@ def test_bad_input(gpt, golden):
     with pytest.raises(ValueError, match="eos_id"):
         gpt.generate([ids], stage="refine", params=SamplingParams(temperature=0))
     with pytest.raises(ValueError, match="one temperature"):
-        gpt.generate([ids], stage="refine",
-                     params=SamplingParams(temperature=(0.1, 0.2), eos_id=EBREAK_ID))
+        gpt.generate(
+            [ids], stage="refine", params=SamplingParams(temperature=(0.1, 0.2), eos_id=EBREAK_ID)
+        )
     with pytest.raises(ValueError, match="empty"):
         gpt.generate([np.array([], np.int64)])
     with pytest.raises(ValueError, match="min_new_tokens"):

@@ -26,7 +26,11 @@ import numpy as np
 from mixvox.engines.chattts.sampler import SamplingParams, draw, process_logits
 
 __all__ = [
-    "FramesCallback", "GenerationResult", "StackBackend", "prompt_positions", "run_generation",
+    "FramesCallback",
+    "GenerationResult",
+    "StackBackend",
+    "prompt_positions",
+    "run_generation",
 ]
 
 #: ``on_frames(item_index, new_ids, new_hidden, done)``
@@ -62,8 +66,9 @@ class StackBackend(Protocol):
 
     def begin(self, attention_mask: np.ndarray, max_len: int) -> None: ...
 
-    def forward(self, inputs_embeds: np.ndarray, positions: np.ndarray, start: int
-                ) -> np.ndarray: ...
+    def forward(
+        self, inputs_embeds: np.ndarray, positions: np.ndarray, start: int
+    ) -> np.ndarray: ...
 
 
 def prompt_positions(mask: np.ndarray) -> np.ndarray:
@@ -104,8 +109,11 @@ def run_generation(
     row_temp = params.row_temperatures(B * Q)
     greedy_rows = row_temp == 0
     lengths = attention_mask.sum(axis=1).astype(np.int64)
-    mins = (np.full(B, params.min_new_tokens, np.int64) if min_new is None
-            else np.asarray(min_new, np.int64).reshape(B))
+    mins = (
+        np.full(B, params.min_new_tokens, np.int64)
+        if min_new is None
+        else np.asarray(min_new, np.int64).reshape(B)
+    )
 
     stack.begin(attention_mask, T + max_new)
     h = stack.forward(prompt_embeds, prompt_positions(attention_mask), 0)[:, -1].copy()
@@ -157,6 +165,7 @@ def run_generation(
     for b in range(B):
         n = int(n_out[b])
         ids = hist[b, :, :n].T.copy() if num_vq else hist[b, 0, :n].copy()
-        out.append(GenerationResult(ids=ids, hidden=hiddens[b, :n].copy(),
-                                    finished=bool(finished[b])))
+        out.append(
+            GenerationResult(ids=ids, hidden=hiddens[b, :n].copy(), finished=bool(finished[b]))
+        )
     return out

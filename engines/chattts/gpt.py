@@ -104,8 +104,10 @@ class GPTConfig:
             if cfg.get("attention_bias") or cfg.get("mlp_bias"):
                 raise ValueError("attention/mlp biases are not supported")
             if kv != heads:
-                raise ValueError("grouped-query attention (num_key_value_heads != "
-                                 "num_attention_heads) is not supported")
+                raise ValueError(
+                    "grouped-query attention (num_key_value_heads != "
+                    "num_attention_heads) is not supported"
+                )
             head_dim = int(cfg.get("head_dim") or hidden // heads)
             if head_dim * heads != hidden:
                 raise ValueError(f"hidden_size {hidden} != heads {heads} x head_dim {head_dim}")
@@ -194,8 +196,9 @@ class GPTWeights:
     gpt_sha256: str
 
     @classmethod
-    def load(cls, asset_dir: str | Path, config: GPTConfig | None = None,
-             gpt_sha256: str | None = None) -> GPTWeights:
+    def load(
+        cls, asset_dir: str | Path, config: GPTConfig | None = None, gpt_sha256: str | None = None
+    ) -> GPTWeights:
         """Read ``gpt/model.safetensors`` and ``Embed.safetensors`` (safetensors only).
 
         ``gpt_sha256``: the already verified SHA-256 of ``gpt/model.safetensors`` (the graph
@@ -219,8 +222,9 @@ class GPTWeights:
                 raise ValueError(f"{src.name}: tensor {name!r} missing")
             a = d[name]
             if tuple(a.shape) != shape:
-                raise ValueError(f"{src.name}: {name} has shape {tuple(a.shape)}, "
-                                 f"config expects {shape}")
+                raise ValueError(
+                    f"{src.name}: {name} has shape {tuple(a.shape)}, config expects {shape}"
+                )
             return np.ascontiguousarray(a, dtype=np.float32)
 
         inter, kvd = cfg.intermediate_size, cfg.num_kv_heads * cfg.head_dim
@@ -237,25 +241,40 @@ class GPTWeights:
         }
         layers = []
         for i in range(cfg.num_layers):
-            layers.append({
-                k.split(".")[-2]: get(sd, f"layers.{i}.{k}", s, gpt_path)
-                for k, s in shapes.items()
-            })
+            layers.append(
+                {
+                    k.split(".")[-2]: get(sd, f"layers.{i}.{k}", s, gpt_path)
+                    for k, s in shapes.items()
+                }
+            )
         norm = get(sd, "norm.weight", (H,), gpt_path)
         VT, VA = cfg.num_text_tokens, cfg.num_audio_tokens
         emb_text = get(es, "emb_text.weight", (VT, H), emb_path)
-        emb_code = np.stack([get(es, f"emb_code.{q}.weight", (VA, H), emb_path)
-                             for q in range(Q)])
+        emb_code = np.stack([get(es, f"emb_code.{q}.weight", (VA, H), emb_path) for q in range(Q)])
         pre = "parametrizations.weight.original"
-        head_text = _fold_weight_norm(get(es, f"head_text.{pre}0", (VT, 1), emb_path),
-                                      get(es, f"head_text.{pre}1", (VT, H), emb_path))
-        head_code = np.stack([
-            _fold_weight_norm(get(es, f"head_code.{q}.{pre}0", (VA, 1), emb_path),
-                              get(es, f"head_code.{q}.{pre}1", (VA, H), emb_path))
-            for q in range(Q)
-        ])
-        return cls(cfg, layers, norm, emb_text, emb_code, head_text, head_code,
-                   gpt_sha256 or weights_sha256(gpt_path))
+        head_text = _fold_weight_norm(
+            get(es, f"head_text.{pre}0", (VT, 1), emb_path),
+            get(es, f"head_text.{pre}1", (VT, H), emb_path),
+        )
+        head_code = np.stack(
+            [
+                _fold_weight_norm(
+                    get(es, f"head_code.{q}.{pre}0", (VA, 1), emb_path),
+                    get(es, f"head_code.{q}.{pre}1", (VA, H), emb_path),
+                )
+                for q in range(Q)
+            ]
+        )
+        return cls(
+            cfg,
+            layers,
+            norm,
+            emb_text,
+            emb_code,
+            head_text,
+            head_code,
+            gpt_sha256 or weights_sha256(gpt_path),
+        )
 
 
 def normalize_speaker(spk_emb: np.ndarray) -> np.ndarray:
@@ -326,8 +345,10 @@ class GPT:
                 continue
             n = normalize_speaker(vec)
             if n.shape != (self.config.hidden_size,):
-                raise ValueError(f"speaker vector has {n.shape[0]} dims, the GPT expects "
-                                 f"{self.config.hidden_size}")
+                raise ValueError(
+                    f"speaker vector has {n.shape[0]} dims, the GPT expects "
+                    f"{self.config.hidden_size}"
+                )
             emb[b, ids[b] == spk_emb_token_id] = n
         return emb
 
@@ -357,15 +378,19 @@ class GPT:
 
     # -- the stack -------------------------------------------------------------------------
 
-    def hidden(self, inputs_embeds: np.ndarray, attention_mask: np.ndarray | None = None
-               ) -> np.ndarray:
+    def hidden(
+        self, inputs_embeds: np.ndarray, attention_mask: np.ndarray | None = None
+    ) -> np.ndarray:
         """Last hidden state of the Llama stack over ``[B, T, H]`` (left padding in mask)."""
         x = np.asarray(inputs_embeds, dtype=np.float32)
         if x.ndim != 3 or x.shape[-1] != self.config.hidden_size:
             raise ValueError(f"inputs_embeds must be [B, T, {self.config.hidden_size}]")
         B, T, _ = x.shape
-        mask = (np.ones((B, T), np.int64) if attention_mask is None
-                else np.asarray(attention_mask).astype(np.int64))
+        mask = (
+            np.ones((B, T), np.int64)
+            if attention_mask is None
+            else np.asarray(attention_mask).astype(np.int64)
+        )
         if mask.shape != (B, T):
             raise ValueError(f"attention_mask shape {mask.shape} != {(B, T)}")
         self.stack.begin(mask, T)
@@ -406,13 +431,15 @@ class GPT:
             raise ValueError("empty prompt")
         B, T = len(arrs), max(a.size for a in arrs)
         if T >= self.config.max_position_embeddings:
-            raise ValueError(f"prompt of {T} tokens exceeds the GPT's "
-                             f"{self.config.max_position_embeddings} positions; split the text")
+            raise ValueError(
+                f"prompt of {T} tokens exceeds the GPT's "
+                f"{self.config.max_position_embeddings} positions; split the text"
+            )
         ids = np.zeros((B, T), np.int64)
         mask = np.zeros((B, T), np.int64)
         for b, a in enumerate(arrs):
-            ids[b, T - a.size:] = a
-            mask[b, T - a.size:] = 1
+            ids[b, T - a.size :] = a
+            mask[b, T - a.size :] = 1
         emb = self.embed(ids, spk_emb, spk_emb_token_id)
         caps = np.full(B, params.max_new_tokens, np.int64)
         if max_new_tokens is not None:
@@ -431,17 +458,39 @@ class GPT:
         if stage == "code":
             eos = params.eos_id if params.eos_id is not None else self.config.eos_code
             return run_generation(
-                self.stack, emb, mask, caps, params, rng, eos,
-                next_embed=self.embed_codes, logits=self.code_logits, num_vq=self.config.num_vq,
-                on_frames=on_frames, stream_every=stream_every, min_new=mins)
+                self.stack,
+                emb,
+                mask,
+                caps,
+                params,
+                rng,
+                eos,
+                next_embed=self.embed_codes,
+                logits=self.code_logits,
+                num_vq=self.config.num_vq,
+                on_frames=on_frames,
+                stream_every=stream_every,
+                min_new=mins,
+            )
         if params.eos_id is None:
             raise ValueError("refine stage needs params.eos_id (the [Ebreak] token id)")
         if params.temperatures.size != 1:
             raise ValueError("refine stage takes one temperature, not one per codebook")
         return run_generation(
-            self.stack, emb, mask, caps, params, rng, params.eos_id,
-            next_embed=lambda t: self.weights.emb_text[t], logits=self.text_logits, num_vq=0,
-            on_frames=on_frames, stream_every=stream_every, min_new=mins)
+            self.stack,
+            emb,
+            mask,
+            caps,
+            params,
+            rng,
+            params.eos_id,
+            next_embed=lambda t: self.weights.emb_text[t],
+            logits=self.text_logits,
+            num_vq=0,
+            on_frames=on_frames,
+            stream_every=stream_every,
+            min_new=mins,
+        )
 
 
 def load_gpt(
@@ -468,8 +517,9 @@ def load_gpt(
     if backend == "onnx":
         from mixvox.engines.chattts.gpt_onnx import OnnxStack
 
-        stack: StackBackend = OnnxStack(weights, precision=precision, device=device,
-                                        cache_dir=cache_dir, threads=threads)
+        stack: StackBackend = OnnxStack(
+            weights, precision=precision, device=device, cache_dir=cache_dir, threads=threads
+        )
     elif backend == "torch":
         from mixvox.engines.chattts.gpt_torch import TorchStack
 
@@ -477,4 +527,3 @@ def load_gpt(
     else:
         raise ValueError(f"unknown GPT backend {backend!r} (onnx or torch)")
     return GPT(weights, stack, backend)
-

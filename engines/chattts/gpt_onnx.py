@@ -37,8 +37,13 @@ if TYPE_CHECKING:
 
     from mixvox.engines.chattts.gpt import GPTConfig, GPTWeights
 
-__all__ = ["BUILDER_VERSION", "OnnxStack", "build_stack_graph", "physical_cores",
-           "stack_graph_path"]
+__all__ = [
+    "BUILDER_VERSION",
+    "OnnxStack",
+    "build_stack_graph",
+    "physical_cores",
+    "stack_graph_path",
+]
 
 #: Bump when the graph changes, so cached graphs are rebuilt.
 BUILDER_VERSION = "gpt-stack-2"
@@ -63,23 +68,33 @@ def build_stack_graph(w: GPTWeights) -> onnx.ModelProto:
     zero1 = g.const("z1", np.array([0], np.int64))
     one1 = g.const("o1", np.array([1], np.int64))
     # attention mask [B, 1, T, total]: key j valid and j <= start + i
-    kpos = g.op("Range", g.op("Squeeze", zero1), g.op("Squeeze", total),
-                g.op("Squeeze", one1))  # [total]
-    qpos = g.op("Add", g.op("Range", g.op("Squeeze", zero1), g.op("Squeeze", seq),
-                             g.op("Squeeze", one1)), start)  # [T]
-    causal = g.op("LessOrEqual", g.op("Unsqueeze", kpos, zero1),
-                  g.op("Unsqueeze", qpos, one1))  # [T, total]
+    kpos = g.op(
+        "Range", g.op("Squeeze", zero1), g.op("Squeeze", total), g.op("Squeeze", one1)
+    )  # [total]
+    qpos = g.op(
+        "Add",
+        g.op("Range", g.op("Squeeze", zero1), g.op("Squeeze", seq), g.op("Squeeze", one1)),
+        start,
+    )  # [T]
+    causal = g.op(
+        "LessOrEqual", g.op("Unsqueeze", kpos, zero1), g.op("Unsqueeze", qpos, one1)
+    )  # [T, total]
     km = g.op("Slice", kmask, zero1, total, one1)  # [B, total]
     km = g.op("Cast", km, to=9)  # bool
-    valid = g.op("And", g.op("Unsqueeze", causal, zero1),
-                 g.op("Unsqueeze", km, one1))  # [B, T, total]
+    valid = g.op(
+        "And", g.op("Unsqueeze", causal, zero1), g.op("Unsqueeze", km, one1)
+    )  # [B, T, total]
     valid = g.op("Unsqueeze", valid, one1)  # [B, 1, T, total]
     neg = g.const("neg", np.array(np.finfo(np.float32).min, np.float32))
 
     # rotary tables [B, 1, T, D]
-    inv_freq = (1.0 / (np.float32(cfg.rope_theta) ** (
-        np.arange(0, D, 2, dtype=np.int64).astype(np.float32) / np.float32(D)))).astype(
-        np.float32)
+    inv_freq = (
+        1.0
+        / (
+            np.float32(cfg.rope_theta)
+            ** (np.arange(0, D, 2, dtype=np.int64).astype(np.float32) / np.float32(D))
+        )
+    ).astype(np.float32)
     pf = g.op("Unsqueeze", g.op("Cast", pos, to=1), g.const("a2", np.array([2], np.int64)))
     freqs = g.op("Mul", pf, g.const("inv_freq", inv_freq))  # [B, T, D/2]
     emb = g.op("Concat", freqs, freqs, axis=-1)
@@ -88,7 +103,7 @@ def build_stack_graph(w: GPTWeights) -> onnx.ModelProto:
 
     eps = g.const("eps", np.array(cfg.rms_norm_eps, np.float32))
     two = g.const("two", np.array(2.0, np.float32))
-    scale = g.const("scale", np.array(D ** -0.5, np.float32))
+    scale = g.const("scale", np.array(D**-0.5, np.float32))
     heads_shape = g.const("hshape", np.array([0, 0, nh, D], np.int64))
     merge_shape = g.const("mshape", np.array([0, 0, H], np.int64))
     half = D // 2
@@ -102,8 +117,9 @@ def build_stack_graph(w: GPTWeights) -> onnx.ModelProto:
         return g.op("MatMul", v, g.const(hint, np.ascontiguousarray(weight.T)))
 
     def rope(t: str) -> str:
-        a, b = g.op("Split", t, g.const("split", np.array([half, half], np.int64)),
-                    axis=-1, n_out=2)
+        a, b = g.op(
+            "Split", t, g.const("split", np.array([half, half], np.int64)), axis=-1, n_out=2
+        )
         rot = g.op("Concat", g.op("Neg", b), a, axis=-1)
         return g.op("Add", g.op("Mul", t, cos), g.op("Mul", rot, sin))
 
@@ -122,8 +138,9 @@ def build_stack_graph(w: GPTWeights) -> onnx.ModelProto:
         q = rope(to_heads(q))
         k = rope(to_heads(k))
         v = to_heads(v)
-        presents.append(g.op("Concat", g.op("Unsqueeze", k, zero1), g.op("Unsqueeze", v, zero1),
-                             axis=0))  # [2, B, nh, T, D]
+        presents.append(
+            g.op("Concat", g.op("Unsqueeze", k, zero1), g.op("Unsqueeze", v, zero1), axis=0)
+        )  # [2, B, nh, T, D]
         kv_axes = g.const("kvax", np.array([0, 1, 4], np.int64))
         ends_k = g.op("Concat", g.const(p + "ek", np.array([i + 1, 1], np.int64)), start, axis=0)
         ends_v = g.op("Concat", g.const(p + "ev", np.array([i + 1, 2], np.int64)), start, axis=0)
@@ -134,15 +151,19 @@ def build_stack_graph(w: GPTWeights) -> onnx.ModelProto:
         vf = g.op("Concat", g.op("Squeeze", pv, sq), v, axis=2)
         scores = g.op("Mul", g.op("MatMul", q, g.op("Transpose", kf, perm=[0, 1, 3, 2])), scale)
         probs = g.op("Softmax", g.op("Where", valid, scores, neg), axis=-1)
-        att = g.op("Reshape", g.op("Transpose", g.op("MatMul", probs, vf), perm=[0, 2, 1, 3]),
-                   merge_shape)
+        att = g.op(
+            "Reshape", g.op("Transpose", g.op("MatMul", probs, vf), perm=[0, 2, 1, 3]), merge_shape
+        )
         h = g.op("Add", h, linear(att, lw["o_proj"], p + "wo"))
         n = rms(h, lw["post_attention_layernorm"], p + "ln2")
         inter = lw["gate_proj"].shape[0]
-        gate, up = g.op("Split", linear(n, np.concatenate([lw["gate_proj"], lw["up_proj"]]),
-                                        p + "wgu"),
-                        g.const("gu_split", np.array([inter, inter], np.int64)), axis=-1,
-                        n_out=2)
+        gate, up = g.op(
+            "Split",
+            linear(n, np.concatenate([lw["gate_proj"], lw["up_proj"]]), p + "wgu"),
+            g.const("gu_split", np.array([inter, inter], np.int64)),
+            axis=-1,
+            n_out=2,
+        )
         act = g.op("Mul", g.op("Mul", gate, g.op("Sigmoid", gate)), up)
         h = g.op("Add", h, linear(act, lw["down_proj"], p + "wd"))
     out = rms(h, w.norm, "final_norm")
@@ -152,8 +173,9 @@ def build_stack_graph(w: GPTWeights) -> onnx.ModelProto:
     return g.build(doc=f"ChatTTS GPT Llama stack ({BUILDER_VERSION})")
 
 
-def stack_graph_path(w: GPTWeights, precision: str = "fp32",
-                     cache_dir: str | os.PathLike[str] | None = None) -> Path:
+def stack_graph_path(
+    w: GPTWeights, precision: str = "fp32", cache_dir: str | os.PathLike[str] | None = None
+) -> Path:
     """Path of the (cached) stack graph for ``precision`` ``fp32`` or ``int8``."""
     cache = Path(cache_dir) if cache_dir is not None else None
     parts = {"weights_sha256": w.gpt_sha256, "builder": BUILDER_VERSION, "precision": "fp32"}
@@ -171,8 +193,13 @@ def stack_graph_path(w: GPTWeights, precision: str = "fp32",
 
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "q.onnx"
-            quantize_dynamic(str(fp32), str(out), op_types_to_quantize=["MatMul"],
-                             per_channel=True, weight_type=QuantType.QInt8)
+            quantize_dynamic(
+                str(fp32),
+                str(out),
+                op_types_to_quantize=["MatMul"],
+                per_channel=True,
+                weight_type=QuantType.QInt8,
+            )
             return onnx.load(str(out))
 
     parts = {**parts, "precision": "int8", "quant": "dynamic-matmul-qint8-per-channel"}
@@ -230,9 +257,16 @@ class OnnxStack:
     into the cache slot.
     """
 
-    def __init__(self, weights: GPTWeights, *, precision: str = "fp32", device: str = "cpu",
-                 cache_dir: str | os.PathLike[str] | None = None, threads: int | None = None,
-                 warmup: bool = True) -> None:
+    def __init__(
+        self,
+        weights: GPTWeights,
+        *,
+        precision: str = "fp32",
+        device: str = "cpu",
+        cache_dir: str | os.PathLike[str] | None = None,
+        threads: int | None = None,
+        warmup: bool = True,
+    ) -> None:
         if device != "cpu":
             raise ValueError("the ONNX GPT backend runs on cpu; use backend='torch' for cuda")
         import onnxruntime as ort
@@ -250,27 +284,31 @@ class OnnxStack:
         if warmup:
             self.begin(np.ones((1, 4), np.int64), 8)
             cfg = self.config
-            self.forward(np.zeros((1, 4, cfg.hidden_size), np.float32),
-                         np.arange(4, dtype=np.int64)[None], 0)
-            self.forward(np.zeros((1, 1, cfg.hidden_size), np.float32),
-                         np.array([[4]], np.int64), 4)
+            self.forward(
+                np.zeros((1, 4, cfg.hidden_size), np.float32), np.arange(4, dtype=np.int64)[None], 0
+            )
+            self.forward(
+                np.zeros((1, 1, cfg.hidden_size), np.float32), np.array([[4]], np.int64), 4
+            )
 
     def _allocate(self, B: int, S: int) -> None:
         cfg = self.config
         ort = self._ort
-        self._past = np.zeros((cfg.num_layers, 2, B, cfg.num_heads, S, cfg.head_dim),
-                              np.float32)
+        self._past = np.zeros((cfg.num_layers, 2, B, cfg.num_heads, S, cfg.head_dim), np.float32)
         self._kmask = np.zeros((B, S), np.int64)
         self._emb1 = np.zeros((B, 1, cfg.hidden_size), np.float32)
         self._pos1 = np.zeros((B, 1), np.int64)
         self._hid1 = np.zeros((B, 1, cfg.hidden_size), np.float32)
-        self._pres1 = np.zeros((cfg.num_layers, 2, B, cfg.num_heads, 1, cfg.head_dim),
-                               np.float32)
+        self._pres1 = np.zeros((cfg.num_layers, 2, B, cfg.num_heads, 1, cfg.head_dim), np.float32)
         self._B, self._S = B, S
         b = self.session.io_binding()
-        for name, arr in (("past", self._past), ("key_mask", self._kmask),
-                          ("start", self._start), ("inputs_embeds", self._emb1),
-                          ("position_ids", self._pos1)):
+        for name, arr in (
+            ("past", self._past),
+            ("key_mask", self._kmask),
+            ("start", self._start),
+            ("inputs_embeds", self._emb1),
+            ("position_ids", self._pos1),
+        ):
             b.bind_ortvalue_input(name, ort.OrtValue.ortvalue_from_numpy(arr))
         b.bind_ortvalue_output("hidden", ort.OrtValue.ortvalue_from_numpy(self._hid1))
         b.bind_ortvalue_output("present", ort.OrtValue.ortvalue_from_numpy(self._pres1))
@@ -288,8 +326,7 @@ class OnnxStack:
         self._kmask[:, :T] = attention_mask
         self._limit = max_len
 
-    def forward(self, inputs_embeds: np.ndarray, positions: np.ndarray, start: int
-                ) -> np.ndarray:
+    def forward(self, inputs_embeds: np.ndarray, positions: np.ndarray, start: int) -> np.ndarray:
         assert self._past is not None
         B, T, _ = inputs_embeds.shape
         if B != self._B:
@@ -310,12 +347,16 @@ class OnnxStack:
         pres = np.empty((cfg.num_layers, 2, B, cfg.num_heads, T, cfg.head_dim), np.float32)
         emb = np.ascontiguousarray(inputs_embeds, np.float32)
         pos = np.ascontiguousarray(positions, np.int64)
-        for name, arr in (("past", self._past), ("key_mask", self._kmask),
-                          ("start", self._start), ("inputs_embeds", emb),
-                          ("position_ids", pos)):
+        for name, arr in (
+            ("past", self._past),
+            ("key_mask", self._kmask),
+            ("start", self._start),
+            ("inputs_embeds", emb),
+            ("position_ids", pos),
+        ):
             b.bind_ortvalue_input(name, ort.OrtValue.ortvalue_from_numpy(arr))
         b.bind_ortvalue_output("hidden", ort.OrtValue.ortvalue_from_numpy(hid))
         b.bind_ortvalue_output("present", ort.OrtValue.ortvalue_from_numpy(pres))
         self.session.run_with_iobinding(b)
-        self._past[:, :, :, :, start:start + T, :] = pres
+        self._past[:, :, :, :, start : start + T, :] = pres
         return hid

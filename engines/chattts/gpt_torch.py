@@ -31,16 +31,26 @@ if TYPE_CHECKING:
 
 __all__ = ["KVCache", "TorchGPTModel", "TorchStack", "decode_step", "forward", "prefill"]
 
-_LAYER_KEYS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj",
-               "input_layernorm", "post_attention_layernorm")
+_LAYER_KEYS = (
+    "q_proj",
+    "k_proj",
+    "v_proj",
+    "o_proj",
+    "gate_proj",
+    "up_proj",
+    "down_proj",
+    "input_layernorm",
+    "post_attention_layernorm",
+)
 
 
 def _torch() -> Any:
     try:
         import torch
     except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ImportError("the torch GPT backend needs torch (pip install 'mixvox[torch]')"
-                          ) from exc
+        raise ImportError(
+            "the torch GPT backend needs torch (pip install 'mixvox[torch]')"
+        ) from exc
     return torch
 
 
@@ -51,8 +61,9 @@ class TorchGPTModel:
     """The stack's weights as tensors on one device/dtype, plus the rotary inverse
     frequencies. Linear weights keep the torch ``[out, in]`` layout (``F.linear``)."""
 
-    def __init__(self, weights: GPTWeights, *, device: str = "cpu", precision: str = "fp32"
-                 ) -> None:
+    def __init__(
+        self, weights: GPTWeights, *, device: str = "cpu", precision: str = "fp32"
+    ) -> None:
         torch = _torch()
         if precision not in _DTYPES:
             raise ValueError(f"torch GPT precision must be one of {sorted(_DTYPES)}")
@@ -71,8 +82,9 @@ class TorchGPTModel:
         self.layers = [{k: t(lw[k]) for k in _LAYER_KEYS} for lw in weights.layers]
         self.norm = t(weights.norm)
         D = cfg.head_dim
-        self.inv_freq = 1.0 / (cfg.rope_theta ** (
-            torch.arange(0, D, 2, dtype=torch.int64).float() / D)).to(self.device)
+        self.inv_freq = 1.0 / (
+            cfg.rope_theta ** (torch.arange(0, D, 2, dtype=torch.int64).float() / D)
+        ).to(self.device)
         self.eps = cfg.rms_norm_eps
 
 
@@ -87,8 +99,11 @@ class KVCache:
     def allocate(cls, model: TorchGPTModel, batch: int, max_len: int) -> KVCache:
         torch = _torch()
         cfg = model.config
-        kv = torch.zeros((cfg.num_layers, 2, batch, cfg.num_heads, max_len, cfg.head_dim),
-                         dtype=model.dtype, device=model.device)
+        kv = torch.zeros(
+            (cfg.num_layers, 2, batch, cfg.num_heads, max_len, cfg.head_dim),
+            dtype=model.dtype,
+            device=model.device,
+        )
         mask = torch.ones((batch, max_len), dtype=torch.bool, device=model.device)
         return cls(kv, mask)
 
@@ -160,13 +175,15 @@ def forward(
         att = att.transpose(1, 2).reshape(B, T, nh * D)
         h = h + F.linear(att, lw["o_proj"])
         n = _rms(h, lw["post_attention_layernorm"], model.eps)
-        h = h + F.linear(F.silu(F.linear(n, lw["gate_proj"])) * F.linear(n, lw["up_proj"]),
-                         lw["down_proj"])
+        h = h + F.linear(
+            F.silu(F.linear(n, lw["gate_proj"])) * F.linear(n, lw["up_proj"]), lw["down_proj"]
+        )
     return _rms(h, model.norm, model.eps)
 
 
-def prefill(model: TorchGPTModel, inputs_embeds: torch.Tensor, positions: torch.Tensor,
-            cache: KVCache) -> torch.Tensor:
+def prefill(
+    model: TorchGPTModel, inputs_embeds: torch.Tensor, positions: torch.Tensor, cache: KVCache
+) -> torch.Tensor:
     """The prompt pass: slots ``[0, T)``, attending only over the prompt."""
     torch = _torch()
     T = inputs_embeds.shape[1]
@@ -174,9 +191,14 @@ def prefill(model: TorchGPTModel, inputs_embeds: torch.Tensor, positions: torch.
     return forward(model, inputs_embeds, positions, cache, cp, attend_len=T)
 
 
-def decode_step(model: TorchGPTModel, inputs_embeds: torch.Tensor, positions: torch.Tensor,
-                cache: KVCache, cache_position: torch.Tensor, attend_len: int | None = None
-                ) -> torch.Tensor:
+def decode_step(
+    model: TorchGPTModel,
+    inputs_embeds: torch.Tensor,
+    positions: torch.Tensor,
+    cache: KVCache,
+    cache_position: torch.Tensor,
+    attend_len: int | None = None,
+) -> torch.Tensor:
     """One decode step (``inputs_embeds`` ``[B, 1, H]``) at slot ``cache_position`` ``[1]``."""
     return forward(model, inputs_embeds, positions, cache, cache_position, attend_len)
 
@@ -184,8 +206,15 @@ def decode_step(model: TorchGPTModel, inputs_embeds: torch.Tensor, positions: to
 class TorchStack:
     """``StackBackend`` over torch: numpy in/out, tensors and the cache stay on the device."""
 
-    def __init__(self, weights: GPTWeights, *, precision: str = "fp32", device: str = "cpu",
-                 threads: int | None = None, warmup: bool = True) -> None:
+    def __init__(
+        self,
+        weights: GPTWeights,
+        *,
+        precision: str = "fp32",
+        device: str = "cpu",
+        threads: int | None = None,
+        warmup: bool = True,
+    ) -> None:
         torch = _torch()
         if threads:
             torch.set_num_threads(threads)
@@ -211,8 +240,7 @@ class TorchStack:
         c.key_mask[:, :T] = torch.from_numpy(np.asarray(attention_mask) != 0).to(c.key_mask)
         self._limit = max_len
 
-    def forward(self, inputs_embeds: np.ndarray, positions: np.ndarray, start: int
-                ) -> np.ndarray:
+    def forward(self, inputs_embeds: np.ndarray, positions: np.ndarray, start: int) -> np.ndarray:
         torch = _torch()
         c = self.cache
         if c is None:

@@ -60,8 +60,9 @@ class SamplingParams:
     def __post_init__(self) -> None:
         t = np.atleast_1d(np.asarray(self.temperature, dtype=np.float32))
         if t.ndim != 1 or t.size == 0 or not np.all(np.isfinite(t)) or np.any(t < 0):
-            raise ValueError(f"temperature must be >= 0 (one value or one per codebook): "
-                             f"{self.temperature!r}")
+            raise ValueError(
+                f"temperature must be >= 0 (one value or one per codebook): {self.temperature!r}"
+            )
         object.__setattr__(self, "temperatures", t)
         if self.top_p is not None and not 0.0 < self.top_p <= 1.0:
             raise ValueError(f"top_p must be in (0, 1]: {self.top_p}")
@@ -146,9 +147,7 @@ def top_k(logits: np.ndarray, k: int, min_keep: int = 3) -> np.ndarray:
     return out
 
 
-def process_logits(
-    logits: np.ndarray, history: np.ndarray, params: SamplingParams
-) -> np.ndarray:
+def process_logits(logits: np.ndarray, history: np.ndarray, params: SamplingParams) -> np.ndarray:
     """Apply temperature -> repetition penalty -> top-p -> top-k to ``logits`` ``[..., V]``.
 
     ``history`` is ``[..., T]`` (same leading shape): the tokens generated so far in each row
