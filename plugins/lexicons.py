@@ -20,14 +20,14 @@ Formats::
     nginx	/EH1 N JH AH0 N EH1 K S/	en
 
 Pinyin is canonicalised the way the zh frontend writes it (pypinyin ``TONE3``: ``ü`` as ``v``,
-neutral tone ``5``); ARPAbet is upper-cased with stress digits on vowels only.
+neutral tone ``5``); ARPAbet is upper-cased with stress digits on vowels only. Both checks live
+in :mod:`mixvox.phonetics`, shared with the inline ``[text](pronunciation)`` overrides.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-import re
 import sys
 import types
 import unicodedata
@@ -38,6 +38,7 @@ from typing import Any
 
 from mixvox.interfaces import LexEntry, MixvoxError
 from mixvox.ir import EN, ZH
+from mixvox.phonetics import ARPABET_CONSONANTS, ARPABET_VOWELS, parse_arpabet, parse_pinyin
 from mixvox.textutil import is_han
 
 from .hookspecs import hookimpl
@@ -61,121 +62,15 @@ __all__ = [
 #: Languages a lexicon may hold (the ones mixvox has frontends for).
 LANGS: tuple[str, ...] = (ZH, EN)
 
-#: CMU/ARPAbet phone set (39 phones). Vowels take a stress digit 0/1/2, consonants none.
-ARPABET_VOWELS = frozenset("AA AE AH AO AW AY EH ER EY IH IY OW OY UH UW".split())
-ARPABET_CONSONANTS = frozenset("B CH D DH F G HH JH K L M N NG P R S SH T TH V W Y Z ZH".split())
-
 #: Report at most this many problems of one file in one error (the rest are counted).
 MAX_REPORTED_ERRORS = 20
 
 _TSV_SUFFIXES = {".tsv", ".tab", ".txt", ".lex"}
 _ENTRY_KEYS = {"phonemes", "respelling", "spoken"}
-_SYLLABLE_RE = re.compile(r"([a-zê]+)([0-9]?)")
-_PHONE_RE = re.compile(r"([A-Z]+)([0-9]?)")
-# Letters that carry pinyin tone marks; their presence means the user wrote "chóng" not "chong2".
-_TONE_MARKED = set("āáǎàēéěèīíǐìōóǒòūúǔùǖǘǚǜńňǹḿ")
 
 
 class _EntryError(ValueError):
     """A problem with one entry; the caller adds the file and line/key."""
-
-
-@functools.cache
-def _pinyin_syllables() -> frozenset[str]:
-    """Toneless pinyin syllables (data file generated from pypinyin's character readings)."""
-    text = (
-        resources.files("mixvox.plugins")
-        .joinpath("data/pinyin_syllables.txt")
-        .read_text(encoding="utf-8")
-    )
-    return frozenset(
-        line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")
-    )
-
-
-def _canonical_syllable(base: str) -> str:
-    """Accept the common spellings of ü: ``lü``/``lv``; ``jv``/``ju`` (pypinyin writes ``ju``)."""
-    base = base.replace("ü", "v").replace("u:", "v")
-    if base[:1] in ("j", "q", "x", "y") and base[1:2] == "v":
-        base = base[0] + "u" + base[2:]
-    if base in ("lue", "nue"):
-        base = base[0] + "ve"
-    return base
-
-
-def parse_pinyin(text: str, word: str | None = None) -> tuple[str, ...]:
-    """Validate tone-numbered pinyin and return its syllables in canonical form.
-
-    ``"Chong2 qing4"`` -> ``("chong2", "qing4")``. With ``word``, the number of syllables must
-    equal the number of Han characters of ``word``: a missing syllable would shift every reading
-    after it. Raises :class:`ValueError` saying what is wrong.
-    """
-    pieces = unicodedata.normalize("NFC", text).lower().split()
-    if not pieces:
-        raise ValueError("empty pinyin")
-    valid = _pinyin_syllables()
-    out: list[str] = []
-    for piece in pieces:
-        if any(ch in _TONE_MARKED for ch in piece):
-            raise ValueError(
-                f"pinyin syllable {piece!r} uses a tone mark; write tone numbers "
-                f"({_suggest_tone3(piece)!r})"
-            )
-        m = _SYLLABLE_RE.fullmatch(piece.replace("ü", "v").replace("u:", "v"))
-        if m is None:
-            raise ValueError(f"{piece!r} is not a pinyin syllable (letters then a tone 1-5)")
-        base, tone = _canonical_syllable(m.group(1)), m.group(2)
-        if base not in valid:
-            raise ValueError(f"unknown pinyin syllable {m.group(1)!r} in {piece!r}")
-        if not tone:
-            raise ValueError(f"pinyin syllable {piece!r} has no tone number (1-5, 5 = neutral)")
-        if tone not in "12345":
-            raise ValueError(f"pinyin syllable {piece!r}: tone must be 1-5 (5 = neutral)")
-        out.append(base + tone)
-    if word is not None:
-        n_han = sum(1 for ch in word if is_han(ch))
-        if n_han != len(out):
-            raise ValueError(
-                f"{len(out)} pinyin syllable(s) for {n_han} Han character(s) in {word!r} "
-                "(write one syllable per character)"
-            )
-    return tuple(out)
-
-
-def _suggest_tone3(piece: str) -> str:
-    try:
-        from pypinyin.contrib.tone_convert import to_tone3
-
-        return to_tone3(piece, v_to_u=False, neutral_tone_with_five=True)
-    except Exception:  # only a hint for the message; never mask the real error
-        return "e.g. chong2"
-
-
-def parse_arpabet(text: str) -> tuple[str, ...]:
-    """Validate ARPAbet (``/.../`` slashes optional) and return the phones upper-cased.
-
-    Vowels must carry a stress digit (0, 1 or 2) and consonants none, because the en engines
-    and frontends rely on stress to place the accent. Raises :class:`ValueError`.
-    """
-    body = text.strip()
-    if body.startswith("/") and body.endswith("/") and len(body) >= 2:
-        body = body[1:-1]
-    phones = body.upper().split()
-    if not phones:
-        raise ValueError("empty ARPAbet")
-    for ph in phones:
-        m = _PHONE_RE.fullmatch(ph)
-        base, stress = (m.group(1), m.group(2)) if m else (ph, "")
-        if m is None or (base not in ARPABET_VOWELS and base not in ARPABET_CONSONANTS):
-            raise ValueError(f"unknown ARPAbet phone {ph!r}")
-        if base in ARPABET_VOWELS:
-            if not stress:
-                raise ValueError(f"ARPAbet vowel {ph!r} needs a stress digit (0, 1 or 2)")
-            if stress not in "012":
-                raise ValueError(f"ARPAbet vowel {ph!r}: stress must be 0, 1 or 2")
-        elif stress:
-            raise ValueError(f"ARPAbet consonant {ph!r} takes no stress digit")
-    return tuple(phones)
 
 
 def _is_arpabet_literal(value: str) -> bool:

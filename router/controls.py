@@ -45,10 +45,10 @@ Bracket text is at most :data:`MAX_BRACKET` characters and the pronunciation at 
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 
 from .ir import CTRL, EN, ZH, Span, Word
+from .phonetics import parse_arpabet_phone, parse_pinyin_syllable
 from .textutil import is_han
 
 #: Longest bracket text / pronunciation we look at (bounded work per ``[``).
@@ -80,65 +80,19 @@ RESERVED_TOKENS: frozenset[str] = frozenset(
     ).split()
 )
 
-# --- pronunciation inventories -----------------------------------------------------------------
-
-_ARPA_VOWELS = frozenset("AA AE AH AO AW AY EH ER EY IH IY OW OY UH UW".split())
-_ARPA_CONSONANTS = frozenset("B CH D DH F G HH JH K L M N NG P R S SH T TH V W Y Z ZH".split())
-
-
-@functools.lru_cache(maxsize=1)
-def pinyin_syllables() -> frozenset[str]:
-    """Toneless pinyin syllables (``v`` for ``ü``) that pypinyin's character table uses.
-
-    Built lazily from pypinyin's own dictionary so that the inventory is the one the zh
-    frontend produces; ``ê`` is left out (it has no tone-number spelling users type).
-    """
-    from pypinyin.contrib.tone_convert import to_normal
-    from pypinyin.pinyin_dict import pinyin_dict
-
-    out: set[str] = set()
-    for value in pinyin_dict.values():
-        for reading in value.split(","):
-            syl = to_normal(reading)
-            if syl.isascii() and syl.isalpha():
-                out.add(syl)
-    return frozenset(out)
+# --- pronunciations (validated by the shared :mod:`mixvox.phonetics`) -------------------------
 
 
 def normalize_pinyin(syllable: str) -> tuple[str | None, str]:
     """``"Lu:4"`` -> ``("lv4", "")``; on failure ``(None, reason)``.
 
-    Accepts ``ü``/``u:``/``v`` for ü and ``lue``/``nue`` for ``lve``/``nve``; the tone digit
-    (1-5) is required because a toneless override would leave the reading to chance.
+    The override scanner's view of :func:`mixvox.phonetics.parse_pinyin_syllable` (the same
+    check as lexicon files), reporting instead of raising.
     """
-    s = syllable.lower().replace("u:", "v").replace("ü", "v")
-    if not s or not s[-1].isdigit():
-        return None, f"pinyin syllable {syllable!r} needs a tone number 1-5"
-    tone = s[-1]
-    base = s[:-1]
-    if tone not in "12345":
-        return None, f"pinyin syllable {syllable!r}: tone must be 1-5"
-    if base in ("lue", "nue"):
-        base = base[0] + "ve"
-    if not (base.isascii() and base.isalpha()) or base not in pinyin_syllables():
-        return None, f"{syllable!r} is not a Mandarin syllable"
-    return base + tone, ""
-
-
-def check_arpabet(phone: str) -> str:
-    """Empty string when ``phone`` is a CMUdict phone with correct stress marking, else why."""
-    if phone[-1:].isdigit():
-        base, stress = phone[:-1], phone[-1]
-        if base in _ARPA_VOWELS:
-            return "" if stress in "012" else f"phone {phone!r}: stress must be 0, 1 or 2"
-        if base in _ARPA_CONSONANTS:
-            return f"phone {phone!r}: consonants take no stress digit"
-        return f"{phone!r} is not an ARPAbet phone"
-    if phone in _ARPA_VOWELS:
-        return f"vowel {phone!r} needs a stress digit (0, 1 or 2)"
-    if phone in _ARPA_CONSONANTS:
-        return ""
-    return f"{phone!r} is not an ARPAbet phone"
+    try:
+        return parse_pinyin_syllable(syllable), ""
+    except ValueError as exc:
+        return None, str(exc)
 
 
 # --- atoms -------------------------------------------------------------------------------------
@@ -215,10 +169,10 @@ def parse_override(
         phones = body.split()
         if not phones:
             return None, "ARPAbet override has no phones"
-        for ph in phones:
-            why = check_arpabet(ph)
-            if why:
-                return None, why
+        try:
+            phones = [parse_arpabet_phone(ph) for ph in phones]
+        except ValueError as exc:
+            return None, str(exc)
         word = Word(whole, bracket, phones, start, end, lang=EN, override=True)
         return Span(EN, whole, start, end, [word]), None
     has_han = any(is_han(c) for c in bracket)

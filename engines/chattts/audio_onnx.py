@@ -46,14 +46,6 @@ BUILDER_VERSION = "audio-2"
 # --------------------------------------------------------------------------- graph pieces
 
 
-def _scalar(g: GraphBuilder, hint: str, value: np.generic) -> str:
-    """A true 0-d initializer (``GraphBuilder.const`` stores scalars as shape [1], which Range
-    and index-dropping Gather do not accept)."""
-    name = g.fresh(hint)
-    g.inits.append(numpy_helper.from_array(np.array(value), name))
-    return name
-
-
 def _gelu(g: GraphBuilder, x: str) -> str:
     """0.5 * x * (1 + erf(x / sqrt 2)): torch's default (exact) GELU."""
     e = g.op("Erf", g.op("Mul", x, g.const("inv_sqrt2", np.float32(1 / math.sqrt(2)))))
@@ -63,8 +55,8 @@ def _gelu(g: GraphBuilder, x: str) -> str:
 
 def _mask(g: GraphBuilder, lengths: str, like: str, factor: int) -> str:
     """Float mask [B, T, 1] (1 where t < lengths*factor) for a tensor ``like`` [B, T, C]."""
-    t = g.op("Gather", g.op("Shape", like), _scalar(g, "ax1", np.int64(1)), axis=0)
-    ar = g.op("Range", _scalar(g, "zero", np.int64(0)), t, _scalar(g, "one", np.int64(1)))
+    t = g.op("Gather", g.op("Shape", like), g.const("ax1", np.int64(1)), axis=0)
+    ar = g.op("Range", g.const("zero", np.int64(0)), t, g.const("one", np.int64(1)))
     lens = lengths
     if factor != 1:
         lens = g.op("Mul", lengths, g.const(f"x{factor}", np.int64(factor)))
@@ -171,7 +163,7 @@ def _mel_input(g: GraphBuilder, w: MelDecoderWeights, name: str | None = None) -
     for gi, (tables, bias) in enumerate(zip(w.fsq.tables, w.fsq.biases, strict=True)):
         acc = g.const(f"fsq{gi}_b", bias)
         for r, tb in enumerate(tables):
-            col = _scalar(g, f"col{gi}{r}", np.int64(gi * len(tables) + r))
+            col = g.const(f"col{gi}{r}", np.int64(gi * len(tables) + r))
             idx = g.op("Gather", codes, col, axis=2)
             acc = g.op("Add", acc, g.op("Gather", g.const(f"fsq{gi}{r}", tb), idx, axis=0))
         parts.append(acc)

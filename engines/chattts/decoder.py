@@ -48,13 +48,14 @@ tables, receptive-field arithmetic and the :class:`AudioModels` facade.
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
+
+from mixvox.engines.chattts.assets import sha256_file
 
 if TYPE_CHECKING:  # pragma: no cover
     from mixvox.engines.chattts.vocos import VocosWeights
@@ -164,14 +165,6 @@ class MelDecoderWeights:
         r += sum(b.radius for b in self.blocks)
         r += self.conv_out_w.shape[-1] // 2 + self.out_conv_w.shape[-1] // 2
         return int(r)
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def load_tensors(path: Path) -> dict[str, np.ndarray]:
@@ -288,8 +281,11 @@ def parse_fsq(t: dict[str, np.ndarray], file: str) -> FSQWeights:
     return FSQWeights(tuple(tables), tuple(biases), n_codes=int(cb.shape[0]))
 
 
-def parse_mel_decoder(path: Path, kind: str) -> MelDecoderWeights:
-    """Read ``Decoder.safetensors`` (kind "hidden") or ``DVAE.safetensors`` (kind "codes")."""
+def parse_mel_decoder(path: Path, kind: str, sha256: str | None = None) -> MelDecoderWeights:
+    """Read ``Decoder.safetensors`` (kind "hidden") or ``DVAE.safetensors`` (kind "codes").
+
+    ``sha256``: the file's hash when the caller already verified it (else it is hashed here).
+    """
     if kind not in SOURCES:
         raise AudioModelError(f"kind must be one of {SOURCES}, got {kind!r}")
     t = load_tensors(path)
@@ -309,7 +305,7 @@ def parse_mel_decoder(path: Path, kind: str) -> MelDecoderWeights:
         out_conv_w=_get(t, "out_conv.weight", f),
         coef=coef,
         fsq=parse_fsq(t, f) if kind == "codes" else None,
-        sha256=file_sha256(path),
+        sha256=sha256 or sha256_file(path),
     )
     if coef.shape[0] != w.n_mels:
         raise AudioModelError(f"{f}: coef has {coef.shape[0]} bins, out_conv {w.n_mels}")
@@ -631,6 +627,7 @@ def load_audio_models(
     cache_dir: Path | str | None = None,
     threads: int | None = None,
     dtype: str = "float32",
+    sha256: Mapping[str, str | None] | None = None,
 ) -> AudioModels:
     """Load Decoder, DVAE and Vocos from ``asset_dir`` (the folder holding ``*.safetensors``).
 
@@ -641,7 +638,10 @@ def load_audio_models(
     unavailable); ``Vocos.safetensors`` is required. ``threads``: intra-op threads (default:
     ORT min(cores, 8), torch its own default). ``dtype``: torch compute dtype ("float32",
     "float16", "bfloat16"; the ONNX graphs are float32). SHA-256 pinning of assets is the
-    engine's job (assets.py); this only reads the files.
+    engine's job (assets.py); this only reads the files. ``sha256``: hashes the caller has
+    already verified, by file name (``{"Vocos.safetensors": "..."}``, e.g. from
+    :meth:`~mixvox.engines.chattts.assets.ModelAssets.verified_sha256`); a file without one is
+    hashed here, since the hashes key the cached ONNX graphs.
     """
     from mixvox.engines.chattts.vocos import parse_vocos
 
@@ -653,9 +653,10 @@ def load_audio_models(
         raise AudioModelError(f"Vocos.safetensors not found in {asset}")
     if not dec_p.is_file() and not dvae_p.is_file():
         raise AudioModelError(f"neither Decoder.safetensors nor DVAE.safetensors in {asset}")
-    decoder = parse_mel_decoder(dec_p, "hidden") if dec_p.is_file() else None
-    dvae = parse_mel_decoder(dvae_p, "codes") if dvae_p.is_file() else None
-    vocos = parse_vocos(voc_p)
+    known = sha256 or {}
+    decoder = parse_mel_decoder(dec_p, "hidden", known.get(dec_p.name)) if dec_p.is_file() else None
+    dvae = parse_mel_decoder(dvae_p, "codes", known.get(dvae_p.name)) if dvae_p.is_file() else None
+    vocos = parse_vocos(voc_p, known.get(voc_p.name))
     for w in (decoder, dvae):
         if w is not None and w.n_mels != vocos.n_mels:
             raise AudioModelError(f"{w.kind} makes {w.n_mels} mel bins, Vocos wants {vocos.n_mels}")

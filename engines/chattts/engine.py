@@ -213,6 +213,13 @@ class ChatTTSEngine:
         from .gpt import load_gpt
 
         audio_backend = self.backend
+        # Hashed (or remembered) by load_assets already: the loaders need not hash the 850 MB
+        # GPT and ~220 MB of audio weights again (``None`` when assets were not verified).
+        gpt_sha256 = self.assets.verified_sha256("asset/gpt/model.safetensors")
+        audio_sha256 = {
+            name: self.assets.verified_sha256(f"asset/{name}")
+            for name in ("Decoder.safetensors", "DVAE.safetensors", "Vocos.safetensors")
+        }
         try:
             if self.backend == "torch" and self.device.startswith("cuda"):
                 # The GPU path: the code stage decodes with CUDA graphs (see gpt_cuda).
@@ -223,9 +230,10 @@ class ChatTTSEngine:
                     precision="fp16" if self.precision == "fp32" else self.precision,
                     device=self.device,
                     max_batch=self.max_batch,
+                    gpt_sha256=gpt_sha256,
                 )
             elif self.backend == "tensorrt":
-                self.gpt = _tensorrt_gpt(self.assets.asset, self.precision, cache_dir)
+                self.gpt = _tensorrt_gpt(self.assets.asset, self.precision, cache_dir, gpt_sha256)
                 audio_backend = "torch"
             else:
                 self.gpt = load_gpt(
@@ -235,8 +243,7 @@ class ChatTTSEngine:
                     device=self.device,
                     cache_dir=cache_dir,
                     threads=threads,
-                    # already hashed (or remembered) by load_assets: no second 850 MB hash
-                    gpt_sha256=self.assets.verified_sha256("asset/gpt/model.safetensors"),
+                    gpt_sha256=gpt_sha256,
                 )
             self.audio = load_audio_models(
                 self.assets.asset,
@@ -244,6 +251,7 @@ class ChatTTSEngine:
                 device=self.device,
                 cache_dir=cache_dir,
                 threads=threads,
+                sha256=audio_sha256,
             )
         except ImportError as exc:
             raise MixvoxError(
@@ -611,7 +619,12 @@ def save_codes(path: str | os.PathLike[str], codes: list[np.ndarray], num_vq: in
     return Path(path)
 
 
-def _tensorrt_gpt(asset_dir: Path, precision: str, cache_dir: str | os.PathLike[str] | None):
+def _tensorrt_gpt(
+    asset_dir: Path,
+    precision: str,
+    cache_dir: str | os.PathLike[str] | None,
+    gpt_sha256: str | None = None,
+):
     """The GPT with its Llama stack on a TensorRT engine built from our ONNX graph.
 
     Not run on hardware here (see :mod:`.trt`); embeddings, heads and sampling are the
@@ -624,7 +637,7 @@ def _tensorrt_gpt(asset_dir: Path, precision: str, cache_dir: str | os.PathLike[
 
     import_tensorrt()
     import_cudart()
-    weights = GPTWeights.load(asset_dir)
+    weights = GPTWeights.load(asset_dir, gpt_sha256=gpt_sha256)
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     stack = TensorRTStack(
         stack_graph_path(weights, "fp32", cache / "onnx"),

@@ -736,12 +736,14 @@ class GraphGPT:
         max_batch: int = 8,
         use_graphs: bool = True,
         fused: str = "ops",
+        gpt_sha256: str | None = None,
     ) -> None:
+        # ``gpt_sha256``: the verified hash of the GPT weights, so they are not hashed again.
         # "ops" (small compiled kernels) starts in seconds; "stack" (the whole layer stack
         # compiled) decodes ~10% faster on an H200 but compiles for about a minute.
         from mixvox.engines.chattts.gpt import GPT, GPTWeights
 
-        self.weights = GPTWeights.load(asset_dir)
+        self.weights = GPTWeights.load(asset_dir, gpt_sha256=gpt_sha256)
         self.config = self.weights.config
         self._gpt_cls = GPT
         self.backend = "torch-cuda-graphs" if use_graphs else "torch-cuda"

@@ -26,6 +26,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from mixvox.engines.chattts.assets import cache_dir as default_cache_dir
+from mixvox.engines.chattts.assets import sha256_file
+
 #: ONNX opset the builders target (LayerNormalization needs 17; Gelu needs 20).
 OPSET = 17
 
@@ -90,14 +93,18 @@ class GraphBuilder:
         return name
 
     def const(self, hint: str, array: np.ndarray | float | int | Sequence[Any]) -> str:
-        """Add an initializer (weights or small constants). Small constants are deduplicated."""
+        """Add an initializer (weights or small constants). Small constants are deduplicated.
+
+        The shape is kept as given: a 0-d array (or a Python/numpy scalar) stays 0-d, which
+        ``Range`` and index-dropping ``Gather`` need; ``[x]`` is a shape-[1] tensor.
+        """
         arr = np.asarray(array)
         if arr.size <= 16:
             key = (arr.dtype.str, arr.shape, arr.tobytes())
             if key in self._consts:
                 return self._consts[key]
         name = self.fresh(hint)
-        self.inits.append(numpy_helper.from_array(np.ascontiguousarray(arr), name))
+        self.inits.append(numpy_helper.from_array(np.require(arr, requirements="C"), name))
         if arr.size <= 16:
             self._consts[key] = name
         return name
@@ -127,23 +134,6 @@ def cache_key(parts: dict[str, Any]) -> str:
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
-def default_cache_dir() -> Path:
-    env = os.environ.get("MIXVOX_CACHE_DIR")
-    if env:
-        return Path(env)
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("mixvox"))
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def cached_graph(
     name: str,
     key_parts: dict[str, Any],
@@ -166,7 +156,7 @@ def cached_graph(
     if manifest.is_file() and graph_path.is_file():
         try:
             meta = json.loads(manifest.read_text())
-            if meta.get("sha256") == _sha256(graph_path):
+            if meta.get("sha256") == sha256_file(graph_path):
                 return graph_path
         except (OSError, ValueError):
             pass
@@ -189,7 +179,7 @@ def cached_graph(
             )
         else:
             onnx.save_model(model, str(tmp_graph))
-        meta = {"name": name, "key": key, "parts": key_parts, "sha256": _sha256(tmp_graph)}
+        meta = {"name": name, "key": key, "parts": key_parts, "sha256": sha256_file(tmp_graph)}
         (tmp / "manifest.json").write_text(json.dumps(meta, indent=2, default=str))
         try:
             os.replace(tmp, folder)

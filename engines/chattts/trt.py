@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from mixvox.engines.chattts.assets import sha256_file
 from mixvox.interfaces import EngineUnavailable
 
 PRECISIONS = ("fp16", "int8")
@@ -219,14 +220,6 @@ def present_copy_2d(dims: StackDims, batch: int, max_len: int, t: int, start: in
 # ---------------------------------------------------------------------------------------------
 # engine cache
 # ---------------------------------------------------------------------------------------------
-
-
-def file_sha256(path: str | os.PathLike[str]) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def engine_key_parts(
@@ -422,7 +415,7 @@ def load_or_build(
     """
     trt = trt or import_tensorrt()
     cache = EngineCache(Path(cache_dir) / "tensorrt")
-    onnx_sha = file_sha256(onnx_path)
+    onnx_sha = sha256_file(onnx_path)
     parts = engine_key_parts(
         onnx_sha256=onnx_sha,
         trt_version=str(trt.__version__),

@@ -22,11 +22,11 @@ from pathlib import Path
 
 import numpy as np
 
+from mixvox.engines.chattts.assets import sha256_file
 from mixvox.engines.chattts.decoder import (
     AudioModelError,
     ConvNeXtWeights,
     _get,
-    file_sha256,
     load_tensors,
     parse_convnext_blocks,
 )
@@ -75,8 +75,11 @@ class VocosWeights:
         return int(self.embed_w.shape[-1] // 2 + sum(b.radius for b in self.blocks))
 
 
-def parse_vocos(path: Path) -> VocosWeights:
-    """Read ``Vocos.safetensors``; sizes come from the tensor shapes."""
+def parse_vocos(path: Path, sha256: str | None = None) -> VocosWeights:
+    """Read ``Vocos.safetensors``; sizes come from the tensor shapes.
+
+    ``sha256``: the file's hash when the caller already verified it (else it is hashed here).
+    """
     t = load_tensors(path)
     f = path.name
     head_w = _get(t, "head.out.weight", f)
@@ -100,7 +103,7 @@ def parse_vocos(path: Path) -> VocosWeights:
         head_b=_get(t, "head.out.bias", f),
         window=np.asarray(window, dtype=np.float64),
         hop=VOCOS_HOP,
-        sha256=file_sha256(path),
+        sha256=sha256 or sha256_file(path),
     )
 
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from mixvox.interfaces import AudioChunk, EngineUnavailable, SynthesisOptions
 from mixvox.ir import BREAK_CLAUSE, BREAK_SENTENCE, EN, ZH, Chunk, Utterance, Word, join_spoken
+from mixvox.phonetics import parse_pinyin_syllable
 from mixvox.textutil import is_han
 
 from . import binding
@@ -55,9 +56,6 @@ KNOWN_EXTRA = frozenset({"raw", "speed"})
 
 _QUESTION = {"?", "？"}
 
-_SYLLABLE = re.compile(r"[a-z]{1,6}[1-5]")
-_JQXY_V = re.compile(r"^([jqxy])v")
-
 
 def pinyin_for(word: Word, readable: Callable[[str], bool] | None) -> str | None:
     """The word's pinyin as espeak's pinyin voice wants it, or ``None`` to read its characters.
@@ -73,10 +71,10 @@ def pinyin_for(word: Word, readable: Callable[[str], bool] | None) -> str | None
         return None
     out: list[str] = []
     for syl in word.phonemes:
-        s = syl.strip().lower().replace("ü", "v").replace("u:", "v")
-        if not _SYLLABLE.fullmatch(s):
+        try:  # canonical form: pinyin writes ju/qu/xu/yu, and espeak does not parse jv
+            s = parse_pinyin_syllable(syl.strip())
+        except ValueError:
             return None
-        s = _JQXY_V.sub(r"\1u", s)  # pinyin writes ju/qu/xu/yu; espeak does not parse jv
         if not readable(s):
             return None
         out.append(s)

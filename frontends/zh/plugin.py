@@ -16,11 +16,11 @@ it, and a warning goes to ``ctx.warn``.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from mixvox.interfaces import FrontendContext, FrontendInfo, LexEntry, Lexicon
 from mixvox.ir import Span, Word
+from mixvox.phonetics import canonical_pinyin
 from mixvox.plugins.hookspecs import hookimpl
 from mixvox.textutil import is_han
 
@@ -32,7 +32,6 @@ from .sandhi import apply_sandhi
 __all__ = ["ZhFrontend", "g2p_zh", "mixvox_register_frontends", "normalize_zh"]
 
 _CTX = 4  # characters of context each side for polyphone rules
-_SYLLABLE = re.compile(r"[a-zü:]{1,7}[1-5]")  # tone-numbered pinyin syllable (lv4, lu:4, er5)
 
 
 def _has_digit(s: str) -> bool:
@@ -173,11 +172,10 @@ class ZhFrontend:
         else:
             spoken = self.to_simplified(text[i:j])
         hans = [c for c in spoken if is_han(c)]
-        phon = list(entry.phonemes)
+        phon, bad = canonical_pinyin(entry.phonemes)
         fixed = True
-        bad = [p for p in phon if not _SYLLABLE.fullmatch(p)]
         if len(phon) != len(hans) or bad:
-            if phon:
+            if entry.phonemes:
                 why = (
                     f"syllables not in tone-numbered pinyin: {bad}"
                     if bad
