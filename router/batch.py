@@ -22,6 +22,7 @@ from typing import Any, TextIO
 
 from .audio import FORMATS, atomic_write_bytes
 from .interfaces import MixvoxError
+from .stages import Failed, Pipeline, Stage
 
 MANIFEST = "manifest.jsonl"
 
@@ -318,6 +319,48 @@ def run_batch(
         log.add(rec)
         result.failed.append((item.line, message))
 
+    def prepare(item: BatchItem) -> tuple:
+        """Stage 1 (text): pick the synthesizer, route the text, collect its warnings."""
+        engine_name = item.engine or default_engine
+        try:
+            tts = synth_for(engine_name)
+        except MixvoxError as exc:
+            raise _LineError(engine_name, str(exc)) from None
+        kwargs = dict(overrides or {})
+        if item.speaker is not None:
+            kwargs["speaker"] = item.speaker
+        if item.seed is not None:
+            kwargs["seed"] = item.seed
+        warnings_text: list[str] = []
+        if kwargs.get("raw"):
+            target: Any = item.text
+        else:
+            target = tts.route(item.text)
+            warnings_text = [f"{w.code}: {w.message}" for w in target.warnings]
+        return item, engine_name, tts, target, kwargs, warnings_text
+
+    def synthesize(job: tuple) -> tuple:
+        """Stage 2 (engine): audio for one line."""
+        item, engine_name, tts, target, kwargs, warnings_text = job
+        try:
+            audio = tts.synthesize(target, **kwargs)
+        except Exception as exc:
+            raise _LineError(engine_name, exc) from exc
+        if len(audio) == 0:
+            why = "; ".join(warnings_text) or "no speakable text"
+            raise _LineError(engine_name, MixvoxError(f"nothing to say ({why})"))
+        return item, engine_name, tts, audio, warnings_text
+
+    def write(job: tuple) -> tuple:
+        """Stage 3 (disk): the atomic file write."""
+        item, engine_name, tts, audio, warnings_text = job
+        try:
+            audio.save(out / item.file)
+        except Exception as exc:
+            raise _LineError(engine_name, exc) from exc
+        return job
+
+    todo: list[BatchItem] = []
     try:
         for item in items:
             if item.error is not None:
@@ -329,29 +372,25 @@ def run_batch(
                 result.skipped += 1
                 bar.update(1)
                 continue
-            try:
-                tts = synth_for(engine_name)
-                kwargs = dict(overrides or {})
-                if item.speaker is not None:
-                    kwargs["speaker"] = item.speaker
-                if item.seed is not None:
-                    kwargs["seed"] = item.seed
-                warnings_text: list[str] = []
-                if kwargs.get("raw"):
-                    target: Any = item.text
-                else:
-                    target = tts.route(item.text)
-                    warnings_text = [f"{w.code}: {w.message}" for w in target.warnings]
-                audio = tts.synthesize(target, **kwargs)
-                if len(audio) == 0:
-                    why = "; ".join(warnings_text) or "no speakable text"
-                    raise MixvoxError(f"nothing to say ({why})")
-                audio.save(out / item.file)
-            except (MixvoxError, OSError, ValueError) as exc:
-                fail(item, str(exc) or type(exc).__name__, engine_name)
-            except Exception as exc:  # a bug on one line must not end a long batch
-                fail(item, f"internal error: {type(exc).__name__}: {exc}", engine_name)
+            todo.append(item)
+        # Text preparation, synthesis and writing overlap (bounded queues, results in order):
+        # the next lines are routed while this one is synthesized.
+        pipe = Pipeline(
+            [Stage("prepare", prepare), Stage("synthesize", synthesize), Stage("write", write)],
+            maxsize=2,
+        )
+        for item, res in zip(todo, pipe.run(todo), strict=True):
+            if isinstance(res, Failed):
+                err = res.error
+                engine_name = item.engine or default_engine
+                if isinstance(err, _LineError):
+                    engine_name, err = err.engine, err.error
+                if isinstance(err, MixvoxError | OSError | ValueError) or isinstance(err, str):
+                    fail(item, str(err) or type(err).__name__, engine_name)
+                else:  # a bug on one line must not end a long batch
+                    fail(item, f"internal error: {type(err).__name__}: {err}", engine_name)
             else:
+                _, engine_name, tts, audio, warnings_text = res
                 rec = {
                     "line": item.line,
                     "text": item.text,
@@ -379,6 +418,15 @@ def run_batch(
             except Exception:  # closing must not hide the run's own outcome
                 pass
     return result
+
+
+class _LineError(Exception):
+    """A failure of one line, with the engine it was for (for the manifest)."""
+
+    def __init__(self, engine: str | None, error: BaseException | str) -> None:
+        super().__init__(str(error))
+        self.engine = engine
+        self.error = error
 
 
 def summary_lines(result: BatchResult, limit: int = 50) -> Iterator[str]:

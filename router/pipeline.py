@@ -23,6 +23,7 @@ from .interfaces import (
 )
 from .ir import CTRL, Chunk, Utterance, Word
 from .registry import Registry, get_registry
+from .stages import Failed, Pipeline, Stage
 
 log = logging.getLogger("mixvox")
 
@@ -242,6 +243,24 @@ class Synthesizer:
         if not pieces:
             return Audio(np.zeros(0, np.float32), self.sample_rate)
         return Audio.concat(pieces)
+
+    def synthesize_many(
+        self, texts: Iterable[str], **overrides: object
+    ) -> Iterator[Audio | Failed]:
+        """Audio for each text, in input order, with text preparation overlapping synthesis.
+
+        Routing runs in one thread and the engine in another, connected by a bounded queue,
+        so a long script keeps the engine busy. A text that fails yields a
+        :class:`~mixvox.stages.Failed` (with the stage and the exception) and the rest go on.
+        """
+        pipe = Pipeline(
+            [
+                Stage("prepare", self.route),
+                Stage("synthesize", lambda utt: self.synthesize(utt, **overrides)),
+            ],
+            maxsize=2,
+        )
+        yield from pipe.run(texts)
 
     def close(self) -> None:
         self.engine.close()

@@ -55,6 +55,13 @@ class Stage:
 
 
 @dataclass
+class _Fatal:
+    """A BaseException (Ctrl-C) raised inside a stage, on its way to the consumer."""
+
+    error: BaseException
+
+
+@dataclass
 class _Envelope:
     index: int
     value: Any
@@ -75,6 +82,7 @@ class Pipeline:
         self.maxsize = max(1, maxsize)
         self._cancel = threading.Event()
         self._threads: list[threading.Thread] = []
+
 
     @property
     def cancelled(self) -> bool:
@@ -113,20 +121,26 @@ class Pipeline:
 
     def _work(self, stage: Stage, inq: queue.Queue, out: queue.Queue) -> None:
         try:
+            self._work_loop(stage, inq, out)
+        except BaseException as exc:  # KeyboardInterrupt/SystemExit in a stage: pass it on,
+            self._put(out, _Fatal(exc))  # after the items before it, to the consumer
+
+    def _work_loop(self, stage: Stage, inq: queue.Queue, out: queue.Queue) -> None:
+        try:
             while True:
                 env = self._get(inq)
-                if env is _DONE:
-                    self._put(out, _DONE)
+                if env is _DONE or isinstance(env, _Fatal):
+                    self._put(out, env)
                     return
                 group = [env]
-                done_after = False
+                done_after: Any = None
                 while len(group) < stage.batch:  # take what is already waiting, never wait
                     try:
                         nxt = inq.get_nowait()
                     except queue.Empty:
                         break
-                    if nxt is _DONE:
-                        done_after = True
+                    if nxt is _DONE or isinstance(nxt, _Fatal):
+                        done_after = nxt  # forwarded after this group
                         break
                     group.append(nxt)
                 live = [e for e in group if e.failed is None]
@@ -135,8 +149,8 @@ class Pipeline:
                 for e in group:
                     if not self._put(out, e):
                         return
-                if done_after:
-                    self._put(out, _DONE)
+                if done_after is not None:
+                    self._put(out, done_after)
                     return
         except Cancelled:
             return
@@ -201,6 +215,8 @@ class Pipeline:
                     return
                 if env is _DONE:
                     break
+                if isinstance(env, _Fatal):
+                    raise env.error
                 if env.index < 0:  # the input failed: report and stop
                     yield env.failed
                     break

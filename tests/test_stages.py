@@ -104,3 +104,18 @@ def test_failing_input_iterator_is_reported():
 def test_needs_a_stage():
     with pytest.raises(ValueError):
         Pipeline([])
+
+
+def test_keyboard_interrupt_in_a_stage_reaches_the_consumer():
+    def stop(x):
+        if x == 2:
+            raise KeyboardInterrupt
+        return x
+
+    p = Pipeline([Stage("a", stop)])
+    got = []
+    with pytest.raises(KeyboardInterrupt):
+        for v in p.run(range(10)):
+            got.append(v)
+    assert got == [0, 1]
+    assert not any(t.is_alive() for t in p._threads)
