@@ -262,7 +262,8 @@ def verdict_cache_path() -> Path:
     return cache_dir() / "chattts-verified.json"
 
 
-def _verdict_key(path: Path, st: os.stat_result, expected: str) -> str:
+def verdict_key(path: Path, st: os.stat_result, expected: str) -> str:
+    """Key of the verdict "``path`` as it is now (size, mtime) has SHA-256 ``expected``"."""
     blob = json.dumps([str(path), st.st_size, st.st_mtime_ns, expected])
     return hashlib.sha256(blob.encode()).hexdigest()
 
@@ -348,7 +349,7 @@ def verify_files(
                     f"ChatTTS asset {rel} is missing in {root} (required by {manifest_source}). "
                     "To get the weights, " + get_weights_hint()
                 ) from None
-            key = _verdict_key(path, st, expected)
+            key = verdict_key(path, st, expected)
             if not force and cache.hit(key):
                 report.cached.append(rel)
                 continue
@@ -425,12 +426,6 @@ class ModelAssets:
     @property
     def tokenizer_json(self) -> Path:
         return self.tokenizer_dir / "tokenizer.json"
-
-    @property
-    def weights_id(self) -> str:
-        """A short id of the weights (hash of the manifest): keys for derived artefacts."""
-        blob = json.dumps(sorted(self.manifest.items())).encode()
-        return hashlib.sha256(blob).hexdigest()[:16]
 
     def gpt_config_dict(self) -> dict:
         try:

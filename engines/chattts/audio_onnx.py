@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
 
 from mixvox.engines.chattts.decoder import (
     LN_EPS,

@@ -26,8 +26,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from mixvox.engines.chattts.assets import VerdictCache, sha256_file, verdict_key
 from mixvox.engines.chattts.assets import cache_dir as default_cache_dir
-from mixvox.engines.chattts.assets import sha256_file
 
 #: ONNX opset the builders target (LayerNormalization needs 17; Gelu needs 20).
 OPSET = 17
@@ -134,6 +134,40 @@ def cache_key(parts: dict[str, Any]) -> str:
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
+def _intact(path: Path, expected: Any, verdicts: VerdictCache) -> bool:
+    """True when ``path`` has the SHA-256 ``expected``.
+
+    A match is remembered per (path, size, mtime), as for the model weights (assets.py), so a
+    cached graph (the GPT stack alone is ~850 MB) is hashed once, not at every start; a
+    truncated or rewritten file changes size or mtime and is hashed (and rebuilt) again.
+    """
+    if not isinstance(expected, str):
+        return False
+    key = verdict_key(path, path.stat(), expected)
+    if verdicts.hit(key):
+        return True
+    if sha256_file(path) != expected:
+        return False
+    verdicts.add(key)
+    verdicts.save()
+    return True
+
+
+def graph_sha256(path: str | os.PathLike[str]) -> str:
+    """SHA-256 of a graph file; for one made by :func:`cached_graph`, its remembered hash.
+
+    Keys derived from a cached graph (TensorRT engines) then cost no second read of it.
+    """
+    p = Path(path)
+    try:
+        expected = json.loads((p.parent / "manifest.json").read_text()).get("sha256")
+        if _intact(p, expected, VerdictCache(p.parent.parent / "verified.json")):
+            return expected
+    except (OSError, ValueError, AttributeError):
+        pass
+    return sha256_file(p)
+
+
 def cached_graph(
     name: str,
     key_parts: dict[str, Any],
@@ -144,19 +178,21 @@ def cached_graph(
 ) -> Path:
     """Return the path of graph ``name`` for ``key_parts``, building and caching it if needed.
 
-    The cached file is checked against the SHA-256 in its manifest before it is returned; a
-    mismatch (a truncated or edited file) rebuilds it. Writes are atomic (a temporary folder
-    renamed into place), so concurrent processes never see half a graph.
+    The cached file is checked against the SHA-256 in its manifest before it is returned
+    (a remembered check while its size and mtime stay the same); a mismatch (a truncated or
+    edited file) rebuilds it. Writes are atomic (a temporary folder renamed into place), so
+    concurrent processes never see half a graph.
     """
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir() / "onnx"
     key = cache_key({"name": name, **key_parts})
     folder = root / f"{name}-{key}"
     manifest = folder / "manifest.json"
     graph_path = folder / "model.onnx"
+    verdicts = VerdictCache(root / "verified.json")
     if manifest.is_file() and graph_path.is_file():
         try:
             meta = json.loads(manifest.read_text())
-            if meta.get("sha256") == sha256_file(graph_path):
+            if _intact(graph_path, meta.get("sha256"), verdicts):
                 return graph_path
         except (OSError, ValueError):
             pass
@@ -185,6 +221,9 @@ def cached_graph(
             os.replace(tmp, folder)
         except OSError:  # another process won the race: use its copy
             shutil.rmtree(tmp, ignore_errors=True)
+        else:  # just hashed: the next start need not hash it again (a rename keeps mtime)
+            verdicts.add(verdict_key(graph_path, graph_path.stat(), meta["sha256"]))
+            verdicts.save()
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)

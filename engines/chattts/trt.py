@@ -41,7 +41,6 @@ from typing import Any
 
 import numpy as np
 
-from mixvox.engines.chattts.assets import sha256_file
 from mixvox.interfaces import EngineUnavailable
 
 PRECISIONS = ("fp16", "int8")
@@ -413,9 +412,11 @@ def load_or_build(
 
     Returns ``(engine bytes, key parts)``; builds (and caches) only on a miss.
     """
+    from mixvox.engines.chattts.onnx_graph import graph_sha256  # (imports onnx)
+
     trt = trt or import_tensorrt()
     cache = EngineCache(Path(cache_dir) / "tensorrt")
-    onnx_sha = sha256_file(onnx_path)
+    onnx_sha = graph_sha256(onnx_path)
     parts = engine_key_parts(
         onnx_sha256=onnx_sha,
         trt_version=str(trt.__version__),
