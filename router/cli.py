@@ -356,7 +356,13 @@ def settings_from(opts: dict[str, Any]) -> SynthSettings:
 @click.option("--debug", is_flag=True, help="Show tracebacks of unexpected errors.")
 @click.pass_context
 def main(ctx: click.Context, verbose: int, debug: bool) -> None:
-    """Offline text-to-speech for mixed Chinese/English text."""
+    """Offline text-to-speech for mixed Chinese/English text.
+
+    \b
+    Exit status: 0 done; 1 error (input with nothing to speak, e.g. empty, whitespace or
+    punctuation only; invalid UTF-8; a missing model; an unwritable file; a failed batch
+    line); 2 usage error; 130 interrupted.
+    """
     ctx.obj = {"debug": debug}
     if verbose:
         logging.basicConfig(
@@ -374,9 +380,61 @@ def main(ctx: click.Context, verbose: int, debug: bool) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
+#: Warnings printed one per line by ``say``; the rest are counted by code (a long text full
+#: of emoji would otherwise flood the terminal).
+MAX_PRINTED_ISSUES = 50
+
+
 def _print_issues(issues: list[Issue]) -> None:
-    for issue in issues:
+    for issue in issues[:MAX_PRINTED_ISSUES]:
         click.echo(f"mixvox: warning: {format_issue(issue)}", err=True)
+    rest = issues[MAX_PRINTED_ISSUES:]
+    if rest:
+        counts: dict[str, int] = {}
+        for issue in rest:
+            counts[issue.code] = counts.get(issue.code, 0) + 1
+        detail = ", ".join(f"{n} {code}" for code, n in sorted(counts.items()))
+        click.echo(f"mixvox: warning: … and {len(rest)} more warnings ({detail})", err=True)
+
+
+def _save_stream(pieces: Iterator[Audio], path: str, fmt: str) -> tuple[int, int]:
+    """Write audio pieces to ``path`` as the engine produces them; ``(frames, sample_rate)``.
+
+    Why: a long text (a 1 MB line is hours of audio, gigabytes as float32) must not be held
+    in memory whole. Written to a temporary file next to ``path`` and renamed at the end, so a
+    crash or Ctrl-C never leaves a truncated file; no file at all when nothing was said.
+    """
+    import tempfile
+
+    import numpy as np
+    import soundfile as sf
+
+    first = next(pieces, None)
+    if first is None:
+        return 0, 0
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    os.close(fd)
+    frames, rate = 0, first.sample_rate
+    try:
+        subtype = "VORBIS" if fmt == "OGG" else "PCM_16"
+        with sf.SoundFile(tmp, "w", rate, 1, subtype, format=fmt) as fh:
+            piece: Audio | None = first
+            while piece is not None:
+                if piece.sample_rate != rate:
+                    raise MixvoxError(f"cannot join audio at {piece.sample_rate} Hz and {rate} Hz")
+                fh.write(np.clip(piece.samples, -1.0, 1.0))
+                frames += len(piece)
+                piece = next(pieces, None)
+        if frames:
+            with open(tmp, "rb+") as raw:
+                os.fsync(raw.fileno())
+            os.replace(tmp, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    return frames, rate
 
 
 def _write_audio(audio: Audio, output: str, fmt: str | None) -> None:
@@ -423,22 +481,27 @@ def say(text: str, output: str, fmt: str | None, quiet: bool, **opts: Any) -> No
         raise CliError("no text to speak")
     with settings.build() as tts:
         overrides = dict(settings.overrides)
-        if overrides.get("raw"):
-            audio = tts.synthesize(body, **overrides)
-            issues: list[Issue] = []
-        else:
-            utt = tts.route(body)
-            issues = list(utt.warnings)
+        target: str | Utterance = body
+        issues: list[Issue] = []
+        if not overrides.get("raw"):
+            target = tts.route(body)
+            issues = list(target.warnings)
             _print_issues(issues)
-            audio = tts.synthesize(utt, **overrides)
+        if output == "-":  # a WAV header needs the length: stdout gets the whole file at once
+            audio = tts.synthesize(target, **overrides)
+            frames, rate = len(audio), audio.sample_rate
+        else:  # files are written piece by piece: memory stays bounded however long the text
+            fmt_name = fmt.upper() if fmt else format_for(output)
+            frames, rate = _save_stream(tts.stream(target, **overrides), output, fmt_name)
         engine = tts.engine_name
-    if len(audio) == 0:
+    if frames == 0:
         hint = " (see the warnings above)" if issues else ""
         raise CliError(f"nothing to speak in the text{hint}")
-    _write_audio(audio, output, fmt)
+    if output == "-":
+        _write_audio(audio, output, fmt)
     if not quiet:
         where = "stdout" if output == "-" else output
-        click.echo(f"mixvox: wrote {where} ({audio.duration:.2f} s, {engine})", err=True)
+        click.echo(f"mixvox: wrote {where} ({frames / rate:.2f} s, {engine})", err=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -553,9 +616,17 @@ def route_line(router: Router, raw: bytes) -> dict[str, Any]:
     return obj
 
 
+#: Line separators that ``json.dumps(ensure_ascii=False)`` leaves raw but that
+#: ``str.splitlines()`` (and JavaScript) treat as line ends: escaped so that one object stays
+#: one line for every reader.
+_LINE_SEPARATORS = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
 def _dump(obj: dict[str, Any]) -> bytes:
-    # Lone surrogates cannot be UTF-8; escape them rather than fail on output.
-    return json.dumps(obj, ensure_ascii=False).encode("utf-8", "backslashreplace") + b"\n"
+    text = json.dumps(obj, ensure_ascii=False).translate(_LINE_SEPARATORS)
+    # Lone surrogates cannot be UTF-8: write them as JSON escapes (``\ud800``), which is what
+    # ``json.loads`` reads back, rather than fail on output.
+    return text.encode("utf-8", "backslashreplace") + b"\n"
 
 
 @main.command()
@@ -582,7 +653,9 @@ def route(text: str, as_json: bool, lexicons: tuple[str, ...]) -> None:
     out = click.get_binary_stream("stdout")
     if as_json and text == "-":
         stdin = click.get_binary_stream("stdin")
-        for raw in stdin:
+        for n, raw in enumerate(stdin):
+            if n == 0:
+                raw = raw.removeprefix(b"\xef\xbb\xbf")  # byte-order mark, as for say/batch
             if raw.endswith(b"\n"):
                 raw = raw[:-1]
             if raw.endswith(b"\r"):

@@ -44,9 +44,16 @@ def quote(text: str) -> str:
     return "«" + safe(text) + "»"
 
 
+#: Longest issue text shown in a warning line (a 1 MB run of emoji is one issue).
+MAX_SHOWN_ISSUE_TEXT = 40
+
+
 def format_issue(issue: Issue) -> str:
     where = f"[{issue.start}:{issue.end}]"
-    shown = f" {quote(issue.text)}" if issue.text else ""
+    text = issue.text
+    if len(text) > MAX_SHOWN_ISSUE_TEXT:
+        text = text[:MAX_SHOWN_ISSUE_TEXT] + "…"
+    shown = f" {quote(text)}" if text else ""
     return f"{issue.code} {where}{shown}: {safe(issue.message)}"
 
 

@@ -14,7 +14,8 @@ Guarantees, for any ``str`` input:
 * Every character that is not whitespace lies in a span or in a warning's ``[start, end)``.
   Emoji, kana, hangul and other unsupported scripts, control characters and invalid code
   points (unassigned, private use, lone surrogates) are left out of spans with one warning per
-  run (codes ``emoji``, ``unsupported-script``, ``control-char``, ``invalid-char``).
+  run (codes ``emoji``, ``unsupported-script``, ``control-char``, ``invalid-char``). A whole
+  ANSI terminal escape (``ESC[31m``) counts as control characters.
 * Time is linear in ``len(text)``: no regular expressions, bounded look-around.
 
 Sentences
@@ -159,9 +160,34 @@ def _classify(text: str, atoms: list[Atom]) -> bytearray:
             between_digits = 0 < i < n - 1 and _is_digit(text[i - 1]) and _is_digit(text[i + 1])
             if not between_digits:
                 out[i] = _P
+    _mark_ansi_sequences(text, out)
     for a in atoms:
         out[a.start : a.end] = bytes([_ATOM]) * (a.end - a.start)
     return out
+
+
+#: Longest ANSI CSI sequence recognised (``ESC [ 38;2;255;255;255 m`` is 19 characters).
+_MAX_CSI = 32
+
+
+def _mark_ansi_sequences(text: str, out: bytearray) -> None:
+    """Mark whole ANSI CSI sequences (``ESC [ 31 m``, colour codes pasted from a terminal) as
+    control characters, so that ``[31m`` is skipped with the ``ESC`` rather than read aloud as
+    "thirty one M". Bounded look-ahead per ``ESC``, so still linear."""
+    n = len(text)
+    i = text.find("\x1b[")
+    while i != -1:
+        j = i + 2
+        limit = min(n, i + _MAX_CSI)
+        while j < limit and "\x30" <= text[j] <= "\x3f":  # parameter bytes: digits ; < = > ?
+            j += 1
+        while j < limit and "\x20" <= text[j] <= "\x2f":  # intermediate bytes
+            j += 1
+        if j < limit and "\x40" <= text[j] <= "\x7e":  # final byte: m, K, H, J ...
+            out[i : j + 1] = bytes([_CTRL]) * (j + 1 - i)
+            i = text.find("\x1b[", j + 1)
+        else:
+            i = text.find("\x1b[", i + 1)
 
 
 def _is_digit(ch: str) -> bool:

@@ -150,8 +150,15 @@ _RATE_UNITS = {
 }  # fmt: skip
 _RE_EMAIL = re.compile(r"[A-Za-z0-9._%+\-&]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+(?:/\S*)?")
 _RE_URL = re.compile(r"(?:[a-zA-Z][a-zA-Z0-9+.\-]*://|www\.)\S+")
+_RE_URL_START = re.compile(r"[a-zA-Z][a-zA-Z0-9+.\-]{0,31}://|www\.", re.I)
 #: Digit strings without thousands separators longer than this are IDs: read digit by digit.
 MAX_GROUPED_DIGITS = 15
+#: A chunk core longer than this (a pasted hash, a 10,000-digit number, a run-on token), or a
+#: plain digit run longer than :data:`SLICE_CHARS`, is read in slices of at most
+#: :data:`SLICE_CHARS` characters, one word each: no word outgrows a synthesis chunk (chunks
+#: never split a word), and time and memory per word stay bounded.
+MAX_CORE_CHARS = 64
+SLICE_CHARS = 16
 #: Street-type abbreviations read as such after a name or a number (``Elm St``, ``1st Ave``).
 _STREET = {
     "st": "street", "ave": "avenue", "rd": "road", "blvd": "boulevard", "ct": "court",
@@ -258,11 +265,13 @@ class Normalizer:
                 i += 1
                 continue
             j = i
+            # Inside a URL, ``?`` ``,`` ``;`` ``!`` before a letter belong to it (``a?b=1``).
+            url = _RE_URL_START.match(folded, i) is not None
             while j < n and not folded[j].isspace():
-                if _is_hard_break(folded, j) and j > i:
+                if j > i and _is_hard_break(folded, j) and not (url and folded[j] in ",;!?"):
                     break
                 j += 1
-                if _is_hard_break(folded, j - 1):
+                if _is_hard_break(folded, j - 1) and not (url and folded[j - 1] in ",;!?"):
                     break
             chunks.append((i, j))
             i = j
@@ -282,12 +291,28 @@ class Normalizer:
         for k, (ca, cb) in enumerate(cores):
             out += leads[k]
             if cb > ca:
-                pieces = self._read_core(folded, ca, cb, core_texts, k)
+                if cb - ca > MAX_CORE_CHARS or (
+                    cb - ca > SLICE_CHARS and _is_digits(folded, ca, cb)
+                ):
+                    pieces = self._read_slices(folded, ca, cb, core_texts, k)
+                else:
+                    pieces = self._read_core(folded, ca, cb, core_texts, k)
                 if k in self._pending_suffix and pieces:
                     last = pieces[-1]
                     last.spoken = f"{last.spoken} {self._pending_suffix[k]}".strip()
                 out += pieces
             out += trails[k]
+        return out
+
+    def _read_slices(self, s: str, a: int, b: int, cores: list[str], k: int) -> list[Tok]:
+        """An overlong core, slice by slice (see :data:`MAX_CORE_CHARS`); digit-only slices
+        are read digit by digit, as the whole run would be (no slice becomes a "year")."""
+        out: list[Tok] = []
+        for sa, sb in _slices(s, a, b):
+            if _is_digits(s, sa, sb):
+                out.append(Tok(sa, sb, num.digits_words(s[sa:sb])))
+            else:
+                out += self._read_core(s, sa, sb, cores, k)
         return out
 
     def _split_chunk(self, s: str, a: int, b: int) -> tuple[list[Tok], tuple[int, int], list[Tok]]:
@@ -380,7 +405,9 @@ class Normalizer:
             return t.special[core]
         if len(core) > 1 and core.casefold() in t.special_folded:
             return t.special_folded[core.casefold()]
-        if "@" in core or "://" in core or core.lower().startswith("www."):
+        if core.isascii() and ("@" in core or "://" in core or core.lower().startswith("www.")):
+            # ASCII only: read_electronic names ASCII symbols; other characters (``com²``,
+            # ``/٣``) go to the fallback, which reads or reports them one by one.
             if _RE_EMAIL.fullmatch(core) or _RE_URL.fullmatch(core):
                 return self.read_electronic(core)
         r = self._compound(core, prev, nxt, k, cores)
@@ -901,7 +928,8 @@ class Normalizer:
         names = {
             ".": "dot", "@": "at", "/": "slash", ":": "colon", "-": "dash", "_": "underscore",
             "?": "question mark", "=": "equals", "&": "ampersand", "#": "hash", "~": "tilde",
-            "%": "percent", "+": "plus",
+            "%": "percent", "+": "plus", ",": "comma", ";": "semicolon", "!": "exclamation mark",
+            "*": "star", "$": "dollar",
         }  # fmt: skip
         while i < n:
             c = core[i]
@@ -1071,6 +1099,34 @@ class Normalizer:
 # ---------------------------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------------------------
+
+
+def _is_digits(s: str, a: int, b: int) -> bool:
+    return s[a:b].isascii() and s[a:b].isdigit()
+
+
+def _slices(s: str, a: int, b: int) -> list[tuple[int, int]]:
+    """Cut ``s[a:b]`` into slices of at most :data:`SLICE_CHARS`: after a separator
+    (``/``, ``.``, ``-`` ...) in the second half of the window, else at a change between
+    letters and digits, else evenly; never in front of a combining mark."""
+    out: list[tuple[int, int]] = []
+    i = a
+    while b - i > SLICE_CHARS:
+        lim = i + SLICE_CHARS
+        half = i + SLICE_CHARS // 2
+        cut = next((c for c in range(lim, half, -1) if not s[c - 1].isalnum()), 0)
+        if not cut:
+            cut = next((c for c in range(lim, half, -1) if s[c - 1].isdigit() != s[c].isdigit()), 0)
+        if not cut:  # evenly, so that a long run does not end in a one-character slice
+            parts = -(-(b - i) // SLICE_CHARS)
+            cut = i + -(-(b - i) // parts)
+        while cut < b and unicodedata.combining(s[cut]):  # marks stay with their letter
+            cut += 1
+        out.append((i, cut))
+        i = cut
+    if i < b:
+        out.append((i, b))
+    return out
 
 
 def _is_hard_break(s: str, i: int) -> bool:

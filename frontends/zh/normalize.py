@@ -236,6 +236,17 @@ class _Scanner:
                     ps[k] = Piece(p.start, p.end, "num", "到")
 
     def add(self, i: int, j: int, kind: str, spoken: str, issue: tuple[str, str] | None = None):
+        if kind == "num" and len(spoken) > 2 * _MAX_RULE_DIGITS and j - i > 1:
+            # A huge number read out (``1,234,…``, ``0.000…``, ``1.1.1.…``): pieces of at most
+            # _MAX_RULE_DIGITS characters, so that no word outgrows a synthesis chunk (chunks
+            # never split a word). The input range is shared out in proportion; readings of
+            # this length are digit by digit, so that is close to the digits each piece says.
+            n, parts = len(spoken), min(-(-len(spoken) // _MAX_RULE_DIGITS), j - i)
+            for p in range(parts):
+                a, b = i + (j - i) * p // parts, i + (j - i) * (p + 1) // parts
+                piece = spoken[n * p // parts : n * (p + 1) // parts]
+                self.pieces.append(Piece(a, b, kind, piece, issue if p == 0 else None))
+            return
         self.pieces.append(Piece(i, j, kind, spoken, issue))
 
     def _sign_or_currency_starts_number(self, i: int) -> bool:
@@ -267,7 +278,9 @@ class _Scanner:
         if t[i] in _SYMBOLS:
             self.add(i, i + 1, "num", _SYMBOLS[t[i]])
             return i + 1
-        if cls == "punct" or (cls == "symbol" and c in "~^|\\`"):
+        # ・ (katakana middle dot) separates the parts of foreign names in Chinese too
+        # (约翰・史密斯): punctuation, not kana.
+        if cls == "punct" or (cls == "symbol" and c in "~^|\\`") or c in "・･":
             self.add(i, i + 1, "punct", c)
         elif cls == "emoji":
             j = i + 1
@@ -291,7 +304,11 @@ class _Scanner:
         while j < self.n and "0" <= t[j] <= "9":
             j += 1
         if j - i > _MAX_RULE_DIGITS:  # huge digit run: no rules, digit by digit
-            self.add(i, j, "num", read_digits(t[i:j]))
+            # even pieces of at most _MAX_RULE_DIGITS digits: a word never outgrows a chunk
+            parts = -(-(j - i) // _MAX_RULE_DIGITS)
+            for p in range(parts):
+                a, e = i + (j - i) * p // parts, i + (j - i) * (p + 1) // parts
+                self.add(a, e, "num", read_digits(t[a:e]))
             return j
         for rule in self._rules:
             end = rule(self, i)

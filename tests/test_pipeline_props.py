@@ -1,0 +1,182 @@
+"""Property-based tests (hypothesis) of the FULL analysis: ``mixvox.route()``.
+
+``tests/test_router_props.py`` checks the segmentation alone; here the router, the zh/en
+frontends and the shipped lexicons run together, and for any text the result must hold:
+
+* no exception; ``to_dict()`` is JSON-serialisable and survives a round trip;
+* every word lies inside its span (``[start, end)``), words are in input order;
+* every non-space input character is covered by some word or some warning;
+* zh words: one tone-numbered pinyin syllable per Han character of ``spoken``;
+  en words: valid ARPAbet (vowels with a stress digit, consonants without);
+* ``utt.spoken`` holds no digits (numbers are normalised) except inside control tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mixvox.controls import CONTROL_TOKENS
+from mixvox.ir import CTRL, EN, ZH, Utterance
+from mixvox.pipeline import Router
+from mixvox.textutil import is_han
+
+SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+
+#: One router for the whole module: frontends and lexicons load once.
+ROUTER = Router()
+
+#: The 39 CMUdict phones: 15 vowels (need a stress digit) and 24 consonants (take none).
+ARPA_VOWELS = frozenset("AA AE AH AO AW AY EH ER EY IH IY OW OY UH UW".split())
+ARPA_CONSONANTS = frozenset("B CH D DH F G HH JH K L M N NG P R S SH T TH V W Y Z ZH".split())
+PINYIN = re.compile(r"[a-z]+[1-5]")
+_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+_CONTROL_RE = re.compile("|".join(re.escape(t) for t in sorted(CONTROL_TOKENS, key=len)[::-1]))
+
+
+def is_arpabet(phone: str) -> bool:
+    if phone in ARPA_CONSONANTS:
+        return True
+    return len(phone) == 3 and phone[:2] in ARPA_VOWELS and phone[2] in "012"
+
+
+# Material that exercises the frontends: numbers in both languages, dates, times, money, units,
+# identifiers, polyphones, acronyms, URLs, symbols, odd Unicode and the two atom syntaxes.
+FRAGMENTS = [
+    "今天的", "meeting", "改到", "3:30 PM", "显存", "80GB", "只要", "22ms", "两", "2个", "第2",
+    "0.5", "10%-20%", "3-5天", "5~10分钟", "1+2=3", "2≤4", "7x24", "13800138000",
+    "010-64035547", "拨打12306", "2024年1月5日", "2024-01-05", "下午3点", "3/4", "1又1/5",
+    "-5℃", "±2", "‰", "银行", "行长", "重庆", "长大", "一一", "AI", "GPU", "k8s", "iPhone15",
+    "Python3.11", "5G", "4K", "No.1", "A股", "T恤", "卡拉OK", "PM2.5", "COVID-19", "¥100",
+    "$5.99", "€3", "1,000", "#1", "@me", "a&b", "C#", "C++", ".NET", "½", "²", "₂", "'90s",
+    "1980s", "Jan 5", "Dr. Smith", "e.g.", "U.S.", "3rd", "$1.5M", "24/7", "16:9", "v2.0",
+    "i7-12700K", "RTX 4070", "192.168.0.1", "https://x.com/a?b=1", "a@b.com", "www.example.com",
+    "com²", "It's", "don't", "café", "naïve", "ＲＴＸ４０７０", "１２３", "，", "。", "！", "？",
+    "!", "?", ".", "...", "……", "“", "”", "「", "」", "(", ")", '"', "'", "—", "-", "/", ":",
+    "😀", "👨\u200d👩\u200d👧", "👍🏽", "こんにちは", "안녕", "Привет", "שלום", "٣٤", "𝟏𝟐",
+    "\x00", "\x1b[31m", "\x7f", "\x85", "\u200b", "\u200d", "\u200f", "\u202e", "\ufeff",
+    "\ue000", "\U0010fffd", "e\u0301", "\u0301", "\ud800", "\udcff", "[", "]", "[laugh]",
+    "[uv_break]", "[break_3]", "[speed_5]", "[break_9]", "[Stts]", "[银行](yin2 hang2)",
+    "[银行](yin2)", "[nginx](/EH1 N JH AH0 N EH1 K S/)", "[x](/AA/)",
+    " ", "  ", "\n", "\r\n", "\t", "\u3000",
+]  # fmt: skip
+
+texts = st.one_of(
+    st.lists(st.sampled_from(FRAGMENTS), max_size=16).map("".join),
+    st.lists(st.sampled_from(FRAGMENTS), max_size=16).map(" ".join),
+    st.text(max_size=60),  # any code point, lone surrogates included
+    st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=4)), max_size=10).map("".join),
+)
+
+
+def check_utterance(text: str, utt: Utterance) -> None:
+    """Every property of the module docstring, for one routed text."""
+    assert utt.input == text
+    n = len(text)
+    covered = bytearray(n)
+    for sent in utt.sentences:
+        assert sent.matrix in (ZH, EN)
+        for span in sent.spans:
+            assert text[span.start : span.end] == span.text
+            assert span.lang in (ZH, EN, CTRL)
+            last = span.start
+            for w in span.words:
+                assert span.start <= w.start <= w.end <= span.end, (w, span)
+                assert w.start >= last, f"words out of order in {span.text!r}"
+                last = w.start
+                assert text[w.start : w.end] == w.text
+                covered[w.start : w.end] = b"\x01" * (w.end - w.start)
+                if w.kind == "control":
+                    assert w.spoken in CONTROL_TOKENS and w.phonemes == []
+                elif w.lang == ZH:
+                    hans = [c for c in w.spoken if is_han(c)]
+                    assert len(w.phonemes) == len(hans), (w.spoken, w.phonemes)
+                    assert all(PINYIN.fullmatch(p) for p in w.phonemes), w.phonemes
+                elif w.lang == EN:
+                    assert all(is_arpabet(p) for p in w.phonemes), w.phonemes
+    for issue in utt.warnings:
+        assert 0 <= issue.start < issue.end <= n and text[issue.start : issue.end] == issue.text
+        assert issue.code and issue.message
+        covered[issue.start : issue.end] = b"\x01" * (issue.end - issue.start)
+    lost = [(i, text[i]) for i in range(n) if not covered[i] and not text[i].isspace()]
+    assert not lost, f"characters neither spoken nor reported: {lost[:5]}"
+    spoken_text = _CONTROL_RE.sub(" ", utt.spoken)
+    assert not any(c.isdigit() for c in spoken_text), utt.spoken
+    d = utt.to_dict()
+    encoded = json.dumps(d)
+    if not _SURROGATE_PAIR.search(text):
+        # (JSON cannot keep two lone surrogate halves apart: "\\ud83d\\ude00" reads back as 😀)
+        assert json.loads(encoded) == d
+
+
+@SETTINGS
+@given(texts)
+def test_route_properties(text: str) -> None:
+    check_utterance(text, ROUTER.route(text))
+
+
+_numbers = st.one_of(
+    st.integers(min_value=-(10**40), max_value=10**40).map(str),
+    st.decimals(allow_nan=False, allow_infinity=False, places=3).map(lambda d: f"{d:f}"),
+    st.integers(min_value=0, max_value=10**12).map(lambda i: f"{i:,}"),
+    st.text(alphabet="0123456789.,:-/%+", min_size=1, max_size=24),
+    st.from_regex(r"\A[0-9]{1,3}(:[0-9]{2}){1,2}\Z"),
+)
+
+_contexts = st.sampled_from(
+    [
+        "{}", "价格是{}元", "第{}章", "{}个人", "it costs {} dollars", "call {} now", "{} GB",
+        "会议在{} PM", "编号{}", "温度{}℃", "about {}%", "({})", "“{}”", "版本v{}", "{}x{}",
+    ]
+)  # fmt: skip
+
+
+@SETTINGS
+@given(_contexts, _numbers)
+def test_numbers_are_always_spoken_as_words(context: str, number: str) -> None:
+    """Any digit string in any context comes out as words (no digit survives), with the
+    same structural guarantees as any other text."""
+    text = context.format(number, number)
+    check_utterance(text, ROUTER.route(text))
+
+
+def test_the_properties_catch_violations() -> None:
+    """The checker itself fails on a broken utterance (it is not vacuous)."""
+    utt = ROUTER.route("今天 3 个 GPU")
+    bad_digit = ROUTER.route("今天 3 个 GPU")
+    bad_digit.sentences[0].spans[0].words[0].spoken = "今天3"
+    bad_pinyin = ROUTER.route("今天 3 个 GPU")
+    bad_pinyin.sentences[0].spans[0].words[0].phonemes = ["jin1"]
+    lost = ROUTER.route("今天 3 个 GPU")
+    lost.sentences[0].spans.pop()
+    check_utterance("今天 3 个 GPU", utt)
+    for broken in (bad_digit, bad_pinyin, lost):
+        try:
+            check_utterance("今天 3 个 GPU", broken)
+        except AssertionError:
+            continue
+        raise AssertionError("a broken utterance passed the checks")
+
+
+#: Longest spoken text one word may have, whatever the input (a bound, not a target): long
+#: tokens are read in slices (en) or digit groups (zh), so no word outgrows a synthesis chunk.
+MAX_WORD_SPOKEN = 700
+
+_long_tokens = st.builds(
+    lambda prefix, body: prefix + body,
+    st.sampled_from(["", "$", "https://x.com/", "v", "共", "it is ", "#", "-"]),
+    st.text(alphabet="abcXYZ0123456789./-:_,é\u0301", min_size=80, max_size=1000),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(_long_tokens)
+def test_long_tokens_give_bounded_words_and_chunks(text: str) -> None:
+    utt = ROUTER.route(text)
+    check_utterance(text, utt)
+    assert max((len(w.spoken) for w in utt.words), default=0) <= MAX_WORD_SPOKEN
+    for chunk in ROUTER.chunks(utt, 120):
+        assert len(chunk.spoken) <= MAX_WORD_SPOKEN + 8, chunk.spoken[:80]
