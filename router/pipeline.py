@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
@@ -135,6 +136,37 @@ def _is_spoken(w: Word) -> bool:
     return w.kind == "word" and bool(w.spoken.strip())
 
 
+#: Texts longer than twice this are routed in blocks of about this many characters.
+BLOCK_CHARS = 8000
+_STRONG_END = re.compile(r"[\n。！？!?；;…]")
+_WEAK_END = re.compile(r"[.,，、:：]\s|\s")
+
+
+def text_blocks(text: str, size: int = BLOCK_CHARS) -> Iterator[str]:
+    """Cut ``text`` into blocks of about ``size`` characters for incremental routing.
+
+    A block ends after a newline or sentence-ending punctuation found within ``size`` more
+    characters, else after a clause mark or any whitespace, else (one unbroken run of 2x
+    ``size`` characters) at that length. Short texts are one block.
+    """
+    n = len(text)
+    if n <= 2 * size:
+        if text:
+            yield text
+        return
+    i = 0
+    while i < n:
+        j = i + size
+        if j >= n:
+            yield text[i:]
+            return
+        window = text[j : min(n, j + size)]
+        m = _STRONG_END.search(window) or _WEAK_END.search(window)
+        k = j + (m.end() if m else len(window))
+        yield text[i:k]
+        i = k
+
+
 def route(text: str, *, lexicons: Iterable[str | os.PathLike[str]] = ()) -> Utterance:
     """Analyse ``text`` (sentences, language spans, normalization, pronunciations)."""
     return Router(lexicons=lexicons).route(text)
@@ -215,22 +247,32 @@ class Synthesizer:
 
     def stream_chunks(self, text: str | Utterance, **overrides: object) -> Iterator[AudioChunk]:
         raw = bool(overrides.get("raw"))
-        if isinstance(text, Utterance):
-            utt = text
-        else:
-            utt = self.router.raw(text) if raw else self.route(text)
-        if raw:
-            chunks = [Chunk(0, utt.words)] if utt.input.strip() else []
-        else:
-            chunks = self.router.chunks(utt, self.max_chunk_chars)
         opts = SynthesisOptions(
             speaker=overrides.pop("speaker", self.options.speaker),  # type: ignore[arg-type]
             seed=overrides.pop("seed", self.options.seed),  # type: ignore[arg-type]
             extra=dict(overrides),
         )
-        if not chunks:
+        if not isinstance(text, str | Utterance):
+            raise TypeError(f"synthesis needs a str, not {type(text).__name__}")
+        if isinstance(text, Utterance):
+            utts: Iterable[Utterance] = [text]
+        elif raw:
+            utt = self.router.raw(text)
+            if text.strip():
+                yield from self.engine.stream(utt, [Chunk(0, utt.words)], opts)
             return
-        yield from self.engine.stream(utt, chunks, opts)
+        else:
+            # Long text is routed block by block, so the first audio does not wait for the
+            # analysis of the whole text and memory stays bounded by the block size.
+            utts = (self.route(block) for block in text_blocks(text))
+        index = 0
+        for utt in utts:
+            chunks = self.router.chunks(utt, self.max_chunk_chars)
+            if not chunks:
+                continue
+            numbered = [Chunk(index + i, c.words) for i, c in enumerate(chunks)]
+            index += len(numbered)
+            yield from self.engine.stream(utt, numbered, opts)
 
     def stream(self, text: str | Utterance, **overrides: object) -> Iterator[Audio]:
         """Yield audio pieces as soon as the engine produces them."""
