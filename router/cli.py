@@ -6,7 +6,7 @@ Engines add their own commands (``mixvox download``, ``mixvox speaker``) through
 Errors a user can cause (bad input, a missing model, an unwritable file) end with one line
 on stderr and a non-zero exit, never a traceback; ``--debug`` (or ``MIXVOX_DEBUG=1``) shows
 tracebacks of unexpected failures for bug reports. Engine options reach the engine only when
-given, so each engine keeps its own defaults: ``--model-dir/--backend/--precision`` go to the
+given, so each engine keeps its own defaults: ``--model-dir/--backend/--device/--precision`` go to the
 engine factory, ``--temperature/--top-p/...`` to each synthesis call as
 :attr:`~mixvox.interfaces.SynthesisOptions.extra`.
 """
@@ -272,7 +272,8 @@ def synth_options(save_codes: bool) -> Callable[[F], F]:
         click.option(
             "--model-dir", type=click.Path(file_okay=False), help="ChatTTS weights folder."
         ),
-        click.option("--backend", help="ChatTTS backend: onnx, torch, tensorrt."),
+        click.option("--backend", help="ChatTTS backend: onnx, torch, tensorrt, auto."),
+        click.option("--device", help="ChatTTS device: cpu, cuda, cuda:N (torch backend)."),
         click.option("--precision", help="Engine precision: fp32, fp16, bf16, int8."),
         click.option("--temperature", type=pos_float, help="Sampling temperature."),
         click.option("--top-p", type=click.FloatRange(min=0, max=1, min_open=True), help="Top-p."),
@@ -319,7 +320,11 @@ def synth_options(save_codes: bool) -> Callable[[F], F]:
 
 def settings_from(opts: dict[str, Any]) -> SynthSettings:
     """Split the shared options into factory kwargs and per-call overrides (given ones only)."""
-    factory = {k: opts[k] for k in ("model_dir", "backend", "precision") if opts.get(k) is not None}
+    factory = {
+        k: opts[k]
+        for k in ("model_dir", "backend", "device", "precision")
+        if opts.get(k) is not None
+    }
     overrides: dict[str, Any] = {}
     keys = ("temperature", "top_p", "top_k", "refine", "speed", "min_frames", "max_frames")
     for key in (*keys, "save_codes"):
