@@ -83,7 +83,6 @@ class Pipeline:
         self._cancel = threading.Event()
         self._threads: list[threading.Thread] = []
 
-
     @property
     def cancelled(self) -> bool:
         return self._cancel.is_set()

@@ -400,9 +400,11 @@ def test_graph_cache_reused_and_keyed(cache_dir):
 
 
 def test_int8_cost_is_bounded(golden, cache_dir):
-    """Measured on this checkpoint (onnxruntime 1.32, per-channel QInt8 MatMuls): code logits
-    max rel error 0.024, greedy codes identical for the first 11 frames, teacher-forced argmax
-    agreement 97.5 % over 200 frames. Random tiny weights have small logit margins, so the
+    """Measured on this checkpoint (onnxruntime 1.32, MatMulNBits 8-bit weights, block 128,
+    accuracy_level 4, AVX-512 VNNI CPU): code logits max rel error 0.0154, greedy codes
+    identical for the first 8 frames, teacher-forced argmax agreement 98.25 % over 200 frames
+    (the previous per-channel QInt8 ``DynamicQuantizeMatMul`` graph: 0.024, 11, 97.5 %).
+    Random tiny weights have small logit margins, and the int8 kernels differ by CPU, so the
     bounds here are loose versions of those figures."""
     _need_shared()
     fp = load_gpt(ASSET, cache_dir=cache_dir)
@@ -411,7 +413,7 @@ def test_int8_cost_is_bounded(golden, cache_dir):
     emb = fp.embed(ids[None], spk, SPK_EMB_ID)
     lf = fp.code_logits(fp.hidden(emb)[0])
     lq = q8.code_logits(q8.hidden(emb)[0])
-    assert rel(lq, lf) < 0.06
+    assert rel(lq, lf) < 0.04
     kw = {"spk_emb": spk, "spk_emb_token_id": SPK_EMB_ID, "params": GREEDY, "max_new_tokens": 40}
     (a,) = fp.generate([ids], **kw)
     (b,) = q8.generate([ids], **kw)
@@ -421,7 +423,49 @@ def test_int8_cost_is_bounded(golden, cache_dir):
     tf = slice(len(ids) - 1, None)
     af = fp.code_logits(fp.hidden(seq)[0, tf]).argmax(-1)
     aq = q8.code_logits(q8.hidden(seq)[0, tf]).argmax(-1)
-    assert (af == aq).mean() > 0.9
+    assert (af == aq).mean() > 0.95
+
+
+def test_onnx_chunk_after_cache_and_position_limit(golden, cache_dir):
+    """A multi-position chunk after a cached prefix (batch > 1 runs it position by position:
+    GroupQueryAttention only takes such chunks at batch 1) equals one prefill of the whole
+    sequence; positions past the rotary table are refused, not silently wrapped."""
+    _need_shared()
+    from mixvox.engines.chattts.gpt_onnx import OnnxStack, runtime_graph_path
+
+    w = GPTWeights.load(ASSET)
+    stack = OnnxStack(w, cache_dir=cache_dir)
+    assert runtime_graph_path(w, "fp32", cache_dir) == stack.graph_path  # cached, reused
+    assert runtime_graph_path(w, "int8", cache_dir) != stack.graph_path
+    with pytest.raises(ValueError, match="fp32 or int8"):
+        runtime_graph_path(w, "fp8", cache_dir)
+    rng = np.random.default_rng(3)
+    for B in (1, 2):
+        x = rng.standard_normal((B, 10, w.config.hidden_size)).astype(np.float32)
+        pos = np.tile(np.arange(10, dtype=np.int64), (B, 1))
+        stack.begin(np.ones((B, 10), np.int64), 10)
+        whole = stack.forward(x, pos, 0).copy()
+        stack.begin(np.ones((B, 6), np.int64), 10)
+        stack.forward(x[:, :6], pos[:, :6], 0)
+        chunk = stack.forward(x[:, 6:], pos[:, 6:], 6)
+        assert rel(chunk, whole[:, 6:]) < 1e-5
+    stack.begin(np.ones((1, 1), np.int64), 2)
+    with pytest.raises(ValueError, match="position"):
+        stack.forward(x[:1, :1], np.array([[stack.max_position]]), 0)
+
+
+def test_onnx_head_matches_numpy(golden, cache_dir):
+    _need_shared()
+    from mixvox.engines.chattts.gpt_onnx import OnnxHead
+
+    rng = np.random.default_rng(4)
+    wt = rng.standard_normal((32, 50)).astype(np.float32)
+    x = rng.standard_normal((2, 3, 32)).astype(np.float32)
+    y = OnnxHead(wt)(x)
+    assert y.shape == (2, 3, 50) and rel(y, x @ wt) < 1e-6
+    w_out_in = np.ascontiguousarray(wt.T)  # torch layout [out, in]
+    y2 = OnnxHead(w_out_in, out_in=True)(x[0, 0])
+    assert y2.shape == (50,) and rel(y2, x[0, 0] @ wt) < 1e-6
 
 
 def test_onnx_backend_never_imports_torch(tmp_path):

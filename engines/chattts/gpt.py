@@ -42,7 +42,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -306,7 +306,18 @@ class GPT:
         self.config = weights.config
         self.stack = stack
         self.backend = backend
-        self._head_code_t: np.ndarray | None = None
+        self._head_code: Callable[[np.ndarray], np.ndarray] | None = None
+        self._head_text: Callable[[np.ndarray], np.ndarray] | None = None
+
+    def _head(self, weight: np.ndarray, out_in: bool = False) -> Callable[[np.ndarray], np.ndarray]:
+        """``x @ weight`` (``x @ weight.T`` with ``out_in``): the stack's own head runner when
+        it has one (ONNX: a GEMV that does not fight its thread pool, see ``OnnxHead``), else
+        numpy."""
+        make = getattr(self.stack, "make_head", None)
+        if make is not None:
+            return make(weight, out_in=out_in)
+        w = weight.T if out_in else weight
+        return lambda x: np.asarray(x, np.float32) @ w
 
     # -- embeddings and heads (numpy; cheap next to the stack) -----------------------------
 
@@ -365,16 +376,18 @@ class GPT:
         """The ``num_vq`` code heads: ``[..., H]`` -> ``[..., num_vq, num_audio_tokens]``."""
         h = np.asarray(hidden, dtype=np.float32)
         cfg = self.config
-        if self._head_code_t is None:  # [H, Q*V]: one GEMM for all codebooks
+        if self._head_code is None:  # [H, Q*V]: one GEMM for all codebooks
             w = self.weights.head_code.reshape(-1, cfg.hidden_size)
-            self._head_code_t = np.ascontiguousarray(w.T)
-        out = h @ self._head_code_t
+            self._head_code = self._head(np.ascontiguousarray(w.T))
+        out = self._head_code(h)
         return out.reshape(*h.shape[:-1], cfg.num_vq, cfg.num_audio_tokens)
 
     def text_logits(self, hidden: np.ndarray) -> np.ndarray:
         """The text head: ``[..., H]`` -> ``[..., num_text_tokens]``."""
         h = np.asarray(hidden, dtype=np.float32)
-        return (h @ self.weights.head_text.T).astype(np.float32)
+        if self._head_text is None:
+            self._head_text = self._head(self.weights.head_text, out_in=True)
+        return self._head_text(h).astype(np.float32, copy=False)
 
     # -- the stack -------------------------------------------------------------------------
 
@@ -505,9 +518,10 @@ def load_gpt(
 ) -> GPT:
     """Load the GPT from an asset folder (hashes already verified by the caller).
 
-    ``backend="onnx"``: ONNX Runtime on CPU, ``precision`` ``fp32`` or ``int8`` (dynamic
-    INT8 matmuls); graphs are built without torch and cached under ``cache_dir`` (default:
-    the user cache) keyed by the weights' SHA-256, builder version and options.
+    ``backend="onnx"``: ONNX Runtime on CPU, ``precision`` ``fp32`` or ``int8`` (8-bit
+    weights in blocks of 128, int8 matmul kernels; see :mod:`.gpt_onnx`); graphs are built
+    without torch and cached under ``cache_dir`` (default: the user cache) keyed by the
+    weights' SHA-256, builder version and options.
     ``backend="torch"``: torch (optional extra) on ``device`` ``cpu`` or ``cuda``,
     ``precision`` ``fp32`` (``fp16``/``bf16`` on cuda). ``threads`` overrides the intra-op
     thread count (default: physical cores). ``gpt_sha256``: the verified SHA-256 of

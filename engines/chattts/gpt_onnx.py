@@ -1,6 +1,13 @@
-"""ONNX graph of the ChatTTS Llama stack (built without torch) and its ONNX Runtime runner.
+"""ONNX graphs of the ChatTTS Llama stack (built without torch) and their ONNX Runtime runner.
 
-One graph serves prefill and decode (``T`` new positions after ``start`` cached ones):
+Two graphs, both serving prefill and decode (``T`` new positions after ``start`` cached ones):
+
+* the **portable** graph (:func:`build_stack_graph`, standard ONNX ops only; TensorRT parses
+  it), described first below;
+* the **runtime** graph (:func:`build_runtime_graph`) that :class:`OnnxStack` runs on ONNX
+  Runtime's CPU provider, described after it.
+
+Portable graph
 
 inputs
     ``inputs_embeds`` ``[B, T, H]`` float32, ``position_ids`` ``[B, T]`` int64,
@@ -13,12 +20,32 @@ outputs
 Why this layout: the cache is one numpy array allocated once per (batch, max length) and
 bound to the session by pointer (IOBinding over CPU memory, no copy); the graph slices the
 first ``start`` slots of each layer (a copy proportional to the current length, not to
-``S``), and the runner writes the small ``present`` into slots ``[start, start + T)`` in
+``S``), and the runner (TensorRT's) writes the small ``present`` into slots ``[start, start + T)`` in
 place. Attention uses ``Where(mask, scores, finfo.min)`` rather than an additive ``-inf``, so
 fully padded query rows give a uniform softmax instead of NaN (NaN would poison nothing, but
 is not worth the risk). Math follows transformers' ``LlamaModel`` in float32: RMSNorm
 ``x * rsqrt(mean(x^2) + eps) * w``, rotary ``q*cos + rotate_half(q)*sin`` with
 ``inv_freq = theta^(-2i/d)``, softmax attention scaled by ``head_dim^-0.5``, SiLU-gated MLP.
+
+Runtime graph
+    Same math with ONNX Runtime's fused CPU kernels (``com.microsoft`` domain), because a decode
+    step of the portable graph is ~700 small nodes whose dispatch, plus the per-step copy of the
+    cache prefix (``Slice``/``Concat``), cost about a quarter of the step next to the matmuls:
+    ``SimplifiedLayerNormalization`` / ``SkipSimplifiedLayerNormalization`` (RMSNorm with the
+    residual add), ``RotaryEmbedding`` (position ids per item, so left padding works) and
+    ``GroupQueryAttention`` with ``num_heads == kv_num_heads`` over a **shared** past/present
+    buffer: the per-layer inputs ``past_key_<i>``/``past_value_<i>`` ``[B, heads, S, head_dim]``
+    and outputs ``present_key_<i>``/``present_value_<i>`` are bound to the same memory, and the
+    kernel appends the new keys/values in place (nothing is copied per step). Padding enters as
+    an additive ``attention_bias`` (0 or ``finfo.min``, never ``-inf``). ``int8`` replaces each
+    MatMul with ``MatMulNBits`` (8-bit symmetric weights, one scale per 128 inputs of an output
+    column, ``accuracy_level=4``: activations quantized per block to int8 and multiplied with
+    VNNI/AVX2 integer kernels). Measured against ``quantize_dynamic``'s per-column
+    ``DynamicQuantizeMatMul`` in this same fused graph (2-core AVX-512 VNNI Xeon): ~9 % slower
+    at batch 1, faster at batch 8 (best step 24 vs 30 ms); and half the error of the previous
+    ``DynamicQuantizeMatMul`` graph (code logits max rel error 0.050 vs 0.106 on a full-size
+    random checkpoint, teacher-forced argmax agreement 91 % vs 86 %), since both its weight
+    and its activation scales are per block rather than per column / per tensor.
 """
 
 from __future__ import annotations
@@ -39,14 +66,23 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BUILDER_VERSION",
+    "RUNTIME_BUILDER_VERSION",
     "OnnxStack",
+    "build_runtime_graph",
     "build_stack_graph",
     "physical_cores",
+    "runtime_graph_path",
     "stack_graph_path",
 ]
 
-#: Bump when the graph changes, so cached graphs are rebuilt.
+#: Bump when the portable graph changes, so cached graphs are rebuilt.
 BUILDER_VERSION = "gpt-stack-2"
+#: Bump when the runtime graph (or its int8 quantization) changes.
+RUNTIME_BUILDER_VERSION = "gpt-ort-1"
+
+_MS = "com.microsoft"
+#: Weights per int8 scale along the input dimension (MatMulNBits ``block_size``).
+INT8_BLOCK = 128
 
 _BIG = np.iinfo(np.int64).max
 
@@ -176,7 +212,10 @@ def build_stack_graph(w: GPTWeights) -> onnx.ModelProto:
 def stack_graph_path(
     w: GPTWeights, precision: str = "fp32", cache_dir: str | os.PathLike[str] | None = None
 ) -> Path:
-    """Path of the (cached) stack graph for ``precision`` ``fp32`` or ``int8``."""
+    """Path of the (cached) portable graph for ``precision`` ``fp32`` or ``int8`` (``int8``:
+    ``quantize_dynamic`` per-channel QInt8 MatMuls). :class:`OnnxStack` runs the runtime
+    graph (:func:`runtime_graph_path`) instead; this one is for consumers that need standard
+    ONNX ops (TensorRT)."""
     cache = Path(cache_dir) if cache_dir is not None else None
     parts = {"weights_sha256": w.gpt_sha256, "builder": BUILDER_VERSION, "precision": "fp32"}
     fp32 = cached_graph("chattts-gpt", parts, lambda: build_stack_graph(w), cache)
@@ -206,6 +245,187 @@ def stack_graph_path(
     return cached_graph("chattts-gpt-int8", parts, quantize, cache)
 
 
+def _quantize_int8_blocks(weight: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray]:
+    """``[N, K]`` float weights -> MatMulNBits' 8-bit layout: ``[N, ceil(K/block), block]``
+    uint8 (symmetric, zero point 128 implied) and ``[N * blocks]`` float32 scales. A ragged
+    last block is zero-padded (the kernel ignores inputs past ``K``)."""
+    N, K = weight.shape
+    nb = -(-K // block)
+    wb = np.zeros((N, nb * block), np.float32)
+    wb[:, :K] = weight
+    wb = wb.reshape(N, nb, block)
+    amax = np.abs(wb).max(axis=-1)
+    scale = np.where(amax > 0, amax / 127.0, 1.0).astype(np.float32)
+    q = np.clip(np.rint(wb / scale[..., None]), -127, 127).astype(np.int16) + 128
+    return q.astype(np.uint8), scale.reshape(-1)
+
+
+def build_runtime_graph(
+    w: GPTWeights, precision: str = "fp32", rope_rows: int | None = None
+) -> onnx.ModelProto:
+    """Build the runtime graph (module docstring) for ``precision`` ``fp32`` or ``int8``.
+
+    ``rope_rows``: rows of the rotary cos/sin tables, i.e. the largest position id + 1
+    (default: twice the config's ``max_position_embeddings``).
+    """
+    from onnx import helper
+
+    if precision not in ("fp32", "int8"):
+        raise ValueError(f"ONNX GPT precision must be fp32 or int8, got {precision!r}")
+    cfg: GPTConfig = w.config
+    H, nh, D, L = cfg.hidden_size, cfg.num_heads, cfg.head_dim, cfg.num_layers
+    rows = rope_rows or 2 * cfg.max_position_embeddings
+    g = GraphBuilder("chattts_gpt_runtime")
+    x = g.input("inputs_embeds", np.float32, ["batch", "seq", H])
+    pos = g.input("position_ids", np.int64, ["batch", "seq"])
+    kmask = g.input("key_mask", np.int64, ["batch", "max_len"])
+    start = g.input("start", np.int64, [1])
+    kv_shape = ["batch", nh, "max_len", D]
+    pasts = [
+        (
+            g.input(f"past_key_{i}", np.float32, kv_shape),
+            g.input(f"past_value_{i}", np.float32, kv_shape),
+        )
+        for i in range(L)
+    ]
+
+    zero1 = g.const("z1", np.array([0], np.int64))
+    one1 = g.const("o1", np.array([1], np.int64))
+    xshape = g.op("Shape", x)
+    bdim = g.op("Gather", xshape, zero1, axis=0)
+    seq = g.op("Gather", xshape, one1, axis=0)
+    total = g.op("Add", start, seq)  # [1]: cache length after this call
+    seqlens_k = g.op("Cast", g.op("Expand", g.op("Sub", total, one1), bdim), to=6)  # [B] i32
+    total_len = g.op("Cast", g.op("Squeeze", total, zero1), to=6)  # scalar int32
+    # additive key-padding bias [B, 1, T, total]; GQA applies the causal part itself
+    km = g.op("Cast", g.op("Slice", kmask, zero1, total, one1), to=9)
+    neg = g.const("neg", np.array(np.finfo(np.float32).min, np.float32))
+    bias = g.op("Where", km, g.const("zf", np.array(0.0, np.float32)), neg)
+    bias = g.op("Unsqueeze", bias, g.const("a12", np.array([1, 2], np.int64)))
+    bias = g.op("Expand", bias, g.op("Concat", bdim, one1, seq, total, axis=0))
+
+    # rotary tables in float32 exactly as the reference computes them: cos(pos * inv_freq)
+    inv_freq = (
+        1.0
+        / (
+            np.float32(cfg.rope_theta)
+            ** (np.arange(0, D, 2, dtype=np.int64).astype(np.float32) / np.float32(D))
+        )
+    ).astype(np.float32)
+    freqs = (np.arange(rows, dtype=np.float32)[:, None] * inv_freq[None]).astype(np.float32)
+    cos = g.const("cos_cache", np.cos(freqs).astype(np.float32))
+    sin = g.const("sin_cache", np.sin(freqs).astype(np.float32))
+    eps = float(cfg.rms_norm_eps)
+    split_qk_v = g.const("split_qk_v", np.array([2 * H, nh * D], np.int64))
+    split_q_k = g.const("split_q_k", np.array([H, nh * D], np.int64))
+
+    def linear(v: str, weight: np.ndarray, hint: str) -> str:
+        """``v @ weight.T`` for a torch-layout ``[out, in]`` weight."""
+        if precision == "fp32":
+            # constant [K, N] initializer: ORT prepacks it for MLAS once, at load
+            return g.op("MatMul", v, g.const(hint, np.ascontiguousarray(weight.T)))
+        N, K = weight.shape
+        q, scales = _quantize_int8_blocks(weight, INT8_BLOCK)
+        return g.op(
+            "MatMulNBits",
+            v,
+            g.const(hint, q),
+            g.const(hint + "_scales", scales),
+            domain=_MS,
+            K=K,
+            N=N,
+            bits=8,
+            block_size=INT8_BLOCK,
+            accuracy_level=4,
+        )
+
+    def skip_norm(branch: str, residual: str, weight: np.ndarray, hint: str) -> tuple[str, str]:
+        """RMSNorm(residual + branch) and the sum itself (the new residual stream)."""
+        n, _, _, s = g.op(
+            "SkipSimplifiedLayerNormalization",
+            branch,
+            residual,
+            g.const(hint, weight),
+            n_out=4,
+            domain=_MS,
+            epsilon=eps,
+        )
+        return n, s
+
+    h = x
+    n = g.op(
+        "SimplifiedLayerNormalization",
+        x,
+        g.const("l0_ln1", w.layers[0]["input_layernorm"]),
+        axis=-1,
+        epsilon=eps,
+        stash_type=1,
+    )
+    for i, lw in enumerate(w.layers):
+        p = f"l{i}_"
+        # q, k, v (and gate, up below) as one GEMM each: fewer, larger kernels per step
+        wqkv = np.concatenate([lw["q_proj"], lw["k_proj"], lw["v_proj"]], axis=0)
+        qk, v = g.op("Split", linear(n, wqkv, p + "wqkv"), split_qk_v, axis=-1, n_out=2)
+        # q and k rotate alike per head: one RotaryEmbedding over [B, T, 2 * heads * D]
+        qk = g.op("RotaryEmbedding", qk, pos, cos, sin, domain=_MS)
+        q, k = g.op("Split", qk, split_q_k, axis=-1, n_out=2)
+        att = g.fresh(p + "att")
+        pk, pv = f"present_key_{i}", f"present_value_{i}"
+        g.nodes.append(  # named outputs (no Identity between the kernel and the shared buffer)
+            helper.make_node(
+                "GroupQueryAttention",
+                [q, k, v, *pasts[i], seqlens_k, total_len, "", "", "", bias],
+                [att, pk, pv],
+                domain=_MS,
+                num_heads=nh,
+                kv_num_heads=nh,
+                scale=float(D**-0.5),
+            )
+        )
+        n, h = skip_norm(
+            linear(att, lw["o_proj"], p + "wo"), h, lw["post_attention_layernorm"], p + "ln2"
+        )
+        inter = lw["gate_proj"].shape[0]
+        gate, up = g.op(
+            "Split",
+            linear(n, np.concatenate([lw["gate_proj"], lw["up_proj"]]), p + "wgu"),
+            g.const("gu_split", np.array([inter, inter], np.int64)),
+            axis=-1,
+            n_out=2,
+        )
+        act = g.op("Mul", g.op("Mul", gate, g.op("Sigmoid", gate)), up)
+        last = i + 1 == len(w.layers)
+        nw = w.norm if last else w.layers[i + 1]["input_layernorm"]
+        n, h = skip_norm(
+            linear(act, lw["down_proj"], p + "wd"), h, nw, "final_norm" if last else f"l{i + 1}_ln1"
+        )
+    g.output(n, "hidden", np.float32, ["batch", "seq", H])
+    for i in range(L):
+        g.output(f"present_key_{i}", f"present_key_{i}", np.float32, kv_shape)
+        g.output(f"present_value_{i}", f"present_value_{i}", np.float32, kv_shape)
+    model = g.build(doc=f"ChatTTS GPT Llama stack, ONNX Runtime CPU ({RUNTIME_BUILDER_VERSION})")
+    model.opset_import.append(helper.make_opsetid(_MS, 1))
+    return model
+
+
+def runtime_graph_path(
+    w: GPTWeights, precision: str = "fp32", cache_dir: str | os.PathLike[str] | None = None
+) -> Path:
+    """Path of the (cached) runtime graph for ``precision`` ``fp32`` or ``int8``."""
+    if precision not in ("fp32", "int8"):
+        raise ValueError(f"ONNX GPT precision must be fp32 or int8, got {precision!r}")
+    cache = Path(cache_dir) if cache_dir is not None else None
+    parts = {
+        "weights_sha256": w.gpt_sha256,
+        "builder": RUNTIME_BUILDER_VERSION,
+        "precision": precision,
+        "int8_block": INT8_BLOCK if precision == "int8" else None,
+    }
+    return cached_graph(
+        f"chattts-gpt-ort-{precision}", parts, lambda: build_runtime_graph(w, precision), cache
+    )
+
+
 def physical_cores() -> int:
     """Physical cores this process may use (hyper-threads share an FPU, so they rarely help
     matmul-bound inference and add contention)."""
@@ -233,8 +453,15 @@ def physical_cores() -> int:
     return max(1, min(n, allowed))
 
 
-def make_session(path: Path, threads: int | None = None) -> ort.InferenceSession:
-    """A CPU session tuned for decode: all graph optimisations, sequential execution."""
+def make_session(path: Path | bytes, threads: int | None = None) -> ort.InferenceSession:
+    """A CPU session tuned for decode: all graph optimisations, sequential execution.
+
+    Worker threads spin between the kernels of one run (a decode step is ~150 short kernels),
+    but ``session.force_spinning_stop`` parks them as soon as the run returns, so they do not
+    steal the core from the numpy sampling code between steps (measured: the 2-thread spin
+    made the next numpy code-head GEMV ~10x slower, and OpenBLAS's own spinning threads in turn
+    slowed the next step).
+    """
     import onnxruntime as ort
 
     so = ort.SessionOptions()
@@ -245,16 +472,59 @@ def make_session(path: Path, threads: int | None = None) -> ort.InferenceSession
     so.intra_op_num_threads = threads or physical_cores()
     so.inter_op_num_threads = 1
     so.log_severity_level = 3
-    return ort.InferenceSession(str(path), sess_options=so, providers=["CPUExecutionProvider"])
+    so.add_session_config_entry("session.force_spinning_stop", "1")
+    src = path if isinstance(path, bytes) else str(path)
+    return ort.InferenceSession(src, sess_options=so, providers=["CPUExecutionProvider"])
+
+
+class OnnxHead:
+    """``x @ weight_t`` on its own small ONNX Runtime session.
+
+    Why not numpy: its BLAS (OpenBLAS) runs a GEMV this size on all cores and then keeps its
+    threads spinning, which slowed the next decode step of the stack session (and the stack's
+    spinning threads slowed the GEMV ~10x). This session, like the stack's, parks its threads
+    when a run returns (``session.force_spinning_stop``). The weight is a graph *input* bound
+    by pointer to the caller's array, not an initializer: the session is made in milliseconds
+    and holds no copy (a prepacked initializer cost 0.5 s and 2x the memory for the 65 MB
+    text head, and was not measurably faster for one-row GEMVs). Same float32 GEMV
+    (summation order aside).
+    """
+
+    def __init__(
+        self, weight: np.ndarray, threads: int | None = None, *, out_in: bool = False
+    ) -> None:
+        """``weight``: ``[K, N]`` (``x @ weight``), or ``[N, K]`` with ``out_in`` (``x @
+        weight.T`` through ``Gemm(transB=1)``, so a torch-layout weight needs no transposed
+        copy; as fast for the 21178-row text head, ~2x slower for the small code head)."""
+        import onnxruntime as ort
+
+        N, K = weight.shape if out_in else weight.shape[::-1]
+        g = GraphBuilder("chattts_head")
+        x = g.input("x", np.float32, ["rows", K])
+        w = g.input("w", np.float32, list(weight.shape))
+        y = g.op("Gemm", x, w, transB=1) if out_in else g.op("MatMul", x, w)
+        g.output(y, "y", np.float32, ["rows", N])
+        self._session = make_session(g.build().SerializeToString(), threads)
+        self._weight = np.ascontiguousarray(weight, np.float32)  # kept alive: bound by pointer
+        self._w = ort.OrtValue.ortvalue_from_numpy(self._weight)
+        self.shape = (K, N)
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, np.float32)
+        lead = x.shape[:-1]
+        flat = np.ascontiguousarray(x.reshape(-1, self.shape[0]))
+        out = self._session.run(None, {"x": flat, "w": self._w})[0]
+        return out.reshape(*lead, self.shape[1])
 
 
 class OnnxStack:
-    """``StackBackend`` over ONNX Runtime with a preallocated KV cache and IOBinding.
+    """``StackBackend`` over ONNX Runtime: the runtime graph, a preallocated KV cache, IOBinding.
 
-    The cache, the key mask and the decode-step (``T = 1``) input/output buffers are numpy
-    arrays allocated once per (batch, max length) (grown, never shrunk) and bound by pointer;
-    a decode step only fills the small input buffers, runs, and copies the new keys/values
-    into the cache slot.
+    The cache (one ``[L, 2, B, heads, S, head_dim]`` array), the key mask and the decode-step
+    (``T = 1``) input/output buffers are numpy arrays allocated once per (batch, max length)
+    (grown, never shrunk) and bound by pointer; each layer's past and present are bound to the
+    same slice of the cache, which GroupQueryAttention updates in place. A decode step only
+    fills the small input buffers and runs.
     """
 
     def __init__(
@@ -274,9 +544,12 @@ class OnnxStack:
         self._ort = ort
         self.config = weights.config
         self.precision = precision
-        self.graph_path = stack_graph_path(weights, precision, cache_dir)
+        self.graph_path = runtime_graph_path(weights, precision, cache_dir)
         self.session = make_session(self.graph_path, threads)
+        self._threads = threads
+        self.max_position = 2 * self.config.max_position_embeddings  # rotary table rows
         self._B = self._S = 0
+        self._limit = 0
         self._past: np.ndarray | None = None
         self._kmask: np.ndarray | None = None
         self._start = np.zeros(1, np.int64)
@@ -291,28 +564,39 @@ class OnnxStack:
                 np.zeros((1, 1, cfg.hidden_size), np.float32), np.array([[4]], np.int64), 4
             )
 
+    def make_head(self, weight: np.ndarray, *, out_in: bool = False) -> OnnxHead:
+        """A head GEMV (``x @ weight``, or ``x @ weight.T`` with ``out_in``) that does not fight
+        this session's threads; see :class:`OnnxHead`."""
+        return OnnxHead(weight, self._threads, out_in=out_in)
+
     def _allocate(self, B: int, S: int) -> None:
         cfg = self.config
-        ort = self._ort
         self._past = np.zeros((cfg.num_layers, 2, B, cfg.num_heads, S, cfg.head_dim), np.float32)
         self._kmask = np.zeros((B, S), np.int64)
         self._emb1 = np.zeros((B, 1, cfg.hidden_size), np.float32)
         self._pos1 = np.zeros((B, 1), np.int64)
         self._hid1 = np.zeros((B, 1, cfg.hidden_size), np.float32)
-        self._pres1 = np.zeros((cfg.num_layers, 2, B, cfg.num_heads, 1, cfg.head_dim), np.float32)
         self._B, self._S = B, S
+        self._binding = self._bind(self._emb1, self._pos1, self._hid1)
+
+    def _bind(self, emb: np.ndarray, pos: np.ndarray, hid: np.ndarray):  # -> ort.IOBinding
+        assert self._past is not None and self._kmask is not None
+        from_numpy = self._ort.OrtValue.ortvalue_from_numpy
         b = self.session.io_binding()
         for name, arr in (
-            ("past", self._past),
             ("key_mask", self._kmask),
             ("start", self._start),
-            ("inputs_embeds", self._emb1),
-            ("position_ids", self._pos1),
+            ("inputs_embeds", emb),
+            ("position_ids", pos),
         ):
-            b.bind_ortvalue_input(name, ort.OrtValue.ortvalue_from_numpy(arr))
-        b.bind_ortvalue_output("hidden", ort.OrtValue.ortvalue_from_numpy(self._hid1))
-        b.bind_ortvalue_output("present", ort.OrtValue.ortvalue_from_numpy(self._pres1))
-        self._binding = b
+            b.bind_ortvalue_input(name, from_numpy(arr))
+        for i in range(self.config.num_layers):
+            for j, kind in enumerate(("key", "value")):
+                buf = from_numpy(self._past[i, j])  # a contiguous view: shares the cache
+                b.bind_ortvalue_input(f"past_{kind}_{i}", buf)
+                b.bind_ortvalue_output(f"present_{kind}_{i}", buf)
+        b.bind_ortvalue_output("hidden", from_numpy(hid))
+        return b
 
     def begin(self, attention_mask: np.ndarray, max_len: int) -> None:
         B, T = attention_mask.shape
@@ -333,30 +617,28 @@ class OnnxStack:
             raise ValueError(f"batch {B} != begin()'s batch {self._B}")
         if start + T > self._limit:
             raise ValueError(f"cache overflow: {start} + {T} > {self._limit}")
+        if T > 1 and start > 0 and B > 1:
+            # GroupQueryAttention takes several new positions after a cached prefix only for
+            # batch 1; run such a chunk one position at a time (same result, slower)
+            hid = np.empty((B, T, self.config.hidden_size), np.float32)
+            for t in range(T):
+                hid[:, t] = self.forward(
+                    inputs_embeds[:, t : t + 1], positions[:, t : t + 1], start + t
+                )[:, 0]
+            return hid
+        if positions.size and int(positions.max()) >= self.max_position:
+            raise ValueError(f"position {int(positions.max())} >= {self.max_position}")
         self._start[0] = start
         if T == 1:
             self._emb1[...] = inputs_embeds
             self._pos1[...] = positions
             self.session.run_with_iobinding(self._binding)
-            self._past[:, :, :, :, start, :] = self._pres1[:, :, :, :, 0, :]
             return self._hid1
-        ort = self._ort
-        b = self.session.io_binding()
         hid = np.empty((B, T, self.config.hidden_size), np.float32)
-        cfg = self.config
-        pres = np.empty((cfg.num_layers, 2, B, cfg.num_heads, T, cfg.head_dim), np.float32)
-        emb = np.ascontiguousarray(inputs_embeds, np.float32)
-        pos = np.ascontiguousarray(positions, np.int64)
-        for name, arr in (
-            ("past", self._past),
-            ("key_mask", self._kmask),
-            ("start", self._start),
-            ("inputs_embeds", emb),
-            ("position_ids", pos),
-        ):
-            b.bind_ortvalue_input(name, ort.OrtValue.ortvalue_from_numpy(arr))
-        b.bind_ortvalue_output("hidden", ort.OrtValue.ortvalue_from_numpy(hid))
-        b.bind_ortvalue_output("present", ort.OrtValue.ortvalue_from_numpy(pres))
+        b = self._bind(
+            np.ascontiguousarray(inputs_embeds, np.float32),
+            np.ascontiguousarray(positions, np.int64),
+            hid,
+        )
         self.session.run_with_iobinding(b)
-        self._past[:, :, :, :, start : start + T, :] = pres
         return hid
