@@ -43,6 +43,22 @@ def encode(samples: np.ndarray, sample_rate: int, fmt: str = "WAV") -> bytes:
     return buf.getvalue()
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def publish(tmp: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+    """Rename a finished temporary file over ``target`` with normal file permissions.
+
+    ``mkstemp`` creates files readable by their owner only; an audio file should get the
+    permissions any other new file gets (``0o666`` less the umask).
+    """
+    os.chmod(tmp, 0o666 & ~_umask())
+    os.replace(tmp, target)
+
+
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` so that readers never see a partial file."""
     target = Path(path)
@@ -53,7 +69,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, target)
+        publish(tmp, target)
     except BaseException:
         try:
             os.unlink(tmp)

@@ -30,7 +30,7 @@ import click
 from mixvox.plugins.config import load_config as _load_config_file
 
 from . import __version__
-from .audio import FORMATS, Audio, format_for
+from .audio import FORMATS, Audio, format_for, publish
 from .display import engine_status, format_issue, format_table, format_utterance, safe
 from .interfaces import MixvoxError
 from .ir import Issue, Utterance
@@ -435,7 +435,7 @@ def _save_stream(pieces: Iterator[Audio], path: str, fmt: str) -> tuple[int, int
         if frames:
             with open(tmp, "rb+") as raw:
                 os.fsync(raw.fileno())
-            os.replace(tmp, target)
+            publish(tmp, target)
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

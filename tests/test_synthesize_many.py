@@ -55,3 +55,15 @@ def test_long_text_streams_block_by_block(tts, monkeypatch):
     first = next(iter(tts.stream(text)))
     assert len(first) > 0
     assert len(routed) == 1 and routed[0] < len(text)
+
+
+def test_saved_files_get_normal_permissions(tmp_path):
+    import os
+
+    import numpy as np
+
+    path = tmp_path / "a.wav"
+    mixvox.Audio(np.zeros(100, np.float32), 24000).save(path)
+    mask = os.umask(0)
+    os.umask(mask)
+    assert (path.stat().st_mode & 0o777) == (0o666 & ~mask)
