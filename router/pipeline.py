@@ -6,7 +6,6 @@ import logging
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from pathlib import Path
 
 import numpy as np
 
@@ -318,7 +317,3 @@ def synthesize(text: str, **options: object) -> Audio:
     """One-shot synthesis: ``mixvox.synthesize("你好 world").save("out.wav")``."""
     with Synthesizer(**options) as tts:  # type: ignore[arg-type]
         return tts.synthesize(text)
-
-
-def save(audio: Audio, path: str | os.PathLike[str]) -> Path:
-    return audio.save(path)
