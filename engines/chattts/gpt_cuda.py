@@ -219,7 +219,7 @@ class CudaGPT:
         max_batch: int = 8,
         max_len: int = 2048 + 256,
         use_graphs: bool = True,
-        fused: str = "stack",
+        fused: str = "ops",
         sync_every: int = 16,
     ) -> None:
         from safetensors.torch import load_file
