@@ -430,12 +430,12 @@ class _LineError(Exception):
 
 
 def summary_lines(result: BatchResult, limit: int = 50) -> Iterator[str]:
-    """Human summary: counts, then each failure with its line number (first ``limit``)."""
+    """Human summary: counts, then each failure by line number (first ``limit``)."""
     yield (
         f"{result.done} done, {result.skipped} skipped (already done), "
         f"{len(result.failed)} failed, of {result.total} line(s)"
     )
-    for line, msg in result.failed[:limit]:
+    for line, msg in sorted(result.failed)[:limit]:
         yield f"  line {line}: {msg}"
     if len(result.failed) > limit:
         yield f"  ... and {len(result.failed) - limit} more (see the manifest)"

@@ -211,6 +211,8 @@ class SynthSettings:
         """A Synthesizer for ``engine`` (``None``: the configured or best available one)."""
         name = engine or self.engine
         named = engine is not None or self.engine_named
+        if not named and self.factory_options.get("model_dir") is not None:
+            name, named = "chattts", True  # --model-dir names ChatTTS weights: no fallback
         # The ChatTTS availability check reads MIXVOX_CHATTTS_DIR; --model-dir must count too,
         # and so must the config file's [chattts] model_dir unless the variable is set.
         model_dir = self.factory_options.get("model_dir")
@@ -218,7 +220,7 @@ class SynthSettings:
             model_dir = _section(self.cfg, "chattts").get("model_dir")
         with _env(CHATTTS_DIR_ENV, str(model_dir) if model_dir else None):
             # Choose here (not inside Synthesizer) to know which config section applies.
-            info, reason = choose_engine(name, get_registry())
+            info, reason = choose_engine(name, get_registry(), self.factory_options)
             kwargs = {**_section(self.cfg, info.name), **self.factory_options}
             tts = Synthesizer(
                 info.name,
@@ -247,7 +249,6 @@ def fallback_message(engine: str, reason: str) -> str:
 
 def synth_options(save_codes: bool) -> Callable[[F], F]:
     """The options shared by ``say`` and ``batch`` (``--save-codes`` only for ``say``)."""
-    pos_float = click.FloatRange(min=0, min_open=True)
     opts = [
         click.option(
             "-e", "--engine", help="Engine name (default: best available; see `mixvox engines`)."
@@ -274,8 +275,18 @@ def synth_options(save_codes: bool) -> Callable[[F], F]:
         ),
         click.option("--backend", help="ChatTTS backend: onnx, torch, tensorrt, auto."),
         click.option("--device", help="ChatTTS device: cpu, cuda, cuda:N (torch backend)."),
+        click.option(
+            "--reverify",
+            is_flag=True,
+            default=False,
+            help="Re-hash the ChatTTS weights even when an earlier check is cached.",
+        ),
         click.option("--precision", help="Engine precision: fp32, fp16, bf16, int8."),
-        click.option("--temperature", type=pos_float, help="Sampling temperature."),
+        click.option(
+            "--temperature",
+            type=click.FloatRange(min=0),
+            help="Sampling temperature (0 = greedy, always the most likely code).",
+        ),
         click.option("--top-p", type=click.FloatRange(min=0, max=1, min_open=True), help="Top-p."),
         click.option("--top-k", type=click.IntRange(min=1), help="Top-k."),
         click.option(
@@ -332,6 +343,8 @@ def settings_from(opts: dict[str, Any]) -> SynthSettings:
             overrides[key] = opts[key]
     if opts.get("raw"):
         overrides["raw"] = True
+    if opts.get("reverify"):
+        factory["verify"] = "force"
     if (
         overrides.get("min_frames") is not None
         and overrides.get("max_frames") is not None

@@ -175,7 +175,8 @@ def test_engine_options_pass_through_only_when_given(tmp_path: Path, use_plugins
     assert rec.options[-1].extra == {"raw": True}
     model = tmp_path / "model"
     r = invoke(
-        "say", "hello", "--raw", "-o", out, "--model-dir", str(model), "--backend", "onnx",
+        "say", "hello", "--raw", "-o", out, "--engine", "rec",
+        "--model-dir", str(model), "--backend", "onnx",
         "--temperature", "0.5", "--top-p", "0.9", "--top-k", "5", "--no-refine",
         "--min-frames", "2", "--max-frames", "40", "--save-codes", str(tmp_path / "c.npy"),
         "--speed", "1.5",
@@ -494,3 +495,37 @@ def test_config_lexicons_and_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     r = invoke("say", "hi", "-o", str(tmp_path / "x.wav"))
     assert r.exit_code == 1 and "max_chunk_chars must be an integer" in r.stderr
     assert "Traceback" not in r.output
+
+
+def test_chattts_cli_options_from_the_issue(tmp_path):
+    """--temperature 0 is greedy (allowed), --model-dir names ChatTTS (no silent fallback)."""
+    from click.testing import CliRunner
+
+    from mixvox.cli import main
+
+    tiny = Path(__file__).resolve().parents[2] / "shared" / "chattts" / "tiny"
+    if not tiny.is_dir():
+        pytest.skip("shared fixtures missing")
+    runner = CliRunner()
+    out = tmp_path / "g.wav"
+    args = [
+        "say",
+        "--model-dir",
+        str(tiny),
+        "--temperature",
+        "0",
+        "--reverify",
+        "--max-frames",
+        "12",
+        "你好",
+        "-o",
+        str(out),
+    ]
+    res = runner.invoke(main, args)
+    assert res.exit_code == 0, res.output
+    assert out.stat().st_size > 44
+    res = runner.invoke(
+        main, ["say", "--model-dir", str(tmp_path / "nope"), "hi", "-o", str(tmp_path / "n.wav")]
+    )
+    assert res.exit_code == 1
+    assert "nope" in res.output and not (tmp_path / "n.wav").exists()

@@ -191,3 +191,14 @@ def test_unreadable_characters_become_skip_pieces() -> None:
     skips = [p for p in pieces if p.kind == "skip"]
     assert [p.issue[0] for p in skips if p.issue] == ["control-char", "emoji", "unsupported-script"]
     assert normalize_zh("你\x00好😀안") == "你好"
+
+
+def test_identifiers_after_a_cue_and_a_space_and_long_numbers_read_digit_by_digit():
+    from mixvox.frontends.zh import normalize_zh
+
+    assert normalize_zh("卡号 6222020200112233").endswith("六二二二零二零二零零幺幺二二三三")
+    assert normalize_zh("验证码 834921").endswith("八三四九二幺")
+    assert normalize_zh("工号 100234").endswith("幺零零二三四")
+    assert normalize_zh("是123456789012") == "是幺二三四五六七八九零幺二"
+    assert normalize_zh("总共12345678901元") == "总共一百二十三亿四千五百六十七万八千九百零一元"
+    assert normalize_zh("11000000000") == "一百一十亿"  # a round amount stays a cardinal

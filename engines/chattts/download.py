@@ -78,7 +78,8 @@ def download(
         )
     except Exception as exc:  # hub errors have many types (HTTP, offline, auth, disk)
         raise MixvoxError(
-            f"download of {repo} failed: {type(exc).__name__}: {exc}. Check the network (or "
+            f"download of {repo} failed: {type(exc).__name__}: {str(exc).rstrip('.')}. "
+            "Check the network (or "
             "HF_ENDPOINT for a mirror) and run `mixvox download` again; finished files are kept."
         ) from None
     if official and manifest is None:

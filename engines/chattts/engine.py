@@ -17,8 +17,9 @@ Pipeline of one ``stream()`` call:
 Refinement is **off by default**. It runs a whole extra GPT pass over the text before any audio
 can be produced (no streaming through it): one step per text token plus the prosody tokens it
 adds. Measured with ``bench/cpu.py`` on the full-size random checkpoint (2-core CPU, 47 refined
-tokens for a 39-token sentence): +3.7 s before the first audio with onnx fp32 (first audio
-otherwise after 5.1 s), +1.6 s with onnx int8 (otherwise 2.3 s) -- about +70 % latency. It also
+tokens for a 39-token sentence, after the ORT fused-kernel work; BENCHMARKS.md): +1.6 s
+before the first audio with onnx fp32 (first audio otherwise after 2.5 s), +0.7 s with onnx
+int8 (otherwise 1.1 s) -- about +65 % latency. It also
 samples at temperature 0.7, so it may rewrite words our frontends chose deliberately
 (respellings, homophones), against the rule that nothing is dropped silently. ``refine=True``
 (or per call ``extra["refine"]=True``) turns it on for livelier prosody.
@@ -151,7 +152,7 @@ class ChatTTSEngine:
         self,
         model_dir: str | os.PathLike[str] | None = None,
         backend: str = "onnx",
-        precision: str = "fp32",
+        precision: str | None = None,
         device: str = "cpu",
         refine: bool = False,
         *,
@@ -181,9 +182,13 @@ class ChatTTSEngine:
             device = auto_device if device == "cpu" else device
             if backend == "onnx":
                 device = "cpu"  # the ONNX GPT runs on the CPU provider only (for now)
-            if precision not in ("fp32", "int8") and device == "cpu":
-                precision = "fp32"
+            if precision not in (None, "fp32", "int8") and device == "cpu":
+                precision = None
             log.info("chattts: backend auto -> %s on %s (%s)", backend, device, why)
+        if device.startswith("cuda") or backend == "tensorrt":
+            _require_cuda(backend)
+        if precision is None:  # fp16 where it is the fast choice (CUDA), fp32 on the CPU
+            precision = "fp16" if device.startswith("cuda") or backend == "tensorrt" else "fp32"
         if source not in ("hidden", "codes"):
             raise MixvoxError(f"source must be 'hidden' or 'codes', got {source!r}")
         if max_batch < 1 or max_retries < 0 or stream_every < 1:
@@ -227,7 +232,7 @@ class ChatTTSEngine:
 
                 self.gpt = GraphGPT(
                     self.assets.asset,
-                    precision="fp16" if self.precision == "fp32" else self.precision,
+                    precision=self.precision,
                     device=self.device,
                     max_batch=self.max_batch,
                     gpt_sha256=gpt_sha256,
@@ -642,7 +647,25 @@ def _tensorrt_gpt(
     stack = TensorRTStack(
         stack_graph_path(weights, "fp32", cache / "onnx"),
         StackDims.from_config(weights.config),
-        precision="fp16" if precision in ("fp32", "fp16") else precision,
+        precision="fp16" if precision in ("fp32", "fp16") else precision,  # TensorRT: fp16/int8
         cache_dir=cache,
     )
     return GPT(weights, stack, "tensorrt")
+
+
+def _require_cuda(backend: str) -> None:
+    """A clear error instead of torch's assertion when no CUDA device can be used."""
+    if backend == "tensorrt":
+        return  # the TensorRT loader reports its own (missing TensorRT, no GPU)
+    try:
+        import torch
+    except ImportError:
+        raise MixvoxError(
+            "the ChatTTS torch backend needs torch (pip install 'mixvox[torch]'); "
+            "or use --backend onnx on the CPU"
+        ) from None
+    if not torch.cuda.is_available():
+        raise MixvoxError(
+            "no CUDA device is available to torch here (a CPU-only torch build, or no GPU); "
+            "use --device cpu, or --backend onnx (the fast CPU backend)"
+        )

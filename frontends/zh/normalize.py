@@ -555,8 +555,15 @@ class _Scanner:
             return read_digits(raw)
         if nxt1 == "后" and len(raw) == 2 and raw[1] in "05":
             return read_digits(raw)  # 80后, 90后, 95后
-        if prev.rstrip("是为:：").endswith(_ID_CUES) and not self.liang_next(end):
+        if prev.rstrip(" \t\u3000是为:：").endswith(_ID_CUES) and not self.liang_next(end):
             return read_digits(raw, yao=True)
+        if (
+            len(raw) >= 11
+            and raw.count("0") * 2 < len(raw)  # round amounts (11000000000) stay cardinals
+            and nxt1 not in _QUANTITY_NEXT
+            and not self.liang_next(end)
+        ):
+            return read_digits(raw, yao=True)  # card, account and ID numbers (11+ digits)
         if len(raw) >= 5 and nxt1 and is_han(nxt1) and nxt1 not in _QUANTITY_NEXT:
             if not self.liang_next(end):
                 return read_digits(raw, yao=True)  # 拨打12306来咨询
