@@ -722,9 +722,10 @@ class GraphGPT:
     """``GPT.generate`` on CUDA with the code stage through :class:`CudaGPT`.
 
     A drop-in for :class:`mixvox.engines.chattts.gpt.GPT` in the engine: prompt embeddings
-    (speaker injection included) come from the shared numpy code, the code stage decodes with
-    CUDA graphs and continuous batching, and the rarely used refine stage runs on the portable
-    torch stack, created only when first needed (so batch-1 GPU memory stays small).
+    (speaker injection included) are made on the GPU by :meth:`CudaGPT.embed_prompt`, the code
+    stage decodes with CUDA graphs and continuous batching, and the rarely used refine stage
+    runs on the portable torch stack. Its host copy of the weights is loaded only when refine
+    is first used, so start-up reads the weights once and batch-1 memory stays small.
     """
 
     def __init__(
@@ -741,11 +742,11 @@ class GraphGPT:
         # ``gpt_sha256``: the verified hash of the GPT weights, so they are not hashed again.
         # "ops" (small compiled kernels) starts in seconds; "stack" (the whole layer stack
         # compiled) decodes ~10% faster on an H200 but compiles for about a minute.
-        from mixvox.engines.chattts.gpt import GPT, GPTWeights
+        from mixvox.engines.chattts.gpt import GPTConfig
 
-        self.weights = GPTWeights.load(asset_dir, gpt_sha256=gpt_sha256)
-        self.config = self.weights.config
-        self._gpt_cls = GPT
+        self.asset_dir = Path(asset_dir)
+        self._gpt_sha256 = gpt_sha256
+        self.config = GPTConfig.from_asset_dir(asset_dir)
         self.backend = "torch-cuda-graphs" if use_graphs else "torch-cuda"
         self.precision = precision
         self.device = device
@@ -763,15 +764,20 @@ class GraphGPT:
 
     def _portable(self):
         if self._text_gpt is None:
+            from mixvox.engines.chattts.gpt import GPT, GPTWeights
             from mixvox.engines.chattts.gpt_torch import TorchStack
 
-            prec = "fp32" if self.precision == "fp32" else self.precision
-            stack = TorchStack(self.weights, precision=prec, device=self.device)
-            self._text_gpt = self._gpt_cls(self.weights, stack, "torch")
+            weights = GPTWeights.load(self.asset_dir, gpt_sha256=self._gpt_sha256)
+            stack = TorchStack(weights, precision=self.precision, device=self.device)
+            self._text_gpt = GPT(weights, stack, "torch")
         return self._text_gpt
 
-    def embed(self, *a: Any, **kw: Any):
-        return self._gpt_cls.embed(self, *a, **kw)  # type: ignore[arg-type]
+    def _embed(self, ids, spk, spk_id: int | None) -> torch.Tensor:
+        """Prompt embeddings ``[T, H]`` for one prompt (speaker vector or ``None``)."""
+        import numpy as np
+
+        vec = None if spk is None else torch.from_numpy(np.ascontiguousarray(spk))
+        return self.cuda.embed_prompt(torch.from_numpy(ids), vec, spk_id)
 
     def generate(
         self,
@@ -829,11 +835,11 @@ class GraphGPT:
         )
         reqs = []
         for i, a in enumerate(arrs):
-            emb = self._gpt_cls.embed(self, a[None], spks[i], spk_emb_token_id)[0]  # type: ignore[arg-type]
+            emb = self._embed(a, spks[i], spk_emb_token_id)
             cap = int(min(caps[i], self.cuda.max_len - a.size - self.cuda.sync_every - 2))
             reqs.append(
                 CodeRequest(
-                    torch.from_numpy(np.ascontiguousarray(emb)),
+                    emb,
                     max_new=cap,
                     min_new=int(mins[i]),
                     tag=i,
