@@ -80,7 +80,9 @@ class SsmlError(MixvoxError):
     code = "invalid-ssml"
 
     def __init__(self, reason: str, line: int, column: int, offset: int) -> None:
-        super().__init__(f"invalid SSML at line {line}, column {column} (offset {offset}): {reason}")
+        super().__init__(
+            f"invalid SSML at line {line}, column {column} (offset {offset}): {reason}"
+        )
         self.reason = reason
         self.line = line
         self.column = column
@@ -412,7 +414,9 @@ _MONTHS = (
     "January February March April May June July August September October November December"
 ).split()
 _NUMBER = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?")
-_CLOCK = re.compile(r"([0-9]{1,2})[:：.]([0-9]{2})(?:[:：.]([0-9]{2}))?\s*([ap])?\.?\s*(?:m\.?)?", re.I)
+_CLOCK = re.compile(
+    r"([0-9]{1,2})[:：.]([0-9]{2})(?:[:：.]([0-9]{2}))?\s*([ap])?\.?\s*(?:m\.?)?", re.I
+)
 
 
 def _ordinal_suffix(n: int) -> str:
@@ -615,7 +619,9 @@ class _Flattener:
         if closing:
             self.add(text, node.close_start, node.end)
         else:
-            self.add(text, node.start, node.end if node.close_start == node.tag_end else node.tag_end)
+            self.add(
+                text, node.start, node.end if node.close_start == node.tag_end else node.tag_end
+            )
 
     def check_attrs(self, node: _Node) -> None:
         known = _ATTRS.get(node.tag)
@@ -722,8 +728,7 @@ class _Flattener:
             if s not in _STRENGTH:
                 raise self.fail(
                     node,
-                    f"<break> strength {a['strength']!r} is not one of "
-                    + ", ".join(_STRENGTH),
+                    f"<break> strength {a['strength']!r} is not one of " + ", ".join(_STRENGTH),
                 )
             token = _STRENGTH[s]
         else:
