@@ -658,7 +658,7 @@ class _Flattener:
             raise self.fail(node, f"<{node.tag}> may hold text only, not other elements")
         return content
 
-    def element(self, node: _Node) -> None:  # noqa: C901 - one branch per element, on purpose
+    def element(self, node: _Node) -> None:
         tag = node.tag
         self.check_attrs(node)
         a = node.attrs
