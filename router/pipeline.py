@@ -23,6 +23,7 @@ from .interfaces import (
     SynthesisOptions,
 )
 from .ir import CTRL, Chunk, Utterance, Word
+from .overrides import fill_builtin_spoken
 from .registry import Registry, get_registry
 from .ssml import is_ssml, route_ssml
 from .stages import Failed, Pipeline, Stage
@@ -96,6 +97,7 @@ class Router:
         for sent in utt.sentences:
             for span in sent.spans:
                 if span.words or span.lang == CTRL:
+                    fill_builtin_spoken(span, self._frontend, sent.matrix)
                     continue  # control tokens and inline overrides come pre-analysed
                 ctx = FrontendContext(
                     lexicon=self.lexicons.get(span.lang) or Lexicon(span.lang),
