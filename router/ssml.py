@@ -511,7 +511,13 @@ def _say_as(kind: str, content: str, fmt: str, lang: str) -> str | None:
         return " ".join(ch for ch in c if not ch.isspace())
     if kind in ("cardinal", "number"):
         num = re.sub(r"(?<=[0-9])[,_ ](?=[0-9]{3})", "", c)
-        return num if _NUMBER.fullmatch(num) else None
+        if not _NUMBER.fullmatch(num):
+            return None
+        if lang == EN:  # grouping commas: 1,234 is a number, 1234 could be read as a year
+            whole, dot, frac = num.partition(".")
+            sign = whole[0] if whole[0] in "+-" else ""
+            num = f"{sign}{int(whole.lstrip('+-')):,}{dot}{frac}"
+        return num
     if kind == "ordinal":
         num = re.sub(r"(?<=[0-9])[,_ ](?=[0-9]{3})", "", c)
         if not re.fullmatch(r"[0-9]+", num):
