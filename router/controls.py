@@ -45,6 +45,7 @@ Bracket text is at most :data:`MAX_BRACKET` characters and the pronunciation at 
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
 
 from .ir import CTRL, EN, ZH, Span, Word
@@ -160,6 +161,9 @@ def parse_override(
     paren = text[pstart + 1 : pend]
     end = pend + 1
     whole = text[start:end]
+    odd = _odd_char(text, start + 1, pend)
+    if odd is not None and (paren.startswith("/") or any(is_han(c) for c in bracket)):
+        return None, odd
     if paren.startswith("/"):
         body = paren[1:-1] if len(paren) >= 2 and paren.endswith("/") else None
         if body is None:
@@ -197,6 +201,50 @@ def parse_override(
     return Span(ZH, whole, start, end, [word]), None
 
 
+def _odd_char(text: str, start: int, end: int) -> str | None:
+    """Why ``text[start:end]`` cannot be an override: a control, format (bidi), private-use,
+    unassigned or surrogate character, or a combining mark with no letter to sit on."""
+    for i in range(start, end):
+        ch = text[i]
+        cat = unicodedata.category(ch)
+        if cat in ("Cc", "Cf", "Co", "Cn", "Cs"):
+            return (
+                f"it holds the invisible character U+{ord(ch):04X} ({_char_name(ch)}) at {i}; "
+                "remove it"
+            )
+        if cat.startswith("M") and (i == start or not text[i - 1].isalnum()):
+            return f"it holds a combining mark U+{ord(ch):04X} with no letter under it at {i}"
+    return None
+
+
+def _char_name(ch: str) -> str:
+    return unicodedata.name(ch, "control character")
+
+
+def _unclosed(text: str, i: int, close: int, out: AtomScan) -> None:
+    """``[word](/EH1 N`` with no ``)``: an override attempt that will be read as text."""
+    n = len(text)
+    if close + 2 > n or text[close + 1 : close + 2] != "(":
+        return
+    stop = min(n, close + 3 + MAX_PAREN)
+    nl = text.find("\n", close + 2, stop)
+    rest = text[close + 2 : nl if nl != -1 else stop]
+    if ")" in rest or "(" in rest:
+        return
+    if rest.startswith("/") or (
+        any(is_han(c) for c in text[i + 1 : close]) and _looks_like_pinyin(rest)
+    ):
+        out.issues.append(
+            (
+                "bad-override",
+                f"override {_clip(text[i : close + 2 + len(rest)])} at {i} has no closing ')'; "
+                "read as text",
+                i,
+                close + 2 + len(rest),
+            )
+        )
+
+
 def scan_atoms(text: str) -> AtomScan:
     """Find control tokens, reserved tokens and overrides, left to right, non-overlapping.
 
@@ -218,6 +266,8 @@ def scan_atoms(text: str) -> AtomScan:
                 if atom is not None:
                     out.atoms.append(atom)
                     nxt = atom.end
+                else:
+                    _unclosed(text, i, close, out)
         i = text.find("[", nxt)
     return out
 

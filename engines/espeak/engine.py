@@ -341,7 +341,10 @@ class EspeakEngine:
         self._check_extra(options.extra or {})
         speed = 1.0  # [speed_N] tokens hold across chunks, as a <prosody> element does
         for chunk in chunks:
-            samples = self.render_chunk(chunk.words, options, speed)
+            if speed == 1.0:
+                samples = self.render_chunk(chunk.words, options)
+            else:
+                samples = self.render_chunk(chunk.words, options, speed)
             for w in chunk.words:
                 factor = speed_of(w.spoken) if w.kind == "control" else None
                 speed = factor if factor is not None else speed
