@@ -306,6 +306,8 @@ class Synthesizer:
         if isinstance(text, Utterance):
             utts: Iterable[Utterance] = [text]
         elif raw:
+            if is_ssml(text):  # raw text goes to the engine as it is: tags would be read aloud
+                raise MixvoxError("raw mode sends text unchanged; SSML needs routing (drop raw)")
             utt = self.router.raw(text)
             if text.strip():
                 yield from self.engine.stream(utt, [Chunk(0, utt.words)], opts)

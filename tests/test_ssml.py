@@ -323,3 +323,22 @@ def test_synthesizer_speaks_ssml_as_one_document() -> None:
 def test_ctrl_spans_are_ctrl() -> None:
     utt = route("<speak>a<break/>b</speak>")
     assert [sp.lang for s in utt.sentences for sp in s.spans] == [EN, CTRL, EN]
+
+
+def test_batch_speaks_ssml_lines_and_reports_the_broken_one(tmp_path) -> None:
+    script = tmp_path / "lines.txt"
+    script.write_text(
+        '<speak>你好<break time="300ms"/>world</speak>\n<speak><s>坏</speak>\n', encoding="utf-8"
+    )
+    out = tmp_path / "out"
+    res = CliRunner().invoke(
+        main, ["batch", str(script), "-o", str(out), "--engine", "espeak", "-q"]
+    )
+    assert res.exit_code == 1, res.output  # one line failed
+    assert (out / "0001.wav").is_file() and not (out / "0002.wav").exists()
+    assert "invalid SSML at line 1, column 14" in res.output
+
+
+def test_raw_mode_refuses_ssml() -> None:
+    with mixvox.Synthesizer("espeak") as tts, pytest.raises(mixvox.MixvoxError, match="raw"):
+        tts.synthesize("<speak>你好</speak>", raw=True)
