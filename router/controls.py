@@ -45,6 +45,7 @@ Bracket text is at most :data:`MAX_BRACKET` characters and the pronunciation at 
 
 from __future__ import annotations
 
+import bisect
 import unicodedata
 from dataclasses import dataclass, field
 
@@ -268,8 +269,50 @@ def scan_atoms(text: str) -> AtomScan:
                     nxt = atom.end
                 else:
                     _unclosed(text, i, close, out)
+        elif (j := text.find("(/", i + 1, min(n, i + 2 + MAX_BRACKET))) != -1:
+            if text.find("\n", i + 1, j) == -1 and text.find("[", i + 1, j) == -1:
+                _half_override(text, i, j, "'[' has no closing ']'", out)
         i = text.find("[", nxt)
+    _orphan_closers(text, out)
     return out
+
+
+def _half_override(text: str, start: int, paren: int, why: str, out: AtomScan) -> None:
+    """An override with a bracket missing (``[nginx(/EH1 N/)``, ``nginx](/EH1 N/)``)."""
+    end = text.find(")", paren, min(len(text), paren + MAX_PAREN))
+    end = end + 1 if end != -1 and text.find("\n", paren, end) == -1 else paren + 2
+    out.issues.append(
+        (
+            "bad-override",
+            f"unbalanced override {_clip(text[start:end])} at {start}: {why}; an override is "
+            "written [word](/P1 P2/) or [汉字](pin1 yin1); read as text",
+            start,
+            end,
+        )
+    )
+
+
+def _orphan_closers(text: str, out: AtomScan) -> None:
+    """``nginx](/EH1 N/)``: a ``](/`` with no ``[`` before it on the line (linear scan)."""
+    n = len(text)
+    k = text.find("](/")
+    if k == -1:
+        return
+    covered = sorted(
+        [(a.start, a.end) for a in out.atoms] + [(s, e) for _c, _m, s, e in out.issues]
+    )
+    starts = [s for s, _e in covered]
+    while k != -1:
+        lo = max(0, k - MAX_BRACKET - 1)
+        line_start = max(text.rfind("\n", lo, k) + 1, lo)
+        at = bisect.bisect_right(starts, k) - 1
+        inside = at >= 0 and covered[at][0] <= k < covered[at][1]
+        if not inside and text.find("[", line_start, k) == -1:
+            w = k
+            while w > line_start and not text[w - 1].isspace():
+                w -= 1
+            _half_override(text, w, k + 1, "']' has no opening '['", out)
+        k = text.find("](/", k + 3, n)
 
 
 def _clip(s: str, limit: int = 60) -> str:

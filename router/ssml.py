@@ -1008,21 +1008,23 @@ def _remap(utt: Utterance, doc: SsmlDocument) -> Utterance:
             for w in sp.words:
                 w.start, w.end = doc.to_input(w.start, w.end)
                 w.text = text[w.start : w.end]
+    n = len(doc.plain)
+
+    def fix(m: re.Match[str]) -> str:
+        """``at 12`` / ``at 12-15`` in a message: plain offsets -> input offsets."""
+        a = int(m.group(1))
+        b = int(m.group(2)) if m.group(2) is not None else None
+        if a > n or (b is not None and not a < b <= n):
+            return m.group(0)
+        if b is None:
+            return f"at {doc.to_input(a, min(a + 1, n))[0]}"
+        s, e = doc.to_input(a, b)
+        return f"at {s}-{e}"
+
     for issue in utt.warnings:
-        ps, pe = issue.start, issue.end
-        s, e = doc.to_input(ps, pe)
-
-        def fix(m: re.Match[str], ps: int = ps, pe: int = pe, s: int = s, e: int = e) -> str:
-            a = int(m.group(1))
-            if a != ps:
-                return m.group(0)
-            if m.group(2) is None:
-                return f"at {s}"
-            return f"at {s}-{e}" if int(m.group(2)) == pe else m.group(0)
-
         issue.message = _AT.sub(fix, issue.message)
-        issue.start, issue.end = s, e
-        issue.text = text[s:e]
+        issue.start, issue.end = doc.to_input(issue.start, issue.end)
+        issue.text = text[issue.start : issue.end]
     out = Utterance(text, utt.sentences, [*utt.warnings, *doc.issues])
     out.warnings.sort(key=lambda w: (w.start, w.end))
     return out
