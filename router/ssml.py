@@ -541,6 +541,8 @@ SAY_AS_KINDS = frozenset(
 # Flattening the tree into plain text with an offset map
 # ---------------------------------------------------------------------------------------------
 
+_TOKEN_OR_PRON = re.compile(r"\[[A-Za-z_0-9]{1,32}\]|\]\([^()\n]{0,400}\)")
+
 _ATTRS: dict[str, frozenset[str]] = {
     "speak": frozenset({"version", "xmlns", "xml:lang", "xmlns:xsi", "xsi:schemaLocation"}),
     "p": frozenset({"xml:lang"}),
@@ -674,7 +676,10 @@ class _Flattener:
             self.children(node)
         elif tag in ("p", "s"):
             self.insert("\n", node)
-            self.children(node)
+            if "xml:lang" in a:
+                self.lang(node)  # explicit per paragraph/sentence: as a <lang> element
+            else:
+                self.children(node)
             self.insert("\n", node, closing=True)
         elif tag == "break":
             self.brk(node)
@@ -892,11 +897,14 @@ class _Flattener:
             right.append(p.text[: min(cuts)] if cuts else p.text)
             if cuts or sum(map(len, right)) > 80:
                 break
-        lang, _ = matrix_decision("".join(reversed(left)) + " " + "".join(right))
-        if lang is None:
+        around = "".join(reversed(left)) + " " + "".join(right)
+        # inserted tokens and override pronunciations are not words of the sentence
+        around = _TOKEN_OR_PRON.sub(" ", around)
+        decided, _ = matrix_decision(around)
+        if decided is None:
             root_lang = _lang_of(self.root.attrs.get("xml:lang", "")) if self.root else None
             return root_lang or ZH
-        return lang
+        return decided
 
     def run(self, root: _Node) -> None:
         self.root = root

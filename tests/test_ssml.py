@@ -342,3 +342,17 @@ def test_batch_speaks_ssml_lines_and_reports_the_broken_one(tmp_path) -> None:
 def test_raw_mode_refuses_ssml() -> None:
     with mixvox.Synthesizer("espeak") as tts, pytest.raises(mixvox.MixvoxError, match="raw"):
         tts.synthesize("<speak>你好</speak>", raw=True)
+
+
+def test_say_as_language_ignores_inserted_tokens_and_pronunciations() -> None:
+    text = (
+        '<speak>第<break time="300ms"/><break time="300ms"/><phoneme alphabet="pinyin" '
+        'ph="hang2">行</phoneme><say-as interpret-as="ordinal">3</say-as>名</speak>'
+    )
+    assert "第三" in route(text).spoken  # zh context, not "3rd" from "uv_break" / "hang2"
+
+
+def test_xml_lang_on_a_sentence_is_honoured_but_on_speak_is_a_hint() -> None:
+    utt = route('<speak xml:lang="zh-CN"><s xml:lang="en-US">2 cats</s><s>it is 5</s></speak>')
+    assert [s.matrix for s in utt.sentences] == [EN, EN]
+    assert "two cats" in utt.spoken and "five" in utt.spoken
