@@ -332,6 +332,22 @@ def _parse_rate(value: str) -> float | None:
     return factor if factor > 0 else None
 
 
+def _tone_numbers(ph: str) -> str:
+    """SSML pinyin as other engines accept it -> tone numbers: ``yín háng`` and ``yin 2 hang 2``
+    -> ``yin2 hang2`` (anything else is left for the validator to explain)."""
+    ph = re.sub(r"([A-Za-züÜv:]+)\s+([1-5])(?![0-9])", r"\1\2", ph)
+    if any(unicodedata.combining(c) for c in unicodedata.normalize("NFD", ph)):
+        try:
+            from pypinyin.contrib.tone_convert import to_tone3
+
+            ph = " ".join(
+                to_tone3(p, v_to_u=False, neutral_tone_with_five=True) for p in ph.split()
+            )
+        except Exception:  # the validator then names the problem
+            return ph
+    return ph
+
+
 def _lang_of(tag: str) -> str | None:
     t = tag.strip().lower().replace("_", "-")
     if t in ("zh", "cmn") or t.startswith(("zh-", "cmn-")):
@@ -799,7 +815,7 @@ class _Flattener:
             why = f"ph must be at most {MAX_PAREN - 2} characters without parentheses"
         elif alphabet in ("pinyin", "x-pinyin", "sapi-pinyin"):
             try:
-                paren = " ".join(parse_pinyin(ph, word=content))
+                paren = " ".join(parse_pinyin(_tone_numbers(ph), word=content))
                 if not all(is_han(c) for c in content if not c.isspace()):
                     paren, why = None, "pinyin needs Chinese characters only in the text"
                 content = "".join(content.split())

@@ -356,3 +356,15 @@ def test_xml_lang_on_a_sentence_is_honoured_but_on_speak_is_a_hint() -> None:
     utt = route('<speak xml:lang="zh-CN"><s xml:lang="en-US">2 cats</s><s>it is 5</s></speak>')
     assert [s.matrix for s in utt.sentences] == [EN, EN]
     assert "two cats" in utt.spoken and "five" in utt.spoken
+
+
+@pytest.mark.parametrize("ph", ["yín háng", "yin 2 hang 2", "YIN2 HANG2"])
+def test_pinyin_in_the_spellings_other_engines_accept(ph: str) -> None:
+    utt = route(f'<speak><phoneme alphabet="pinyin" ph="{ph}">银行</phoneme></speak>')
+    (w,) = utt.words
+    assert w.override and w.phonemes == ["yin2", "hang2"] and not utt.warnings
+
+
+def test_plain_text_syntax_works_inside_ssml() -> None:
+    utt = route("<speak>[银行](yin2 hang2)[laugh]好</speak>")
+    assert utt.words[0].override and "[laugh]" in controls(utt)
