@@ -7,6 +7,7 @@ given, and so that the batch command stays one function with one local and one c
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -79,7 +80,7 @@ def batch_on_ray(
     Path(output_dir).mkdir(parents=True, exist_ok=True)
     spooled: Path | None = None
     if script == "-":
-        spooled = spool_stdin(click.get_binary_stream("stdin"), output_dir)
+        spooled = spool_stdin(sys.stdin.buffer, output_dir)
         path: str | os.PathLike[str] = spooled
     else:
         path = script

@@ -22,7 +22,9 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install 'mixvox[ray]')")
+ray = pytest.importorskip(
+    "ray", reason="the ray extra is not installed (pip install 'mixvox[ray]')"
+)
 
 MIXVOX = str(Path(sys.executable).with_name("mixvox"))
 TINY = Path(__file__).resolve().parents[2] / "shared" / "chattts" / "tiny"
@@ -126,7 +128,17 @@ def test_ray_batch_matches_local_batch_espeak(cluster, tmp_path):
     local, remote = tmp_path / "local", tmp_path / "remote"
     r1 = _mixvox(["batch", str(script), "-o", str(local), "-e", "espeak", "-q"], cluster["env"])
     r2 = _mixvox(
-        ["batch", str(script), "-o", str(remote), "-e", "espeak", "-q", "--ray", cluster["address"]],
+        [
+            "batch",
+            str(script),
+            "-o",
+            str(remote),
+            "-e",
+            "espeak",
+            "-q",
+            "--ray",
+            cluster["address"],
+        ],
         cluster["env"],
     )
     # the bad line fails in both runs (exit 1), the others are written
@@ -136,11 +148,25 @@ def test_ray_batch_matches_local_batch_espeak(cluster, tmp_path):
     assert "Traceback" not in r2.stderr
     _same_outputs(local, remote)
     assert sorted(p.name for p in remote.glob("*.wav")) == [
-        "0001.wav", "0004.wav", "0005.wav", "0006.wav", "0007.wav"
+        "0001.wav",
+        "0004.wav",
+        "0005.wav",
+        "0006.wav",
+        "0007.wav",
     ]
     # a second run resumes: everything already done is skipped
     r3 = _mixvox(
-        ["batch", str(script), "-o", str(remote), "-e", "espeak", "-q", "--ray", cluster["address"]],
+        [
+            "batch",
+            str(script),
+            "-o",
+            str(remote),
+            "-e",
+            "espeak",
+            "-q",
+            "--ray",
+            cluster["address"],
+        ],
         cluster["env"],
     )
     assert "0 done, 5 skipped (already done), 1 failed" in r3.stderr, r3.stderr
@@ -167,7 +193,9 @@ def test_ray_batch_matches_local_batch_chattts_tiny(cluster, tmp_path):
 def _long_script(tmp_path: Path, n: int) -> Path:
     script = tmp_path / "long.txt"
     words = ["alpha", "今天", "meeting", "下午", "GPU", "报告", "review", "三点"]
-    lines = [f"第{i}行 {words[i % len(words)]} line {i} {words[(i * 3) % len(words)]}" for i in range(n)]
+    lines = [
+        f"第{i}行 {words[i % len(words)]} line {i} {words[(i * 3) % len(words)]}" for i in range(n)
+    ]
     script.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return script
 
@@ -196,9 +224,24 @@ def test_worker_killed_mid_run_batch_completes(cluster, tmp_path):
     script = _long_script(tmp_path, n)
     out = tmp_path / "out"
     proc = subprocess.Popen(
-        [MIXVOX, "batch", str(script), "-o", str(out), "-e", "espeak",
-         "-q", "--ray", cluster["address"], "--ray-workers", "2"],
-        env=cluster["env"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            MIXVOX,
+            "batch",
+            str(script),
+            "-o",
+            str(out),
+            "-e",
+            "espeak",
+            "-q",
+            "--ray",
+            cluster["address"],
+            "--ray-workers",
+            "2",
+        ],
+        env=cluster["env"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     done_before = _wait_records(out, 3, proc)
     assert done_before > 0, "the batch ended before a worker could be killed"
@@ -222,7 +265,9 @@ def test_driver_killed_then_resumed(cluster, tmp_path):
     args = ["batch", str(script), "-o", str(out), "-e", "espeak", "-q", "--ray", cluster["address"]]
     proc = subprocess.Popen(
         [MIXVOX, *args],
-        env=cluster["env"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=cluster["env"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     got = _wait_records(out, 5, proc)
     assert got > 0, "the batch ended before the driver could be killed"
