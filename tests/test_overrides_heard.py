@@ -164,3 +164,25 @@ def test_route_shows_each_engines_rendering_of_an_override() -> None:
     assert "espeak: phonemes [['EndZ@n'Eks]] (exact)" in out
     assert "chattts: text 'engine x'" in out
     assert "chattts: text 'X Q Z' (approximate" in out
+
+
+def test_every_arpabet_phone_has_an_espeak_mnemonic() -> None:
+    from mixvox.phonetics import ARPABET_CONSONANTS, ARPABET_VOWELS
+
+    for v in ARPABET_VOWELS:
+        for stress in "012":
+            assert to_espeak([v + stress]), v
+    for c in ARPABET_CONSONANTS:
+        assert to_espeak([c]), c
+
+
+def test_plugin_lexentry_with_phonemes_is_heard_by_both_engines() -> None:
+    from mixvox import LexEntry
+
+    router = Router()
+    router.lexicons["en"].add_layer({"zorblax": LexEntry("zorblax", ("R", "EH1", "D"))})
+    words = [w for w in router.route("say zorblax now").words if w.spoken == "zorblax"]
+    assert words and words[0].override and words[0].phonemes == ["R", "EH1", "D"]
+    speech = [s for s in plan(router.route("say zorblax now").words) if hasattr(s, "text")]
+    assert "[[r'Ed]]" in speech[0].text and speech[0].phonemes
+    assert render_words(router.route("say zorblax now").words).text == "say red now"
