@@ -73,12 +73,13 @@ def test_espeak_override_changes_the_audio(espeak: EspeakEngine) -> None:
     again = speak(espeak, "[tomato](/T AH0 M AA1 T OW2/)")
     say_ay = speak(espeak, "[tomato](/T AH0 M EY1 T OW2/)")
     noise = spectrum_distance(say_ah, again)
+    vowel = spectrum_distance(say_ah, say_ay)
     assert len(say_ah) and len(say_ay) and not np.array_equal(plain, say_ah)
-    assert spectrum_distance(say_ah, say_ay) > 4 * noise  # one vowel apart: heard
+    assert vowel > 4 * noise  # one vowel apart: heard (measured ~0.28 against ~0.03)
     assert spectrum_distance(plain, say_ah) > 4 * noise
     # the override is what is spoken: the same phones sound the same, whatever the text
     same = spectrum_distance(say_ah, speak(espeak, "[tomayto](/T AH0 M AA1 T OW2/)"))
-    assert same < 2 * noise + 0.02
+    assert same < vowel / 3
 
 
 def test_espeak_zh_override_changes_the_audio(espeak: EspeakEngine) -> None:
