@@ -196,7 +196,7 @@ def shared_router(lexicons: Iterable[str | os.PathLike[str]] = ()) -> Router:
     """The process-wide :class:`Router` for these lexicon files (built once, then reused).
 
     Building a router loads the frontends and lexicons; doing that per call made
-    :func:`route` about 16x slower than the CLI. Keyed by the registry in use and each
+    :func:`route` about ten times slower than the CLI (``bench/text_speed.py --rebuild``). Keyed by the registry in use and each
     lexicon file's path, mtime and size, so a rebuilt registry or an edited lexicon file gets
     a fresh router.
     """
