@@ -38,6 +38,7 @@ from an element (``<sub>``, ``<say-as>``, ``<break/>``) covers the whole element
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from collections.abc import Callable
@@ -185,6 +186,7 @@ class _TreeBuilder:
         self.b2c = b2c
         self.stack: list[_Node] = []
         self.root: _Node | None = None
+        self.piece_region: list[int] = []
         self.open_piece: list[object] | None = None
         self.parser = expat.ParserCreate()
         self.parser.buffer_text = False
@@ -895,23 +897,26 @@ class _Flattener:
 
     def context_lang(self, index: int) -> str:
         """The language around piece ``index``: an enclosing <lang>, else its sentence's."""
-        best: tuple[int, str] | None = None
-        for first, last, lang, _node in self.regions:
-            if first <= index < last and (best is None or last - first < best[0]):
-                best = (last - first, lang)
-        if best is not None:
-            return best[1]
+        k = self.piece_region[index]
+        if k >= 0:
+            return self.regions[k][2]
         left: list[str] = []
-        for p in reversed(self.pieces[:index]):
-            cut = max(p.text.rfind(c) for c in "\n。！？!?")
-            left.append(p.text[cut + 1 :])
-            if cut >= 0 or sum(map(len, left)) > 80:
+        size = 0
+        for i in range(index - 1, -1, -1):
+            text = self.pieces[i].text
+            cut = max(text.rfind(c) for c in "\n。！？!?")
+            left.append(text[cut + 1 :])
+            size += len(left[-1])
+            if cut >= 0 or size > 80:
                 break
         right: list[str] = []
-        for p in self.pieces[index + 1 :]:
-            cuts = [p.text.find(c) for c in "\n。！？!?" if c in p.text]
-            right.append(p.text[: min(cuts)] if cuts else p.text)
-            if cuts or sum(map(len, right)) > 80:
+        size = 0
+        for i in range(index + 1, len(self.pieces)):
+            text = self.pieces[i].text
+            cuts = [text.find(c) for c in "\n。！？!?" if c in text]
+            right.append(text[: min(cuts)] if cuts else text)
+            size += len(right[-1])
+            if cuts or size > 80:
                 break
         around = "".join(reversed(left)) + " " + "".join(right)
         # inserted tokens and override pronunciations are not words of the sentence
@@ -925,6 +930,13 @@ class _Flattener:
     def run(self, root: _Node) -> None:
         self.root = root
         self.element(root)
+        # innermost <lang> per piece (regions nest; paint the largest first)
+        self.piece_region = [-1] * len(self.pieces)
+        for k in sorted(
+            range(len(self.regions)), key=lambda k: self.regions[k][0] - self.regions[k][1]
+        ):
+            first, last = self.regions[k][0], self.regions[k][1]
+            self.piece_region[first:last] = [k] * (last - first)
         for i, p in enumerate(self.pieces):
             if p.make is not None:
                 p.text = p.make(self.context_lang(i))
@@ -973,12 +985,17 @@ def _split_for_regions(utt: Utterance, doc: SsmlDocument) -> None:
     cuts = sorted({b for r in doc.regions for b in r[:2]})
     warned: set[int] = set()
 
+    # innermost region per plain position: paint the largest first, nested ones over them
+    # (work is the total region length, at most MAX_DEPTH x the text)
+    inner: list[int] = [-1] * (len(plain) + 1)
+    order = sorted(range(len(doc.regions)), key=lambda k: doc.regions[k][0] - doc.regions[k][1])
+    for k in order:
+        a, b = doc.regions[k][0], doc.regions[k][1]
+        inner[a:b] = [k] * (b - a)
+
     def region_at(pos: int) -> tuple[int, int, str, int, int] | None:
-        best = None
-        for r in doc.regions:
-            if r[0] <= pos < r[1] and (best is None or r[1] - r[0] < best[1] - best[0]):
-                best = r
-        return best
+        k = inner[pos] if 0 <= pos < len(inner) else -1
+        return doc.regions[k] if k >= 0 else None
 
     for sent in utt.sentences:
         new: list[Span] = []
@@ -986,7 +1003,8 @@ def _split_for_regions(utt: Utterance, doc: SsmlDocument) -> None:
             if sp.words or sp.lang == CTRL:
                 new.append(sp)
                 continue
-            bounds = [sp.start, *(c for c in cuts if sp.start < c < sp.end), sp.end]
+            lo, hi = bisect.bisect_right(cuts, sp.start), bisect.bisect_left(cuts, sp.end)
+            bounds = [sp.start, *cuts[lo:hi], sp.end]
             for s, e in zip(bounds, bounds[1:], strict=False):
                 while s < e and plain[s].isspace():
                     s += 1
