@@ -15,14 +15,14 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from mixvox.engines.chattts.gpt_cuda import (  # noqa: E402
+from mixvox.engines.chattts.gpt.cuda_graph import (  # noqa: E402
     CodeRequest,
     CudaGPT,
     CudaSampling,
     GraphGPT,
     _process_logits,
 )
-from mixvox.engines.chattts.sampler import SamplingParams  # noqa: E402
+from mixvox.engines.chattts.gpt.sampler import SamplingParams  # noqa: E402
 
 TINY = Path(__file__).resolve().parents[2] / "shared" / "chattts" / "tiny"
 if not (TINY / "golden.npz").is_file():

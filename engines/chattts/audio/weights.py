@@ -1,10 +1,12 @@
-"""ChatTTS audio side, part 1: Decoder (GPT hidden states -> mel) and DVAE (codes -> mel).
+"""Weights of the ChatTTS Decoder (GPT hidden states -> mel) and DVAE (codes -> mel).
 
-Public API (everything the engine needs from the audio side)::
+This module parses the checkpoints (shared by the onnx and torch backends), holds the FSQ
+tables and the receptive-field arithmetic, and checks model inputs. What the engine uses
+(:mod:`mixvox.engines.chattts.audio`)::
 
-    from mixvox.engines.chattts.decoder import load_audio_models, AudioModels
+    from mixvox.engines.chattts.audio import load_audio_models, StreamingVocoder
 
-    models = load_audio_models(asset_dir, backend="onnx", device="cpu", cache_dir=None)
+    models = load_audio_models(asset_dir, runtime)   # or backend="onnx", device="cpu"
     mel = models.decode_hidden(hidden)        # [T, H] -> [n_mels, 2T]   ([B,T,H] -> [B,n_mels,2T])
     mel = models.decode_codes(codes)          # [T, 4] int -> [n_mels, 2T] ([B,T,4] -> [B,...])
     wav = models.vocode(mel)                  # [n_mels, F] -> float32 [(F - 1) * 256]
@@ -13,7 +15,6 @@ Public API (everything the engine needs from the audio side)::
     wavs = models.hidden_to_wav_batch([h1, h2, ...])   # list of float32 waveforms
     wavs = models.codes_to_wav_batch([c1, c2, ...])
 
-    from mixvox.engines.chattts.streaming import StreamingVocoder
     sv = StreamingVocoder(models, source="hidden", first_chunk_frames=8, chunk_frames=16,
                           lookahead_frames=None)   # None = exact (51 code frames, full model)
     for frames in gpt_steps:                  # [n, H] hiddens (or [n, 4] codes) as they come
@@ -41,24 +42,20 @@ Facts matched from the reference (ChatTTS 0.2.5 ``model/dvae.py`` + ``core.py``,
   for F mel frames (512 samples per code frame, minus one hop overall).
 
 Sizes (hidden dims, layer counts, kernel sizes, mel bins, n_fft) all come from tensor shapes.
-The ONNX graphs are in ``audio_onnx``, the torch modules in ``audio_torch`` and the ISTFT in
-numpy in ``vocos``; this module holds the weight parsing shared by both backends, the FSQ
-tables, receptive-field arithmetic and the :class:`AudioModels` facade.
+The ONNX graphs are in ``onnx_backend``, the torch modules in ``torch_backend``, Vocos and the
+numpy ISTFT in ``vocos``, the :class:`~.models.AudioModels` facade in ``models`` and the
+loader in ``loader``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from mixvox.engines.chattts.assets import sha256_file
-
-if TYPE_CHECKING:  # pragma: no cover
-    from mixvox.engines.chattts.vocos import VocosWeights
 
 #: ConvNeXt depthwise-conv dilation of the Decoder/DVAE stacks (reference default, not stored).
 STACK_DILATION = 2
@@ -356,320 +353,3 @@ def check_hidden(hidden: np.ndarray, in_features: int) -> np.ndarray:
     if a.size and not np.isfinite(a).all():
         raise AudioModelError("hidden states contain NaN or Inf")
     return a
-
-
-# --------------------------------------------------------------------------- backends + facade
-
-
-@dataclass(frozen=True)
-class StreamStage:
-    """One layer group of a conv stack, run on windows by the streaming vocoder.
-
-    ``fn`` maps one item's channels-last window to its 'same'-padded output: the first mel
-    stage takes frames [T, C] (hidden float32 or codes int64) and returns [up*T, C']; every
-    later stage takes [T, C] float32 and returns [T, C']. ``radius``: frames each side an
-    output reads (on the output grid); ``up``: output frames per input frame (2 for the
-    first mel stage). Vocos' last stage returns real and imaginary parts side by side:
-    [T, 2 * n_bins].
-    """
-
-    name: str
-    radius: int
-    up: int
-    fn: Callable[[np.ndarray], np.ndarray]
-
-
-class AudioBackend(Protocol):
-    """What ``audio_onnx.OnnxAudioBackend`` and ``audio_torch.TorchAudioBackend`` provide.
-
-    All arrays are numpy; ``lengths`` are valid frames per item (code frames for the mel
-    decoders, mel frames for Vocos); positions past an item's length are ignored and the
-    outputs there are unspecified.
-    """
-
-    name: str
-
-    def mel(self, kind: str, x: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-        """``kind`` "hidden": x [B,T,H] float32; "codes": x [B,T,G*R] int64 -> [B,n_mels,2T]."""
-        ...
-
-    def spec(self, mel: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Mel [B,n_mels,F] -> (real, imag) of the ISTFT input, each [B, n_fft//2+1, F]."""
-        ...
-
-    def stream_stages(self, kind: str) -> list[StreamStage]:
-        """The layer-wise split of "hidden"/"codes" (-> mel) or "vocos" (mel -> spectrum)."""
-        ...
-
-
-class AudioModels:
-    """Decoder + DVAE + Vocos of one checkpoint behind one backend (load once, reuse).
-
-    Thread-safety: ONNX Runtime sessions may be called from several threads; the torch
-    backend runs under ``torch.inference_mode``. Waveforms are float32 at
-    :attr:`sample_rate`.
-    """
-
-    sample_rate = 24000
-
-    def __init__(
-        self,
-        backend: AudioBackend,
-        decoder: MelDecoderWeights | None,
-        dvae: MelDecoderWeights | None,
-        vocos: VocosWeights,
-    ) -> None:
-        self.backend = backend
-        self.decoder_weights = decoder
-        self.dvae_weights = dvae
-        self.vocos_weights = vocos
-
-    # -- sizes -------------------------------------------------------------------------
-    @property
-    def hop(self) -> int:
-        return self.vocos_weights.hop
-
-    @property
-    def samples_per_frame(self) -> int:
-        """Samples per code frame (2 mel frames): 512 for ChatTTS."""
-        return 2 * self.vocos_weights.hop
-
-    @property
-    def n_mels(self) -> int:
-        return self.vocos_weights.n_mels
-
-    def weights_for(self, source: str) -> MelDecoderWeights:
-        w = {"hidden": self.decoder_weights, "codes": self.dvae_weights}.get(source)
-        if source not in SOURCES:
-            raise AudioModelError(f"source must be one of {SOURCES}, got {source!r}")
-        if w is None:
-            raise AudioModelError(f"this checkpoint has no model for source {source!r}")
-        return w
-
-    def receptive_field(self, source: str) -> dict[str, int]:
-        """Context each side, per stage: mel-grid radii and the total in code frames.
-
-        ``decoder``: mel frames the Decoder/DVAE reads each side of an output frame;
-        ``vocos``: mel frames the Vocos backbone reads each side of a spectrum frame;
-        ``istft``: later spectrum frames overlapping a sample (n_fft/hop - 1);
-        ``code_frames``: code frames of context (each side) that make streamed output exact,
-        ceil((decoder + vocos) / 2): what :class:`StreamingVocoder` holds back by default.
-        Full ChatTTS: decoder 75, vocos 27, istft 3, code_frames 51 (about 1.1 s of audio).
-        """
-        r_dec = self.weights_for(source).radius
-        r_voc = self.vocos_weights.radius
-        r_ist = self.vocos_weights.n_fft // self.vocos_weights.hop - 1
-        return {
-            "decoder": r_dec,
-            "vocos": r_voc,
-            "istft": r_ist,
-            "code_frames": -(-(r_dec + r_voc) // 2),
-        }
-
-    def warmup(self, streaming: bool = True) -> None:
-        """Run every model once on a few frames (graph optimisation, allocator, CUDA kernels
-        happen here instead of in the first request); with ``streaming`` also build the
-        layer-wise stream stages."""
-        from mixvox.engines.chattts.streaming import StreamingVocoder
-
-        for source, w in (("hidden", self.decoder_weights), ("codes", self.dvae_weights)):
-            if w is None:
-                continue
-            if w.fsq is None:
-                x = np.zeros((4, w.in_features), np.float32)
-                self.hidden_to_wav(x)
-            else:
-                x = np.zeros((4, w.fsq.n_columns), np.int64)
-                self.codes_to_wav(x)
-            if streaming:
-                sv = StreamingVocoder(self, source, first_chunk_frames=1, chunk_frames=1)
-                sv.feed(x)
-                sv.finish()
-
-    # -- mel -----------------------------------------------------------------------------
-    def decode_hidden(self, hidden: np.ndarray, lengths: Sequence[int] | None = None) -> np.ndarray:
-        """GPT hidden states [T, H] -> mel [n_mels, 2T]; or [B, T, H] -> [B, n_mels, 2T].
-
-        For a batch, ``lengths`` (default: all T) gives each item's valid frames; each item's
-        mel over its 2*length frames equals its own unbatched decode (the rest is zero).
-        """
-        w = self.weights_for("hidden")
-        x = check_hidden(hidden, w.in_features)
-        return self._mel("hidden", x, lengths)
-
-    def decode_codes(self, codes: np.ndarray, lengths: Sequence[int] | None = None) -> np.ndarray:
-        """Audio codes [T, G*R] (ints in [0, 625)) -> mel [n_mels, 2T]; batched like above."""
-        w = self.weights_for("codes")
-        assert w.fsq is not None
-        x = check_codes(codes, w.fsq)
-        return self._mel("codes", x, lengths)
-
-    def _mel(self, kind: str, x: np.ndarray, lengths: Sequence[int] | None) -> np.ndarray:
-        single = x.ndim == 2
-        if single:
-            x = x[None]
-        if x.ndim != 3:
-            raise AudioModelError(f"expected [T, C] or [B, T, C], got shape {x.shape}")
-        lens = _lengths(lengths, x.shape[0], x.shape[1])
-        if x.shape[1] == 0:
-            out = np.zeros((x.shape[0], self.n_mels, 0), np.float32)
-        else:
-            out = self.backend.mel(kind, x, lens)
-            _zero_tail(out, 2 * lens)
-        return out[0] if single else out
-
-    # -- vocoder ---------------------------------------------------------------------------
-    def spectrum(
-        self, mel: np.ndarray, lengths: Sequence[int] | None = None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Mel [B, n_mels, F] -> (real, imag) [B, n_fft//2+1, F] (Vocos backbone + head)."""
-        mel = _check_mel(mel, self.n_mels)
-        lens = _lengths(lengths, mel.shape[0], mel.shape[2])
-        return self.backend.spec(mel, lens)
-
-    def vocode(self, mel: np.ndarray, lengths: Sequence[int] | None = None) -> np.ndarray:
-        """Mel [n_mels, F] -> float32 waveform [(F-1)*hop] (Vocos, ISTFT with center=True).
-
-        A batch [B, n_mels, F] with ``lengths`` returns a list of per-item waveforms.
-        """
-        from mixvox.engines.chattts.vocos import istft
-
-        mel = np.asarray(mel)
-        single = mel.ndim == 2
-        m = _check_mel(mel[None] if single else mel, self.n_mels)
-        lens = _lengths(lengths, m.shape[0], m.shape[2])
-        if m.shape[2] == 0:
-            wavs = [np.zeros(0, np.float32) for _ in range(m.shape[0])]
-        else:
-            re, im = self.backend.spec(m, lens)
-            vw = self.vocos_weights
-            wavs = [
-                istft(re[i, :, : lens[i]], im[i, :, : lens[i]], vw.window, vw.hop)
-                for i in range(m.shape[0])
-            ]
-        return wavs[0] if single else wavs  # type: ignore[return-value]
-
-    def hidden_to_wav(self, hidden: np.ndarray) -> np.ndarray:
-        """[T, H] hidden states -> waveform [(2T-1)*hop] (reference ``_decode_to_wavs``)."""
-        return self.vocode(self.decode_hidden(hidden))
-
-    def codes_to_wav(self, codes: np.ndarray) -> np.ndarray:
-        """[T, G*R] codes -> waveform [(2T-1)*hop] (reference path with use_decoder=False)."""
-        return self.vocode(self.decode_codes(codes))
-
-    def hidden_to_wav_batch(self, items: Sequence[np.ndarray]) -> list[np.ndarray]:
-        """Several [T_i, H] hidden-state arrays decoded as one padded batch (exact per item)."""
-        x, lens = _pad_batch(items, np.float32)
-        if x is None:
-            return []
-        mel = self.decode_hidden(x, lens)
-        return self.vocode(mel, [2 * n for n in lens])  # type: ignore[return-value]
-
-    def codes_to_wav_batch(self, items: Sequence[np.ndarray]) -> list[np.ndarray]:
-        """Several [T_i, G*R] code arrays decoded as one padded batch (exact per item)."""
-        x, lens = _pad_batch(items, np.int64)
-        if x is None:
-            return []
-        mel = self.decode_codes(x, lens)
-        return self.vocode(mel, [2 * n for n in lens])  # type: ignore[return-value]
-
-
-def _lengths(lengths: Sequence[int] | None, batch: int, t: int) -> np.ndarray:
-    if lengths is None:
-        return np.full(batch, t, dtype=np.int64)
-    lens = np.asarray(lengths, dtype=np.int64).reshape(-1)
-    if lens.shape[0] != batch:
-        raise AudioModelError(f"{lens.shape[0]} lengths for a batch of {batch}")
-    if lens.size and (lens.min() < 0 or lens.max() > t):
-        raise AudioModelError(f"lengths must be within [0, {t}], got {lens.tolist()}")
-    return lens
-
-
-def _zero_tail(out: np.ndarray, lens: np.ndarray) -> None:
-    for i, n in enumerate(lens):
-        out[i, :, int(n) :] = 0.0
-
-
-def _check_mel(mel: np.ndarray, n_mels: int) -> np.ndarray:
-    m = np.asarray(mel)
-    if m.ndim != 3 or m.shape[1] != n_mels:
-        raise AudioModelError(f"mel must be [{n_mels}, F] or [B, {n_mels}, F], got {m.shape}")
-    if m.dtype.kind != "f":
-        raise AudioModelError(f"mel must be floating point, got dtype {m.dtype}")
-    m = m.astype(np.float32)
-    if m.size and not np.isfinite(m).all():
-        raise AudioModelError("mel contains NaN or Inf")
-    return m
-
-
-def _pad_batch(items: Sequence[np.ndarray], dtype: Any) -> tuple[np.ndarray | None, list[int]]:
-    arrs = [np.asarray(a) for a in items]
-    if not arrs:
-        return None, []
-    for a in arrs:
-        if a.ndim != 2:
-            raise AudioModelError(f"each batch item must be [T, C], got shape {a.shape}")
-    width = arrs[0].shape[1]
-    if any(a.shape[1] != width for a in arrs):
-        raise AudioModelError("batch items differ in feature width")
-    lens = [int(a.shape[0]) for a in arrs]
-    x = np.zeros((len(arrs), max(lens), width), dtype=arrs[0].dtype)
-    for i, a in enumerate(arrs):
-        x[i, : a.shape[0]] = a
-    return x.astype(dtype) if x.dtype.kind != np.dtype(dtype).kind else x, lens
-
-
-def load_audio_models(
-    asset_dir: Path | str,
-    *,
-    backend: str = "onnx",
-    device: str = "cpu",
-    cache_dir: Path | str | None = None,
-    threads: int | None = None,
-    dtype: str = "float32",
-    sha256: Mapping[str, str | None] | None = None,
-) -> AudioModels:
-    """Load Decoder, DVAE and Vocos from ``asset_dir`` (the folder holding ``*.safetensors``).
-
-    ``backend``: "onnx" (graphs built from the weights without torch, cached under
-    ``cache_dir`` keyed by the weights' SHA-256 and the builder version; ``device`` "cpu" or
-    "cuda" for the CUDA execution provider) or "torch" (``device`` "cpu"/"cuda"/"cuda:N").
-    ``Decoder.safetensors`` or ``DVAE.safetensors`` may be absent (that source is then
-    unavailable); ``Vocos.safetensors`` is required. ``threads``: intra-op threads (default:
-    ORT min(cores, 8), torch its own default). ``dtype``: torch compute dtype ("float32",
-    "float16", "bfloat16"; the ONNX graphs are float32). SHA-256 pinning of assets is the
-    engine's job (assets.py); this only reads the files. ``sha256``: hashes the caller has
-    already verified, by file name (``{"Vocos.safetensors": "..."}``, e.g. from
-    :meth:`~mixvox.engines.chattts.assets.ModelAssets.verified_sha256`); a file without one is
-    hashed here, since the hashes key the cached ONNX graphs.
-    """
-    from mixvox.engines.chattts.vocos import parse_vocos
-
-    asset = Path(asset_dir)
-    if (asset / "asset").is_dir() and not (asset / "Vocos.safetensors").is_file():
-        asset = asset / "asset"
-    dec_p, dvae_p, voc_p = (asset / f"{n}.safetensors" for n in ("Decoder", "DVAE", "Vocos"))
-    if not voc_p.is_file():
-        raise AudioModelError(f"Vocos.safetensors not found in {asset}")
-    if not dec_p.is_file() and not dvae_p.is_file():
-        raise AudioModelError(f"neither Decoder.safetensors nor DVAE.safetensors in {asset}")
-    known = sha256 or {}
-    decoder = parse_mel_decoder(dec_p, "hidden", known.get(dec_p.name)) if dec_p.is_file() else None
-    dvae = parse_mel_decoder(dvae_p, "codes", known.get(dvae_p.name)) if dvae_p.is_file() else None
-    vocos = parse_vocos(voc_p, known.get(voc_p.name))
-    for w in (decoder, dvae):
-        if w is not None and w.n_mels != vocos.n_mels:
-            raise AudioModelError(f"{w.kind} makes {w.n_mels} mel bins, Vocos wants {vocos.n_mels}")
-    if backend == "onnx":
-        from mixvox.engines.chattts.audio_onnx import OnnxAudioBackend
-
-        be: AudioBackend = OnnxAudioBackend(
-            decoder, dvae, vocos, device=device, cache_dir=cache_dir, threads=threads
-        )
-    elif backend == "torch":
-        from mixvox.engines.chattts.audio_torch import TorchAudioBackend
-
-        be = TorchAudioBackend(decoder, dvae, vocos, device=device, threads=threads, dtype=dtype)
-    else:
-        raise AudioModelError(f"unknown audio backend {backend!r} (use 'onnx' or 'torch')")
-    return AudioModels(be, decoder, dvae, vocos)

@@ -27,7 +27,7 @@ import numpy as np
 if TYPE_CHECKING:
     import torch
 
-    from mixvox.engines.chattts.gpt import GPTConfig, GPTWeights
+    from mixvox.engines.chattts.gpt.weights import GPTConfig, GPTWeights
 
 __all__ = ["KVCache", "TorchGPTModel", "TorchStack", "decode_step", "forward", "prefill"]
 
