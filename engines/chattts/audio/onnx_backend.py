@@ -314,7 +314,7 @@ def make_session(path: Path, *, device: str = "cpu", threads: int | None = None)
     # No busy-waiting: the streaming vocoder alternates between ~24 small sessions (and the
     # GPT's), and idle pools spinning on the same cores slowed each run ~10x.
     so.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    providers = ["CPUExecutionProvider"]
+    providers: list[str | tuple[str, dict[str, int]]] = ["CPUExecutionProvider"]
     if device.startswith("cuda"):
         if "CUDAExecutionProvider" not in ort.get_available_providers():
             raise AudioModelError("device 'cuda' requested but onnxruntime has no CUDA provider")

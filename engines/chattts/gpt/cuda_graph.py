@@ -337,15 +337,14 @@ class CudaGPT:
                 dynamo.config.recompile_limit = max(
                     64, getattr(dynamo.config, "recompile_limit", 8)
                 )
-                opts = {"dynamic": True, "fullgraph": True}
-                self._process = torch.compile(_process_logits, **opts)
+                self._process = torch.compile(_process_logits, dynamic=True, fullgraph=True)
                 if fused == "stack":
-                    self._stack = torch.compile(_stack_pure, **opts)
+                    self._stack = torch.compile(_stack_pure, dynamic=True, fullgraph=True)
                 else:
-                    self._add_rmsnorm = torch.compile(_add_rmsnorm, **opts)
-                    self._rmsnorm = torch.compile(_rmsnorm, **opts)
-                    self._rope = torch.compile(_rope, **opts)
-                    self._silu_mul = torch.compile(_silu_mul, **opts)
+                    self._add_rmsnorm = torch.compile(_add_rmsnorm, dynamic=True, fullgraph=True)
+                    self._rmsnorm = torch.compile(_rmsnorm, dynamic=True, fullgraph=True)
+                    self._rope = torch.compile(_rope, dynamic=True, fullgraph=True)
+                    self._silu_mul = torch.compile(_silu_mul, dynamic=True, fullgraph=True)
                 self.compiled = True
             except Exception:  # no Triton: plain kernels
                 self.compiled = False
@@ -402,7 +401,7 @@ class CudaGPT:
         """Free GPU memory (weights, cache, graphs)."""
         self._graphs.clear()
         for name in list(vars(self)):
-            if isinstance(getattr(self, name), torch.Tensor | list):
+            if isinstance(getattr(self, name), torch.Tensor | list | tuple):
                 setattr(self, name, None)
         self.capacity = 0
         if torch.cuda.is_available():
@@ -597,16 +596,20 @@ class CudaGPT:
         """
         if self.device.type != "cuda":
             return self.finished[:b].tolist(), self.end_step[:b].tolist()
-        if getattr(self, "_host_fin", None) is None or self._host_fin.shape[0] < self.capacity:
-            self._host_fin = torch.empty(self.capacity, dtype=torch.bool, pin_memory=True)
-            self._host_end = torch.empty(self.capacity, dtype=torch.long, pin_memory=True)
-        self._host_fin[:b].copy_(self.finished[:b], non_blocking=True)
-        self._host_end[:b].copy_(self.end_step[:b], non_blocking=True)
+        host: tuple[torch.Tensor, torch.Tensor] | None = getattr(self, "_host_flags", None)
+        if host is None or host[0].shape[0] < self.capacity:
+            host = (
+                torch.empty(self.capacity, dtype=torch.bool, pin_memory=True),
+                torch.empty(self.capacity, dtype=torch.long, pin_memory=True),
+            )
+            self._host_flags = host
+        host[0][:b].copy_(self.finished[:b], non_blocking=True)
+        host[1][:b].copy_(self.end_step[:b], non_blocking=True)
         ev = torch.cuda.Event()
         ev.record()
         while not ev.query():  # sleeping releases the GIL for certain; a blocking wait may not
             time.sleep(0.0002)
-        return self._host_fin[:b].tolist(), self._host_end[:b].tolist()
+        return host[0][:b].tolist(), host[1][:b].tolist()
 
     def _state(self) -> list[torch.Tensor]:
         return [self.h_last, self.pos, self.step, self.finished, self.end_step, self.hist]

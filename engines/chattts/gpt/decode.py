@@ -48,6 +48,10 @@ __all__ = [
     "run_generation",
 ]
 
+#: Per-slot end flags and end steps, as ``DecodeSteps.poll`` returns them (lists or arrays).
+Flags = Sequence[bool] | np.ndarray
+Steps = Sequence[int] | np.ndarray
+
 #: ``on_frames(item_index, new_ids, new_hidden, done)``
 FramesCallback = Callable[[int, np.ndarray, np.ndarray, bool], None]
 
@@ -102,7 +106,7 @@ class DecodeSteps(Protocol):
 
     def run(self, active: Sequence[int], n: int) -> None: ...
 
-    def poll(self, active: Sequence[int]) -> tuple[Sequence[bool], Sequence[int]]: ...
+    def poll(self, active: Sequence[int]) -> tuple[Flags, Steps]: ...
 
     def frames(self, slot: int, lo: int, hi: int, final: bool) -> tuple[Any, Any]: ...
 
@@ -289,7 +293,7 @@ class HostSteps:
         self._pending = tok
         self.step = i + 1
 
-    def poll(self, active: Sequence[int]) -> tuple[Sequence[bool], Sequence[int]]:
+    def poll(self, active: Sequence[int]) -> tuple[Flags, Steps]:
         return self.ended, self.end_at
 
     def frames(self, slot: int, lo: int, hi: int, final: bool) -> tuple[np.ndarray, np.ndarray]:
