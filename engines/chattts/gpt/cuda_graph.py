@@ -21,6 +21,13 @@ What makes it fast is therefore structural:
 
 Sampling is exact: the draw uses the exponential-race form of sampling from a categorical
 (``argmax(p / E)``, ``E ~ Exp(1)``), which needs no host sync and is graph-safe.
+
+The host side is the one decode loop of :mod:`~mixvox.engines.chattts.gpt.decode`, driven by
+:class:`CudaSteps` (a window = ``sync_every`` graph replays, a slot refilled by a prefill);
+the parameters are the one :class:`~mixvox.engines.chattts.gpt.sampler.SamplingParams`.
+:func:`_process_logits` is the in-graph twin of the sampler's numpy processors (same order
+and boundary rules, checked against the reference's processors in the tests): sampling on
+the host instead would cost a device sync every step, which this runner exists to avoid.
 """
 
 from __future__ import annotations
@@ -652,16 +659,23 @@ class CudaGPT:
     def generate(
         self,
         requests: Sequence[CodeRequest],
-        sampling: CudaSampling,
+        sampling: CudaSampling | SamplingParams,
         *,
         seed: int | None = None,
         max_batch: int | None = None,
         on_frames: Callable[[Any, torch.Tensor, torch.Tensor, bool], None] | None = None,
         stream_every: int = 1,
     ) -> list[CodeResult]:
-        """Decode all ``requests`` (continuous batching) and return results in input order."""
+        """Decode all ``requests`` (continuous batching) and return results in input order.
+
+        ``sampling``: the :class:`SamplingParams` every runner takes (or its in-graph form).
+        ``on_frames(tag, codes, hidden, done)`` gets each request's new frames once it has
+        ``stream_every`` of them after a window of ``sync_every`` steps, and at its end.
+        """
         if not requests:
             return []
+        if isinstance(sampling, SamplingParams):
+            sampling = CudaSampling.from_params(sampling, self.num_vq, self.eos_id_)
         cap = max_batch or self.capacity
         self._alloc(cap)
         cap = min(cap, self.capacity)
