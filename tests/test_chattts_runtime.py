@@ -104,7 +104,8 @@ def test_cuda_defaults_and_explicit_precisions(cuda: None) -> None:
     assert (d.audio_backend, d.audio_device) == ("torch", "cuda")
     assert resolve("torch", "cuda", "fp32").precision == "fp32"  # explicit fp32 is honoured
     assert resolve("torch", "cuda:1", "bf16").device == "cuda:1"
-    assert resolve("auto", "cpu").backend == "onnx"  # --device cpu keeps auto on the CPU
+    # --device cpu was the engine's default: with auto it names nothing (as before)
+    assert resolve("auto", "cpu") == resolve("auto", "auto")
     assert resolve("torch", "auto").device == "cuda"
     with pytest.raises(RuntimeChoiceError, match=r"valid: fp16, fp32, bf16"):
         resolve("torch", "cuda", "int8")

@@ -8,9 +8,9 @@ Pipeline of one ``stream()`` call:
 2. all chunks of the utterance (up to ``max_batch`` at a time) decode as **one GPT batch**,
    each stopping at its own end code, each capped by the length guard (its own max frames);
 3. a worker thread runs the GPT while this generator turns finished frames into audio with a
-   :class:`~mixvox.engines.chattts.audio.StreamingVocoder` (Decoder + Vocos): the first chunk's audio comes out
-   while the GPT is still decoding, and later chunks' frames wait, buffered, for their turn, so
-   audio is yielded per chunk in order;
+   :class:`~mixvox.engines.chattts.audio.StreamingVocoder` (Decoder + Vocos): the first
+   chunk's audio comes out while the GPT is still decoding, and later chunks' frames wait,
+   buffered, for their turn, so audio is yielded per chunk in order;
 4. a chunk that ends with no frames at all is decoded again (alone), at most ``max_retries``
    times; a chunk that hits its frame cap is reported.
 
@@ -137,7 +137,7 @@ class ChatTTSEngine:
     skips (tests, trusted builds). ``source``: ``"hidden"`` (GPT hidden states -> Decoder, as
     the reference) or ``"codes"`` (codes -> DVAE). ``max_batch``: chunks decoded together.
     ``stream_every``: GPT frames per hand-over to the vocoder. ``first_chunk_frames`` /
-    ``chunk_frames`` / ``lookahead_frames``: :class:`~.streaming.StreamingVocoder` settings;
+    ``chunk_frames`` / ``lookahead_frames``: :class:`~.audio.StreamingVocoder` settings;
     the default exact lookahead (the vocoder's receptive field, 51 frames at full size) gives
     audio identical to a whole decode but delays the first piece: on the full-size model with
     onnx int8 the first audio comes after 1.9 s, with ``lookahead_frames=8`` after 0.5 s.
@@ -155,7 +155,7 @@ class ChatTTSEngine:
         model_dir: str | os.PathLike[str] | None = None,
         backend: str = "onnx",
         precision: str | None = None,
-        device: str | None = None,
+        device: str = "cpu",
         refine: bool = False,
         *,
         verify: VerifyMode = True,
@@ -173,11 +173,7 @@ class ChatTTSEngine:
     ) -> None:
         for key in unknown:
             warnings.warn(f"chattts: ignoring unknown engine option {key!r}", stacklevel=2)
-        # Decided (and validated) before anything loads. An unnamed device is the backend's
-        # natural one for ``auto`` and the CPU otherwise (the torch backend stays on the CPU
-        # unless a CUDA device is named).
-        if device is None:
-            device = "auto" if backend == "auto" else "cpu"
+        # Decided (and validated) before anything loads; see runtime.py for the rules.
         self.runtime: RuntimeDecision = resolve(backend, device, precision)
         log.info("chattts: %s", self.runtime.describe())
         if source not in ("hidden", "codes"):

@@ -21,9 +21,11 @@ tensorrt      (GPU)      TensorRT engine                     fp16, int8 (fp32 ->
 
 * ``backend=auto``: TensorRT when it and a GPU are usable, else torch when it sees a CUDA
   GPU, else onnx on the CPU (also when only onnxruntime-gpu is installed: the ONNX GPT runs
-  on the CPU provider only). ``device=cpu`` keeps the choice on the CPU (onnx); an explicit
-  ``cuda`` device keeps it on the GPU. A precision the automatic choice cannot run (fp16 on
-  the CPU) falls back to that backend's default, as before, and the reason says so.
+  on the CPU provider only). ``device=cpu`` counts as unnamed here, as it always did (it
+  was the engine's default): ``--backend onnx`` is the way to stay on the CPU. A named
+  ``cuda`` device keeps the choice on the GPU, and is refused when no GPU backend can run.
+  A precision the automatic choice cannot run (fp16 on the CPU) falls back to that
+  backend's default, as before, and the reason says so.
 * ``device=auto``: the GPT backend's natural device (onnx: cpu; torch: cuda when torch sees
   a GPU, else cpu; tensorrt: cuda).
 * The audio models (Decoder/DVAE/Vocos) follow the GPT: same backend and device, except
@@ -240,14 +242,11 @@ def resolve(
     reason = "requested"
     automatic = b == "auto"
     if automatic:
-        if d == "cpu":
-            b, reason = "onnx", "--device cpu: the CPU backend"
-        else:
-            b, auto_device, reason = choose_backend("auto")
-            if d != "auto" and b == "onnx":
-                _require_torch_cuda(d)  # a GPU was asked for, and none can be used
-            if d == "auto":
-                d = "cpu" if b == "onnx" else auto_device
+        b, auto_device, reason = choose_backend("auto")
+        if d.startswith("cuda") and b == "onnx":
+            _require_torch_cuda(d)  # a GPU was asked for by name, and none can be used
+        if d in ("auto", "cpu"):  # "cpu": the engine's old default, so it names nothing here
+            d = "cpu" if b == "onnx" else auto_device
     if b == "onnx" and d == "auto":
         d = "cpu"
     elif b == "torch" and d == "auto":
