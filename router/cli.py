@@ -745,6 +745,9 @@ def plugins() -> None:
 # Plugin commands
 # ---------------------------------------------------------------------------------------------
 
+from mixvox.server.cli import serve as _serve  # noqa: E402  (needs the helpers above)
+
+main.add_command(_serve)
 BUILTIN_COMMANDS = frozenset(main.commands)
 
 
