@@ -310,22 +310,55 @@ def write_stream(
 ) -> int:
     """Encode ``pieces`` into the byte stream ``out`` as they come; returns the frames written.
 
-    For ``mixvox say -o -``: a player reading the pipe starts with the first piece.
+    For ``mixvox say -o -``: a player reading the pipe starts with the first piece. Nothing at
+    all is written when there are no pieces (the caller reports "nothing to speak").
     """
+    first = next(pieces, None)
+    if first is None:
+        return 0
     enc = StreamEncoder(fmt, rate)
-    head = enc.header()
-    if head:
-        out.write(head)
-    for p in pieces:
-        data = enc.write(p)
+    piece: np.ndarray | None = first
+    while piece is not None:
+        data = enc.write(piece)
         if data:
             out.write(data)
             if flush:
                 out.flush()
+        piece = next(pieces, None)
     out.write(enc.close())
     if flush:
         out.flush()
     return enc.frames_in
+
+
+def save_encoded(
+    pieces: Iterator[np.ndarray], rate: int, fmt: str, path: str | os.PathLike[str]
+) -> int:
+    """Write ``pieces`` as a ``fmt`` file at ``path``, atomically; returns the frames written.
+
+    Encoded piece by piece into a temporary file beside ``path`` (memory stays bounded for long
+    texts), renamed over ``path`` at the end; no file at all when there was nothing to say.
+    """
+    import contextlib
+    import tempfile
+    from pathlib import Path
+
+    from .audio import publish
+
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            frames = write_stream(pieces, rate, fmt, fh, flush=False)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if frames:
+            publish(tmp, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    return frames
 
 
 def format_for_path(path: str | os.PathLike[str]) -> str | None:

@@ -54,13 +54,19 @@ class Segment:
 
 
 def prepare(
-    tts: Synthesizer, text: str, *, raw: bool = False, router: Router | None = None
+    tts: Synthesizer, text: str | Utterance, *, raw: bool = False, router: Router | None = None
 ) -> Iterator[Prepared]:
     """Route ``text`` block by block, as :meth:`Synthesizer.stream_chunks` does, keeping chunks.
 
-    ``router`` replaces the synthesizer's (a server request naming extra lexicons).
+    ``router`` replaces the synthesizer's (a server request naming extra lexicons); an
+    :class:`Utterance` (already routed) is only chunked.
     """
     rt = router or tts.router
+    if isinstance(text, Utterance):
+        chunks = rt.chunks(text, tts.max_chunk_chars)
+        if chunks:
+            yield Prepared(text, chunks, 0)
+        return
     if raw:
         utt = rt.raw(text)
         if text.strip():
@@ -147,7 +153,7 @@ class Timeline:
 
 
 def timed_stream(
-    tts: Synthesizer, text: str, timeline: Timeline | None = None, **overrides: object
+    tts: Synthesizer, text: str | Utterance, timeline: Timeline | None = None, **overrides: object
 ) -> Iterator[AudioChunk]:
     """Like :meth:`Synthesizer.stream_chunks`, also filling ``timeline`` with segments."""
     opts = options_for(tts, dict(overrides))
@@ -179,7 +185,9 @@ def _clean(text: str) -> str:
 def to_srt(segments: Iterable[Segment]) -> str:
     out = []
     for n, seg in enumerate(segments, 1):
-        out.append(f"{n}\n{_stamp(seg.start, ',')} --> {_stamp(seg.end, ',')}\n{_clean(seg.text)}\n")
+        out.append(
+            f"{n}\n{_stamp(seg.start, ',')} --> {_stamp(seg.end, ',')}\n{_clean(seg.text)}\n"
+        )
     return "\n".join(out)
 
 

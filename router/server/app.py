@@ -297,9 +297,7 @@ class State:
         d = self.cfg.lexicon_dir
         if d is None or not d.is_dir():
             return {}
-        return {
-            p.stem: p for p in sorted(d.iterdir()) if p.suffix.lower() in LEXICON_SUFFIXES
-        }
+        return {p.stem: p for p in sorted(d.iterdir()) if p.suffix.lower() in LEXICON_SUFFIXES}
 
     def router_for(self, names: list[str]) -> Router | None:
         """A Router with the server's lexicons plus the named ones (``None``: the default)."""
@@ -309,7 +307,9 @@ class State:
         unknown = [n for n in names if n not in files]
         if unknown:
             known = ", ".join(sorted(files)) or "none"
-            raise ApiError(400, f"unknown lexicon {unknown[0]!r} (available: {known})", "unknown_lexicon")
+            raise ApiError(
+                400, f"unknown lexicon {unknown[0]!r} (available: {known})", "unknown_lexicon"
+            )
         key = tuple(dict.fromkeys(names))
         with self._router_lock:
             rt = self._routers.get(key)
@@ -374,7 +374,9 @@ def create_app(state: State) -> FastAPI:
             parts.append(f"{where}: {msg}")
         request.scope["state"]["log"]["error"] = "invalid_request"
         return JSONResponse(
-            error_body("; ".join(parts) or "invalid request", "invalid_request_error", "invalid_request"),
+            error_body(
+                "; ".join(parts) or "invalid request", "invalid_request_error", "invalid_request"
+            ),
             status_code=422,
         )
 
@@ -464,9 +466,16 @@ def create_app(state: State) -> FastAPI:
     def ready_or_503() -> None:
         w = state.worker
         if w.state == "loading":
-            raise ApiError(503, "the engine is still loading", "loading", "server_error", {"Retry-After": "5"})
+            raise ApiError(
+                503, "the engine is still loading", "loading", "server_error", {"Retry-After": "5"}
+            )
         if w.state != "ready":
-            raise ApiError(503, f"the engine is not available: {w.load_error or w.state}", "unavailable", "server_error")
+            raise ApiError(
+                503,
+                f"the engine is not available: {w.load_error or w.state}",
+                "unavailable",
+                "server_error",
+            )
 
     @app.get("/v1/audio/voices")
     async def voices(_who: str = Depends(auth)) -> dict[str, Any]:
@@ -478,7 +487,9 @@ def create_app(state: State) -> FastAPI:
         }
 
     @app.post("/v1/route")
-    async def route(body: RouteRequest, request: Request, _who: str = Depends(auth)) -> JSONResponse:
+    async def route(
+        body: RouteRequest, request: Request, _who: str = Depends(auth)
+    ) -> JSONResponse:
         check_input(body.input, request)
         rt = await asyncio.to_thread(state.analysis_router, body.lexicon)
 
@@ -518,7 +529,9 @@ def create_app(state: State) -> FastAPI:
         info.update(format=body.response_format, voice=body.voice[:40])
         check_input(body.input, request)
         ready_or_503()
-        if body.model not in MODEL_IDS and body.model != (state.worker.tts and state.worker.tts.engine_name):
+        if body.model not in MODEL_IDS and body.model != (
+            state.worker.tts and state.worker.tts.engine_name
+        ):
             raise ApiError(
                 400,
                 f"unknown model {body.model!r} (use one of {', '.join(MODEL_IDS)})",
@@ -527,11 +540,17 @@ def create_app(state: State) -> FastAPI:
         looks_ssml = body.input.lstrip().startswith("<speak")
         if body.ssml or looks_ssml:
             if not _ssml_supported():
-                raise ApiError(400, "SSML input is not supported by this mixvox build", "ssml_unsupported")
+                raise ApiError(
+                    400, "SSML input is not supported by this mixvox build", "ssml_unsupported"
+                )
             if not looks_ssml:
-                raise ApiError(400, "ssml is true but the input does not start with <speak>", "invalid_ssml")
+                raise ApiError(
+                    400, "ssml is true but the input does not start with <speak>", "invalid_ssml"
+                )
             if re.search(r"<!(DOCTYPE|ENTITY)", body.input, re.IGNORECASE):
-                raise ApiError(400, "SSML with DOCTYPE or ENTITY declarations is refused", "invalid_ssml")
+                raise ApiError(
+                    400, "SSML with DOCTYPE or ENTITY declarations is refused", "invalid_ssml"
+                )
             depth = ssml_depth(body.input)
             if depth > cfg.max_ssml_depth:
                 raise ApiError(
@@ -588,7 +607,11 @@ def create_app(state: State) -> FastAPI:
             state.worker.submit(job)
         except QueueFull as exc:
             raise ApiError(
-                429, str(exc), "queue_full", "rate_limit_error", {"Retry-After": str(exc.retry_after)}
+                429,
+                str(exc),
+                "queue_full",
+                "rate_limit_error",
+                {"Retry-After": str(exc.retry_after)},
             ) from None
         except NotReady as exc:
             raise ApiError(503, str(exc), "loading", "server_error", {"Retry-After": "5"}) from None
@@ -605,7 +628,12 @@ def create_app(state: State) -> FastAPI:
         if isinstance(exc, MixvoxError):
             return ApiError(400, str(exc), "synthesis_failed")
         log.error("synthesis error: %s: %s", type(exc).__name__, exc)
-        return ApiError(500, "internal error during synthesis (see the server log)", "internal_error", "server_error")
+        return ApiError(
+            500,
+            "internal error during synthesis (see the server log)",
+            "internal_error",
+            "server_error",
+        )
 
     @app.post("/v1/audio/speech")
     async def speech(body: SpeechRequest, request: Request, who: str = Depends(auth)) -> Response:
@@ -626,7 +654,9 @@ def create_app(state: State) -> FastAPI:
         if first is END:
             slot.release()
             info["status"] = job.status
-            raise ApiError(400, "nothing to speak in the input (see POST /v1/route)", "nothing_to_speak")
+            raise ApiError(
+                400, "nothing to speak in the input (see POST /v1/route)", "nothing_to_speak"
+            )
         fb = time.perf_counter() - t0
         metrics.first_byte_latency(fb)
         info["first_byte_ms"] = round(fb * 1000, 1)
@@ -655,10 +685,14 @@ def create_app(state: State) -> FastAPI:
         headers = {"X-Mixvox-Engine": state.worker.tts.engine_name if state.worker.tts else ""}
         if body.response_format == "pcm":
             headers["X-Sample-Rate"] = "24000"
-        return StreamingResponse(body_iter(), media_type=MEDIA_TYPES[body.response_format], headers=headers)
+        return StreamingResponse(
+            body_iter(), media_type=MEDIA_TYPES[body.response_format], headers=headers
+        )
 
     @app.post("/v1/audio/captioned")
-    async def captioned(body: SpeechRequest, request: Request, who: str = Depends(auth)) -> JSONResponse:
+    async def captioned(
+        body: SpeechRequest, request: Request, who: str = Depends(auth)
+    ) -> JSONResponse:
         job = make_job(body, request, captioned=True)
         info = request.scope["state"]["log"]
         slot = Slot(who)
@@ -683,7 +717,9 @@ def create_app(state: State) -> FastAPI:
             metrics.audio(job.audio_seconds)
             info.update(result=job.status, audio_s=round(job.audio_seconds, 3))
         if not parts:
-            raise ApiError(400, "nothing to speak in the input (see POST /v1/route)", "nothing_to_speak")
+            raise ApiError(
+                400, "nothing to speak in the input (see POST /v1/route)", "nothing_to_speak"
+            )
         segments = job.timeline.finish() if job.timeline is not None else []
         rate = job.output_rate
         return JSONResponse(

@@ -69,7 +69,7 @@ def _setup_logging(level: int) -> None:
 )
 @click.option(
     "--max-queue",
-    type=click.IntRange(min=0),
+    type=click.IntRange(min=1),
     default=16,
     show_default=True,
     help="Requests that may wait for the engine; more get 429.",
@@ -89,7 +89,10 @@ def _setup_logging(level: int) -> None:
     help="Largest request body (413 beyond).",
 )
 @click.option(
-    "--max-ssml-depth", type=click.IntRange(min=1), default=32, show_default=True,
+    "--max-ssml-depth",
+    type=click.IntRange(min=1),
+    default=32,
+    show_default=True,
     help="Deepest SSML element nesting.",
 )
 @click.option(

@@ -66,7 +66,9 @@ def read_key_file(path: str | os.PathLike[str]) -> list[str]:
     return keys
 
 
-def load_keys(key_file: str | os.PathLike[str] | None, env: dict[str, str] | None = None) -> list[str]:
+def load_keys(
+    key_file: str | os.PathLike[str] | None, env: dict[str, str] | None = None
+) -> list[str]:
     """All configured keys: ``MIXVOX_API_KEYS`` first, then the key file's."""
     environ = os.environ if env is None else env
     keys = [

@@ -137,7 +137,10 @@ class Worker:
         except Exception as exc:  # only a warm-up: a real request reports real trouble
             log.warning("warm-up failed: %s: %s", type(exc).__name__, exc)
         self.load_seconds = time.perf_counter() - t0
-        for name, target in (("mixvox-prepare", self._prepare_loop), ("mixvox-synth", self._synth_loop)):
+        for name, target in (
+            ("mixvox-prepare", self._prepare_loop),
+            ("mixvox-synth", self._synth_loop),
+        ):
             t = threading.Thread(target=target, name=name, daemon=True)
             t.start()
             self._threads.append(t)
@@ -194,9 +197,7 @@ class Worker:
                 return
             if not job.stopped():
                 try:
-                    job.prepared = list(
-                        prepare(self.tts, job.text, raw=job.raw, router=job.router)
-                    )
+                    job.prepared = list(prepare(self.tts, job.text, raw=job.raw, router=job.router))
                 except BaseException as exc:
                     job.error = exc
             self._synth_q.put(job)
