@@ -101,7 +101,8 @@ class Resampler:
     def _emit(self, upto_index: int) -> np.ndarray:
         """All outputs whose window ends at or before input index ``upto_index`` (exclusive)."""
         # Output n needs input floor(t_n) + hw; t_n = n * src / dst.
-        last = ((upto_index - self.hw) * self.dst) // self.src  # largest n with floor(t)+hw < upto
+        # the largest n with floor(n * src / dst) + hw < upto_index
+        last = ((upto_index - self.hw) * self.dst - 1) // self.src
         n = np.arange(self.n_out, max(self.n_out, last + 1), dtype=np.int64)
         if n.size == 0:
             return np.zeros(0, np.float32)
