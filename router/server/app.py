@@ -280,6 +280,7 @@ class State:
         self.in_flight: Counter[str] = Counter()
         self._voices: Voices | None = None
         self._routers: dict[tuple[str, ...], Router] = {}
+        self._analysis_routers: dict[tuple[str, ...], Router] = {}
         self._router_lock = threading.Lock()
         self._route_lock = threading.Lock()
         self._analysis: Router | None = None
@@ -299,8 +300,7 @@ class State:
             return {}
         return {p.stem: p for p in sorted(d.iterdir()) if p.suffix.lower() in LEXICON_SUFFIXES}
 
-    def router_for(self, names: list[str]) -> Router | None:
-        """A Router with the server's lexicons plus the named ones (``None``: the default)."""
+    def _router(self, names: list[str], cache: dict[tuple[str, ...], Router]) -> Router | None:
         if not names:
             return None
         files = self.lexicon_files()
@@ -312,23 +312,31 @@ class State:
             )
         key = tuple(dict.fromkeys(names))
         with self._router_lock:
-            rt = self._routers.get(key)
+            rt = cache.get(key)
             if rt is None:
-                base = list(self.cfg.base_lexicons)
                 try:
-                    rt = Router(lexicons=[*(files[n] for n in key), *base])
+                    rt = Router(lexicons=[*(files[n] for n in key), *self.cfg.base_lexicons])
                 except MixvoxError as exc:
                     raise ApiError(400, str(exc), "bad_lexicon") from None
-                self._routers[key] = rt
+                cache[key] = rt
             return rt
 
+    def router_for(self, names: list[str]) -> Router | None:
+        """A Router with the named lexicons before the server's (``None``: the default).
+
+        Used by the worker's prepare thread only; ``/v1/route`` has its own Routers, so the
+        two never share a frontend between threads.
+        """
+        return self._router(names, self._routers)
+
     def analysis_router(self, names: list[str]) -> Router:
-        rt = self.router_for(names)
+        rt = self._router(names, self._analysis_routers)
         if rt is not None:
             return rt
-        if self._analysis is None:
-            self._analysis = Router(lexicons=self.cfg.base_lexicons)
-        return self._analysis
+        with self._router_lock:
+            if self._analysis is None:
+                self._analysis = Router(lexicons=self.cfg.base_lexicons)
+            return self._analysis
 
 
 # ---------------------------------------------------------------------------------------------
