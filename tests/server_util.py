@@ -53,6 +53,7 @@ class Server:
         self.lines: list[str] = []
         self._listening = threading.Event()
         self.url = ""
+        self.early: httpx.Response | None = None  # a speech request sent while loading
         threading.Thread(target=self._read, daemon=True).start()
         if wait_ready:
             self.wait_ready(timeout)
@@ -73,8 +74,13 @@ class Server:
         t_end = time.monotonic() + timeout
         while time.monotonic() < t_end:
             try:
-                if httpx.get(self.url + "/health", timeout=5).status_code == 200:
+                health = httpx.get(self.url + "/health", timeout=5)
+                if health.status_code == 200:
                     return
+                if self.early is None and health.json().get("status") == "loading":
+                    self.early = httpx.post(
+                        self.url + "/v1/audio/speech", json={"input": "hi"}, timeout=5
+                    )
             except httpx.TransportError:
                 pass
             if self.proc.poll() is not None:

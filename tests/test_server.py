@@ -281,15 +281,44 @@ def test_full_queue_answers_429_with_retry_after(tmp_path):
 
 
 def test_per_key_concurrency_limit(tmp_path):
-    with Server(tmp_path, "--engine", "espeak", "--max-per-key", "1") as s:
-        with httpx.stream(
-            "POST", s.url + "/v1/audio/speech", json={"input": LONG[:3000]}, timeout=60
-        ) as r:
+    env = {"MIXVOX_API_KEYS": f"{KEY},other-key-0123456789abcdef"}
+    with Server(tmp_path, "--engine", "espeak", "--max-per-key", "1", env=env) as s:
+        auth = {"Authorization": f"Bearer {KEY}"}
+        url = s.url + "/v1/audio/speech"
+        with httpx.stream("POST", url, json={"input": LONG[:3000]}, headers=auth, timeout=60) as r:
             assert r.status_code == 200
-            second = httpx.post(s.url + "/v1/audio/speech", json={"input": "hi"}, timeout=30)
+            second = httpx.post(url, json={"input": "hi"}, headers=auth, timeout=30)
             assert second.status_code == 429
             assert second.json()["error"]["code"] == "too_many_requests"
+            other = {"Authorization": "Bearer other-key-0123456789abcdef"}
+            assert (
+                httpx.post(url, json={"input": "hi"}, headers=other, timeout=60).status_code == 200
+            )
             r.read()
+        recs = [
+            x for x in s.log_records() if x["path"] == "/v1/audio/speech" and x["status"] != 401
+        ]
+        assert {x.get("key") for x in recs} == {"key1", "key2"}
+
+
+def test_ssml_limits(srv):
+    deep = "<speak>" + "<p>" * 40 + "hi" + "</p>" * 40 + "</speak>"
+    r = httpx.post(srv.url + "/v1/audio/speech", json={"input": deep, "ssml": True})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "ssml_too_deep"
+    bomb = '<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]><speak>&a;</speak>'
+    r = httpx.post(srv.url + "/v1/audio/speech", json={"input": bomb, "ssml": True})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_ssml"
+    r = httpx.post(srv.url + "/v1/audio/speech", json={"input": "hi", "ssml": True})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_ssml"
+    import importlib.util
+
+    r = httpx.post(
+        srv.url + "/v1/audio/speech", json={"input": "<speak>你好 world</speak>"}, timeout=60
+    )
+    if importlib.util.find_spec("mixvox.ssml") is None:
+        assert r.status_code == 400 and r.json()["error"]["code"] == "ssml_unsupported"
+    else:
+        assert r.status_code == 200 and len(r.content) > 1000
 
 
 def test_sigterm_drains_in_flight_requests(tmp_path):
@@ -334,6 +363,9 @@ def test_chattts_tiny_checkpoint(tmp_path):
     ) as s:
         h = httpx.get(s.url + "/health").json()
         assert h["engine"] != "espeak" and h["sample_rate"] == 24000
+        if s.early is not None:  # a request while the engine was still loading
+            assert s.early.status_code == 503 and s.early.headers["retry-after"] == "5"
+            assert s.early.json()["error"]["code"] == "loading"
         voices = {v["id"] for v in httpx.get(s.url + "/v1/audio/voices").json()["voices"]}
         assert "seed:N" in voices
         c = client(s)

@@ -547,10 +547,6 @@ def create_app(state: State) -> FastAPI:
             )
         looks_ssml = body.input.lstrip().startswith("<speak")
         if body.ssml or looks_ssml:
-            if not _ssml_supported():
-                raise ApiError(
-                    400, "SSML input is not supported by this mixvox build", "ssml_unsupported"
-                )
             if not looks_ssml:
                 raise ApiError(
                     400, "ssml is true but the input does not start with <speak>", "invalid_ssml"
@@ -566,13 +562,17 @@ def create_app(state: State) -> FastAPI:
                     f"SSML nests {depth} elements deep; this server takes at most {cfg.max_ssml_depth}",
                     "ssml_too_deep",
                 )
+            if not _ssml_supported():
+                raise ApiError(
+                    400, "SSML input is not supported by this mixvox build", "ssml_unsupported"
+                )
         try:
             speaker = state.voices().resolve(body.voice)
         except UnknownVoice as exc:
             raise ApiError(400, str(exc), "unknown_voice") from None
         overrides = dict(cfg.defaults)
         overrides.pop("raw", None)
-        if body.speed != 1.0 or "speed" not in overrides:
+        if "speed" in body.model_fields_set:  # else the serve command's --speed, if any
             overrides["speed"] = body.speed
         if speaker is not None:
             overrides["speaker"] = speaker
@@ -593,7 +593,8 @@ def create_app(state: State) -> FastAPI:
         """A per-key concurrency slot, released exactly once."""
 
         def __init__(self, who: str) -> None:
-            if state.in_flight[who] >= cfg.max_per_key:
+            # Without keys there is no "key" to limit: the queue bound alone applies.
+            if state.keys.enabled and state.in_flight[who] >= cfg.max_per_key:
                 raise ApiError(
                     429,
                     f"at most {cfg.max_per_key} requests at a time per key",
