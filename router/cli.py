@@ -472,7 +472,14 @@ def _out_format(output: str, fmt: str | None) -> str:
         return fmt.lower()
     if output == "-":
         return "wav"
-    return format_for_path(output) or format_for(output).lower()
+    found = format_for_path(output)
+    if found:
+        return found
+    try:
+        return format_for(output).lower()
+    except MixvoxError:
+        exts = ", ".join(sorted({*FORMATS, ".mp3", ".opus", ".pcm"}))
+        raise CliError(f"cannot tell the audio format of {output!r}: use one of {exts}") from None
 
 
 @main.command()
