@@ -37,8 +37,17 @@ def srv(tmp_path_factory):
     lex = tmp / "lex"
     lex.mkdir()
     (lex / "brand.toml").write_text('[en]\nmixvox = { spoken = "mix vox" }\n', "utf-8")
+    conf = tmp / "config.toml"
+    conf.write_text('[voices]\nnarrator = "f3"\n', "utf-8")
     with Server(
-        tmp, "--engine", "espeak", "--max-input-chars", "5000", "--lexicon-dir", str(lex)
+        tmp,
+        "--engine",
+        "espeak",
+        "--max-input-chars",
+        "5000",
+        "--lexicon-dir",
+        str(lex),
+        env={"MIXVOX_CONFIG": str(conf)},
     ) as s:
         yield s
 
@@ -93,7 +102,7 @@ def test_small_endpoints(srv):
     assert "tts-1" in [m.id for m in models.data]
     voices = httpx.get(srv.url + "/v1/audio/voices").json()["voices"]
     ids = {v["id"] for v in voices}
-    assert {"default", "alloy", "f1"} <= ids
+    assert {"default", "alloy", "f1", "narrator"} <= ids
     r = httpx.post(srv.url + "/v1/route", json={"input": "3个GPU and 你好"}).json()
     langs = [sp["lang"] for s in r["sentences"] for sp in s["spans"]]
     assert "zh" in langs and "en" in langs
@@ -204,6 +213,17 @@ def test_disconnect_cancels_synthesis(srv):
     # The full text is minutes of audio; far less was made before it stopped.
     assert new[-1]["audio_s"] < 60
     assert httpx.get(srv.url + "/health").json()["queue_depth"] == 0
+
+
+def test_named_voice_from_the_config(srv):
+    def pcm(voice: str) -> bytes:
+        body = {"input": "hello world", "voice": voice, "response_format": "pcm"}
+        r = httpx.post(srv.url + "/v1/audio/speech", json=body, timeout=30)
+        assert r.status_code == 200
+        return r.content
+
+    # espeak's variants vary a little from run to run (breath noise), their timing does not
+    assert len(pcm("narrator")) == len(pcm("f3")) != len(pcm("default"))
 
 
 def test_log_lines_carry_no_text_and_no_key(srv):
@@ -354,6 +374,29 @@ def test_sigterm_drains_in_flight_requests(tmp_path):
     assert len(audio) / rate == pytest.approx(rec["audio_s"], abs=0.05)  # the whole answer
     with pytest.raises(httpx.TransportError):
         httpx.get(s.url + "/health", timeout=2)
+
+
+def test_request_timeout_ends_a_long_synthesis(tmp_path):
+    with Server(tmp_path, "--engine", "espeak", "--request-timeout", "2") as s:
+        r = httpx.post(
+            s.url + "/v1/audio/speech",
+            json={"input": LONG[:4000], "response_format": "pcm"},
+            timeout=60,
+        )
+        rec = [x for x in s.log_records() if x["path"] == "/v1/audio/speech"][-1]
+        if r.status_code == 504:  # still waiting for its first audio at the deadline
+            assert r.json()["error"]["code"] == "timeout"
+        else:
+            assert r.status_code == 200 and rec["result"] == "timeout"
+            assert len(r.content) / 2 / 24000 < 200  # far less than the whole text
+
+
+def test_engine_that_cannot_load_stops_the_server(tmp_path):
+    s = Server(tmp_path, "--model-dir", str(tmp_path / "no-such-model"), wait_ready=False)
+    assert s.proc.wait(120) == 1
+    out = "\n".join(s.lines)
+    assert "the engine failed to load" in out and "no-such-model" in out
+    assert "Traceback" not in out
 
 
 @pytest.mark.skipif(not TINY.is_dir(), reason="shared fixtures missing")

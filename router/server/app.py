@@ -675,7 +675,11 @@ def create_app(state: State) -> FastAPI:
             try:
                 yield first
                 while True:
-                    item = await next_item(job)
+                    try:
+                        item = await next_item(job)
+                    except ApiError:  # the deadline passed mid-stream: end the audio there
+                        job.status = "timeout"
+                        return
                     if item is END:
                         finished = job.status == "done"
                         return
@@ -685,8 +689,9 @@ def create_app(state: State) -> FastAPI:
             finally:
                 if not finished and job.status not in ("done", "error"):
                     job.cancel.set()
-                    metrics.cancel()
-                    job.status = "cancelled" if job.status != "timeout" else "timeout"
+                    if job.status != "timeout":  # the client went away
+                        metrics.cancel()
+                        job.status = "cancelled"
                 metrics.audio(job.audio_seconds)
                 info.update(result=job.status, audio_s=round(job.audio_seconds, 3))
                 slot.release()
