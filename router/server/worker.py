@@ -1,7 +1,7 @@
 """The one shared engine of ``mixvox serve``: loaded once, fed from a bounded queue.
 
 Why threads and not the event loop: synthesis is seconds of CPU (or GPU) work per request and
-would freeze every other connection (ChatTTS's own API example does exactly that). Two worker
+would freeze every other connection (a known flaw of some TTS servers' examples). Two worker
 threads form a pipeline:
 
 * **prepare**: routes and chunks the next request's text (language spans, normalization, G2P:
