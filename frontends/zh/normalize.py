@@ -16,8 +16,10 @@ Reading conventions are documented in ``CONVENTIONS.md`` next to this file.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
 
 from mixvox.textutil import fold_width, is_emoji, is_han, is_latin_letter, script_of
 
@@ -99,6 +101,43 @@ _SYMBOLS: dict[str, str] = {
     "¥": "元", "$": "美元", "€": "欧元", "£": "英镑", "§": "第", "№": "号",
 }  # fmt: skip
 
+#: How digits after a brand are read (``data/brands.tsv``): ``digits``, ``cardinal``, ``decimal``.
+BRAND_MODES = ("digits", "cardinal", "decimal")
+
+
+@lru_cache(maxsize=1)
+def brand_table() -> Mapping[str, str]:
+    """``data/brands.tsv``: lower-cased brand -> reading mode of the digits after it."""
+    text = resources.files("mixvox.frontends.zh").joinpath("data", "brands.tsv").read_text("utf-8")
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        brand, _, rest = line.partition("\t")
+        mode = rest.partition("\t")[0].strip()
+        if mode in BRAND_MODES:
+            out[brand.strip().casefold()] = mode
+    return out
+
+
+#: Letter runs right after digits that are units or short codes, not a model-number suffix.
+_CODE_SUFFIX_UNITS = frozenset("g k b t d x p G K B T D P M".split())
+#: Words after a decimal amount that make it money: trailing zeros of the fraction are not said.
+_MONEY_WORDS = ("元", "块", "美元", "欧元", "英镑", "日元", "港元", "韩元", "人民币", "澳元", "加元")
+#: A 2-digit number before 年 is a year (八六年) with one of these before or after it ...
+_YEAR_BEFORE = ("在", "于", "从", "自", "到", "至", "是", "生于", "截至", "截止", "直到", "那", "早在")
+_YEAR_AFTER = (
+    "出生", "生人", "毕业", "入学", "入职", "结婚", "底", "初", "末", "年中", "春", "夏", "秋", "冬",
+    "的", "版", "款", "届", "级", "月", "上半年", "下半年", "奥运", "世界杯", "以前", "以后",
+)  # fmt: skip
+#: ... and a duration (三十年) with one of these.
+_DURATION_BEFORE = (
+    "了", "过", "近", "约", "大约", "将近", "长达", "超过", "满", "第", "几", "每", "多", "有", "用",
+    "花", "经过", "历经", "持续", "工作", "干", "整整", "足足", "已经", "差不多", "这", "头",
+)  # fmt: skip
+_DURATION_AFTER = ("前", "后", "来", "间", "多", "里", "内", "之", "左右", "以上", "以下", "了",
+                   "的时间", "整", "半", "时间", "期间", "中")  # fmt: skip
+
 _ERA = re.compile(r"\s?(a\.d\.|b\.c\.|ad|bc|AD|BC|A\.D\.|B\.C\.)(?![A-Za-z])", re.ASCII)
 _AMPM = re.compile(r"\s?(a\.m\.|p\.m\.|am|pm|AM|PM|A\.M\.|P\.M\.)(?![A-Za-z])", re.ASCII)
 
@@ -119,6 +158,8 @@ _RE_PERCENT = re.compile(rf"({_NUM})[%‰]", re.ASCII)
 _RE_FRACTION = re.compile(r"(\d+) ?/ ?(\d+)(?![\d/])", re.ASCII)
 _RE_RANGE = re.compile(rf"({_NUM})[-~]({_NUM})", re.ASCII)
 _RE_NUMBER = re.compile(_NUM, re.ASCII)
+_RE_SCI = re.compile(r"(\d+(?:\.\d+)?)[eE]([-+−]?)(\d{1,3})(?![\dA-Za-z])", re.ASCII)
+_RE_TEMP_RANGE_END = re.compile(rf"[~～\-到至]({_NUM})(°C|℃|°F|℉)", re.ASCII)
 
 
 def _is_digit(c: str) -> bool:
@@ -144,7 +185,8 @@ def _read_month_day(m: str, d: str | None = None) -> str:
 class _Scanner:
     """One pass over a zh span: collects :class:`Piece` objects."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, brands: Mapping[str, str] | None = None) -> None:
+        self.brands = brands if brands is not None else brand_table()
         self.orig = text
         # fold full-width forms, but keep the Chinese comma: "100，200" is two numbers
         self.t = fold_width(text.replace("，", "\ue000")).replace("\ue000", "，")
@@ -189,6 +231,19 @@ class _Scanner:
                 if j > i:
                     i = j
                     continue
+            if c == "." and self._leading_dot_decimal(i):
+                j = i + 1
+                while j < n and _is_digit(t[j]):
+                    j += 1
+                self.add(i, j, "num", "零点" + read_digits(t[i + 1 : j]))  # .22 -> 零点二二
+                i = j
+                continue
+            if c in "~～" and i + 1 < n and _is_digit(t[i + 1]) and not (i and _is_digit(t[i - 1])):
+                # "~5分钟": about five minutes; after 约/大约 the tilde adds nothing
+                self.add(i, i + 1, "num" if not self.before(i, 1) == "约" else "punct",
+                         "约" if not self.before(i, 1) == "约" else "")  # fmt: skip
+                i += 1
+                continue
             cls = script_of(self.orig[i])
             if cls == "han":
                 j = i + 1
@@ -210,9 +265,7 @@ class _Scanner:
                 self.add(i, i + 1, "num", "乘")  # 7x24, 1920x1080
                 i += 1
             elif cls == "latin":
-                j = i + 1
-                while j < n and is_latin_letter(t[j]):
-                    j += 1
+                j = self._latin_end(i)
                 self.add(i, j, "latin", t[i:j])
                 i = j
             elif cls == "space":
@@ -225,15 +278,47 @@ class _Scanner:
         self._dash_ranges()
         return self.pieces
 
+    def _latin_end(self, i: int) -> int:
+        """End of the Latin word at ``i``: letters, inner hyphens (Wi-Fi), ``++``/``#`` (C++)."""
+        t, n = self.t, self.n
+        j = i + 1
+        while j < n:
+            if is_latin_letter(t[j]):
+                j += 1
+            elif t[j] in "-'" and j + 1 < n and is_latin_letter(t[j + 1]):
+                j += 2
+            else:
+                break
+        if t.startswith("++", j) or (j < n and t[j] == "#" and j - i == 1):
+            j += 2 if t[j] == "+" else 1  # C++, C#, F#
+        return j
+
+    def _leading_dot_decimal(self, i: int) -> bool:
+        """``.22`` (a decimal without its 0), not ``a.b`` or the end of a sentence."""
+        t = self.t
+        if not (i + 1 < self.n and _is_digit(t[i + 1])):
+            return False
+        prev = t[i - 1] if i > 0 else ""
+        return not (prev and (prev.isascii() and (prev.isalnum() or prev in "._/")))
+
     def _dash_ranges(self) -> None:
-        """A dash or tilde glued between two number pieces reads 到 (10:30-11:00)."""
+        """A dash or tilde glued between two number pieces reads 到 (10:30-11:00).
+
+        Not inside a model code (``i7-12700K``: the dash follows digits glued to letters), where
+        the dash is silent.
+        """
         ps = self.pieces
         for k in range(1, len(ps) - 1):
             p = ps[k]
             if p.kind == "punct" and p.spoken in "-~" and p.end - p.start == 1:
                 a, b = ps[k - 1], ps[k + 1]
-                if a.kind == "num" and b.kind == "num" and a.end == p.start and b.start == p.end:
+                if a.end != p.start or b.start != p.end:
+                    continue
+                code = k >= 2 and ps[k - 2].kind == "latin" and ps[k - 2].end == a.start
+                if a.kind == "num" and b.kind == "num" and not code:
                     ps[k] = Piece(p.start, p.end, "num", "到")
+                elif p.spoken == "-" and (code or a.kind == "latin") and b.kind in ("num", "latin"):
+                    ps[k] = Piece(p.start, p.end, "punct", "")  # GPT-4o, i7-12700K: silent
 
     def add(self, i: int, j: int, kind: str, spoken: str, issue: tuple[str, str] | None = None):
         if kind == "num" and len(spoken) > 2 * _MAX_RULE_DIGITS and j - i > 1:
@@ -354,6 +439,12 @@ class _Scanner:
             self.add(i, end + 1, "num", sign + "百分之" + read_number(m.group()))
             return end + 1
         unit = self.unit_at(end)
+        rng = _RE_TEMP_RANGE_END.match(t, end) if t[i] == "-" else None
+        if rng:  # -5~3℃ -> 零下五到三摄氏度 (the sign is never lost)
+            hi = rng.group(1)
+            spoken = "零下" + read_number(m.group()) + "到" + read_number(hi) + _UNITS[rng.group(2)]
+            self.add(i, rng.end(), "num", spoken)
+            return rng.end()
         if t[i] == "-" and unit and unit[0] in _TEMPERATURE_UNITS:
             self.add(i, unit[1], "num", "零下" + read_number(m.group()) + _UNITS[unit[0]])
             return unit[1]
@@ -375,6 +466,18 @@ class _Scanner:
             return i
         plus = "加" if m.group().startswith("+") else ""
         self.add(i, m.end(), "num", plus + read_digits(m.group(), yao=True))
+        return m.end()
+
+    def _r_sci(self, i: int) -> int:
+        """``1e-5`` -> 一 E 负五, ``2.5E+3`` -> 二点五 E 三: the exponent's sign is always said."""
+        m = _RE_SCI.match(self.t, i)
+        if not m or (i > 0 and is_latin_letter(self.t[i - 1])):
+            return i
+        e = m.start(2) - 1
+        self.add(i, e, "num", read_number(m.group(1)))
+        self.add(e, e + 1, "latin", "E")
+        sign = "负" if m.group(2) in "-−" and m.group(2) else ""
+        self.add(e + 1, m.end(), "num", sign + read_cardinal(m.group(3)))
         return m.end()
 
     def _r_ip_version(self, i: int) -> int:
@@ -486,6 +589,8 @@ class _Scanner:
         end = m.end()
         if end < self.n and _is_digit(self.t[end]):
             return i
+        if i > 0 and is_latin_letter(self.t[i - 1]):
+            return i  # i7-12700K: a model code, not a range
         unit = self.unit_at(end)
         ra = self._read_plain(a, end, year_ok=True)
         rb = self._read_plain(b, end, year_ok=True)
@@ -528,6 +633,9 @@ class _Scanner:
             self.add(i, uend, "num", spoken)
             return uend
         if "," in num or "." in raw:
+            if "." in raw and self.after(end, 3).lstrip(" ").startswith(_MONEY_WORDS):
+                ip, _, fp = raw.partition(".")
+                raw = ip + ("." + fp.rstrip("0") if fp.rstrip("0") else "")  # 36.00元 -> 三十六元
             self.add(i, end, "num", read_number(raw))
             return end
         era = _ERA.match(t, end)
@@ -535,6 +643,10 @@ class _Scanner:
             prefix = "公元前" if era.group(1)[0] in "bB" else "公元"
             self.add(i, era.end(), "num", prefix + read_digits(raw) + "年")
             return era.end()
+        code = self._code_reading(raw, i, end)
+        if code is not None:
+            self.add(i, end, "num", code)
+            return end
         self.add(i, end, "num", self._read_integer(raw, i, end))
         return end
 
@@ -553,6 +665,8 @@ class _Scanner:
             return read_digits(raw)
         if nxt1 == "年" and len(raw) == 4:
             return read_digits(raw)
+        if nxt1 == "年" and len(raw) == 2 and self._short_year(prev, self.after(end + 1, 3)):
+            return read_digits(raw)  # 86年出生 -> 八六年
         if nxt1 == "后" and len(raw) == 2 and raw[1] in "05":
             return read_digits(raw)  # 80后, 90后, 95后
         if prev.rstrip(" \t\u3000是为:：").endswith(_ID_CUES) and not self.liang_next(end):
@@ -567,13 +681,77 @@ class _Scanner:
         if len(raw) >= 5 and nxt1 and is_han(nxt1) and nxt1 not in _QUANTITY_NEXT:
             if not self.liang_next(end):
                 return read_digits(raw, yao=True)  # 拨打12306来咨询
-        if len(raw) >= 4 and prev and is_latin_letter(prev[-1]):
-            return read_digits(raw)  # model numbers: RTX4090 -> 四零九零
         return read_cardinal(raw, liang=self.liang_next(end))
+
+    def _short_year(self, prev: str, after: str) -> bool:
+        """Is a 2-digit number before 年 a year (八六年) rather than a count (三十年)?"""
+        if after.startswith(_DURATION_AFTER) or prev.endswith(_DURATION_BEFORE):
+            return False
+        if prev.endswith(_YEAR_BEFORE) or after.startswith(_YEAR_AFTER):
+            return True
+        return False
+
+    def _brand_before(self, i: int) -> tuple[str, bool] | None:
+        """The Latin word (with ``-+#``) right before ``i``, and whether it is glued to it."""
+        t = self.t
+        k = i
+        glued = True
+        if k > 0 and t[k - 1] == " ":
+            k -= 1
+            glued = False
+        j = k
+        while j > 0 and k - j < 24 and (is_latin_letter(t[j - 1]) or t[j - 1] in "-+#"):
+            j -= 1
+        word = t[j:k].strip("-")
+        if not word or not any(is_latin_letter(c) for c in word):
+            return None
+        return word, glued
+
+    def _code_reading(self, raw: str, i: int, end: int) -> str | None:
+        """Digits inside a product or model code, or ``None`` when the number is no code.
+
+        ``RTX 4070`` -> 四零七零 (``data/brands.tsv``), ``A100`` -> 一百, ``H200`` -> 二百,
+        ``1080p`` -> 一零八零, ``12700K`` (after ``i7-``) -> 一二七零零; see CONVENTIONS.md.
+        """
+        t = self.t
+        after = t[end] if end < self.n else ""
+        brand = self._brand_before(i)
+        if after in "pPi" and raw in ("240", "360", "480", "576", "720", "1080", "1440", "2160",
+                                      "4320") and not (end + 1 < self.n and is_latin_letter(
+                                          t[end + 1])):  # fmt: skip
+            return read_digits(raw)  # 1080p: 一零八零 P
+        suffix_j = end
+        while suffix_j < self.n and is_latin_letter(t[suffix_j]):
+            suffix_j += 1
+        suffix = t[end:suffix_j]
+        after_code_dash = (
+            i >= 2 and t[i - 1] == "-" and (_is_digit(t[i - 2]) or is_latin_letter(t[i - 2]))
+        )
+        if brand is None and not after_code_dash:
+            if len(raw) >= 4 and suffix and suffix not in _CODE_SUFFIX_UNITS:
+                if not (suffix_j < self.n and is_han(t[suffix_j]) and len(suffix) > 2):
+                    return read_digits(raw)  # 7950X, 4070Ti
+            return None
+        if brand is not None and not brand[1] and self.after(end, 1) and is_han(t[end]):
+            # "Windows 11系统" reads 11 as usual; "RTX 4070显卡" still a code
+            pass
+        mode = self.brands.get(brand[0].casefold()) if brand is not None else None
+        if mode is None and brand is not None:
+            mode = self.brands.get(brand[0].rstrip("+#").casefold())
+        if mode == "digits":
+            return read_digits(raw)
+        if mode == "cardinal":
+            return read_cardinal(raw)
+        if brand is not None and not brand[1] and len(raw) < 4:
+            return None  # "Windows 11", "Top 3": the ordinary rules (两个, 第, units)
+        if len(raw) >= 4:
+            return read_digits(raw)
+        return read_cardinal(raw, liang_bai=False)  # A100 -> 一百, H200 -> 二百
 
     _rules: list[Callable[[_Scanner, int], int]] = [
         _r_currency,
         _r_phone,
+        _r_sci,
         _r_negative,
         _r_ip_version,
         _r_date,
