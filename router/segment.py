@@ -364,6 +364,13 @@ def _sentence_bounds(
             i += 1
             start = i
             continue
+        if text[i] == "\t" or (f[i] == "|" and _pipe_separates(f, i)):
+            # table cells and "a | b" lists: a pause between cells (the pipe stays with the
+            # cell before it; a pipe-only piece is merged below)
+            raw.append((start, i + (text[i] != "\t")))
+            i += 1
+            start = i
+            continue
         if f[i] in _TERM_RUN and _is_terminator(text, f, i):
             j = _end_of_terminal(f, i, protected)
             if _quote_continues(f, i, j):
@@ -382,6 +389,32 @@ def _sentence_bounds(
             e -= 1
         if s < e:
             out.append((s, e))
+    return _merge_pipes(f, out)
+
+
+def _pipe_separates(f: str, i: int) -> bool:
+    """A ``|`` is a cell separator unless it is glued between two ASCII letters/digits (a|b)."""
+    prev = f[i - 1] if i > 0 else " "
+    nxt = f[i + 1] if i + 1 < len(f) else " "
+    return not (prev.isascii() and prev.isalnum() and nxt.isascii() and nxt.isalnum())
+
+
+def _merge_pipes(f: str, bounds: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """A piece that is only pipes (``| a | b |`` ends) joins the next sentence (or the last)."""
+    out: list[tuple[int, int]] = []
+    carry: int | None = None
+    for s, e in bounds:
+        if all(c == "|" or c.isspace() for c in f[s:e]):
+            if carry is None:
+                carry = s
+            continue
+        out.append((carry if carry is not None else s, e))
+        carry = None
+    if carry is not None:
+        if out:
+            out[-1] = (out[-1][0], bounds[-1][1])
+        else:
+            out.append((carry, bounds[-1][1]))
     return out
 
 
@@ -550,6 +583,8 @@ def _resolve(toks: list[_Tok], f: str, matrix: str, before: str | None) -> None:
             t.lang = EN
         else:
             t.lang = matrix
+    if matrix == ZH:
+        _zh_code_islands(toks, f, crossable)
     # punctuation: with the token before; opening marks with the token after
     for i, t in enumerate(toks):
         if t.kind == _PUNCT:
@@ -564,6 +599,112 @@ def _resolve(toks: list[_Tok], f: str, matrix: str, before: str | None) -> None:
     for i, t in enumerate(toks):
         if t.lang is None:
             t.lang = toks[i - 1].lang if i > 0 and toks[i - 1].lang else (before or matrix)
+
+
+_MONTH_WORDS = frozenset(
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec".split()
+)
+_MATH = frozenset("<>≤≥≈≠=±×÷")
+_ORDINAL_TOKEN = frozenset(("st", "nd", "rd", "th"))
+
+
+def _is_identifier(tok: str) -> bool:
+    """URL, e-mail, path, ``snake_case``, ``a.b``: read by parts in English, never as a code."""
+    if any(c in "/\\@_" for c in tok) or "://" in tok:
+        return True
+    return any(
+        tok[k] == "." and is_latin_letter(tok[k - 1]) and is_latin_letter(tok[k + 1])
+        for k in range(1, len(tok) - 1)
+    )
+
+
+def _is_english_phrase(words: list[str], toks: list[_Tok], f: str) -> bool:
+    """Is an island of a zh sentence English text (``I have 3 cats``), not a code or a name?
+
+    English when it has a lower-case word that is not a unit (``have``, ``apples``, ``is``;
+    not ``ms``, not ``RTX``/``Python``/``iOS``, which are names), when a month name is followed by a number (a date), or
+    when a time is followed by AM/PM.
+    """
+    for k in range(len(toks) - 1):
+        a, b = toks[k], toks[k + 1]
+        if a.kind == _EN and f[a.start : a.end].rstrip(".").lower() in _MONTH_WORDS:
+            day = f[b.start : b.end].rstrip(",")
+            if b.kind == _NUM and day.isdigit() and len(day) <= 2:
+                return True
+        if (
+            a.kind == _NUM
+            and ":" in f[a.start : a.end]
+            and f[b.start : b.end].lower().replace(".", "") in ("am", "pm")
+        ):
+            return True  # 3:30 PM (DESIGN.md: a time with AM/PM is an English island)
+    return any(w.islower() and len(w) >= 2 and w not in UNITS for w in words)
+
+
+def _zh_code_islands(toks: list[_Tok], f: str, crossable: object) -> None:
+    """In a zh sentence, codes and numbers next to Latin words follow the matrix language.
+
+    An island is a run of non-Han tokens joined by spaces (never across clause punctuation).
+    When it holds digits or math symbols and is not an English phrase (see
+    :func:`_is_english_phrase`), its codes (``A100``, ``GPT-4o``, ``1e-5``), numbers and names
+    go to the zh span, whose frontend reads digits in Chinese and hands the letters to the
+    English frontend: ``RTX 4070`` is RTX 四零七零, ``降到 35 ms`` is 三十五毫秒. Identifiers
+    (URLs, e-mail, paths, snake_case) and ordinals (``1st``) stay English.
+    """
+    cross = crossable  # (left, right) -> bool
+    n = len(toks)
+    i = 0
+    while i < n:
+        if toks[i].kind == _ZH:
+            i += 1
+            continue
+        j = i + 1
+        while j < n and toks[j].kind != _ZH and cross(toks[j - 1], toks[j]):  # type: ignore[operator]
+            j += 1
+        island = toks[i:j]
+        texts = [f[t.start : t.end] for t in island]
+        en = [x for t, x in zip(island, texts, strict=True) if t.kind == _EN]
+        if en and any(
+            any(c.isdigit() for c in x) or any(c in _MATH for c in x)
+            for t, x in zip(island, texts, strict=True)
+            if t.kind in (_EN, _NUM)
+        ):
+            words = [x for x in en if x.replace("-", "").replace("'", "").isalpha()]
+            if not _is_english_phrase(words, island, f):
+                for t, x in zip(island, texts, strict=True):
+                    if t.kind not in (_EN, _NUM) or _is_identifier(x):
+                        continue
+                    if t.kind == _EN and x.lstrip("0123456789").lower() in _ORDINAL_TOKEN:
+                        continue
+                    t.lang = ZH
+        i = j
+    # "March 3, 2025": the day (even glued to Han) and the year belong to the English date
+    for k in range(n - 1):
+        m, d = toks[k], toks[k + 1]
+        day = f[d.start : d.end].rstrip(",")
+        if (
+            m.kind == _EN
+            and f[m.start : m.end].rstrip(".").lower() in _MONTH_WORDS
+            and d.gap == "space"
+            and d.kind == _NUM
+            and day.isdigit()
+            and 1 <= int(day) <= 31
+            and len(day) <= 2
+        ):
+            d.lang = EN
+    for k in range(n - 2):
+        m, d, y = toks[k : k + 3]
+        if (
+            m.kind == _EN
+            and f[m.start : m.end].rstrip(".").lower() in _MONTH_WORDS
+            and d.lang == EN
+            and f[d.start : d.end].endswith(",")
+            and f[d.start : d.end - 1].isdigit()
+            and y.gap == "space"
+            and f[y.start : y.end].isdigit()
+            and len(f[y.start : y.end]) == 4
+        ):
+            y.lang = EN
 
 
 def _spans_of_segment(

@@ -109,7 +109,7 @@ _SPACED_SCALE = frozenset(("k", "K", "m", "M", "mm", "b", "B", "bn", "t", "T"))
 _LEAD_PUNCT = set("\"'([{<«¿¡_`")
 _TRAIL_PUNCT = set(".,;:!?\"')]}>»…_`")
 #: Punctuation that stays a ``punct`` piece with ``spoken`` = the character.
-_PUNCT_CHARS = set(".,;:!?\"'()[]{}-…«»‹›、。，：；！？*_`")
+_PUNCT_CHARS = set(".,;:!?\"'()[]{}-…«»‹›、。，：；！？*_`|")
 
 _REGNAL_NAMES = frozenset(
     "Henry Louis Elizabeth George Edward Charles James William Richard John Pope Pius Leo "

@@ -304,8 +304,7 @@ class _Scanner:
     def _dash_ranges(self) -> None:
         """A dash or tilde glued between two number pieces reads 到 (10:30-11:00).
 
-        Not inside a model code (``i7-12700K``: the dash follows digits glued to letters), where
-        the dash is silent.
+        Not inside a model code (``i7-12700K``: the dash follows digits glued to letters).
         """
         ps = self.pieces
         for k in range(1, len(ps) - 1):
@@ -317,8 +316,7 @@ class _Scanner:
                 code = k >= 2 and ps[k - 2].kind == "latin" and ps[k - 2].end == a.start
                 if a.kind == "num" and b.kind == "num" and not code:
                     ps[k] = Piece(p.start, p.end, "num", "到")
-                elif p.spoken == "-" and (code or a.kind == "latin") and b.kind in ("num", "latin"):
-                    ps[k] = Piece(p.start, p.end, "punct", "")  # GPT-4o, i7-12700K: silent
+
 
     def add(self, i: int, j: int, kind: str, spoken: str, issue: tuple[str, str] | None = None):
         if kind == "num" and len(spoken) > 2 * _MAX_RULE_DIGITS and j - i > 1:

@@ -17,6 +17,7 @@ it, and a warning goes to ``ctx.warn``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from mixvox.interfaces import FrontendContext, FrontendInfo, LexEntry, Lexicon
 from mixvox.ir import Span, Word
@@ -77,6 +78,7 @@ class ZhFrontend:
         self.g2p = ZhG2P()
         self._t2s = None
         self._lex_cache: tuple[Lexicon, int, dict[str, int]] | None = None
+        self._en: Any = None  # the English frontend, for Latin words (made on first use)
 
     # -- helpers -----------------------------------------------------------------------------
     def to_simplified(self, text: str) -> str:
@@ -299,6 +301,11 @@ class ZhFrontend:
                      b.base + p.start, b.base + p.end, "en")
             )  # fmt: skip
             return
+        if len(word) > 1 and any(c.isalpha() for c in word):
+            words = self._english(b, text, p)
+            if words:
+                b.words.extend(words)
+                return
         spoken, phones, bad = spell(word)
         if not is_acronym(word):
             b.warn(
@@ -312,6 +319,26 @@ class ZhFrontend:
         b.words.append(
             Word(text[p.start : p.end], spoken, phones, b.base + p.start, b.base + p.end, "en")
         )
+
+    def _english(self, b: _Builder, text: str, p: Piece) -> list[Word]:
+        """A Latin word inside a zh span, read by the English frontend (``WARNING`` is a word,
+        ``GPU`` is spelled, ``Wi-Fi`` and ``C++`` are said as people say them)."""
+        from mixvox.frontends.en.plugin import EnFrontend
+
+        if self._en is None:
+            self._en = EnFrontend()
+        en_lex = b.ctx.lexicons.get("en") if b.ctx.lexicons else None
+        ctx = FrontendContext(
+            lexicon=en_lex if en_lex is not None else Lexicon("en"),
+            warn=b.ctx.warn,
+            matrix="zh",
+            lexicons=b.ctx.lexicons,
+        )
+        span = Span("en", text[p.start : p.end], b.base + p.start, b.base + p.end)
+        words = self._en.analyze(span, ctx)
+        if not any(w.spoken for w in words):
+            return []
+        return words
 
     def char_readings(self, text: str, *, sandhi: bool = True) -> dict[int, str]:
         """Pinyin of each Han character of ``text`` that is read as itself, by index.
