@@ -147,6 +147,7 @@ _RE_LANDLINE = re.compile(r"(?:0\d{2,3}-\d{7,8}|[48]00-?\d{3}-?\d{4})(?![\d-])",
 _RE_IP = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}(?![\d.])", re.ASCII)
 _RE_VERSION = re.compile(r"\d+(?:\.\d+){2,}(?!\d)", re.ASCII)
 _RE_YMD = re.compile(r"(\d{4})([-/.·])(\d{1,2})\2(\d{1,2})(?![\d])", re.ASCII)
+_RE_YMD2 = re.compile(r"(\d{2})(/)(\d{1,2})/(\d{1,2})(?![\d/])", re.ASCII)
 _RE_DMY = re.compile(r"(\d{2})([-/.])(\d{2})\2(\d{4})(?!\d)", re.ASCII)
 _RE_YM = re.compile(r"(\d{4})([-/.])(\d{1,2})(?![\d])(?!\2\d)", re.ASCII)
 _RE_MY = re.compile(r"(\d{2})([-/.])(\d{4})(?!\d)", re.ASCII)
@@ -416,10 +417,12 @@ class _Scanner:
                 if end < self.n and t[end] in "万亿":
                     mult = t[end]
                     end += 1
-                if name == "元" and not mult:
-                    spoken = _read_yuan(num)
-                else:
-                    spoken = read_number(num, liang=True) + mult + name
+                ip, _, fp = num.partition(".")
+                if fp.rstrip("0") and len(fp) <= 2:
+                    num = ip + "." + fp.rstrip("0")  # ¥1.50 -> 一点五元, $2.00 -> 两美元
+                elif len(fp) <= 2:
+                    num = ip
+                spoken = read_number(num, liang=True) + mult + name
                 self.add(i, end, "num", spoken)
                 return end
         return i
@@ -493,6 +496,11 @@ class _Scanner:
         t = self.t
         m = _RE_YMD.match(t, i)
         if m and _valid_md(int(m.group(3)), int(m.group(4))):
+            spoken = _read_year(m.group(1)) + _read_month_day(m.group(3), m.group(4))
+            return self._date_end(i, m.end(), spoken)
+        m = _RE_YMD2.match(t, i)
+        if m and _valid_md(int(m.group(3)), int(m.group(4))) and not (i and t[i - 1] in "/."):
+            # 12/2/2: three slashed parts are a date, year first (the Chinese order)
             spoken = _read_year(m.group(1)) + _read_month_day(m.group(3), m.group(4))
             return self._date_end(i, m.end(), spoken)
         m = _RE_DMY.match(t, i)
@@ -663,7 +671,12 @@ class _Scanner:
             return read_digits(raw)
         if nxt1 == "年" and len(raw) == 4:
             return read_digits(raw)
-        if nxt1 == "年" and len(raw) == 2 and self._short_year(prev, self.after(end + 1, 3)):
+        if (
+            nxt1 == "年"
+            and len(raw) == 2
+            and raw[0] in "56789"
+            and self._short_year(prev, self.after(end + 1, 3))
+        ) or (nxt1 == "年" and len(raw) == 2 and self._short_year_cued(prev, end)):
             return read_digits(raw)  # 86年出生 -> 八六年
         if nxt1 == "后" and len(raw) == 2 and raw[1] in "05":
             return read_digits(raw)  # 80后, 90后, 95后
@@ -681,13 +694,23 @@ class _Scanner:
                 return read_digits(raw, yao=True)  # 拨打12306来咨询
         return read_cardinal(raw, liang=self.liang_next(end))
 
+    def _short_year_cued(self, prev: str, end: int) -> bool:
+        """10年-49年 are years only with a cue (在19年, 20年3月, 18年底)."""
+        after = self.after(end + 1, 3)
+        if after.startswith(_DURATION_AFTER) or prev.endswith(_DURATION_BEFORE):
+            return False
+        if after[:1] and _is_digit(after[0]) and "月" in self.after(end + 1, 3):
+            return True
+        return prev.endswith(_YEAR_BEFORE) or after.startswith(_YEAR_AFTER)
+
     def _short_year(self, prev: str, after: str) -> bool:
         """Is a 2-digit number before 年 a year (八六年) rather than a count (三十年)?"""
         if after.startswith(_DURATION_AFTER) or prev.endswith(_DURATION_BEFORE):
             return False
         if prev.endswith(_YEAR_BEFORE) or after.startswith(_YEAR_AFTER):
             return True
-        return False
+        # no cue either way: 50年-99年 and 00年-09年 are more often years than counts
+        return not after.startswith("代")
 
     def _brand_before(self, i: int) -> tuple[str, bool] | None:
         """The Latin word (with ``-+#``) right before ``i``, and whether it is glued to it."""
@@ -703,6 +726,8 @@ class _Scanner:
         word = t[j:k].strip("-")
         if not word or not any(is_latin_letter(c) for c in word):
             return None
+        if word in ("x", "X") and j > 0 and _is_digit(t[j - 1]):
+            return None  # 1920x1080: a dimension, not a code
         return word, glued
 
     def _code_reading(self, raw: str, i: int, end: int) -> str | None:
@@ -714,7 +739,7 @@ class _Scanner:
         t = self.t
         after = t[end] if end < self.n else ""
         brand = self._brand_before(i)
-        if after in "pPi" and raw in ("240", "360", "480", "576", "720", "1080", "1440", "2160",
+        if after and after in "pPi" and raw in ("240", "360", "480", "576", "720", "1080", "1440", "2160",
                                       "4320") and not (end + 1 < self.n and is_latin_letter(
                                           t[end + 1])):  # fmt: skip
             return read_digits(raw)  # 1080p: 一零八零 P
@@ -759,24 +784,6 @@ class _Scanner:
         _r_range,
         _r_number,
     ]
-
-
-def _read_yuan(num: str) -> str:
-    """``1.50`` -> 一元五角, ``3.05`` -> 三元零五分, ``0.5`` -> 五角 (the ¥ convention)."""
-    ip, _, fp = num.partition(".")
-    fp = (fp + "00")[:2] if fp else ""
-    if len(num.partition(".")[2]) > 2:  # more than fen precision: plain decimal
-        return read_decimal(ip, num.partition(".")[2]) + "元"
-    ip = ip.lstrip("0")
-    out = read_cardinal(ip, liang=True) + "元" if ip else ""
-    jiao, fen = (fp[0], fp[1]) if fp else ("0", "0")
-    if jiao != "0":
-        out += read_cardinal(jiao, liang=True) + "角"
-    if fen != "0":
-        if jiao == "0" and out:
-            out += "零"
-        out += read_cardinal(fen, liang=True) + "分"
-    return out or "零元"
 
 
 def tokenize(text: str) -> list[Piece]:
