@@ -151,6 +151,13 @@ _RE_VANITY = re.compile(r"(?:1-)?8\d\d-[A-Z0-9]{1,10}(?:-[A-Z0-9]{1,10}){0,4}")
 #: Codes read character by character after a cue word: ``ab9453``, ``834921``, ``X7-55A``.
 _RE_CODE = re.compile(r"[A-Za-z0-9]{1,32}(?:-[A-Za-z0-9]{1,32}){0,4}")
 #: Ranges of two dimensions, ``2x8``, which a spaced unit may follow (``2x8 m2``).
+#: Two-character comparison operators, read as words wherever they stand.
+_MATH_PAIRS = {
+    "<=": "less than or equal to", ">=": "greater than or equal to", "!=": "not equal to",
+    "==": "equals", "=>": "implies", "->": "to", "<>": "not equal to",
+}  # fmt: skip
+_RE_TILDE_RANGE = re.compile(r"(-?)(\d+(?:\.\d+)?)(%?)[~～](-?\d\S*)")
+_RE_SCI = re.compile(r"([-+]?)(\d+(?:\.\d+)?|\.\d+)[eE]([-+−]?)(\d{1,3})")
 _RE_DIMENSION = re.compile(r"\d+(?:\.\d+)?[x×]\d+(?:\.\d+)?")
 _RE_QUARTER = re.compile(r"([1-4])Q(\d{2}|\d{4})")
 _RE_INITIALS = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]\.?")
@@ -385,6 +392,8 @@ class Normalizer:
 
     def _special_at(self, s: str, a: int, b: int) -> bool:
         core = s[a:b]
+        if core in ("<", ">") or core in _MATH_PAIRS:
+            return True  # "x < 5": a comparison, not a bracket
         return core in self.t.special and len(core) > 1
 
     def _keeps_final_dot(self, core: str) -> bool:
@@ -445,6 +454,16 @@ class Normalizer:
             # ``/٣``) go to the fallback, which reads or reports them one by one.
             if _RE_EMAIL.fullmatch(core) or _RE_URL.fullmatch(core):
                 return self.read_electronic(core)
+        m = _RE_TILDE_RANGE.fullmatch(core)
+        if m:  # 10%~15%, -5~3°C: a tilde between two numbers is "to"
+            sign, left, pct, right = m.groups()
+            rw = self._read_whole(right, "", nxt, k, cores)
+            if rw is not None:
+                whole = None if sign or pct else self._read_whole(left, prev, "", k, cores)
+                lw = whole or (
+                    ("minus " if sign else "") + _plain_number(left) + (" percent" if pct else "")
+                )
+                return f"{lw} to {rw}"
         if self._after_id_cue(k, cores) and _RE_CODE.fullmatch(core):
             digits = sum(c.isdecimal() for c in core)
             if digits >= 3 or (digits and core.isdecimal() and len(core) > 1):
@@ -614,6 +633,12 @@ class Normalizer:
         return None
 
     def _numeric(self, core: str, prev: str, nxt: str, k: int, cores: list[str]) -> str | None:
+        m = _RE_SCI.fullmatch(core)
+        if m:  # 1e-5 -> one E minus five: the exponent's sign is never lost
+            sign, mant, exp_sign, exp = m.groups()
+            lead = "minus " if sign == "-" else ""
+            mid = " minus " if exp_sign in ("-", "−") else " plus " if exp_sign == "+" else " "
+            return f"{lead}{_plain_number(mant)} E{mid}{num.cardinal(exp)}"
         m = _RE_TIME.fullmatch(core)
         if m:
             r = _time(m.group(1), m.group(2), m.group(3), m.group(4), nxt)
@@ -1173,6 +1198,11 @@ class Normalizer:
     def _symbol(self, s: str, i: int, prev: str, nxt: str) -> Tok:
         c = s[i]
         t = self.t
+        two = s[i : i + 2]
+        if two in _MATH_PAIRS:
+            return Tok(i, i + 2, _MATH_PAIRS[two])  # x<=5, a!=b
+        if c in "~～" and 0 < i and s[i - 1].isdecimal() and s[i + 1 : i + 2].isdecimal():
+            return Tok(i, i + 1, "to")  # 5~10
         if c == "-" and 0 < i and s[i - 1].isalnum() and s[i + 1 : i + 2].isalnum():
             return Tok(i, i + 1, "minus")  # only reached in equations (see _fallback)
         if c == "#":
@@ -1209,6 +1239,12 @@ class Normalizer:
 # ---------------------------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------------------------
+
+
+def _plain_number(s: str) -> str:
+    """``3`` -> three, ``2.5`` -> two point five, ``.5`` -> point five."""
+    ip, _, frac = s.partition(".")
+    return num.decimal(ip, frac) if frac else num.cardinal(ip or "0")
 
 
 def _is_digits(s: str, a: int, b: int) -> bool:
