@@ -155,6 +155,59 @@ CASES = [
 ]
 
 
+# issue 7: codes, symbols and numbers read as people read them (normalize_zh view: Latin
+# letters stay letters here; the frontend reads them with the English frontend)
+CASES += [
+    # product and model codes
+    ("RTX 4070显卡", "RTX 四零七零显卡"),
+    ("RTX4090", "RTX四零九零"),
+    ("GTX 970", "GTX 九七零"),  # data/brands.tsv: digits
+    ("A100", "A一百"),
+    ("H200和H100", "H二百和H一百"),
+    ("1080p", "一零八零P"),
+    ("720p视频", "七二零P视频"),
+    ("5G和4K", "五G和四K"),
+    ("Wi-Fi 6", "Wi-Fi 六"),
+    ("GPT-4o", "GPT-四O"),
+    ("Python 3.12", "Python 三点一二"),
+    ("iOS 18", "IOS 十八"),
+    ("C++20", "C++二十"),
+    ("Q3营收", "Q三营收"),
+    ("Windows 2000", "Windows 两千"),  # brands.tsv: cardinal
+    ("i7-12700K", "I七-一二七零零K"),
+    ("Ryzen 9 7950X", "Ryzen 九七九五零X"),
+    ("4070Ti", "四零七零TI"),
+    ("下载Llama-2-7B", "下载Llama-二-七B"),
+    ("端口是8080", "端口是八零八零"),
+    ("分辨率1920x1080", "分辨率一千九百二十乘一千零八十"),
+    ("读速7000MB", "读速七千MB"),
+    # units with a space, symbols, scientific notation
+    ("降到 35 ms", "降到三十五毫秒"),
+    ("INT8（8位整数）", "INT八（八位整数）"),
+    ("1e-5", "一E负五"),
+    ("2.5E+3", "二点五E三"),
+    ("误差±0.5", "误差正负零点五"),
+    ("x<5且y>3", "X小于五且Y大于三"),
+    ("a≤b", "A小于等于B"),
+    ("a≥b", "A大于等于B"),
+    ("a≈b", "A约等于B"),
+    ("~5分钟", "约五分钟"),
+    ("约~5分钟", "约五分钟"),
+    # ranges
+    ("−5~3℃", "零下五到三摄氏度"),
+    ("-5~3℃", "零下五到三摄氏度"),
+    ("10%~15%", "百分之十到百分之十五"),
+    ("2020-2024年", "二零二零到二零二四年"),
+    # short years, money, leading-dot decimals, dates
+    ("在19年", "在一九年"),
+    ("18年底", "一八年底"),
+    ("工作了30年", "工作了三十年"),
+    ("价格36.00元", "价格三十六元"),
+    ("精度是.22", "精度是零点二二"),
+    ("12/2/2", "一二年二月二日"),
+]
+
+
 @pytest.mark.parametrize(("written", "spoken"), CASES)
 def test_normalize(written: str, spoken: str) -> None:
     assert normalize_zh(written) == spoken
@@ -211,3 +264,84 @@ def test_identifiers_after_a_cue_and_a_space_and_long_numbers_read_digit_by_digi
     assert normalize_zh("是123456789012") == "是幺二三四五六七八九零幺二"
     assert normalize_zh("总共12345678901元") == "总共一百二十三亿四千五百六十七万八千九百零一元"
     assert normalize_zh("11000000000") == "一百一十亿"  # a round amount stays a cardinal
+
+
+def test_brand_table_is_data_and_lexicons_extend_it() -> None:
+    from mixvox.frontends.zh.normalize import brand_table
+
+    table = brand_table()
+    assert table["rtx"] == "digits" and table["windows"] == "cardinal"
+    # an extra table (what the frontend builds from lexicon entries) changes the reading
+    pieces = tokenize("Galaxy S 24", brands={"s": "digits"})
+    assert [p.spoken for p in pieces if p.kind == "num"] == ["二四"]
+    assert [p.spoken for p in tokenize("Galaxy S 24") if p.kind == "num"] == ["二十四"]
+
+
+def test_lexicon_entry_adds_a_brand_reading() -> None:
+    from mixvox.frontends.zh.plugin import ZhFrontend
+    from mixvox.interfaces import FrontendContext, LexEntry, Lexicon
+    from mixvox.ir import Span
+
+    lex = Lexicon("zh", [{"Galaxy S #": LexEntry("Galaxy S #", spoken="digits")}])
+    ctx = FrontendContext(lexicon=lex, warn=lambda *a: None, matrix="zh")
+    words = ZhFrontend().analyze(Span("zh", "买了Galaxy S 24", 0, 13), ctx)
+    assert [w.spoken for w in words if w.lang == "zh"][-1] == "二四"
+    plain = FrontendContext(lexicon=Lexicon("zh"), warn=lambda *a: None, matrix="zh")
+    words = ZhFrontend().analyze(Span("zh", "买了Galaxy S 24", 0, 13), plain)
+    assert [w.spoken for w in words if w.lang == "zh"][-1] == "二十四"
+
+
+MIXED = [
+    # (text, spoken words joined; <...> marks English words)
+    ("这台电脑用的是RTX 4070显卡", "这台电脑用的是<R T X>四零七零显卡"),
+    ("A100的显存是80GB", "<A>一百的显存是八十<G B>"),
+    ("路由器支持Wi-Fi 6", "路由器支持<wifi>六"),
+    ("我们用GPT-4o生成", "我们用<G P T>-四<O>生成"),
+    ("用C++20写的", "用<C plus plus>二十写的"),
+    ("延迟降到 35 ms", "延迟降到三十五毫秒"),
+    ("他说 I have 3 cats", "他说<I><have><three><cats>"),
+    ("学习率设为1e-5", "学习率设为一<E>负五"),
+    ("会议定在March 3, 2025举行", "会议定在<March><third><,><twenty twenty five>举行"),
+    ("日志里有WARNING和ERROR", "日志里有<warning>和<error>"),
+    ("当a≤b时成立", "当<A>小于等于<B>时成立"),
+    ("H200比H100快", "<H>二百比<H>一百快"),
+    ("用i7-12700K处理器", "用<I>七-一二七零零<K>处理器"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), MIXED)
+def test_mixed_technical_sentences_through_the_router(text: str, expected: str) -> None:
+    import mixvox
+
+    utt = mixvox.route(text)
+    got = "".join(
+        (w.spoken if w.lang == "zh" else f"<{w.spoken}>")
+        for s in utt.sentences
+        for sp in s.spans
+        for w in sp.words
+        if w.spoken
+    )
+    assert got == expected
+
+
+def test_identifiers_keep_no_underscore_or_slash_in_spoken() -> None:
+    import mixvox
+
+    for text in ("变量名是max_seq_len", "文件在/usr/local/bin里", "访问https://example.com/a_b",
+                 "邮箱是foo.bar@example.com", "配置config_v2.yaml"):  # fmt: skip
+        utt = mixvox.route(text)
+        spoken = [w.spoken for s in utt.sentences for sp in s.spans for w in sp.words]
+        assert spoken and not any("_" in x or "/" in x for x in spoken), (text, spoken)
+
+
+def test_cells_and_pipes_get_a_pause_between_them() -> None:
+    import mixvox
+
+    for text, cells in (
+        ("名称\t价格\t数量", ["名称", "价格", "数量"]),
+        ("A | B | C", ["A |", "B |", "C"]),
+        ("| 名称 | 价格 |", ["| 名称 |", "价格 |"]),
+    ):
+        utt = mixvox.route(text)
+        assert [s.text for s in utt.sentences] == cells  # one sentence each: a pause between
+    assert [s.text for s in mixvox.route("a|b").sentences] == ["a|b"]  # glued: not a table

@@ -23,6 +23,8 @@ from importlib import resources
 
 from mixvox.textutil import fold_width, is_emoji, is_han, is_latin_letter, script_of
 
+from mixvox.segment import UNITS as _SEGMENT_UNITS
+
 from .numbers import read_cardinal, read_decimal, read_digits, read_number
 
 #: Digit runs longer than this never enter the regex rules (read digit by digit).
@@ -62,7 +64,7 @@ _QUANTITY_NEXT = _LIANG_NEXT | set("年月日号秒分多余来几万亿兆度�
 #: Words before a number that make it an identifier read digit by digit (with 幺).
 _ID_CUES = (
     "号码", "电话", "手机", "尾号", "拨打", "致电", "热线", "编号", "账号", "帐号", "卡号", "单号",
-    "工号", "学号", "房间", "房号", "邮编", "密码", "验证码", "代码", "车次", "航班", "型号",
+    "工号", "学号", "房间", "房号", "端口", "端口号", "port", "邮编", "密码", "验证码", "代码", "车次", "航班", "型号",
     "批号", "证号", "打", "拨", "QQ", "ID", "微信", "号",
 )  # fmt: skip
 
@@ -187,7 +189,7 @@ class _Scanner:
     """One pass over a zh span: collects :class:`Piece` objects."""
 
     def __init__(self, text: str, brands: Mapping[str, str] | None = None) -> None:
-        self.brands = brands if brands is not None else brand_table()
+        self.brands = {**brand_table(), **brands} if brands else brand_table()
         self.orig = text
         # fold full-width forms, but keep the Chinese comma: "100，200" is two numbers
         self.t = fold_width(text.replace("，", "\ue000")).replace("\ue000", "，")
@@ -315,6 +317,12 @@ class _Scanner:
                 if a.end != p.start or b.start != p.end:
                     continue
                 code = k >= 2 and ps[k - 2].kind == "latin" and ps[k - 2].end == a.start
+                code = code or (
+                    k >= 3
+                    and ps[k - 2].spoken == "-"
+                    and ps[k - 2].end == a.start
+                    and ps[k - 3].kind == "latin"
+                )
                 if a.kind == "num" and b.kind == "num" and not code:
                     ps[k] = Piece(p.start, p.end, "num", "到")
 
@@ -597,6 +605,10 @@ class _Scanner:
             return i
         if i > 0 and is_latin_letter(self.t[i - 1]):
             return i  # i7-12700K: a model code, not a range
+        if i > 1 and self.t[i - 1] == "-" and is_latin_letter(self.t[i - 2]):
+            return i  # Llama-2-7B
+        if end < self.n and is_latin_letter(self.t[end]) and not self.unit_at(end):
+            return i  # 2-7B: the letters make it a code
         unit = self.unit_at(end)
         ra = self._read_plain(a, end, year_ok=True)
         rb = self._read_plain(b, end, year_ok=True)
@@ -751,7 +763,12 @@ class _Scanner:
             i >= 2 and t[i - 1] == "-" and (_is_digit(t[i - 2]) or is_latin_letter(t[i - 2]))
         )
         if brand is None and not after_code_dash:
-            if len(raw) >= 4 and suffix and suffix not in _CODE_SUFFIX_UNITS:
+            if (
+                len(raw) >= 4
+                and suffix
+                and suffix not in _CODE_SUFFIX_UNITS
+                and not (len(suffix) > 1 and suffix.lower() in _SEGMENT_UNITS)
+            ):
                 if not (suffix_j < self.n and is_han(t[suffix_j]) and len(suffix) > 2):
                     return read_digits(raw)  # 7950X, 4070Ti
             return None
@@ -786,11 +803,30 @@ class _Scanner:
     ]
 
 
-def tokenize(text: str) -> list[Piece]:
-    """Cut ``text`` (one zh span) into pieces with local offsets; see :class:`Piece`."""
+def tokenize(text: str, brands: Mapping[str, str] | None = None) -> list[Piece]:
+    """Cut ``text`` (one zh span) into pieces with local offsets; see :class:`Piece`.
+
+    ``brands`` adds to or replaces rows of :func:`brand_table` (lower-cased brand -> mode).
+    """
     if not text:
         return []
-    return _Scanner(text).run()
+    return _Scanner(text, brands).run()
+
+
+def brands_from_lexicon(words: Mapping[str, str | None]) -> dict[str, str]:
+    """Brand rows from lexicon entries ``"<brand> #"`` whose spoken text names a mode.
+
+    ``{"Galaxy S #": "digits"}`` -> ``{"galaxy s": "digits"}``; the brand key is matched
+    against the Latin word right before the number, so the last word counts (``s``) as well.
+    """
+    out: dict[str, str] = {}
+    for key, spoken in words.items():
+        if key.endswith(" #") and spoken in BRAND_MODES:
+            brand = key[:-2].strip()
+            if brand:
+                out[brand.casefold()] = spoken
+                out[brand.split()[-1].casefold()] = spoken
+    return out
 
 
 def normalize_zh(text: str) -> str:

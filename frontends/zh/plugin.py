@@ -27,7 +27,7 @@ from mixvox.textutil import is_han
 
 from .g2p import ZhG2P
 from .letters import spell
-from .normalize import Piece, is_acronym, normalize_zh, tokenize
+from .normalize import Piece, brands_from_lexicon, is_acronym, normalize_zh, tokenize
 from .sandhi import apply_sandhi
 
 __all__ = ["ZhFrontend", "g2p_zh", "mixvox_register_frontends", "normalize_zh"]
@@ -78,6 +78,7 @@ class ZhFrontend:
         self.g2p = ZhG2P()
         self._t2s = None
         self._lex_cache: tuple[Lexicon, int, dict[str, int]] | None = None
+        self._brand_cache: tuple[Lexicon, int, dict[str, str] | None] | None = None
         self._en: Any = None  # the English frontend, for Latin words (made on first use)
 
     # -- helpers -----------------------------------------------------------------------------
@@ -212,9 +213,22 @@ class ZhFrontend:
             out = [p or "e5" for p in out]
         return out
 
+    def _brands(self, lex: Lexicon | None) -> dict[str, str] | None:
+        """Brand rows added by lexicon entries ``"<brand> #"`` (see ``data/brands.tsv``)."""
+        if lex is None or not len(lex):
+            return None
+        cached = self._brand_cache
+        if cached is not None and cached[0] is lex and cached[1] == len(lex):
+            return cached[2]
+        rows = brands_from_lexicon(
+            {w: e.spoken for w in lex.words() if w.endswith(" #") and (e := lex.get(w))}
+        )
+        self._brand_cache = (lex, len(lex), rows or None)
+        return rows or None
+
     def _gap(self, b: _Builder, text: str, simp: str, start: int, end: int) -> None:
         last = start
-        for p in tokenize(text[start:end]):
+        for p in tokenize(text[start:end], self._brands(b.ctx.lexicon)):
             p = Piece(p.start + start, p.end + start, p.kind, p.spoken, p.issue)
             if p.start > last:  # spaces between pieces end a phrase
                 b.end_phrase()
