@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from mixvox.phonetics import ARPABET_CONSONANTS, ARPABET_VOWELS
 from mixvox.textutil import fold_width, is_emoji, is_latin_letter
 
 from . import numbers as num
@@ -156,6 +157,15 @@ _MATH_PAIRS = {
     "<=": "less than or equal to", ">=": "greater than or equal to", "!=": "not equal to",
     "==": "equals", "=>": "implies", "->": "to", "<>": "not equal to",
 }  # fmt: skip
+_WEEKDAYS = {
+    "mon": "Monday", "tue": "Tuesday", "tues": "Tuesday", "wed": "Wednesday",
+    "thu": "Thursday", "thur": "Thursday", "thurs": "Thursday", "fri": "Friday",
+    "sat": "Saturday", "sun": "Sunday",
+}  # fmt: skip
+_RE_DAY_RANGE = re.compile(
+    r"(mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\.?(?:[-–~](mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\.?)?",
+    re.I,
+)
 _RE_TILDE_RANGE = re.compile(r"(-?)(\d+(?:\.\d+)?)(%?)[~～](-?\d\S*)")
 _RE_SCI = re.compile(r"([-+]?)(\d+(?:\.\d+)?|\.\d+)[eE]([-+−]?)(\d{1,3})")
 _RE_DIMENSION = re.compile(r"\d+(?:\.\d+)?[x×]\d+(?:\.\d+)?")
@@ -292,17 +302,24 @@ class Normalizer:
         folded = fold_width(text)
         n = len(folded)
         chunks: list[tuple[int, int]] = []
+        markup: set[int] = set()  # chunk starts that are markup (<noise/>, [HH AH0 L OW1])
         i = 0
         while i < n:
             if folded[i].isspace():
                 i += 1
                 continue
             j = i
+            mk = _markup_at(folded, i)
+            if mk:
+                chunks.append((i, mk))
+                markup.add(i)
+                i = mk
+                continue
             # Inside a URL, ``?`` ``,`` ``;`` ``!`` before a letter belong to it (``a?b=1``).
             url = _RE_URL_START.match(folded, i) is not None
             while j < n and not folded[j].isspace():
-                if j > i and _is_hard_break(folded, j) and not (url and folded[j] in ",;!?"):
-                    break
+                if j > i and folded[j] in "<[" and _markup_at(folded, j):
+                    break  # go<noise/>home
                 j += 1
                 if _is_hard_break(folded, j - 1) and not (url and folded[j - 1] in ",;!?"):
                     break
@@ -312,6 +329,11 @@ class Normalizer:
         leads: list[list[Tok]] = []
         trails: list[list[Tok]] = []
         for a, b in chunks:
+            if a in markup:
+                leads.append([])
+                cores.append((b, b))
+                trails.append([Tok(a, b, folded[a:b], "punct", reason="markup")])
+                continue
             lead, (ca, cb), trail = self._split_chunk(folded, a, b)
             leads.append(lead)
             cores.append((ca, cb))
@@ -454,6 +476,13 @@ class Normalizer:
             # ``/٣``) go to the fallback, which reads or reports them one by one.
             if _RE_EMAIL.fullmatch(core) or _RE_URL.fullmatch(core):
                 return self.read_electronic(core)
+        m = _RE_DAY_RANGE.fullmatch(core)
+        single = m and not m.group(2) and "." in core and core[0].isupper()
+        if single and m.group(1).lower() in ("sun", "sat", "wed"):
+            single = False  # "the Sun.", "I sat.": words, not weekdays
+        if m and (m.group(2) or single):  # Mon.-Sun., Mon-Fri, Tue.: a weekday
+            first = _WEEKDAYS[m.group(1).lower()]
+            return f"{first} to {_WEEKDAYS[m.group(2).lower()]}" if m.group(2) else first
         m = _RE_TILDE_RANGE.fullmatch(core)
         if m:  # 10%~15%, -5~3°C: a tilde between two numbers is "to"
             sign, left, pct, right = m.groups()
@@ -553,6 +582,8 @@ class Normalizer:
             w3 = word(k - 4)
             if w1 in _ID_CUES:
                 return True
+        if w1 in ("in", "with") and w2 in ("ending", "ends", "ended") and cores[k].isdecimal():
+            return True  # "card ending in 8876": the last digits of a number
         return (w1 in _NUMBER_WORDS or cores[k - 1] == "#") and w2 in _NUMBER_CUES
 
     def _vanity(self, core: str) -> str:
@@ -1239,6 +1270,36 @@ class Normalizer:
 # ---------------------------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------------------------
+
+
+_RE_TAG = re.compile(
+    r"</?[A-Za-z][A-Za-z0-9_:-]{0,31}(?:=[^<>\s]{0,32})?"
+    r"(?:\s{1,4}[A-Za-z_:][\w:.-]{0,31}=(?:\"[^\"<>]{0,100}\"|'[^'<>]{0,100}'|[^\s<>]{1,100})){0,8}"
+    r"\s{0,4}/?>"
+)
+_RE_BRACKETED = re.compile(r"\[[^\[\]\n]{1,200}\]")
+_IPA_ONLY = frozenset("ˈˌəɪʊɑɔɛɹɫʃʒθðŋæʌɐɚɝɾʔːɒɜɡ")
+
+
+def _markup_at(s: str, i: int) -> int:
+    """End of markup starting at ``i`` (an XML-like tag, a bracketed ARPAbet or IPA
+    transcription), or 0. Markup is passed through, never read out (NeMo does the same)."""
+    if s[i] == "<":
+        m = _RE_TAG.match(s, i)
+        return m.end() if m else 0
+    if s[i] == "[":
+        m = _RE_BRACKETED.match(s, i)
+        if not m:
+            return 0
+        inner = m.group()[1:-1]
+        parts = inner.split()
+        arpabet = bool(parts) and all(
+            p.rstrip("012") in ARPABET_VOWELS | ARPABET_CONSONANTS and p.rstrip("012").isupper()
+            for p in parts
+        )
+        if (arpabet and len(parts) >= 2) or any(c in _IPA_ONLY for c in inner):
+            return m.end()
+    return 0
 
 
 def _plain_number(s: str) -> str:
