@@ -68,6 +68,8 @@ _ID_CUES = (
     "批号", "证号", "打", "拨", "QQ", "ID", "微信", "号",
 )  # fmt: skip
 
+_DASH_SCORE_BEFORE = ("比分", "比分是", "比分为", "战胜", "击败", "打成", "总比分", "大比分")
+_DASH_SCORE_AFTER = ("获胜", "取胜", "战胜", "击败", "告负", "落败", "胜出", "赢", "输", "胜", "负", "战平")
 _SCORE_CUES = ("比分", "比赛", "战胜", "击败", "打成", "定格", "赢", "输", "胜", "负", "平", "比")
 
 #: Unit symbols after a number: symbol -> reading. Matched longest first, case-sensitive,
@@ -145,7 +147,7 @@ _AMPM = re.compile(r"\s?(a\.m\.|p\.m\.|am|pm|AM|PM|A\.M\.|P\.M\.)(?![A-Za-z])", 
 
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _RE_MOBILE = re.compile(r"(?:\+?86[- ]?)?1[3-9]\d(?:[- ]?\d{4}){2}(?!\d)", re.ASCII)
-_RE_LANDLINE = re.compile(r"(?:0\d{2,3}-\d{7,8}|[48]00-?\d{3}-?\d{4})(?![\d-])", re.ASCII)
+_RE_LANDLINE = re.compile(r"(?:0\d{2,3}-(?:\d{7,8}|\d{3,4}[- ]\d{4})|[48]00-?\d{3}-?\d{4})(?![\d-])", re.ASCII)
 _RE_IP = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}(?![\d.])", re.ASCII)
 _RE_VERSION = re.compile(r"\d+(?:\.\d+){2,}(?!\d)", re.ASCII)
 _RE_YMD = re.compile(r"(\d{4})([-/.·])(\d{1,2})\2(\d{1,2})(?![\d])", re.ASCII)
@@ -363,6 +365,15 @@ class _Scanner:
             if not (prev and prev.isascii() and prev.isalnum()):
                 self.add(i, i + 1, "num", "负")  # -百分之1
                 return i + 1
+        if (
+            c == "/"
+            and 0 < i < self.n - 1
+            and is_han(t[i + 1])
+            and (is_han(t[i - 1]) or is_latin_letter(t[i - 1]))
+            and any(_is_digit(x) for x in self.before(i, 8))
+        ):
+            self.add(i, i + 1, "num", "每")  # 3.5元/斤 -> 三点五元每斤
+            return i + 1
         two = t[i : i + 2]
         if len(two) == 2 and two in _SYMBOLS:
             self.add(i, i + 2, "num", _SYMBOLS[two])
@@ -610,6 +621,19 @@ class _Scanner:
         if end < self.n and is_latin_letter(self.t[end]) and not self.unit_at(end):
             return i  # 2-7B: the letters make it a code
         unit = self.unit_at(end)
+        if self._score_dash(i, end) and "." not in a + b:
+            self.add(i, end, "num", read_cardinal(a) + "比" + read_cardinal(b))  # 比分3-1
+            return end
+        if (
+            len(a) == 4
+            and len(b) == 2
+            and 1000 <= int(a) <= 2999
+            and end < self.n
+            and is_han(self.t[end])
+            and not unit
+        ):
+            self.add(i, end, "num", read_digits(a) + "到" + read_digits(b))  # 2022-23赛季
+            return end
         ra = self._read_plain(a, end, year_ok=True)
         rb = self._read_plain(b, end, year_ok=True)
         spoken = ra + "到" + rb
@@ -618,6 +642,14 @@ class _Scanner:
             end = unit[1]
         self.add(i, end, "num", spoken)
         return end
+
+    def _score_dash(self, i: int, end: int) -> bool:
+        """``比分3-1``, ``以2-1获胜``: a dash between two scores reads 比."""
+        if self.before(i, 6).endswith(_DASH_SCORE_BEFORE) or any(
+            c in self.before(i, 6) for c in ("比分", "战胜", "击败", "打成")
+        ):
+            return True
+        return self.after(end, 2).startswith(_DASH_SCORE_AFTER)
 
     def _read_plain(self, num: str, next_pos: int, *, year_ok: bool = False) -> str:
         """Read a number whose following context starts at ``next_pos``."""
