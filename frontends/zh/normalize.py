@@ -269,6 +269,9 @@ class _Scanner:
             elif c in "xX*" and 0 < i < n - 1 and _is_digit(t[i - 1]) and _is_digit(t[i + 1]):
                 self.add(i, i + 1, "num", "乘")  # 7x24, 1920x1080
                 i += 1
+            elif cls == "latin" and t[i : i + 3].lower() == "no." and self._digit_after(i + 3):
+                self.add(i, i + 3, "latin", "No.")  # No.1, No. 12345: "number"
+                i += 3
             elif cls == "latin":
                 j = self._latin_end(i)
                 self.add(i, j, "latin", t[i:j])
@@ -297,6 +300,11 @@ class _Scanner:
         if t.startswith("++", j) or (j < n and t[j] == "#" and j - i == 1):
             j += 2 if t[j] == "+" else 1  # C++, C#, F#
         return j
+
+    def _digit_after(self, j: int) -> bool:
+        if j < self.n and self.t[j] == " ":
+            j += 1
+        return j < self.n and _is_digit(self.t[j])
 
     def _leading_dot_decimal(self, i: int) -> bool:
         """``.22`` (a decimal without its 0), not ``a.b`` or the end of a sentence."""
@@ -711,6 +719,8 @@ class _Scanner:
             return read_digits(raw)  # 007, 05年, 0571
         if prev.endswith("第"):
             return read_cardinal(raw)
+        if prev.rstrip(" ").lower().endswith("no.") and len(raw) >= 3:
+            return read_digits(raw)  # No.12345 -> 一二三四五
         if nxt1 == "年" and prev.endswith(("公元", "公元前", "纪元", "西元")):
             return read_digits(raw)
         if nxt1 == "年" and len(raw) == 4:

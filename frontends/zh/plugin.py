@@ -348,6 +348,11 @@ class ZhFrontend:
             matrix="zh",
             lexicons=b.ctx.lexicons,
         )
+        if p.spoken == "No.":  # No.1: the abbreviation of "number"
+            words = self._en.analyze(Span("en", "number", b.base + p.start, b.base + p.end), ctx)
+            for w in words:
+                w.text, w.start, w.end = text[p.start : p.end], b.base + p.start, b.base + p.end
+            return words
         span = Span("en", text[p.start : p.end], b.base + p.start, b.base + p.end)
         words = self._en.analyze(span, ctx)
         if not any(w.spoken for w in words):
