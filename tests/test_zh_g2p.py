@@ -133,7 +133,7 @@ def test_words_cover_span_with_absolute_offsets(fe: ZhFrontend) -> None:
     assert gpu.lang == "en" and gpu.spoken == "G P U"
     assert gpu.phonemes == ["JH", "IY1", "P", "IY1", "Y", "UW1"]
     assert by_text["22ms"].spoken == "二十二毫秒"
-    assert by_text["¥1.50"].spoken == "一元五角"
+    assert by_text["¥1.50"].spoken == "一点五元"
     assert by_text["，"].kind == "punct" and by_text["，"].spoken == "，"
 
 
