@@ -62,9 +62,19 @@ island it belongs to, by these rules in order:
 
 1. glued to a Han character (no space) -> ``zh``: ``3个``, ``2024年``, ``80GB显存``;
 2. reaching an ``en`` token across spaces (through other ``num``/punctuation tokens, never
-   across clause punctuation such as ``，,;：``) -> ``en``: ``3:30 PM``, ``RTX 4070``,
-   ``Windows 11``;
+   across clause punctuation such as ``，,;：``) -> ``en``: ``3:30 PM``, ``I have 3 cats``;
 3. otherwise the sentence's matrix language: ``只要 22ms`` -> ``zh``, ``it costs 5`` -> ``en``.
+
+In a ``zh`` sentence rule 2 holds only for English text (issue 7): an *island* (non-Han
+tokens joined by spaces) with digits or math symbols that has no lower-case word other than a
+unit, no month name before a day and no time before AM/PM is a code or a name with a number
+(``RTX 4070``, ``Windows 11``, ``A100``, ``GPT-4o``, ``降到 35 ms``, ``x<5``): all of it goes
+to the ``zh`` span, whose frontend reads the digits in Chinese and the letters with the
+English frontend. Identifiers (URLs, e-mail, paths, ``snake_case``) and ordinals stay ``en``;
+``March 3, 2025`` is ``en`` up to the year.
+
+A tab, and a ``|`` that is not glued between two ASCII letters/digits, end a sentence (table
+cells and pipe lists get a pause); a piece that is only pipes joins the next sentence.
 
 Punctuation goes with the token before it (opening brackets/quotes with the token after),
 falling back to the neighbour on the other side, then to the matrix language. Adjacent
