@@ -21,11 +21,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
+from mixvox.segment import UNITS as _SEGMENT_UNITS
 from mixvox.textutil import fold_width, is_emoji, is_han, is_latin_letter, script_of
 
-from mixvox.segment import UNITS as _SEGMENT_UNITS
-
-from .numbers import read_cardinal, read_decimal, read_digits, read_number
+from .numbers import read_cardinal, read_digits, read_number
 
 #: Digit runs longer than this never enter the regex rules (read digit by digit).
 _MAX_RULE_DIGITS = 32
@@ -69,7 +68,9 @@ _ID_CUES = (
 )  # fmt: skip
 
 _DASH_SCORE_BEFORE = ("比分", "比分是", "比分为", "战胜", "击败", "打成", "总比分", "大比分")
-_DASH_SCORE_AFTER = ("获胜", "取胜", "战胜", "击败", "告负", "落败", "胜出", "赢", "输", "胜", "负", "战平")
+_DASH_SCORE_AFTER = (
+    "获胜", "取胜", "战胜", "击败", "告负", "落败", "胜出", "赢", "输", "胜", "负", "战平",
+)  # fmt: skip
 _SCORE_CUES = ("比分", "比赛", "战胜", "击败", "打成", "定格", "赢", "输", "胜", "负", "平", "比")
 
 #: Unit symbols after a number: symbol -> reading. Matched longest first, case-sensitive,
@@ -127,12 +128,16 @@ def brand_table() -> Mapping[str, str]:
 #: Letter runs right after digits that are units or short codes, not a model-number suffix.
 _CODE_SUFFIX_UNITS = frozenset("g k b t d x p G K B T D P M".split())
 #: Words after a decimal amount that make it money: trailing zeros of the fraction are not said.
-_MONEY_WORDS = ("元", "块", "美元", "欧元", "英镑", "日元", "港元", "韩元", "人民币", "澳元", "加元")
+_MONEY_WORDS = (
+    "元", "块", "美元", "欧元", "英镑", "日元", "港元", "韩元", "人民币", "澳元", "加元",
+)  # fmt: skip
 #: A 2-digit number before 年 is a year (八六年) with one of these before or after it ...
-_YEAR_BEFORE = ("在", "于", "从", "自", "到", "至", "是", "生于", "截至", "截止", "直到", "那", "早在")
+_YEAR_BEFORE = (
+    "在", "于", "从", "自", "到", "至", "是", "生于", "截至", "截止", "直到", "那", "早在",
+)  # fmt: skip
 _YEAR_AFTER = (
     "出生", "生人", "毕业", "入学", "入职", "结婚", "底", "初", "末", "年中", "春", "夏", "秋", "冬",
-    "的", "版", "款", "届", "级", "月", "上半年", "下半年", "奥运", "世界杯", "以前", "以后",
+    "版", "款", "届", "级", "月", "上半年", "下半年", "奥运", "世界杯", "以前", "以后",
 )  # fmt: skip
 #: ... and a duration (三十年) with one of these.
 _DURATION_BEFORE = (
@@ -147,7 +152,9 @@ _AMPM = re.compile(r"\s?(a\.m\.|p\.m\.|am|pm|AM|PM|A\.M\.|P\.M\.)(?![A-Za-z])", 
 
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _RE_MOBILE = re.compile(r"(?:\+?86[- ]?)?1[3-9]\d(?:[- ]?\d{4}){2}(?!\d)", re.ASCII)
-_RE_LANDLINE = re.compile(r"(?:0\d{2,3}-(?:\d{7,8}|\d{3,4}[- ]\d{4})|[48]00-?\d{3}-?\d{4})(?![\d-])", re.ASCII)
+_RE_LANDLINE = re.compile(
+    r"(?:0\d{2,3}-(?:\d{7,8}|\d{3,4}[- ]\d{4})|[48]00-?\d{3}-?\d{4})(?![\d-])", re.ASCII
+)
 _RE_IP = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}(?![\d.])", re.ASCII)
 _RE_VERSION = re.compile(r"\d+(?:\.\d+){2,}(?!\d)", re.ASCII)
 _RE_YMD = re.compile(r"(\d{4})([-/.·])(\d{1,2})\2(\d{1,2})(?![\d])", re.ASCII)
@@ -335,7 +342,6 @@ class _Scanner:
                 )
                 if a.kind == "num" and b.kind == "num" and not code:
                     ps[k] = Piece(p.start, p.end, "num", "到")
-
 
     def add(self, i: int, j: int, kind: str, spoken: str, issue: tuple[str, str] | None = None):
         if kind == "num" and len(spoken) > 2 * _MAX_RULE_DIGITS and j - i > 1:
@@ -793,9 +799,8 @@ class _Scanner:
         t = self.t
         after = t[end] if end < self.n else ""
         brand = self._brand_before(i)
-        if after and after in "pPi" and raw in ("240", "360", "480", "576", "720", "1080", "1440", "2160",
-                                      "4320") and not (end + 1 < self.n and is_latin_letter(
-                                          t[end + 1])):  # fmt: skip
+        resolution = raw in ("240", "360", "480", "576", "720", "1080", "1440", "2160", "4320")
+        if resolution and after and after in "pPi" and not is_latin_letter(self.after(end + 1, 1) or " "):
             return read_digits(raw)  # 1080p: 一零八零 P
         suffix_j = end
         while suffix_j < self.n and is_latin_letter(t[suffix_j]):
@@ -814,9 +819,13 @@ class _Scanner:
                 if not (suffix_j < self.n and is_han(t[suffix_j]) and len(suffix) > 2):
                     return read_digits(raw)  # 7950X, 4070Ti
             return None
-        if brand is not None and not brand[1] and self.after(end, 1) and is_han(t[end]):
-            # "Windows 11系统" reads 11 as usual; "RTX 4070显卡" still a code
-            pass
+        nxt = self.after(end + 1 if self.after(end, 1) == " " else end, 1)
+        if (
+            brand is not None
+            and not brand[1]
+            and (nxt in _QUANTITY_NEXT or self.liang_next(end) or self.unit_at(end))
+        ):
+            return None  # "CPU 3000 元", "GPU 2 张": a quantity after a name, not a code
         mode = self.brands.get(brand[0].casefold()) if brand is not None else None
         if mode is None and brand is not None:
             mode = self.brands.get(brand[0].rstrip("+#").casefold())
