@@ -211,6 +211,12 @@ CASES += [
     ("他以3-5岁为主", "他以三到五岁为主"),
     ("电话：010-8888 6666", "电话：零幺零八八八八六六六六"),
     ("价格为3.5元/斤", "价格为三点五元每斤"),
+    # spaces around numbers (tech writing): the reading does not change
+    ("在 2024 年 3 月 5 日", "在二零二四年三月五日"),
+    ("他 86 年出生", "他八六年出生"),
+    ("CPU 3000 元", "CPU 三千元"),  # a quantity after a name is no code
+    ("Ubuntu 22.04", "Ubuntu 二二点零四"),  # brands.tsv: digits, also for decimals
+    ("3 个 M.2 SSD", "三个 M点二 SSD"),
 ]
 
 

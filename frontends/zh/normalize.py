@@ -243,6 +243,11 @@ class _Scanner:
                 if j > i:
                     i = j
                     continue
+            if c == "." and 0 < i < n - 1 and is_latin_letter(t[i - 1]) and _is_digit(t[i + 1]):
+                if not (i > 1 and is_latin_letter(t[i - 2])):  # M.2 (not Node.js 18)
+                    self.add(i, i + 1, "num", "点")
+                    i += 1
+                    continue
             if c == "." and self._leading_dot_decimal(i):
                 j = i + 1
                 while j < n and _is_digit(t[j]):
@@ -696,6 +701,12 @@ class _Scanner:
                 spoken = value + reading
             self.add(i, uend, "num", spoken)
             return uend
+        if "." in raw and "," not in num:
+            brand = self._brand_before(i)
+            if brand is not None and self.brands.get(brand[0].casefold()) == "digits":
+                ip, _, fp = raw.partition(".")
+                self.add(i, end, "num", read_digits(ip) + "点" + read_digits(fp))  # Ubuntu 22.04
+                return end
         if "," in num or "." in raw:
             if "." in raw and self.after(end, 3).lstrip(" ").startswith(_MONEY_WORDS):
                 ip, _, fp = raw.partition(".")
@@ -717,6 +728,8 @@ class _Scanner:
     def _read_integer(self, raw: str, i: int, end: int) -> str:
         """The context rules for a bare integer (see CONVENTIONS.md)."""
         prev = self.before(i, 6)
+        if self.after(end, 1) == " " and is_han(self.after(end + 1, 1) or " "):
+            end += 1  # "2024 年 3 月" (spaces around numbers, as tech writing does)
         nxt = self.after(end, 3)
         nxt1 = nxt[:1]
         if nxt1 in "月日号" and len(raw) <= 2:
