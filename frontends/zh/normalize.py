@@ -813,7 +813,12 @@ class _Scanner:
         after = t[end] if end < self.n else ""
         brand = self._brand_before(i)
         resolution = raw in ("240", "360", "480", "576", "720", "1080", "1440", "2160", "4320")
-        if resolution and after and after in "pPi" and not is_latin_letter(self.after(end + 1, 1) or " "):
+        if (
+            resolution
+            and after
+            and after in "pPi"
+            and not is_latin_letter(self.after(end + 1, 1) or " ")
+        ):
             return read_digits(raw)  # 1080p: 一零八零 P
         suffix_j = end
         while suffix_j < self.n and is_latin_letter(t[suffix_j]):
