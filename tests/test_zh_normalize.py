@@ -217,6 +217,14 @@ CASES += [
     ("CPU 3000 元", "CPU 三千元"),  # a quantity after a name is no code
     ("Ubuntu 22.04", "Ubuntu 二二点零四"),  # brands.tsv: digits, also for decimals
     ("3 个 M.2 SSD", "三个 M点二 SSD"),
+    # a dash or tilde between two quantities with Han units is 到, never a sign
+    ("9月1日-9月5日", "九月一日到九月五日"),
+    ("12月1日~12月31日", "十二月一日到十二月三十一日"),
+    ("2019年-2020年", "二零一九年到二零二零年"),
+    ("温差是10℃-15℃", "温差是十摄氏度到十五摄氏度"),
+    ("-2~-10℃", "零下二到零下十摄氏度"),
+    ("5日-3℃", "五日零下三摄氏度"),
+    ("今天-3℃", "今天零下三摄氏度"),
 ]
 
 

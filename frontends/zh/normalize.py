@@ -171,7 +171,7 @@ _RE_FRACTION = re.compile(r"(\d+) ?/ ?(\d+)(?![\d/])", re.ASCII)
 _RE_RANGE = re.compile(rf"({_NUM})[-~]({_NUM})", re.ASCII)
 _RE_NUMBER = re.compile(_NUM, re.ASCII)
 _RE_SCI = re.compile(r"(\d+(?:\.\d+)?)[eE]([-+−]?)(\d{1,3})(?![\dA-Za-z])", re.ASCII)
-_RE_TEMP_RANGE_END = re.compile(rf"[~～\-到至]({_NUM})(°C|℃|°F|℉)", re.ASCII)
+_RE_TEMP_RANGE_END = re.compile(rf"[~～\-到至](-?)({_NUM})(°C|℃|°F|℉)", re.ASCII)
 
 
 def _is_digit(c: str) -> bool:
@@ -255,6 +255,10 @@ class _Scanner:
                 self.add(i, j, "num", "零点" + read_digits(t[i + 1 : j]))  # .22 -> 零点二二
                 i = j
                 continue
+            if c in "-~～–—" and self._range_after_quantity(i):
+                self.add(i, i + 1, "num", "到")  # 9月1日-9月5日, 2019年~2020年
+                i += 1
+                continue
             if c in "~～" and i + 1 < n and _is_digit(t[i + 1]) and not (i and _is_digit(t[i - 1])):
                 # "~5分钟": about five minutes; after 约/大约 the tilde adds nothing
                 self.add(i, i + 1, "num" if not self.before(i, 1) == "约" else "punct",
@@ -313,6 +317,23 @@ class _Scanner:
             j += 2 if t[j] == "+" else 1  # C++, C#, F#
         return j
 
+    def _range_after_quantity(self, i: int) -> bool:
+        """A dash/tilde after a number with its Han unit and before another number is 到."""
+        t = self.t
+        if i < 2 or i + 1 >= self.n:
+            return False
+        nxt = t[i + 1]
+        if not (_is_digit(nxt) or (nxt in "¥￥$" and i + 2 < self.n and _is_digit(t[i + 2]))):
+            return False
+        prev = t[i - 1]
+        if not (is_han(prev) or prev in "%‰℃"):
+            return False
+        m = _RE_NUMBER.match(t, i + 1)
+        unit = self.unit_at(m.end()) if m else None
+        if unit and unit[0] in _TEMPERATURE_UNITS and prev != "℃" and prev != "度":
+            return False  # 5日-3℃: a date, then a temperature below zero
+        return _is_digit(t[i - 2]) or (i >= 3 and is_han(t[i - 2]) and _is_digit(t[i - 3]))
+
     def _digit_after(self, j: int) -> bool:
         if j < self.n and self.t[j] == " ":
             j += 1
@@ -365,6 +386,8 @@ class _Scanner:
     def _sign_or_currency_starts_number(self, i: int) -> bool:
         t = self.t
         if t[i] in "-+±" and i + 1 < self.n and _is_digit(t[i + 1]):
+            if t[i] == "-" and self._range_after_quantity(i):
+                return False  # 9月1日-9月5日: a range, not a sign
             prev = t[i - 1] if i > 0 else ""
             return not (prev and prev.isascii() and (prev.isalnum() or prev in "%)"))
         for cur in _CURRENCY_KEYS:
@@ -480,8 +503,8 @@ class _Scanner:
         unit = self.unit_at(end)
         rng = _RE_TEMP_RANGE_END.match(t, end) if t[i] == "-" else None
         if rng:  # -5~3℃ -> 零下五到三摄氏度 (the sign is never lost)
-            hi = rng.group(1)
-            spoken = "零下" + read_number(m.group()) + "到" + read_number(hi) + _UNITS[rng.group(2)]
+            hi = ("零下" if rng.group(1) else "") + read_number(rng.group(2))
+            spoken = "零下" + read_number(m.group()) + "到" + hi + _UNITS[rng.group(3)]
             self.add(i, rng.end(), "num", spoken)
             return rng.end()
         if t[i] == "-" and unit and unit[0] in _TEMPERATURE_UNITS:
