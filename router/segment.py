@@ -108,7 +108,7 @@ _SKIP = {
 }
 _NEWLINES = frozenset("\n\r\u2028\u2029")
 #: Characters read as symbols although their script is not Latin (units, dots between names).
-_SYMBOL_LIKE = frozenset("µμΩ\u2126·・")  # micro, mu, omega, ohm sign, middle dots
+_SYMBOL_LIKE = frozenset("µμΩ\u2126·・π")  # micro, mu, omega, ohm sign, middle dots, pi
 #: Chinese and full-width punctuation: a token of its own even when glued to letters or digits
 #: (``GPU，3块`` is ``GPU`` ``，`` ``3`` ``块``), except between two digits (``3：30``, ``1，000``).
 _CJK_PUNCT = frozenset(

@@ -104,7 +104,13 @@ _SYMBOLS: dict[str, str] = {
     "÷": "除以", "±": "正负", "%": "百分号", "‰": "千分号", "°": "度", "℃": "摄氏度",
     "&": "和", "@": "艾特", "√": "根号", "∞": "无穷大",
     "¥": "元", "$": "美元", "€": "欧元", "£": "英镑", "§": "第", "№": "号",
+    "π": "派", "²": "的平方", "³": "的立方", "∑": "求和", "∫": "积分",
 }  # fmt: skip
+# circled numbers ①-⑳ and Roman numeral characters Ⅰ-Ⅻ / ⅰ-ⅻ read as the number they stand for
+for _k in range(20):
+    _SYMBOLS[chr(0x2460 + _k)] = read_cardinal(str(_k + 1))
+for _k in range(12):
+    _SYMBOLS[chr(0x2160 + _k)] = _SYMBOLS[chr(0x2170 + _k)] = read_cardinal(str(_k + 1))
 
 #: How digits after a brand are read (``data/brands.tsv``): ``digits``, ``cardinal``, ``decimal``.
 BRAND_MODES = ("digits", "cardinal", "decimal")
@@ -416,6 +422,15 @@ class _Scanner:
         ):
             self.add(i, i + 1, "num", "每")  # 3.5元/斤 -> 三点五元每斤
             return i + 1
+        if c == "^" and 0 < i < self.n - 1:
+            prev = t[i - 1]
+            neg = t[i + 1] == "-"
+            m = _RE_NUMBER.match(t, i + 1 + neg)
+            if m and (_is_digit(prev) or is_latin_letter(prev) or prev == ")"):
+                # 2^10 -> 二的十次方, 10^-6 -> 十的负六次方
+                exp = ("负" if neg else "") + read_number(m.group())
+                self.add(i, m.end(), "num", "的" + exp + "次方")
+                return m.end()
         two = t[i : i + 2]
         if len(two) == 2 and two in _SYMBOLS:
             self.add(i, i + 2, "num", _SYMBOLS[two])
