@@ -54,7 +54,11 @@ def analyze(text: str, start: int = 0, lexicon: Lexicon | None = None):
         ("10%~15%", "ten percent to fifteen percent"),
         ("-5~3°C", "minus five to three degrees Celsius"),
         ("it was .22", "it was point two two"),
-        ("A | B", "A | B"),  # a silent separator (punctuation), not "bar"
+        ("A | B", "A | B"),
+        # all-capital words that are words (logs, code) are said; true acronyms spelled
+        ("a WARN and an INFO line", "a warn and an info line"),
+        ("Set DEBUG to TRUE, not NULL", "Set debug to true, not null"),
+        ("ERROR on the GPU", "error on the G P U"),  # a silent separator (punctuation), not "bar"
         ("3.14", "three point one four"),
         (".5", "point five"),
         ("-0.1", "minus zero point one"),
