@@ -71,6 +71,8 @@ _DASH_SCORE_BEFORE = ("比分", "比分是", "比分为", "战胜", "击败", "�
 _DASH_SCORE_AFTER = (
     "获胜", "取胜", "战胜", "击败", "告负", "落败", "胜出", "赢", "输", "胜", "负", "战平",
 )  # fmt: skip
+#: After 110/119/120/122: the emergency numbers, read 幺幺零.
+_EMERGENCY_NEXT = ("报警", "警", "火警", "消防", "急救", "救护", "指挥", "交警", "电话", "求助")
 _SCORE_CUES = ("比分", "比赛", "战胜", "击败", "打成", "定格", "赢", "输", "胜", "负", "平", "比")
 
 #: Unit symbols after a number: symbol -> reading. Matched longest first, case-sensitive,
@@ -210,6 +212,7 @@ class _Scanner:
         self.t = fold_width(text.replace("，", "\ue000")).replace("\ue000", "，")
         self.n = len(text)
         self.pieces: list[Piece] = []
+        self._era_end = 0
 
     # -- context helpers --------------------------------------------------------------------
     def before(self, i: int, k: int = 4) -> str:
@@ -291,6 +294,8 @@ class _Scanner:
             elif c in "xX*" and 0 < i < n - 1 and _is_digit(t[i - 1]) and _is_digit(t[i + 1]):
                 self.add(i, i + 1, "num", "乘")  # 7x24, 1920x1080
                 i += 1
+            elif cls == "latin" and self._era_after_date(i):
+                i = self._era_end
             elif cls == "latin" and t[i : i + 3].lower() == "no." and self._digit_after(i + 3):
                 self.add(i, i + 3, "latin", "No.")  # No.1, No. 12345: "number"
                 i += 3
@@ -322,6 +327,32 @@ class _Scanner:
         if t.startswith("++", j) or (j < n and t[j] == "#" and j - i == 1):
             j += 2 if t[j] == "+" else 1  # C++, C#, F#
         return j
+
+    def _era_after_date(self, i: int) -> bool:
+        """``1823年3月bc``: an era after a date written with 年/月/日 prefixes it (公元前)."""
+        m = _ERA.match(self.t, i)
+        ps = self.pieces
+        if not m or not ps or ps[-1].kind != "han" or ps[-1].spoken[-1:] not in "年月日":
+            return False
+        k = len(ps) - 1
+        first = None
+        while (
+            k >= 0
+            and ps[k].kind in ("num", "han")
+            and (k == len(ps) - 1 or ps[k].end == ps[k + 1].start)
+        ):
+            if ps[k].kind == "han" and not all(c in "年月日号" for c in ps[k].spoken):
+                break
+            if ps[k].kind == "num":
+                first = k
+            k -= 1
+        if first is None or "年" not in "".join(p.spoken for p in ps[first:]):
+            return False
+        prefix = "公元前" if m.group(1)[0] in "bB" else "公元"
+        ps[first] = Piece(ps[first].start, ps[first].end, "num", prefix + ps[first].spoken)
+        self.add(i, m.end(), "num", "")  # said by the prefix
+        self._era_end = m.end()
+        return True
 
     def _range_after_quantity(self, i: int) -> bool:
         """A dash/tilde after a number with its Han unit and before another number is 到."""
@@ -791,6 +822,8 @@ class _Scanner:
             return read_digits(raw)  # 86年出生 -> 八六年
         if nxt1 == "后" and len(raw) == 2 and raw[1] in "05":
             return read_digits(raw)  # 80后, 90后, 95后
+        if raw in ("110", "119", "120", "122") and nxt.startswith(_EMERGENCY_NEXT):
+            return read_digits(raw, yao=True)  # 110报警, 120急救车
         if prev.rstrip(" \t\u3000是为:：").endswith(_ID_CUES) and not self.liang_next(end):
             return read_digits(raw, yao=True)
         if (
