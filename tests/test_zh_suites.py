@@ -53,7 +53,7 @@ pytestmark = pytest.mark.skipif(
 #: suite/file -> minimum pass rate (measured rate minus a margin).
 FLOORS = {
     "nemo/cardinal": 0.92,  # measured 80/85 = 0.941
-    "nemo/date": 0.84,  # 30/35 = 0.857
+    "nemo/date": 0.86,  # 31/35 = 0.886
     "nemo/decimal": 0.97,  # 35/35
     "nemo/fraction": 0.96,  # 26/26
     "nemo/measure": 0.88,  # 10/11 = 0.909
@@ -77,7 +77,7 @@ FLOORS = {
     "charsiu/zho-s surface": 0.88,  # 453/500 = 0.906
     "charsiu/zho-s lexical": 0.90,  # 463/500 = 0.926
 }
-TOTAL_FLOORS = {"nemo/": 0.915, "wetext/": 0.9}  # measured 338/367 = 0.921, 86/95 = 0.905
+TOTAL_FLOORS = {"nemo/": 0.918, "wetext/": 0.9}  # measured 339/367 = 0.924, 86/95 = 0.905
 CPP_FLOOR = 0.925  # measured 9195/9893 = 0.9294 (pypinyin alone: 0.8753)
 
 
