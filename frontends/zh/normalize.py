@@ -782,6 +782,11 @@ class _Scanner:
                 raw = ip + ("." + fp.rstrip("0") if fp.rstrip("0") else "")  # 36.00元 -> 三十六元
             self.add(i, end, "num", read_number(raw))
             return end
+        ap = _AMPM.match(t, end)
+        if ap and 1 <= int(raw) <= 12 and len(raw) <= 2:  # 3pm -> 下午三点, 10am -> 上午十点
+            prefix = "上午" if ap.group(1)[0] in "aA" else "下午"
+            self.add(i, ap.end(), "num", prefix + read_cardinal(raw, liang=True) + "点")
+            return ap.end()
         era = _ERA.match(t, end)
         if era and len(raw) <= 4:  # 2934ad -> 公元二九三四年, 1234b.c. -> 公元前一二三四年
             prefix = "公元前" if era.group(1)[0] in "bB" else "公元"
