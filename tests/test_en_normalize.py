@@ -58,7 +58,12 @@ def analyze(text: str, start: int = 0, lexicon: Lexicon | None = None):
         # all-capital words that are words (logs, code) are said; true acronyms spelled
         ("a WARN and an INFO line", "a warn and an info line"),
         ("Set DEBUG to TRUE, not NULL", "Set debug to true, not null"),
-        ("ERROR on the GPU", "error on the G P U"),  # a silent separator (punctuation), not "bar"
+        ("ERROR on the GPU", "error on the G P U"),
+        ("25 sept.", "the twenty fifth of September"),
+        ("open Mon.-Sun.", "open Monday to Sunday."),
+        ("a 401(k) plan", "a four oh one K plan"),
+        ("card ending in 8876", "card ending in eight eight seven six"),
+        ("go <noise/> home", "go <noise/> home"),  # passed through; the frontend keeps it silent  # a silent separator (punctuation), not "bar"
         ("3.14", "three point one four"),
         (".5", "point five"),
         ("-0.1", "minus zero point one"),
@@ -491,3 +496,11 @@ def test_telephone_forms(text: str, spoken: str) -> None:
 )
 def test_ranges_units_dates(text: str, spoken: str) -> None:
     assert normalize_en(text) == spoken
+
+
+def test_markup_is_silent_with_a_warning() -> None:
+    words, warns = analyze("go <noise/> home [HH AH0 L OW1]")
+    assert [w.spoken for w in words] == ["go", "", "home", ""]
+    assert [w[0] for w in warns] == ["markup", "markup"]
+    words, warns = analyze("if a<b and c>d")  # comparisons, not a tag
+    assert "less than" in " ".join(w.spoken for w in words) and warns == []

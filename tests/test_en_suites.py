@@ -33,7 +33,7 @@ MEASURED: dict[str, tuple[int, int, str]] = {
         13,
         "no 'and' in numbers; 13000 is a cardinal, not digits",
     ),
-    "nemo/test_cases_date.txt": (54, 51, "01.10.2010 is day.month for us"),
+    "nemo/test_cases_date.txt": (54, 52, "01.10.2010 is day.month for us"),
     "nemo/test_cases_decimal.txt": (12, 12, ""),
     "nemo/test_cases_electronic.txt": (45, 41, "'jpg' -> jay peg; no splitting of long user names"),
     "nemo/test_cases_fraction.txt": (16, 13, "big denominators read 'X over Y'"),
@@ -111,7 +111,7 @@ def test_overall_tn_rate(tn_results) -> None:
     passed = sum(r.passed for r in tn_results.values())
     no_and = sum(r.passed_no_and for r in tn_results.values())
     assert total == 679
-    # measured: 535 / 679 = 78.8 % strict, 589 / 679 = 86.7 % without the "and" convention
+    # measured: 536 / 679 = 78.9 % strict, 590 / 679 = 86.9 % without the "and" convention
     assert passed / total >= 0.775
     assert no_and / total >= 0.855
 

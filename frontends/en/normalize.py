@@ -536,7 +536,9 @@ class Normalizer:
         if street and (_is_capitalized(prev) or _RE_ORDINAL.fullmatch(prev) or prev.isdecimal()):
             if core.rstrip(".").lower() != "dr" or not nxt[:1].isupper():
                 return street
-        if core[-1] == "." or "." in core:
+        if core[-1] == "." and _is_day(prev) and self._month_of(core, lenient=True):
+            pass  # "25 sept.": the month rule below says "of September"
+        elif core[-1] == "." or "." in core:
             r = self._abbreviation(core, prev, nxt)
             if r is not None:
                 return r
