@@ -63,7 +63,10 @@ def analyze(text: str, start: int = 0, lexicon: Lexicon | None = None):
         ("open Mon.-Sun.", "open Monday to Sunday."),
         ("a 401(k) plan", "a four oh one K plan"),
         ("card ending in 8876", "card ending in eight eight seven six"),
-        ("go <noise/> home", "go <noise/> home"),  # passed through; the frontend keeps it silent  # a silent separator (punctuation), not "bar"
+        (
+            "go <noise/> home",
+            "go <noise/> home",
+        ),  # passed through; the frontend keeps it silent  # a silent separator (punctuation), not "bar"
         ("3.14", "three point one four"),
         (".5", "point five"),
         ("-0.1", "minus zero point one"),
