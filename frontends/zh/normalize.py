@@ -903,6 +903,14 @@ class _Scanner:
         after_code_dash = (
             i >= 2 and t[i - 1] == "-" and (_is_digit(t[i - 2]) or is_latin_letter(t[i - 2]))
         )
+        if (
+            len(suffix) == 1
+            and suffix.isupper()
+            and suffix_j < self.n
+            and _is_digit(t[suffix_j])
+            and not (i > 0 and _is_digit(t[i - 1]))
+        ):
+            return read_digits(raw)  # 23H2, 2A3: digits on both sides of a letter
         if brand is None and not after_code_dash:
             if (
                 len(raw) >= 4
