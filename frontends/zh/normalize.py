@@ -270,8 +270,7 @@ class _Scanner:
                 continue
             if c in "~～" and i + 1 < n and _is_digit(t[i + 1]) and not (i and _is_digit(t[i - 1])):
                 # "~5分钟": about five minutes; after 约/大约 the tilde adds nothing
-                self.add(i, i + 1, "num" if not self.before(i, 1) == "约" else "punct",
-                         "约" if not self.before(i, 1) == "约" else "")  # fmt: skip
+                self.add(i, i + 1, "num", "" if self.before(i, 1) == "约" else "约")
                 i += 1
                 continue
             cls = script_of(self.orig[i])
@@ -818,12 +817,7 @@ class _Scanner:
             return read_digits(raw)
         if nxt1 == "年" and len(raw) == 4:
             return read_digits(raw)
-        if (
-            nxt1 == "年"
-            and len(raw) == 2
-            and raw[0] in "56789"
-            and self._short_year(prev, self.after(end + 1, 3))
-        ) or (nxt1 == "年" and len(raw) == 2 and self._short_year_cued(prev, end)):
+        if nxt1 == "年" and len(raw) == 2 and self._short_year(prev, end, raw[0] in "56789"):
             return read_digits(raw)  # 86年出生 -> 八六年
         if nxt1 == "后" and len(raw) == 2 and raw[1] in "05":
             return read_digits(raw)  # 80后, 90后, 95后
@@ -843,23 +837,22 @@ class _Scanner:
                 return read_digits(raw, yao=True)  # 拨打12306来咨询
         return read_cardinal(raw, liang=self.liang_next(end))
 
-    def _short_year_cued(self, prev: str, end: int) -> bool:
-        """10年-49年 are years only with a cue (在19年, 20年3月, 18年底)."""
+    def _short_year(self, prev: str, end: int, default: bool) -> bool:
+        """Is a 2-digit number before 年 (at ``end``) a year (八六年) or a count (三十年)?
+
+        Cues decide (在19年, 20年3月, 18年底 / 工作了30年, 30年前, 50年代); without one,
+        ``default`` (50年-99年 are more often years: NeMo reads 50年 五零年).
+        """
         after = self.after(end + 1, 3)
         if after.startswith(_DURATION_AFTER) or prev.endswith(_DURATION_BEFORE):
             return False
-        if after[:1] and _is_digit(after[0]) and "月" in self.after(end + 1, 3):
-            return True
-        return prev.endswith(_YEAR_BEFORE) or after.startswith(_YEAR_AFTER)
-
-    def _short_year(self, prev: str, after: str) -> bool:
-        """Is a 2-digit number before 年 a year (八六年) rather than a count (三十年)?"""
-        if after.startswith(_DURATION_AFTER) or prev.endswith(_DURATION_BEFORE):
+        if after.startswith("代"):
             return False
+        if after[:1] and _is_digit(after[0]) and "月" in after:
+            return True
         if prev.endswith(_YEAR_BEFORE) or after.startswith(_YEAR_AFTER):
             return True
-        # no cue either way: 50年-99年 and 00年-09年 are more often years than counts
-        return not after.startswith("代")
+        return default
 
     def _brand_before(self, i: int) -> tuple[str, bool] | None:
         """The Latin word (with ``-+#``) right before ``i``, and whether it is glued to it."""
