@@ -63,6 +63,7 @@ def analyze(text: str, start: int = 0, lexicon: Lexicon | None = None):
         ("open Mon.-Sun.", "open Monday to Sunday."),
         ("a 401(k) plan", "a four oh one K plan"),
         ("card ending in 8876", "card ending in eight eight seven six"),
+        ("mail enterpriseservices@nvidia.com", "mail enterprise services at nvidia dot com"),
         (
             "go <noise/> home",
             "go <noise/> home",

@@ -1128,6 +1128,10 @@ class Normalizer:
             return letters_spoken(low)
         if w.isupper() and len(w) > 1:
             return self._acronym(w)
+        if len(low) >= 8 and low not in cmudict():
+            parts = _dict_split(low)
+            if parts:
+                return " ".join(parts)  # enterpriseservices -> enterprise services
         return low
 
     # -- generic fallback -------------------------------------------------------------------
@@ -1302,6 +1306,28 @@ def _markup_at(s: str, i: int) -> int:
         if (arpabet and len(parts) >= 2) or any(c in _IPA_ONLY for c in inner):
             return m.end()
     return 0
+
+
+def _dict_split(word: str, max_parts: int = 3, min_len: int = 4) -> list[str] | None:
+    """Cut a run-together lower-case name into CMUdict words (``stackoverflow`` -> stack
+    overflow): the fewest parts of at least ``min_len`` letters, ``None`` if there is none.
+    Linear in practice: ``word`` is at most a URL label and parts are tried longest first."""
+    if len(word) > 40:
+        return None
+    cmu = cmudict()
+    best: dict[int, list[str] | None] = {len(word): []}
+    for i in range(len(word) - min_len, -1, -1):
+        found: list[str] | None = None
+        for j in range(len(word), i + min_len - 1, -1):
+            rest = best.get(j)
+            if rest is None or word[i:j] not in cmu:
+                continue
+            cand = [word[i:j], *rest]
+            if len(cand) <= max_parts and (found is None or len(cand) < len(found)):
+                found = cand
+        best[i] = found
+    out = best.get(0)
+    return out if out and len(out) > 1 else None
 
 
 def _plain_number(s: str) -> str:
