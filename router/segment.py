@@ -66,9 +66,10 @@ island it belongs to, by these rules in order:
 3. otherwise the sentence's matrix language: ``只要 22ms`` -> ``zh``, ``it costs 5`` -> ``en``.
 
 In a ``zh`` sentence rule 2 holds only for English text (issue 7): an *island* (non-Han
-tokens joined by spaces) with digits or math symbols that has no lower-case word other than a
-unit, no month name before a day and no time before AM/PM is a code or a name with a number
-(``RTX 4070``, ``Windows 11``, ``A100``, ``GPT-4o``, ``降到 35 ms``, ``x<5``): all of it goes
+tokens joined by spaces) with digits or math symbols that is not English text (two lower-case
+words, a count before a lower-case noun as in ``3 apples``, a month before a day, a time before
+AM/PM) is a code or a name with a number (``RTX 4070``, ``Windows 11``, ``pytorch 2.1``,
+``A100``, ``GPT-4o``, ``降到 35 ms``, ``x<5``): all of it goes
 to the ``zh`` span, whose frontend reads the digits in Chinese and the letters with the
 English frontend. Identifiers (URLs, e-mail, paths, ``snake_case``) and ordinals stay ``en``;
 ``March 3, 2025`` is ``en`` up to the year.
@@ -632,23 +633,28 @@ def _is_identifier(tok: str) -> bool:
 def _is_english_phrase(words: list[str], toks: list[_Tok], f: str) -> bool:
     """Is an island of a zh sentence English text (``I have 3 cats``), not a code or a name?
 
-    English when it has a lower-case word that is not a unit (``have``, ``apples``, ``is``;
-    not ``ms``, not ``RTX``/``Python``/``iOS``, which are names), when a month name is followed by a number (a date), or
-    when a time is followed by AM/PM.
+    English when it has two lower-case words that are not units (``I have 3 cats``), a number
+    followed by a lower-case word (``3 apples``, ``100 epochs``), a month name before a day
+    (``March 3``), or a time before AM/PM (``3:30 PM``). A lower-case name before a number
+    (``pytorch 2.1``, ``version 2``) and capitalised names (``RTX``, ``Python``, ``iOS``) are not.
     """
+
+    def is_word(x: str) -> bool:
+        w = x.rstrip(".,;:!?")
+        return len(w) >= 2 and w.isalpha() and w.islower() and w not in UNITS
+
     for k in range(len(toks) - 1):
         a, b = toks[k], toks[k + 1]
-        if a.kind == _EN and f[a.start : a.end].rstrip(".").lower() in _MONTH_WORDS:
-            day = f[b.start : b.end].rstrip(",")
+        ta, tb = f[a.start : a.end], f[b.start : b.end]
+        if a.kind == _EN and ta.rstrip(".").lower() in _MONTH_WORDS:
+            day = tb.rstrip(",")
             if b.kind == _NUM and day.isdigit() and len(day) <= 2:
                 return True
-        if (
-            a.kind == _NUM
-            and ":" in f[a.start : a.end]
-            and f[b.start : b.end].lower().replace(".", "") in ("am", "pm")
-        ):
+        if a.kind == _NUM and ":" in ta and tb.lower().replace(".", "") in ("am", "pm"):
             return True  # 3:30 PM (DESIGN.md: a time with AM/PM is an English island)
-    return any(w.islower() and len(w) >= 2 and w not in UNITS for w in words)
+        if a.kind == _NUM and b.kind == _EN and is_word(tb):
+            return True  # 3 apples: a count and its noun
+    return sum(1 for w in words if is_word(w)) >= 2
 
 
 def _zh_code_islands(toks: list[_Tok], f: str, crossable: object) -> None:

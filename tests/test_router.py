@@ -72,6 +72,9 @@ def check_offsets(utt: Utterance) -> None:
         ("他说 I have 3 cats", [(ZH, "他说"), (EN, "I have 3 cats")]),
         ("会议定在March 3, 2025举行", [(ZH, "会议定在"), (EN, "March 3, 2025"), (ZH, "举行")]),
         ("文件在 /usr/local/bin2 里", [(ZH, "文件在"), (EN, "/usr/local/bin2"), (ZH, "里")]),
+        ("训练了 100 epochs", [(ZH, "训练了"), (EN, "100 epochs")]),
+        # a lower-case name before a number is a name with a version, not English text
+        ("用 pytorch 2.1 训练", [(ZH, "用 pytorch 2.1 训练")]),
     ],
 )
 def test_chinese_matrix_spans(text: str, expected: list[tuple[str, str]]) -> None:
