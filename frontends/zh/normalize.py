@@ -452,6 +452,12 @@ class _Scanner:
         ):
             self.add(i, i + 1, "num", "每")  # 3.5元/斤 -> 三点五元每斤
             return i + 1
+        if c == "/" and 0 < i and (is_latin_letter(t[i - 1]) or is_han(t[i - 1])):
+            m = re.match(r"(s|h|min|ms|d)(?![A-Za-z])", t[i + 1 : i + 5])
+            if m and any(_is_digit(x) for x in self.before(i, 8)):
+                per = {"s": "秒", "h": "小时", "min": "分钟", "ms": "毫秒", "d": "天"}[m.group(1)]
+                self.add(i, i + 1 + m.end(), "num", "每" + per)  # 7000MB/s -> 七千 M B 每秒
+                return i + 1 + m.end()
         if c == "^" and 0 < i < self.n - 1:
             prev = t[i - 1]
             neg = t[i + 1] == "-"
