@@ -89,6 +89,7 @@ a sentence with neither Han nor Latin words (``3.5``) takes the previous sentenc
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .controls import Atom, scan_atoms
@@ -657,7 +658,7 @@ def _is_english_phrase(words: list[str], toks: list[_Tok], f: str) -> bool:
     return sum(1 for w in words if is_word(w)) >= 2
 
 
-def _zh_code_islands(toks: list[_Tok], f: str, crossable: object) -> None:
+def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok], bool]) -> None:
     """In a zh sentence, codes and numbers next to Latin words follow the matrix language.
 
     An island is a run of non-Han tokens joined by spaces (never across clause punctuation).
@@ -667,7 +668,6 @@ def _zh_code_islands(toks: list[_Tok], f: str, crossable: object) -> None:
     English frontend: ``RTX 4070`` is RTX 四零七零, ``降到 35 ms`` is 三十五毫秒. Identifiers
     (URLs, e-mail, paths, snake_case) and ordinals (``1st``) stay English.
     """
-    cross = crossable  # (left, right) -> bool
     n = len(toks)
     i = 0
     while i < n:
@@ -675,7 +675,7 @@ def _zh_code_islands(toks: list[_Tok], f: str, crossable: object) -> None:
             i += 1
             continue
         j = i + 1
-        while j < n and toks[j].kind != _ZH and cross(toks[j - 1], toks[j]):  # type: ignore[operator]
+        while j < n and toks[j].kind != _ZH and crossable(toks[j - 1], toks[j]):
             j += 1
         island = toks[i:j]
         texts = [f[t.start : t.end] for t in island]

@@ -477,12 +477,14 @@ class Normalizer:
             if _RE_EMAIL.fullmatch(core) or _RE_URL.fullmatch(core):
                 return self.read_electronic(core)
         m = _RE_DAY_RANGE.fullmatch(core)
-        single = m and not m.group(2) and "." in core and core[0].isupper()
-        if single and m.group(1).lower() in ("sun", "sat", "wed"):
-            single = False  # "the Sun.", "I sat.": words, not weekdays
-        if m and (m.group(2) or single):  # Mon.-Sun., Mon-Fri, Tue.: a weekday
-            first = _WEEKDAYS[m.group(1).lower()]
-            return f"{first} to {_WEEKDAYS[m.group(2).lower()]}" if m.group(2) else first
+        if m is not None:
+            day, last = m.group(1).lower(), m.group(2)
+            # a lone day needs its dot and a capital; "the Sun.", "I sat." are words
+            single = "." in core and core[0].isupper() and day not in ("sun", "sat", "wed")
+            if last:  # Mon.-Sun., Mon-Fri
+                return f"{_WEEKDAYS[day]} to {_WEEKDAYS[last.lower()]}"
+            if single:  # Tue.
+                return _WEEKDAYS[day]
         m = _RE_TILDE_RANGE.fullmatch(core)
         if m:  # 10%~15%, -5~3°C: a tilde between two numbers is "to"
             sign, left, pct, right = m.groups()
