@@ -625,6 +625,9 @@ def _is_identifier(tok: str) -> bool:
     """URL, e-mail, path, ``snake_case``, ``a.b``: read by parts in English, never as a code."""
     if any(c in "/\\@_" for c in tok) or "://" in tok:
         return True
+    host, sep, port = tok.partition(":")
+    if sep and port.isdigit() and 2 <= len(port) <= 5 and host[:1].isalpha():
+        return True  # localhost:8080
     return any(
         tok[k] == "." and is_latin_letter(tok[k - 1]) and is_latin_letter(tok[k + 1])
         for k in range(1, len(tok) - 1)

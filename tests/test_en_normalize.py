@@ -64,6 +64,12 @@ def analyze(text: str, start: int = 0, lexicon: Lexicon | None = None):
         ("a 401(k) plan", "a four oh one K plan"),
         ("card ending in 8876", "card ending in eight eight seven six"),
         ("mail enterpriseservices@nvidia.com", "mail enterprise services at nvidia dot com"),
+        # paths and host:port are read by parts, no slash or backslash left
+        ("open ~/.bashrc", "open tilde slash dot bashrc"),
+        ("run ./build.sh", "run dot slash build dot S H"),
+        ("at /etc/hosts", "at slash etc slash hosts"),
+        ("C:\\Users\\a.txt", "C colon backslash users backslash A dot T X T"),
+        ("localhost:8080", "local host colon eight zero eight zero"),
         (
             "go <noise/> home",
             "go <noise/> home",

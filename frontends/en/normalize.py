@@ -166,6 +166,12 @@ _RE_DAY_RANGE = re.compile(
     r"(mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\.?(?:[-–~](mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\.?)?",
     re.I,
 )
+#: File paths and host:port identifiers, read by parts like URLs.
+_RE_PATH = re.compile(
+    r"(?:~|\.{1,2})?/[\w.~-]+(?:/[\w.~-]*)*"  # /usr/bin, ~/.bashrc, ./build.sh, ../a
+    r"|[A-Za-z]:\\[\w.\\ -]*"  # C:\Users\a.txt
+    r"|[A-Za-z][\w.-]*:\d{2,5}"  # localhost:8080
+)
 _RE_TILDE_RANGE = re.compile(r"(-?)(\d+(?:\.\d+)?)(%?)[~～](-?\d\S*)")
 _RE_SCI = re.compile(r"([-+]?)(\d+(?:\.\d+)?|\.\d+)[eE]([-+−]?)(\d{1,3})")
 _RE_DIMENSION = re.compile(r"\d+(?:\.\d+)?[x×]\d+(?:\.\d+)?")
@@ -476,6 +482,8 @@ class Normalizer:
             # ``/٣``) go to the fallback, which reads or reports them one by one.
             if _RE_EMAIL.fullmatch(core) or _RE_URL.fullmatch(core):
                 return self.read_electronic(core)
+        if core.isascii() and _RE_PATH.fullmatch(core):
+            return self.read_electronic(core)  # ~/.bashrc, ./build.sh, C:\Users, localhost:8080
         m = _RE_DAY_RANGE.fullmatch(core)
         if m is not None:
             day, last = m.group(1).lower(), m.group(2)
@@ -1099,7 +1107,7 @@ class Normalizer:
             ".": "dot", "@": "at", "/": "slash", ":": "colon", "-": "dash", "_": "underscore",
             "?": "question mark", "=": "equals", "&": "ampersand", "#": "hash", "~": "tilde",
             "%": "percent", "+": "plus", ",": "comma", ";": "semicolon", "!": "exclamation mark",
-            "*": "star", "$": "dollar",
+            "*": "star", "$": "dollar", "\\": "backslash",
         }  # fmt: skip
         while i < n:
             c = core[i]
