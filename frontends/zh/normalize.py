@@ -393,7 +393,8 @@ class _Scanner:
             p = ps[k]
             if p.kind == "punct" and p.spoken in "-~" and p.end - p.start == 1:
                 a, b = ps[k - 1], ps[k + 1]
-                if a.end != p.start or b.start != p.end:
+                spaced_tilde = p.spoken == "~" and a.kind == b.kind == "num"  # 3 ~ 5 天
+                if (a.end != p.start or b.start != p.end) and not spaced_tilde:
                     continue
                 code = k >= 2 and ps[k - 2].kind == "latin" and ps[k - 2].end == a.start
                 code = code or (
@@ -692,6 +693,9 @@ class _Scanner:
         m = _RE_FRACTION.match(self.t, i)
         if not m or int(m.group(2)) == 0:
             return i
+        if m.group() == "24/7":
+            self.add(i, m.end(), "num", "二十四乘七")  # round the clock, as 7x24
+            return m.end()
         if i > 0 and self.t[i - 1] in "/.":
             return i
         # "拉齐奥 2/2" style scores are not handled; a fraction is the common reading
@@ -758,6 +762,18 @@ class _Scanner:
             return i
         num, end = m.group(), m.end()
         raw = num.replace(",", "")
+        k = end + 1 if self.after(end, 1) == " " and self.after(end + 1, 1) == "%" else end
+        if k != end:  # "50 %": the space changes nothing
+            self.add(i, k + 1, "num", "百分之" + read_number(raw))
+            return k + 1
+        nxt2 = self.after(end, 2)
+        if nxt2[:1] in ("x", "×") and not (nxt2[1:] and nxt2[1].isalnum()) and len(raw) <= 4:
+            self.add(i, end + 1, "num", read_number(raw, liang=True) + "倍")  # 快了2x -> 两倍
+            return end + 1
+        if nxt2[:1] == "+" and not (nxt2[1:] and (_is_digit(nxt2[1]) or nxt2[1] in "+-")):
+            value = read_number(raw, liang=self.liang_next(end + 1))
+            self.add(i, end + 1, "num", value + "多")  # 50+语言 -> 五十多, 10+年 -> 十多年
+            return end + 1
         unit = self.unit_at(end)
         if unit:
             u, uend = unit
