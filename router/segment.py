@@ -65,6 +65,8 @@ island it belongs to, by these rules in order:
    across clause punctuation such as ``，,;：``) -> ``en``: ``3:30 PM``, ``I have 3 cats``;
 3. otherwise the sentence's matrix language: ``只要 22ms`` -> ``zh``, ``it costs 5`` -> ``en``.
 
+A number spaced before a Han measure word counts in Chinese in any sentence (``on 8 张 A100``).
+
 In a ``zh`` sentence rule 2 holds only for English text (issue 7): an *island* (non-Han
 tokens joined by spaces) with digits or math symbols that is not English text (two lower-case
 words, a count before a lower-case noun as in ``3 apples``, a month before a day, a time before
@@ -589,7 +591,14 @@ def _resolve(toks: list[_Tok], f: str, matrix: str, before: str | None) -> None:
         glued_han = (i > 0 and t.gap == "adj" and toks[i - 1].kind == _ZH) or (
             i + 1 < n and toks[i + 1].gap == "adj" and toks[i + 1].kind == _ZH
         )
-        if glued_han:
+        measure_next = (
+            i + 1 < n
+            and toks[i + 1].kind == _ZH
+            and toks[i + 1].gap == "space"
+            and f[toks[i + 1].start] in _MEASURE_WORDS
+            and f[t.start : t.end].replace(".", "").isdigit()
+        )
+        if glued_han or measure_next:  # 3个, "on 8 张 A100": a count with its measure word
             t.lang = ZH
         elif en_left[i] or en_right[i]:
             t.lang = EN
@@ -613,6 +622,8 @@ def _resolve(toks: list[_Tok], f: str, matrix: str, before: str | None) -> None:
             t.lang = toks[i - 1].lang if i > 0 and toks[i - 1].lang else (before or matrix)
 
 
+#: Measure words: a number spaced before one is counted in Chinese (``8 张``).
+_MEASURE_WORDS = frozenset("个张台块元岁次件只条本辆座位名根颗片套部首项份杯瓶碗双对")
 _MONTH_WORDS = frozenset(
     "january february march april may june july august september october november december "
     "jan feb mar apr jun jul aug sep sept oct nov dec".split()

@@ -90,6 +90,14 @@ def test_numbers_units_and_symbols_take_the_chinese_matrix() -> None:
     assert spans(text) == [(ZH, text)]
 
 
+def test_number_spaced_before_a_measure_word_is_counted_in_chinese() -> None:
+    assert spans("We trained it on 8 张 A100") == [
+        (EN, "We trained it on"),
+        (ZH, "8 张"),
+        (EN, "A100"),
+    ]
+
+
 def test_number_with_space_before_english_word_joins_it() -> None:
     # the number reaches "apples" across a space; glued to a Han character it stays Chinese
     assert spans("我有 3 apples") == [(ZH, "我有"), (EN, "3 apples")]
