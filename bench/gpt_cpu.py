@@ -95,6 +95,14 @@ def main() -> None:
     ap.add_argument("--cache-dir", type=Path, default=None)
     ap.add_argument("--agreement", type=int, default=0, metavar="N", help="teacher-forced frames")
     ap.add_argument("--reference-fps", type=float, default=None, help="reference batch-1 frames/s")
+    ap.add_argument(
+        "--interleave",
+        type=int,
+        default=0,
+        metavar="R",
+        help="load every config first, then R rounds of one measurement per config in turn "
+        "(best per config): fair ratios when the machine's load changes during the run",
+    )
     args = ap.parse_args()
     if args.prompt < 3 * max(args.batch) + 2:
         ap.error("--prompt must exceed 3 x the largest batch (prompts differ in length)")
@@ -106,6 +114,7 @@ def main() -> None:
         ap.error("--agreement needs the onnx:fp32 config (the reference)")
     ref: dict | None = None
     rows: list[tuple[str, dict, dict | None]] = []
+    loaded: list[tuple[str, object, dict]] = []
     for spec in sorted(args.configs, key=lambda c: c != "onnx:fp32" if args.agreement else 0):
         backend, _, rest = spec.partition(":")
         rest, _, device = rest.partition("@")
@@ -128,7 +137,7 @@ def main() -> None:
         cfg = gpt.config
         print(f"{spec}: load {t_load:.2f}s (H={cfg.hidden_size}, L={cfg.num_layers})")
         fps: dict = {}
-        for b in args.batch:
+        for b in args.batch if not args.interleave else ():
             r = bench_one(gpt, b, args.frames, args.prompt, args.repeats)
             fps[b] = r["frames_per_s"]
             print(
@@ -149,8 +158,17 @@ def main() -> None:
             agree = agreement_row(ref, h, lg)
             print(f"  agreement vs fp32 ({len(ref['codes'])} frames): {json.dumps(agree)}")
         rows.append((spec, fps, agree))
-        del gpt
-        gc.collect()
+        if args.interleave:
+            loaded.append((spec, gpt, fps))
+        else:
+            del gpt
+            gc.collect()
+    for r in range(args.interleave):
+        for spec, gpt, fps in loaded:
+            for b in args.batch:
+                res = bench_one(gpt, b, args.frames, args.prompt, 1)
+                fps[b] = max(fps.get(b, 0.0), res["frames_per_s"])
+                print(f"  round {r + 1} {spec} batch {b}: {res['frames_per_s']:.1f} frames/s")
     print(f"# load average at the end {os.getloadavg()[0]:.1f}")
     head = ["config"] + [f"frames/s b{b}" for b in args.batch]
     if args.reference_fps:

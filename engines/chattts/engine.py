@@ -51,6 +51,7 @@ import numpy as np
 from mixvox.engines.chattts import render
 from mixvox.engines.chattts.assets import ModelAssets, VerifyMode, load_assets
 from mixvox.engines.chattts.audio import AudioModels, StreamingVocoder, load_audio_models
+from mixvox.engines.chattts.audio.faststart import FastStartVocoder
 from mixvox.engines.chattts.gpt import GPTRunner, SamplingParams, load_gpt
 from mixvox.engines.chattts.runtime import RuntimeDecision, resolve
 from mixvox.engines.chattts.speaker import Speaker, load_spk_stat
@@ -141,6 +142,9 @@ class ChatTTSEngine:
     the default exact lookahead (the vocoder's receptive field, 51 frames at full size) gives
     audio identical to a whole decode but delays the first piece: on the full-size model with
     onnx int8 the first audio comes after 1.9 s, with ``lookahead_frames=8`` after 0.5 s.
+    ``first_lookahead_frames``: a reduced look-ahead for the start only, cross-faded into the
+    exact stream (:class:`~.audio.faststart.FastStartVocoder`): early first audio, and every
+    sample after the first ~1 s exact; None (default) = plain streaming.
     ``speaker``: the voice when a call names none (default :data:`DEFAULT_SPEAKER`).
     """
 
@@ -168,6 +172,7 @@ class ChatTTSEngine:
         first_chunk_frames: int = 8,
         chunk_frames: int = 32,
         lookahead_frames: int | None = None,
+        first_lookahead_frames: int | None = None,
         speaker: str | None = None,
         **unknown: Any,
     ) -> None:
@@ -180,6 +185,12 @@ class ChatTTSEngine:
             raise MixvoxError(f"source must be 'hidden' or 'codes', got {source!r}")
         if max_batch < 1 or max_retries < 0 or stream_every < 1:
             raise MixvoxError("max_batch and stream_every must be >= 1, max_retries >= 0")
+        if first_lookahead_frames is not None and (
+            isinstance(first_lookahead_frames, bool) or int(first_lookahead_frames) < 0
+        ):
+            raise MixvoxError(
+                f"first_lookahead_frames must be an integer >= 0, got {first_lookahead_frames!r}"
+            )
         self.assets: ModelAssets = load_assets(model_dir, verify=verify)
         self.backend = self.runtime.backend
         self.precision = self.runtime.precision
@@ -192,6 +203,9 @@ class ChatTTSEngine:
         self.first_chunk_frames = first_chunk_frames
         self.chunk_frames = chunk_frames
         self.lookahead_frames = lookahead_frames
+        self.first_lookahead_frames = (
+            None if first_lookahead_frames is None else int(first_lookahead_frames)
+        )
         self.default_speaker = speaker or DEFAULT_SPEAKER
         self.tokenizer = ChatTTSTokenizer(self.assets.tokenizer_json)
         self._lock = threading.Lock()  # one GPT generation at a time
@@ -437,7 +451,15 @@ class ChatTTSEngine:
             cancel.set()
             worker.join()
 
-    def _vocoder(self) -> StreamingVocoder:
+    def _vocoder(self) -> StreamingVocoder | FastStartVocoder:
+        if self.first_lookahead_frames is not None and self.lookahead_frames is None:
+            return FastStartVocoder(
+                self.audio,
+                source=self.source,
+                first_lookahead_frames=self.first_lookahead_frames,
+                first_chunk_frames=self.first_chunk_frames,
+                chunk_frames=self.chunk_frames,
+            )
         return StreamingVocoder(
             self.audio,
             source=self.source,
