@@ -99,3 +99,56 @@ def test_bad_settings_are_refused(models) -> None:
     fs.finish()
     with pytest.raises(AudioModelError, match="after finish"):
         fs.feed(_hidden(1, 0))
+
+
+# -- through the engine ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def isolated(tmp_path, monkeypatch):
+    monkeypatch.setenv("MIXVOX_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("MIXVOX_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("MIXVOX_CHATTTS_DIR", raising=False)
+
+
+def _speak(eng, n: int) -> np.ndarray:
+    from mixvox.interfaces import SynthesisOptions
+    from mixvox.ir import Chunk, Sentence, Span, Utterance, Word
+
+    t = "今天天气很好"
+    w = Word(t, t, [], 0, len(t), lang="zh")
+    utt = Utterance(t, [Sentence(t, 0, len(t), "zh", [Span("zh", t, 0, len(t), [w])])])
+    opts = SynthesisOptions(seed=1, extra={"min_frames": n, "max_frames": n})
+    return np.concatenate([p.samples for p in eng.stream(utt, [Chunk(0, [w])], opts)])
+
+
+def test_engine_fast_start_ends_exactly_like_exact_streaming(isolated) -> None:
+    from mixvox.engines.chattts.engine import ChatTTSEngine
+
+    eng = ChatTTSEngine(TINY, first_lookahead_frames=0, first_chunk_frames=2)
+    try:
+        assert isinstance(eng._vocoder(), FastStartVocoder)
+        fast = _speak(eng, 60)
+        eng.first_lookahead_frames = None
+        assert isinstance(eng._vocoder(), StreamingVocoder)
+        exact = _speak(eng, 60)
+        tail = eng.audio.receptive_field("hidden")["code_frames"] * 512 + 8192
+    finally:
+        eng.close()
+    assert fast.shape == exact.shape
+    assert np.abs(fast[:4096] - exact[:4096]).max() > 1e-3  # the start is approximate
+    np.testing.assert_allclose(fast[tail:], exact[tail:], atol=1e-4 * np.abs(exact).max())
+
+
+@pytest.mark.parametrize("bad", [-1, True, "x"])
+def test_engine_refuses_a_bad_first_lookahead(isolated, bad) -> None:
+    from mixvox.engines.chattts.engine import ChatTTSEngine
+    from mixvox.interfaces import MixvoxError
+
+    with pytest.raises(MixvoxError, match="first_lookahead_frames must be an integer"):
+        ChatTTSEngine(TINY, first_lookahead_frames=bad)
+    eng = ChatTTSEngine(TINY, first_lookahead_frames="4")  # option text from the CLI
+    try:
+        assert eng.first_lookahead_frames == 4
+    finally:
+        eng.close()

@@ -130,6 +130,19 @@ class _Call:
     rng: np.random.Generator
 
 
+def _frames_option(name: str, value: object) -> int | None:
+    """``None`` or a frame count >= 0 (an int or its decimal text); else a clear error."""
+    if value is None:
+        return None
+    try:
+        n = int(str(value).strip()) if not isinstance(value, bool) else -1
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise MixvoxError(f"{name} must be an integer >= 0 (code frames), got {value!r}")
+    return n
+
+
 class ChatTTSEngine:
     """ChatTTS through ONNX Runtime (default, no torch needed) or torch.
 
@@ -185,12 +198,7 @@ class ChatTTSEngine:
             raise MixvoxError(f"source must be 'hidden' or 'codes', got {source!r}")
         if max_batch < 1 or max_retries < 0 or stream_every < 1:
             raise MixvoxError("max_batch and stream_every must be >= 1, max_retries >= 0")
-        if first_lookahead_frames is not None and (
-            isinstance(first_lookahead_frames, bool) or int(first_lookahead_frames) < 0
-        ):
-            raise MixvoxError(
-                f"first_lookahead_frames must be an integer >= 0, got {first_lookahead_frames!r}"
-            )
+        first_lookahead = _frames_option("first_lookahead_frames", first_lookahead_frames)
         self.assets: ModelAssets = load_assets(model_dir, verify=verify)
         self.backend = self.runtime.backend
         self.precision = self.runtime.precision
@@ -203,9 +211,7 @@ class ChatTTSEngine:
         self.first_chunk_frames = first_chunk_frames
         self.chunk_frames = chunk_frames
         self.lookahead_frames = lookahead_frames
-        self.first_lookahead_frames = (
-            None if first_lookahead_frames is None else int(first_lookahead_frames)
-        )
+        self.first_lookahead_frames = first_lookahead
         self.default_speaker = speaker or DEFAULT_SPEAKER
         self.tokenizer = ChatTTSTokenizer(self.assets.tokenizer_json)
         self._lock = threading.Lock()  # one GPT generation at a time
