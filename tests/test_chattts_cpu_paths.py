@@ -259,3 +259,23 @@ def test_int4_cost_is_bounded(cache_dir: Path) -> None:
     pred = q4.code_logits(q4.hidden(gseq)[0, len(ids) - 1 :]).argmax(-1)
     assert pred.shape == gold.shape
     assert (pred == gold).mean() > 0.7
+
+
+@needs_tiny
+def test_engine_int4_block_option(tmp_path, monkeypatch) -> None:
+    from mixvox.engines.chattts import engine
+    from mixvox.interfaces import MixvoxError
+
+    monkeypatch.setenv("MIXVOX_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("MIXVOX_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("MIXVOX_CHATTTS_DIR", raising=False)
+    with pytest.raises(MixvoxError, match="goes with precision int4"):
+        engine.ChatTTSEngine(TINY, precision="int8", int4_block=32)
+    with pytest.raises(MixvoxError, match="32, 64, 128"):
+        engine.ChatTTSEngine(TINY, precision="int4", int4_block=48)
+    eng = engine.ChatTTSEngine(TINY, precision="int4", int4_block="128")
+    try:
+        assert eng.precision == "int4" and eng.int4_block == 128
+        assert "int4-b128" in str(eng.gpt.stack.graph_path)
+    finally:
+        eng.close()

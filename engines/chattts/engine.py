@@ -157,7 +157,9 @@ class ChatTTSEngine:
     onnx int8 the first audio comes after 1.9 s, with ``lookahead_frames=8`` after 0.5 s.
     ``first_lookahead_frames``: a reduced look-ahead for the start only, cross-faded into the
     exact stream (:class:`~.audio.faststart.FastStartVocoder`): early first audio, and every
-    sample after the first ~1 s exact; None (default) = plain streaming.
+    sample after the first ~1 s exact; None (default) = plain streaming. ``int4_block``:
+    inputs per 4-bit scale with ``precision="int4"`` (32 default, 64, 128: faster, less
+    faithful; BENCHMARKS.md).
     ``speaker``: the voice when a call names none (default :data:`DEFAULT_SPEAKER`).
     """
 
@@ -186,6 +188,7 @@ class ChatTTSEngine:
         chunk_frames: int = 32,
         lookahead_frames: int | None = None,
         first_lookahead_frames: int | None = None,
+        int4_block: int | None = None,
         speaker: str | None = None,
         **unknown: Any,
     ) -> None:
@@ -199,6 +202,16 @@ class ChatTTSEngine:
         if max_batch < 1 or max_retries < 0 or stream_every < 1:
             raise MixvoxError("max_batch and stream_every must be >= 1, max_retries >= 0")
         first_lookahead = _frames_option("first_lookahead_frames", first_lookahead_frames)
+        self.int4_block = _frames_option("int4_block", int4_block)
+        from mixvox.engines.chattts.gpt.onnx_stack import INT4_BLOCKS  # numpy + onnx only
+
+        if self.int4_block is not None and (
+            self.runtime.precision != "int4" or self.int4_block not in INT4_BLOCKS
+        ):
+            raise MixvoxError(
+                f"int4_block must be one of {', '.join(map(str, INT4_BLOCKS))} and goes with "
+                f"precision int4 (got {int4_block!r} with {self.runtime.precision})"
+            )
         self.assets: ModelAssets = load_assets(model_dir, verify=verify)
         self.backend = self.runtime.backend
         self.precision = self.runtime.precision
@@ -237,6 +250,7 @@ class ChatTTSEngine:
                 threads=threads,
                 gpt_sha256=gpt_sha256,
                 max_batch=self.max_batch,
+                int4_block=self.int4_block,
             )
             self.audio: AudioModels = load_audio_models(
                 self.assets.asset,

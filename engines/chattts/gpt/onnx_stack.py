@@ -46,6 +46,11 @@ Runtime graph
     ``DynamicQuantizeMatMul`` graph (code logits max rel error 0.050 vs 0.106 on a full-size
     random checkpoint, teacher-forced argmax agreement 91 % vs 86 %), since both its weight
     and its activation scales are per block rather than per column / per tensor.
+    ``int4`` is the same with 4-bit weights (``bits=4``, two per byte, zero point 8, one
+    scale per ``INT4_BLOCK`` inputs, chosen per block from a few clipping factors for the
+    least weight error; block 32, 64 or 128): half int8's weight bytes per step, at a clear
+    cost in agreement (BENCHMARKS.md's CPU section). Each precision and block size has its
+    own graph cache key.
 """
 
 from __future__ import annotations
