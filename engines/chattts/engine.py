@@ -202,6 +202,12 @@ class ChatTTSEngine:
         if max_batch < 1 or max_retries < 0 or stream_every < 1:
             raise MixvoxError("max_batch and stream_every must be >= 1, max_retries >= 0")
         first_lookahead = _frames_option("first_lookahead_frames", first_lookahead_frames)
+        if first_lookahead is not None and lookahead_frames is not None:
+            warnings.warn(
+                "chattts: first_lookahead_frames is ignored with lookahead_frames (every "
+                "chunk is already approximate)",
+                stacklevel=2,
+            )
         self.int4_block = _frames_option("int4_block", int4_block)
         from mixvox.engines.chattts.gpt.onnx_stack import INT4_BLOCKS  # numpy + onnx only
 
