@@ -46,7 +46,7 @@ def difference(approx: np.ndarray, exact: np.ndarray, end: int) -> dict:
     a, e = approx[:end].astype(np.float64), exact[:end].astype(np.float64)
     if end == 0:
         return {"approx_samples": 0, "after_fade_max_abs": float(np.abs(approx - exact).max())}
-    err = np.linalg.norm(a - e) / max(np.linalg.norm(e), 1e-12)
+    err = float(np.linalg.norm(a - e)) / max(float(np.linalg.norm(e)), 1e-12)
     lsd = float(np.sqrt(np.mean((log_spec_db(a) - log_spec_db(e)) ** 2)))
     return {
         "approx_samples": int(end),

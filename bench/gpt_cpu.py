@@ -163,12 +163,12 @@ def main() -> None:
         else:
             del gpt
             gc.collect()
-    for r in range(args.interleave):
+    for rnd in range(args.interleave):
         for spec, gpt, fps in loaded:
             for b in args.batch:
                 res = bench_one(gpt, b, args.frames, args.prompt, 1)
                 fps[b] = max(fps.get(b, 0.0), res["frames_per_s"])
-                print(f"  round {r + 1} {spec} batch {b}: {res['frames_per_s']:.1f} frames/s")
+                print(f"  round {rnd + 1} {spec} batch {b}: {res['frames_per_s']:.1f} frames/s")
     print(f"# load average at the end {os.getloadavg()[0]:.1f}")
     head = ["config"] + [f"frames/s b{b}" for b in args.batch]
     if args.reference_fps:

@@ -274,6 +274,15 @@ def _quantize_int8_blocks(weight: np.ndarray, block: int) -> tuple[np.ndarray, n
     return q.astype(np.uint8), scale.reshape(-1)
 
 
+def _int4_trial(
+    wb: np.ndarray, m: np.ndarray, alpha: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Codes (-8..7), scales and squared weight error per block for scale ``alpha * m / -8``."""
+    sc = (m * np.float32(alpha / -8.0)).astype(np.float32)
+    q = np.clip(np.rint(wb / sc[..., None]), -8, 7)
+    return q, sc, np.square(q * sc[..., None] - wb).sum(axis=-1)
+
+
 def _quantize_int4_blocks(weight: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray]:
     """``[N, K]`` float weights -> MatMulNBits' 4-bit layout: ``[N, ceil(K/block), block/2]``
     uint8, two weights per byte (the lower input index in the low nibble), zero point 8
@@ -299,19 +308,13 @@ def _quantize_int4_blocks(weight: np.ndarray, block: int) -> tuple[np.ndarray, n
         idx = np.abs(wb).argmax(axis=-1)
         m = np.take_along_axis(wb, idx[..., None], axis=-1)[..., 0]
         m = np.where(m != 0, m, -8.0).astype(np.float32)  # all-zero block: scale 1, codes 8
-        best_q = best_s = best_e = None
-        for alpha in _INT4_ALPHAS:
-            sc = (m * np.float32(alpha / -8.0)).astype(np.float32)
-            q = np.clip(np.rint(wb / sc[..., None]), -8, 7)
-            err = np.square(q * sc[..., None] - wb).sum(axis=-1)
-            if best_e is None:
-                best_q, best_s, best_e = q, sc, err
-            else:
-                better = err < best_e
-                best_q = np.where(better[..., None], q, best_q)
-                best_s = np.where(better, sc, best_s)
-                best_e = np.minimum(err, best_e)
-        assert best_q is not None and best_s is not None
+        best_q, best_s, best_e = _int4_trial(wb, m, _INT4_ALPHAS[0])
+        for alpha in _INT4_ALPHAS[1:]:
+            q, sc, err = _int4_trial(wb, m, alpha)
+            better = err < best_e
+            best_q = np.where(better[..., None], q, best_q)
+            best_s = np.where(better, sc, best_s)
+            best_e = np.minimum(err, best_e)
         q8 = (best_q + 8).astype(np.uint8)
         packed[r0:r1] = q8[..., 0::2] | (q8[..., 1::2] << 4)
         scales[r0:r1] = best_s
