@@ -158,8 +158,8 @@ class ChatTTSEngine:
     ``first_lookahead_frames``: a reduced look-ahead for the start only, cross-faded into the
     exact stream (:class:`~.audio.faststart.FastStartVocoder`): early first audio, and every
     sample after the first ~1 s exact; None (default) = plain streaming. ``int4_block``:
-    inputs per 4-bit scale with ``precision="int4"`` (32 default, 64, 128: faster, less
-    faithful; BENCHMARKS.md).
+    inputs per 4-bit scale with ``precision="int4"`` (32: more faithful, 64 default, 128:
+    faster; BENCHMARKS.md).
     ``speaker``: the voice when a call names none (default :data:`DEFAULT_SPEAKER`).
     """
 

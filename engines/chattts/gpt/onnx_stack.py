@@ -92,7 +92,7 @@ INT8_BLOCK = 128
 #: Block sizes MatMulNBits takes for 4-bit weights that we offer (inputs per scale).
 INT4_BLOCKS = (32, 64, 128)
 #: The int4 default (see ``bench/cpu.py --int4-blocks`` and BENCHMARKS.md's CPU section).
-INT4_BLOCK = 32
+INT4_BLOCK = 64
 #: Scale shrink factors tried per 4-bit block (the one with the least weight error is kept).
 _INT4_ALPHAS = (1.0, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7)
 #: The runtime graph's precisions (the ONNX CPU path's, default first).
