@@ -64,6 +64,7 @@ def copy_bandwidth() -> float:
 
 def parity_tiny(results: dict) -> None:
     from mixvox.engines.chattts.gpt_cuda import CodeRequest, CudaGPT, CudaSampling
+    from mixvox.engines.chattts.triton_decode import TritonGPT
 
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -74,8 +75,10 @@ def parity_tiny(results: dict) -> None:
     want_h = g["greedy/hiddens"]
     samp = CudaSampling(greedy=True, suppress_eos=True)
     out = {}
-    for graphs in (True, False):
-        m = CudaGPT(tiny / "asset", precision="fp32", max_batch=1, use_graphs=graphs, max_len=512)
+    variants = [("graphs", CudaGPT, True), ("eager", CudaGPT, False)]
+    variants += [("fused_graphs", TritonGPT, True), ("fused_eager", TritonGPT, False)]
+    for name, cls, graphs in variants:
+        m = cls(tiny / "asset", precision="fp32", max_batch=1, use_graphs=graphs, max_len=512)
         # the prompt embedding computed on the GPU from the token ids must match too
         ids = torch.from_numpy(g["tok/code_spk/ids"])
         spk = torch.from_numpy(g["speaker/vector_f16"])
@@ -85,7 +88,7 @@ def parity_tiny(results: dict) -> None:
         r = m.generate([CodeRequest(emb, max_new=len(want))], samp)[0]
         codes = r.codes.cpu().numpy()
         herr = float(np.abs(r.hidden.cpu().numpy() - want_h).max() / np.abs(want_h).max())
-        out["graphs" if graphs else "eager"] = {
+        out[name] = {
             "codes_equal": bool((codes == want).all()),
             "steps_equal": int((codes == want).all(1).sum()),
             "hidden_rel_err": herr,
@@ -102,13 +105,32 @@ def parity_tiny(results: dict) -> None:
                 samp,
                 max_batch=2,
             )
-            out["continuous_batching_equal"] = bool(
+            out[f"{name}_continuous_batching_equal"] = bool(
                 (rs[0].codes.cpu().numpy() == want).all()
                 and (rs[2].codes.cpu().numpy() == want).all()
             )
         m.close()
     results["parity_tiny_fp32"] = out
     log("parity tiny fp32:", json.dumps(out))
+
+
+def fused_kernels(ckpt: Path, results: dict) -> None:
+    """Every fused Triton kernel against its plain-torch twin, full size, random states."""
+    from mixvox.engines.chattts.triton_decode import TritonGPT, compare_ops
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    out = {}
+    limits = {"fp32": 1e-4, "fp16": 2e-2, "bf16": 3e-2}
+    for prec in ("fp32", "fp16", "bf16"):
+        m = TritonGPT(ckpt / "asset", precision=prec, max_batch=64, use_graphs=False, max_len=512)
+        for b in (1, 5, 64):
+            errs = compare_ops(m, b, 256, seed=b)
+            errs["pass"] = all(v <= limits[prec] for k, v in errs.items() if k != "pass")
+            out[f"{prec}_b{b}"] = errs
+            log(f"fused kernels vs torch twins, {prec} batch {b}: {json.dumps(errs)}")
+        m.close()
+        torch.cuda.empty_cache()
+    results["fused_kernel_equality"] = out
 
 
 def make_full_checkpoint(path: Path) -> Path:
@@ -173,6 +195,23 @@ def agreement(ckpt: Path, results: dict, frames: int) -> None:
             row["mel_rel_err"] = float(np.abs(mel - mel32).max() / np.abs(mel32).max())
         out[prec] = row
         m.close()
+    # the fused Triton step, fed the true codes frame by frame (its own decode path)
+    from mixvox.engines.chattts.triton_decode import TritonGPT
+
+    for prec in ("fp32", "fp16", "bf16"):
+        m = TritonGPT(ckpt / "asset", precision=prec, max_batch=1)
+        tf = m.teacher_forced_step_logits(prompt, codes)
+        r = m.generate([CodeRequest(prompt, max_new=frames, min_new=frames)], samp)[0]
+        out[f"fused_{prec}"] = {
+            "teacher_forced_top1_agreement": (tf.argmax(-1) == tf32.argmax(-1))
+            .float()
+            .mean()
+            .item(),
+            "free_running_code_agreement": (r.codes == codes).float().mean().item(),
+            "logit_max_abs_err": (tf - tf32).abs().max().item(),
+            "logit_rel_err": ((tf - tf32).abs().max() / tf32.abs().max()).item(),
+        }
+        m.close()
     results["agreement_vs_fp32"] = out
     log("agreement:", json.dumps(out))
 
@@ -184,21 +223,40 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
     gen = torch.Generator().manual_seed(1)
     ids = torch.randint(0, 20000, (32,), generator=gen)
     samp = CudaSampling()
+    from mixvox.engines.chattts.triton_decode import TritonGPT
+
     rows = []
     configs = [
+        ("fp16", True, "triton"),
         ("fp16", True, "ops"),
-        ("bf16", True, "ops"),
+        ("bf16", True, "triton"),
+        ("fp16", True, "triton-dot1"),
         ("fp16", True, "stack"),
         ("fp16", False, "none"),
     ]
     for prec, graphs, fused in configs:
-        name = f"mixvox torch {prec} " + (f"graphs+{fused}" if graphs else "no graphs")
-        m = CudaGPT(
-            ckpt / "asset", precision=prec, max_batch=max(batches), use_graphs=graphs, fused=fused
-        )
+        if fused.startswith("triton"):
+            name = f"mixvox fused Triton {prec} graphs" + (" (dot tiles at b=1)" if "dot1" in fused else "")
+            m = TritonGPT(
+                ckpt / "asset",
+                precision=prec,
+                max_batch=max(batches),
+                min_dot_batch=1 if "dot1" in fused else 2,
+            )
+        else:
+            name = f"mixvox torch {prec} " + (f"graphs+{fused}" if graphs else "no graphs")
+            m = CudaGPT(
+                ckpt / "asset",
+                precision=prec,
+                max_batch=max(batches),
+                use_graphs=graphs,
+                fused=fused,
+            )
         emb = m.embed_prompt(ids, None, None)
         for b in batches:
             if (not graphs and b > 8) or (prec == "bf16" and b not in (1, 64)):
+                continue
+            if fused in ("stack", "triton-dot1") and b not in (1, 64):
                 continue
             reqs = [CodeRequest(emb, max_new=frames, min_new=frames) for _ in range(b)]
             m.generate(reqs, samp, seed=0, max_batch=b)  # warm-up: captures graphs
@@ -208,6 +266,7 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
                 repeat=3,
             )
             fps = b * frames / t
+            us = graph_step_us(m, b, 256) if graphs else None
             rows.append(
                 {
                     "impl": name,
@@ -215,15 +274,33 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
                     "frames": frames,
                     "seconds": t,
                     "frames_per_s": fps,
+                    "graph_step_us": us,
                 }
             )
-            log(f"{rows[-1]['impl']:32s} batch {b:3d}: {fps:10.1f} frames/s")
+            log(f"{rows[-1]['impl']:44s} batch {b:3d}: {fps:10.1f} frames/s, step {us} us")
         if graphs:
             results.setdefault("kernels_per_step", {})[name] = kernels_per_step(m)
         m.close()
         torch.cuda.empty_cache()
     results["decode"] = rows
     log("kernels per decode step (batch 1):", results.get("kernels_per_step"))
+
+
+def graph_step_us(m, b: int, L: int, n: int = 100) -> float:
+    """Median-free mean time of one captured decode step (graph replays only, no host loop)."""
+    g = m._graphs.get((b, L)) or m._capture(b, L)
+    saved = [t.clone() for t in m._state()]
+    g.replay()
+    torch.cuda.synchronize()
+    t0, t1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    t0.record()
+    for _ in range(n):
+        g.replay()
+    t1.record()
+    torch.cuda.synchronize()
+    for t, v in zip(m._state(), saved, strict=True):
+        t.copy_(v)
+    return t0.elapsed_time(t1) * 1000 / n
 
 
 def kernels_per_step(m) -> int:
@@ -244,17 +321,20 @@ def kernels_per_step(m) -> int:
 def peak_memory(ckpt: Path, results: dict, frames: int) -> None:
     from mixvox.engines.chattts.gpt_cuda import CodeRequest, CudaGPT, CudaSampling
 
-    torch.cuda.empty_cache()
-    torch.cuda.reset_peak_memory_stats()
-    base = torch.cuda.memory_allocated()
-    m = CudaGPT(ckpt / "asset", precision="fp16", max_batch=1)
-    emb = m.embed_prompt(torch.arange(100, 140), None, None)
-    m.generate([CodeRequest(emb, max_new=frames, min_new=frames)], CudaSampling(), seed=0)
-    torch.cuda.synchronize()
-    peak = torch.cuda.max_memory_allocated() - base
-    results["peak_gpu_mb_batch1_gpt"] = peak / 2**20
-    log(f"peak GPU memory, batch 1, GPT fp16 (graphs): {peak / 2**20:.1f} MiB")
-    m.close()
+    from mixvox.engines.chattts.triton_decode import TritonGPT
+
+    for key, cls in (("peak_gpu_mb_batch1_gpt", CudaGPT), ("peak_gpu_mb_batch1_gpt_fused", TritonGPT)):
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        m = cls(ckpt / "asset", precision="fp16", max_batch=1)
+        emb = m.embed_prompt(torch.arange(100, 140), None, None)
+        m.generate([CodeRequest(emb, max_new=frames, min_new=frames)], CudaSampling(), seed=0)
+        torch.cuda.synchronize()
+        peak = torch.cuda.max_memory_allocated() - base
+        results[key] = peak / 2**20
+        log(f"{key}: {peak / 2**20:.1f} MiB")
+        m.close()
 
 
 def weight_bytes_per_step(ckpt: Path, dtype_bytes: int = 2) -> int:
@@ -331,7 +411,7 @@ def main() -> int:
     ap.add_argument("--frames", type=int, default=200)
     ap.add_argument("--batches", default="1,8,32,64")
     ap.add_argument("--skip-reference", action="store_true")
-    ap.add_argument("--only", default="parity,agreement,decode,memory,e2e,reference")
+    ap.add_argument("--only", default="parity,kernels,agreement,decode,memory,e2e,reference")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     only = set(args.only.split(","))
@@ -348,6 +428,7 @@ def main() -> int:
     log(f"GPU {results['gpu']}, torch {torch.__version__}, copy bandwidth {bw / 1e12:.2f} TB/s")
     steps = [
         ("parity", lambda: parity_tiny(results)),
+        ("kernels", lambda: fused_kernels(make_full_checkpoint(args.ckpt), results)),
         ("agreement", lambda: agreement(make_full_checkpoint(args.ckpt), results, args.frames)),
         ("e2e", lambda: bench_e2e(make_full_checkpoint(args.ckpt), results)),
         ("memory", lambda: peak_memory(make_full_checkpoint(args.ckpt), results, args.frames)),
@@ -377,6 +458,7 @@ def main() -> int:
         except Exception:
             results.setdefault("errors", {})[name] = traceback.format_exc()
             log(f"step {name} failed:\n{traceback.format_exc()}")
+        (args.out / "gpu_results.json").write_text(json.dumps(results, indent=2, default=str))
     if (args.ckpt / "asset").exists():
         wb = weight_bytes_per_step(args.ckpt)
         # HBM moves about the copy figure (read + write traffic) in any direction, so a step
