@@ -280,6 +280,11 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
             log(f"{rows[-1]['impl']:44s} batch {b:3d}: {fps:10.1f} frames/s, step {us} us")
         if graphs:
             results.setdefault("kernels_per_step", {})[name] = kernels_per_step(m)
+            for b in (1, 64):
+                if b in batches:
+                    bd = kernel_breakdown(m, b, 256)
+                    results.setdefault("kernel_time_us", {})[f"{name} b{b}"] = bd
+                    log(f"kernel time per step, {name} batch {b}: {json.dumps(bd)}")
         m.close()
         torch.cuda.empty_cache()
     results["decode"] = rows
@@ -301,6 +306,31 @@ def graph_step_us(m, b: int, L: int, n: int = 100) -> float:
     for t, v in zip(m._state(), saved, strict=True):
         t.copy_(v)
     return t0.elapsed_time(t1) * 1000 / n
+
+
+def kernel_breakdown(m, b: int, L: int) -> dict:
+    """GPU time per decode step by kernel (eager step under the profiler), in us, and the
+    sum: against the graph step time this separates kernel time from launch gaps."""
+    from torch.profiler import ProfilerActivity, profile
+
+    saved = [t.clone() for t in m._state()]
+    m._step(b, L)
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        m._step(b, L)
+        torch.cuda.synchronize()
+    for t, v in zip(m._state(), saved, strict=True):
+        t.copy_(v)
+    agg: dict[str, float] = {}
+    for e in prof.events():
+        if e.device_type.name != "CUDA":
+            continue
+        us = getattr(e, "device_time", None) or getattr(e, "cuda_time", 0.0)
+        key = e.name[:60]
+        agg[key] = agg.get(key, 0.0) + float(us)
+    top = dict(sorted(agg.items(), key=lambda kv: -kv[1])[:12])
+    top["_sum_all_kernels"] = sum(agg.values())
+    return {k: round(v, 1) for k, v in top.items()}
 
 
 def kernels_per_step(m) -> int:
@@ -472,9 +502,38 @@ def main() -> int:
         for row in results.get("decode", []):
             if row["batch"] == 1:
                 row["fraction_of_floor"] = row["frames_per_s"] * floor_s
+                if row.get("graph_step_us"):
+                    row["graph_step_fraction_of_floor"] = floor_s * 1e6 / row["graph_step_us"]
     (args.out / "gpu_results.json").write_text(json.dumps(results, indent=2, default=str))
+    table = summary_table(results)
+    (args.out / "gpu_table.md").write_text(table)
     log(json.dumps(results, indent=2, default=str))
+    log(table)
     return 1 if results.get("errors") else 0
+
+
+def summary_table(results: dict) -> str:
+    """The decode rows side by side (frames/s per batch, graph step time, floor fraction)."""
+    rows: dict[str, dict] = {}
+    for r in results.get("decode", []):
+        rows.setdefault(r["impl"], {})[r["batch"]] = r
+    batches = sorted({r["batch"] for r in results.get("decode", [])})
+    kps = results.get("kernels_per_step", {})
+    head = "| implementation | " + " | ".join(f"b{b} frames/s" for b in batches)
+    head += " | b1 step us (graph) | b1 fraction of floor (step) | kernels/step |\n"
+    head += "|" + " --- |" * (len(batches) + 4) + "\n"
+    lines = []
+    for impl, by in rows.items():
+        cells = [f"{by[b]['frames_per_s']:,.0f}" if b in by else "-" for b in batches]
+        b1 = by.get(1, {})
+        us = b1.get("graph_step_us")
+        frac = b1.get("graph_step_fraction_of_floor")
+        lines.append(
+            f"| {impl} | " + " | ".join(cells)
+            + f" | {us:.0f} | {frac:.1%} | {kps.get(impl, '-')} |" if us and frac
+            else f"| {impl} | " + " | ".join(cells) + f" | - | - | {kps.get(impl, '-')} |"
+        )
+    return head + "\n".join(lines) + "\n"
 
 
 def bench_e2e(ckpt: Path, results: dict) -> None:

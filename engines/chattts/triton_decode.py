@@ -51,7 +51,6 @@ except Exception:  # pragma: no cover - depends on the environment
     tl = None
     HAVE_TRITON = False
 
-CHUNK = 64  # cache positions per attention program (split-K chunk)
 WIN = 16  # repetition-penalty window (frames)
 
 
@@ -82,6 +81,7 @@ if HAVE_TRITON:
         m,
         mmask,
         k,
+        kmask,
         H: tl.constexpr,
         NQ: tl.constexpr,
         V: tl.constexpr,
@@ -91,52 +91,47 @@ if HAVE_TRITON:
     ):
         """The residual input [BM, BK] in fp32: the stream ``h``, or on layer 0 the sum of the
         four code embeddings of the codes just drawn (rounded to the model dtype, as torch)."""
+        msk = mmask[:, None] & kmask[None, :]
         if EMBED:
             acc = tl.zeros([BM, BK], tl.float32)
             for q in tl.static_range(NQ):
                 idq = tl.load(ids_ptr + m * NQ + q, mask=mmask, other=0)
-                e = tl.load(
-                    emb_ptr + (idq[:, None] + q * V) * H + k[None, :],
-                    mask=mmask[:, None],
-                    other=0.0,
-                )
+                e = tl.load(emb_ptr + (idq[:, None] + q * V) * H + k[None, :], mask=msk, other=0.0)
                 acc += e.to(tl.float32)
             return acc.to(emb_ptr.dtype.element_ty).to(tl.float32)
         else:
-            x = tl.load(h_ptr + m[:, None] * H + k[None, :], mask=mmask[:, None], other=0.0)
+            x = tl.load(h_ptr + m[:, None] * H + k[None, :], mask=msk, other=0.0)
             return x.to(tl.float32)
 
     @triton.jit
+    def _normed(x, rstd, lnw_ptr, k, kmask, DT: tl.constexpr):
+        """RMSNorm as transformers': statistics in fp32, weight applied in the model dtype."""
+        lw = tl.load(lnw_ptr + k, mask=kmask, other=0.0)
+        return (x * rstd[:, None]).to(DT) * lw[None, :]
+
+    @triton.jit
+    def _rstd(
+        h_ptr, ids_ptr, emb_ptr, m, mmask, eps,
+        H: tl.constexpr, NQ: tl.constexpr, V: tl.constexpr, BM: tl.constexpr,
+        BKS: tl.constexpr, EMBED: tl.constexpr,
+    ):  # fmt: skip
+        ss = tl.zeros([BM], tl.float32)
+        for k0 in range(0, H, BKS):
+            k = k0 + tl.arange(0, BKS)
+            x = _load_x(h_ptr, ids_ptr, emb_ptr, m, mmask, k, k < H, H, NQ, V, BM, BKS, EMBED)
+            ss += tl.sum(x * x, axis=1)
+        return tl.math.rsqrt(ss / H + eps)
+
+    @triton.jit
     def _qkv_rope_kernel(
-        h_ptr,
-        ids_ptr,
-        emb_ptr,
-        lnw_ptr,
-        w_ptr,
-        pos_ptr,
-        cos_ptr,
-        sin_ptr,
-        q_ptr,
-        kc_ptr,
-        vc_ptr,
-        b,
-        Lm1,
-        eps,
-        s_cb,
-        s_ch,
-        s_cp,
-        H: tl.constexpr,
-        HD: tl.constexpr,
-        NH: tl.constexpr,
-        NQ: tl.constexpr,
-        V: tl.constexpr,
-        BM: tl.constexpr,
-        BH: tl.constexpr,
-        BK: tl.constexpr,
-        EMBED: tl.constexpr,
-        USE_DOT: tl.constexpr,
-        PREC: tl.constexpr,
-    ):
+        h_ptr, ids_ptr, emb_ptr, lnw_ptr, w_ptr, pos_ptr, cos_ptr, sin_ptr,
+        q_ptr, kc_ptr, vc_ptr, step_ptr, fin_ptr, end_ptr,
+        b, Lm1, eps, s_cb, s_ch, s_cp,
+        H: tl.constexpr, HD: tl.constexpr, NH: tl.constexpr, NQ: tl.constexpr,
+        V: tl.constexpr, EOS: tl.constexpr, BM: tl.constexpr, BH: tl.constexpr,
+        BK: tl.constexpr, BKS: tl.constexpr, ONE: tl.constexpr, EMBED: tl.constexpr,
+        USE_DOT: tl.constexpr, PREC: tl.constexpr,
+    ):  # fmt: skip
         pid_n = tl.program_id(0)
         pid_m = tl.program_id(1)
         PPH: tl.constexpr = HD // 2 // BH  # programs per (section, head)
@@ -150,26 +145,47 @@ if HAVE_TRITON:
         m = pid_m * BM + tl.arange(0, BM)
         mmask = m < b
         DT = w_ptr.dtype.element_ty
-        ss = tl.zeros([BM], tl.float32)
-        for k0 in range(0, H, BK):
-            k = k0 + tl.arange(0, BK)
-            x = _load_x(h_ptr, ids_ptr, emb_ptr, m, mmask, k, H, NQ, V, BM, BK, EMBED)
-            if EMBED:
-                if pid_n == 0:  # one program writes the new residual stream
-                    tl.store(h_ptr + m[:, None] * H + k[None, :], x.to(DT), mask=mmask[:, None])
-            ss += tl.sum(x * x, axis=1)
-        rstd = tl.math.rsqrt(ss / H + eps)
+        if EMBED:
+            if pid_n == 0:  # the end flags of the codes just drawn (all codebooks known now)
+                qq = tl.arange(0, NQ)
+                idv = tl.load(ids_ptr + m[:, None] * NQ + qq[None, :], mask=mmask[:, None], other=0)
+                ended = tl.max((idv == EOS).to(tl.int32), 1) > 0
+                fin = tl.load(fin_ptr + m, mask=mmask, other=0) != 0
+                st = tl.load(step_ptr + m, mask=mmask, other=0)
+                ev = tl.load(end_ptr + m, mask=mmask, other=0)
+                tl.store(end_ptr + m, tl.where(ended & ~fin, st, ev), mask=mmask)
+                tl.store(fin_ptr + m, fin | ended, mask=mmask)
         acc_lo = tl.zeros([BM, BH], tl.float32)
         acc_hi = tl.zeros([BM, BH], tl.float32)
-        for k0 in range(0, H, BK):
-            k = k0 + tl.arange(0, BK)
-            x = _load_x(h_ptr, ids_ptr, emb_ptr, m, mmask, k, H, NQ, V, BM, BK, EMBED)
-            lw = tl.load(lnw_ptr + k)
-            n = (x * rstd[:, None]).to(DT) * lw[None, :]
-            wlo = tl.load(w_ptr + rows_lo[:, None] * H + k[None, :])
-            whi = tl.load(w_ptr + rows_hi[:, None] * H + k[None, :])
+        if ONE:  # the whole row in one tile: one load of x, one of each weight tile
+            k = tl.arange(0, BK)
+            kmask = k < H
+            x = _load_x(h_ptr, ids_ptr, emb_ptr, m, mmask, k, kmask, H, NQ, V, BM, BK, EMBED)
+            if EMBED:
+                if pid_n == 0:  # one program writes the new residual stream
+                    msk = mmask[:, None] & kmask[None, :]
+                    tl.store(h_ptr + m[:, None] * H + k[None, :], x.to(DT), mask=msk)
+            rstd = tl.math.rsqrt(tl.sum(x * x, axis=1) / H + eps)
+            n = _normed(x, rstd, lnw_ptr, k, kmask, DT)
+            wlo = tl.load(w_ptr + rows_lo[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
+            whi = tl.load(w_ptr + rows_hi[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
             acc_lo = _mv(acc_lo, n, wlo, USE_DOT, PREC)
             acc_hi = _mv(acc_hi, n, whi, USE_DOT, PREC)
+        else:
+            rstd = _rstd(h_ptr, ids_ptr, emb_ptr, m, mmask, eps, H, NQ, V, BM, BKS, EMBED)
+            for k0 in range(0, H, BK):
+                k = k0 + tl.arange(0, BK)
+                kmask = k < H
+                x = _load_x(h_ptr, ids_ptr, emb_ptr, m, mmask, k, kmask, H, NQ, V, BM, BK, EMBED)
+                if EMBED:
+                    if pid_n == 0:
+                        msk = mmask[:, None] & kmask[None, :]
+                        tl.store(h_ptr + m[:, None] * H + k[None, :], x.to(DT), mask=msk)
+                n = _normed(x, rstd, lnw_ptr, k, kmask, DT)
+                wlo = tl.load(w_ptr + rows_lo[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
+                whi = tl.load(w_ptr + rows_hi[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
+                acc_lo = _mv(acc_lo, n, wlo, USE_DOT, PREC)
+                acc_hi = _mv(acc_hi, n, whi, USE_DOT, PREC)
         lo = acc_lo.to(DT).to(tl.float32)
         hi = acc_hi.to(DT).to(tl.float32)
         p = tl.minimum(tl.load(pos_ptr + m, mask=mmask, other=0), Lm1)
@@ -193,94 +209,54 @@ if HAVE_TRITON:
 
     @triton.jit
     def _attn_kernel(
-        q_ptr,
-        kc_ptr,
-        vc_ptr,
-        pos_ptr,
-        po_ptr,
-        pml_ptr,
-        Lm1,
-        scale,
-        s_cb,
-        s_ch,
-        s_cp,
-        NSPLIT,
-        H: tl.constexpr,
-        HD: tl.constexpr,
-        NH: tl.constexpr,
-        CH: tl.constexpr,
-    ):
+        q_ptr, kc_ptr, vc_ptr, pos_ptr, att_ptr, Lm1, scale, s_cb, s_ch, s_cp,
+        H: tl.constexpr, HD: tl.constexpr, CH: tl.constexpr, NCH: tl.constexpr,
+    ):  # fmt: skip
+        """One (head, slot) per program: online softmax over the cache in chunks of CH."""
         head = tl.program_id(0)
-        split = tl.program_id(1)
-        m = tl.program_id(2)
+        m = tl.program_id(1)
         p = tl.minimum(tl.load(pos_ptr + m), Lm1)
-        start = split * CH
-        part = (m * NH + head) * NSPLIT + split
         dd = tl.arange(0, HD)
-        if start > p:
-            tl.store(pml_ptr + part * 2, float("-inf"))
-            tl.store(pml_ptr + part * 2 + 1, 0.0)
-            tl.store(po_ptr + part * HD + dd, tl.zeros([HD], tl.float32))
-        else:
-            t = start + tl.arange(0, CH)
+        q = tl.load(q_ptr + m * H + head * HD + dd).to(tl.float32)
+        mrun = tl.max(tl.full([CH], float("-inf"), tl.float32), 0)
+        den = tl.sum(tl.zeros([CH], tl.float32), 0)
+        acc = tl.zeros([HD], tl.float32)
+        base = m * s_cb + head * s_ch
+        for c in range(NCH):
+            t = c * CH + tl.arange(0, CH)
             valid = t <= p
-            q = tl.load(q_ptr + m * H + head * HD + dd).to(tl.float32)
-            off = m * s_cb + head * s_ch + t[:, None] * s_cp + dd[None, :]
+            off = base + t[:, None] * s_cp + dd[None, :]
             kk = tl.load(kc_ptr + off, mask=valid[:, None], other=0.0).to(tl.float32)
+            vv = tl.load(vc_ptr + off, mask=valid[:, None], other=0.0).to(tl.float32)
             sc = tl.sum(kk * q[None, :], axis=1) * scale
             sc = tl.where(valid, sc, float("-inf"))
-            mx = tl.max(sc, 0)
-            pe = tl.exp(sc - mx)
-            vv = tl.load(vc_ptr + off, mask=valid[:, None], other=0.0).to(tl.float32)
-            o = tl.sum(pe[:, None] * vv, axis=0)
-            tl.store(pml_ptr + part * 2, mx)
-            tl.store(pml_ptr + part * 2 + 1, tl.sum(pe, 0))
-            tl.store(po_ptr + part * HD + dd, o)
+            mn = tl.maximum(mrun, tl.max(sc, 0))  # chunk 0 always holds position 0
+            alpha = tl.exp(mrun - mn)
+            pe = tl.exp(sc - mn)
+            acc = acc * alpha + tl.sum(pe[:, None] * vv, axis=0)
+            den = den * alpha + tl.sum(pe, 0)
+            mrun = mn
+        tl.store(att_ptr + m * H + head * HD + dd, (acc / den).to(att_ptr.dtype.element_ty))
 
     @triton.jit
     def _oproj_kernel(
-        po_ptr,
-        pml_ptr,
-        w_ptr,
-        h_ptr,
-        b,
-        NSPLIT,
-        H: tl.constexpr,
-        HD: tl.constexpr,
-        NH: tl.constexpr,
-        NUSED: tl.constexpr,
-        BM: tl.constexpr,
-        BN: tl.constexpr,
-        USE_DOT: tl.constexpr,
-        PREC: tl.constexpr,
-    ):
+        att_ptr, w_ptr, h_ptr, b,
+        H: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+        USE_DOT: tl.constexpr, PREC: tl.constexpr,
+    ):  # fmt: skip
         pid_n = tl.program_id(0)
         pid_m = tl.program_id(1)
         n = pid_n * BN + tl.arange(0, BN)
         m = pid_m * BM + tl.arange(0, BM)
         mmask = m < b
         DT = w_ptr.dtype.element_ty
-        dd = tl.arange(0, HD)
         acc = tl.zeros([BM, BN], tl.float32)
-        for hh in range(NH):
-            mrun = tl.full([BM], float("-inf"), tl.float32)
-            den = tl.zeros([BM], tl.float32)
-            o = tl.zeros([BM, HD], tl.float32)
-            for s in range(0, NUSED):  # chunks past a row's position weigh 0
-                part = (m * NH + hh) * NSPLIT + s
-                ms = tl.load(pml_ptr + part * 2, mask=mmask, other=0.0)
-                ls = tl.load(pml_ptr + part * 2 + 1, mask=mmask, other=0.0)
-                os_ = tl.load(po_ptr + part[:, None] * HD + dd[None, :], mask=mmask[:, None], other=0.0)
-                mn = tl.maximum(mrun, ms)
-                a_old = tl.exp(mrun - mn)
-                a_new = tl.exp(ms - mn)
-                den = den * a_old + ls * a_new
-                o = o * a_old[:, None] + os_ * a_new[:, None]
-                mrun = mn
-            den = tl.where(mmask, den, 1.0)
-            att = (o / den[:, None]).to(DT)
-            w = tl.load(w_ptr + n[:, None] * H + hh * HD + dd[None, :])
-            acc = _mv(acc, att, w, USE_DOT, PREC)
+        for k0 in range(0, H, BK):
+            k = k0 + tl.arange(0, BK)
+            kmask = k < H
+            x = tl.load(att_ptr + m[:, None] * H + k[None, :], mask=mmask[:, None] & kmask[None, :], other=0.0)
+            w = tl.load(w_ptr + n[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
+            acc = _mv(acc, x, w, USE_DOT, PREC)
         y = acc.to(DT).to(tl.float32)
         hp = h_ptr + m[:, None] * H + n[None, :]
         hv = tl.load(hp, mask=mmask[:, None], other=0.0).to(tl.float32)
@@ -288,44 +264,40 @@ if HAVE_TRITON:
 
     @triton.jit
     def _gateup_kernel(
-        h_ptr,
-        lnw_ptr,
-        w_ptr,
-        act_ptr,
-        b,
-        eps,
-        H: tl.constexpr,
-        INTER: tl.constexpr,
-        BM: tl.constexpr,
-        BN: tl.constexpr,
-        BK: tl.constexpr,
-        USE_DOT: tl.constexpr,
-        PREC: tl.constexpr,
-    ):
+        h_ptr, lnw_ptr, w_ptr, act_ptr, b, eps,
+        H: tl.constexpr, INTER: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+        BK: tl.constexpr, BKS: tl.constexpr, ONE: tl.constexpr,
+        USE_DOT: tl.constexpr, PREC: tl.constexpr,
+    ):  # fmt: skip
         pid_n = tl.program_id(0)
         pid_m = tl.program_id(1)
         n = pid_n * BN + tl.arange(0, BN)
         m = pid_m * BM + tl.arange(0, BM)
         mmask = m < b
         DT = w_ptr.dtype.element_ty
-        ss = tl.zeros([BM], tl.float32)
-        for k0 in range(0, H, BK):
-            k = k0 + tl.arange(0, BK)
-            x = tl.load(h_ptr + m[:, None] * H + k[None, :], mask=mmask[:, None], other=0.0)
-            x = x.to(tl.float32)
-            ss += tl.sum(x * x, axis=1)
-        rstd = tl.math.rsqrt(ss / H + eps)
         acc_g = tl.zeros([BM, BN], tl.float32)
         acc_u = tl.zeros([BM, BN], tl.float32)
-        for k0 in range(0, H, BK):
-            k = k0 + tl.arange(0, BK)
-            x = tl.load(h_ptr + m[:, None] * H + k[None, :], mask=mmask[:, None], other=0.0)
-            lw = tl.load(lnw_ptr + k)
-            nx = (x.to(tl.float32) * rstd[:, None]).to(DT) * lw[None, :]
-            wg = tl.load(w_ptr + n[:, None] * H + k[None, :])
-            wu = tl.load(w_ptr + (n[:, None] + INTER) * H + k[None, :])
+        if ONE:
+            k = tl.arange(0, BK)
+            kmask = k < H
+            x = _load_x(h_ptr, h_ptr, h_ptr, m, mmask, k, kmask, H, 1, 1, BM, BK, False)
+            rstd = tl.math.rsqrt(tl.sum(x * x, axis=1) / H + eps)
+            nx = _normed(x, rstd, lnw_ptr, k, kmask, DT)
+            wg = tl.load(w_ptr + n[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
+            wu = tl.load(w_ptr + (n[:, None] + INTER) * H + k[None, :], mask=kmask[None, :], other=0.0)
             acc_g = _mv(acc_g, nx, wg, USE_DOT, PREC)
             acc_u = _mv(acc_u, nx, wu, USE_DOT, PREC)
+        else:
+            rstd = _rstd(h_ptr, h_ptr, h_ptr, m, mmask, eps, H, 1, 1, BM, BKS, False)
+            for k0 in range(0, H, BK):
+                k = k0 + tl.arange(0, BK)
+                kmask = k < H
+                x = _load_x(h_ptr, h_ptr, h_ptr, m, mmask, k, kmask, H, 1, 1, BM, BK, False)
+                nx = _normed(x, rstd, lnw_ptr, k, kmask, DT)
+                wg = tl.load(w_ptr + n[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
+                wu = tl.load(w_ptr + (n[:, None] + INTER) * H + k[None, :], mask=kmask[None, :], other=0.0)
+                acc_g = _mv(acc_g, nx, wg, USE_DOT, PREC)
+                acc_u = _mv(acc_u, nx, wu, USE_DOT, PREC)
         g = acc_g.to(DT).to(tl.float32)
         u = acc_u.to(DT).to(tl.float32)
         a = g / (1.0 + tl.exp(-g)) * u
@@ -333,21 +305,10 @@ if HAVE_TRITON:
 
     @triton.jit
     def _down_kernel(
-        act_ptr,
-        w_ptr,
-        h_ptr,
-        pos_ptr,
-        step_ptr,
-        b,
-        H: tl.constexpr,
-        INTER: tl.constexpr,
-        BM: tl.constexpr,
-        BN: tl.constexpr,
-        BK: tl.constexpr,
-        LAST: tl.constexpr,
-        USE_DOT: tl.constexpr,
-        PREC: tl.constexpr,
-    ):
+        act_ptr, w_ptr, h_ptr, pos_ptr, step_ptr, b,
+        H: tl.constexpr, INTER: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+        BK: tl.constexpr, LAST: tl.constexpr, USE_DOT: tl.constexpr, PREC: tl.constexpr,
+    ):  # fmt: skip
         pid_n = tl.program_id(0)
         pid_m = tl.program_id(1)
         n = pid_n * BN + tl.arange(0, BN)
@@ -357,8 +318,9 @@ if HAVE_TRITON:
         acc = tl.zeros([BM, BN], tl.float32)
         for k0 in range(0, INTER, BK):
             k = k0 + tl.arange(0, BK)
-            x = tl.load(act_ptr + m[:, None] * INTER + k[None, :], mask=mmask[:, None], other=0.0)
-            w = tl.load(w_ptr + n[:, None] * INTER + k[None, :])
+            kmask = k < INTER
+            x = tl.load(act_ptr + m[:, None] * INTER + k[None, :], mask=mmask[:, None] & kmask[None, :], other=0.0)
+            w = tl.load(w_ptr + n[:, None] * INTER + k[None, :], mask=kmask[None, :], other=0.0)
             acc = _mv(acc, x, w, USE_DOT, PREC)
         y = acc.to(DT).to(tl.float32)
         hp = h_ptr + m[:, None] * H + n[None, :]
@@ -373,24 +335,11 @@ if HAVE_TRITON:
 
     @triton.jit
     def _head_kernel(
-        h_ptr,
-        lnw_ptr,
-        w_ptr,
-        logits_ptr,
-        hlast_ptr,
-        ohid_ptr,
-        step_ptr,
-        b,
-        eps,
-        maxlen_m1,
-        s_ob,
-        NOUT,
-        H: tl.constexpr,
-        BM: tl.constexpr,
-        BN: tl.constexpr,
-        BK: tl.constexpr,
-        USE_DOT: tl.constexpr,
-    ):
+        h_ptr, lnw_ptr, w_ptr, logits_ptr, hlast_ptr, ohid_ptr, step_ptr,
+        b, eps, maxlen_m1, s_ob, NOUT,
+        H: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+        BKS: tl.constexpr, USE_DOT: tl.constexpr,
+    ):  # fmt: skip
         pid_n = tl.program_id(0)
         pid_m = tl.program_id(1)
         n = pid_n * BN + tl.arange(0, BN)
@@ -398,126 +347,78 @@ if HAVE_TRITON:
         m = pid_m * BM + tl.arange(0, BM)
         mmask = m < b
         DT = h_ptr.dtype.element_ty
-        ss = tl.zeros([BM], tl.float32)
-        for k0 in range(0, H, BK):
-            k = k0 + tl.arange(0, BK)
-            x = tl.load(h_ptr + m[:, None] * H + k[None, :], mask=mmask[:, None], other=0.0)
-            x = x.to(tl.float32)
-            ss += tl.sum(x * x, axis=1)
-        rstd = tl.math.rsqrt(ss / H + eps)
+        rstd = _rstd(h_ptr, h_ptr, h_ptr, m, mmask, eps, H, 1, 1, BM, BKS, False)
         at = tl.minimum(tl.load(step_ptr + m, mask=mmask, other=0), maxlen_m1)
         acc = tl.zeros([BM, BN], tl.float32)
         for k0 in range(0, H, BK):
             k = k0 + tl.arange(0, BK)
-            x = tl.load(h_ptr + m[:, None] * H + k[None, :], mask=mmask[:, None], other=0.0)
-            lw = tl.load(lnw_ptr + k)
-            nx = (x.to(tl.float32) * rstd[:, None]).to(DT) * lw[None, :]
+            kmask = k < H
+            x = _load_x(h_ptr, h_ptr, h_ptr, m, mmask, k, kmask, H, 1, 1, BM, BK, False)
+            nx = _normed(x, rstd, lnw_ptr, k, kmask, DT)
             if pid_n == 0:  # the normalised hidden is also the output hidden of this frame
-                tl.store(hlast_ptr + m[:, None] * H + k[None, :], nx, mask=mmask[:, None])
-                tl.store(
-                    ohid_ptr + m[:, None] * s_ob + at[:, None] * H + k[None, :],
-                    nx,
-                    mask=mmask[:, None],
-                )
-            w = tl.load(w_ptr + n[:, None] * H + k[None, :], mask=nmask[:, None], other=0.0)
+                msk = mmask[:, None] & kmask[None, :]
+                tl.store(hlast_ptr + m[:, None] * H + k[None, :], nx, mask=msk)
+                tl.store(ohid_ptr + m[:, None] * s_ob + at[:, None] * H + k[None, :], nx, mask=msk)
+            w = tl.load(w_ptr + n[:, None] * H + k[None, :], mask=nmask[:, None] & kmask[None, :], other=0.0)
             acc = _mv(acc, nx.to(tl.float32), w, USE_DOT, "ieee")
-        tl.store(
-            logits_ptr + m[:, None] * NOUT + n[None, :],
-            acc,
-            mask=mmask[:, None] & nmask[None, :],
-        )
+        tl.store(logits_ptr + m[:, None] * NOUT + n[None, :], acc, mask=mmask[:, None] & nmask[None, :])
 
     @triton.jit
     def _sample_kernel(
-        logits_ptr,
-        hist_ptr,
-        step_ptr,
-        minnew_ptr,
-        temp_ptr,
-        pen_ptr,
-        topp_ptr,
-        topk_ptr,
-        topkon_ptr,
-        greedy_ptr,
-        eosblock_ptr,
-        seed_ptr,
-        noise_ptr,
-        forceon_ptr,
-        force_ptr,
-        ids_ptr,
-        codes_ptr,
-        fin_ptr,
-        end_ptr,
-        maxlen_m1,
-        s_codes,
-        NQ: tl.constexpr,
-        V: tl.constexpr,
-        VP: tl.constexpr,
-        EOS: tl.constexpr,
-        WINDOW: tl.constexpr,
-        USE_NOISE: tl.constexpr,
-    ):
+        logits_ptr, hist_ptr, step_ptr, minnew_ptr, temp_ptr, pen_ptr, topp_ptr, topk_ptr,
+        topkon_ptr, greedy_ptr, eosblock_ptr, seed_ptr, noise_ptr, forceon_ptr, force_ptr,
+        ids_ptr, codes_ptr, maxlen_m1, s_codes,
+        NQ: tl.constexpr, V: tl.constexpr, VP: tl.constexpr, EOS: tl.constexpr,
+        WINDOW: tl.constexpr, USE_NOISE: tl.constexpr,
+    ):  # fmt: skip
+        """One (slot, codebook) per program; the end flags are set by the next kernel."""
         m = tl.program_id(0)
-        q = tl.arange(0, NQ)
+        q = tl.program_id(1)
         v = tl.arange(0, VP)
         valid = v < V
-        lg = tl.load(
-            logits_ptr + m * (NQ * V) + q[:, None] * V + v[None, :],
-            mask=valid[None, :],
-            other=float("-inf"),
-        )
-        lg = lg / tl.load(temp_ptr + q)[:, None]
-        cnt = tl.zeros([NQ, VP], tl.int32)
+        lg = tl.load(logits_ptr + m * (NQ * V) + q * V + v, mask=valid, other=float("-inf"))
+        lg = lg / tl.load(temp_ptr + q)
+        cnt = tl.zeros([VP], tl.int32)
         for j in tl.static_range(WINDOW):
             hj = tl.load(hist_ptr + (m * NQ + q) * WINDOW + j)
-            cnt += (v[None, :] == hj[:, None]).to(tl.int32)
+            cnt += (v == hj).to(tl.int32)
         pen = tl.load(pen_ptr)
-        alpha = tl.full([NQ, VP], 1.0, tl.float32)
+        alpha = tl.full([VP], 1.0, tl.float32)
         for j in tl.static_range(WINDOW):
             alpha = tl.where(cnt > j, alpha * pen, alpha)
         lg = tl.where(lg < 0, lg * alpha, lg / alpha)
         # top-p on the ascending sort, as transformers' warper (the 3 largest always kept)
-        srt = tl.sort(lg, dim=1)
-        mx = tl.max(srt, 1)
-        e = tl.exp(srt - mx[:, None])
-        pr = e / tl.sum(e, 1)[:, None]
-        cum = tl.cumsum(pr, axis=1)
-        drop = (cum <= 1.0 - tl.load(topp_ptr)) & (v < VP - 3)[None, :]
-        ndrop = tl.sum(drop.to(tl.int32), 1)
-        thr = tl.sum(tl.where(v[None, :] == ndrop[:, None], srt, 0.0), 1)
+        srt = tl.sort(lg)
+        e = tl.exp(srt - tl.max(srt, 0))
+        cum = tl.cumsum(e / tl.sum(e, 0), axis=0)
+        drop = (cum <= 1.0 - tl.load(topp_ptr)) & (v < VP - 3)
+        ndrop = tl.sum(drop.to(tl.int32), 0)
+        thr = tl.sum(tl.where(v == ndrop, srt, 0.0), 0)
         kk = tl.minimum(tl.maximum(tl.load(topk_ptr), 3), 20).to(tl.int32)
         kidx = VP - kk
-        kth = tl.sum(tl.where(v[None, :] == kidx, srt, 0.0), 1)
+        kth = tl.sum(tl.where(v == kidx, srt, 0.0), 0)
         kth = tl.where(kidx >= ndrop, kth, float("-inf"))
         topk_on = tl.load(topkon_ptr) != 0
-        keep = (lg >= thr[:, None]) & ~((lg < kth[:, None]) & topk_on)
+        keep = (lg >= thr) & ~((lg < kth) & topk_on)
         lg2 = tl.where(keep, lg, float("-inf"))
         step = tl.load(step_ptr + m)
         block = (step < tl.load(minnew_ptr + m)) | (tl.load(eosblock_ptr) != 0)
-        lg2 = tl.where((v[None, :] == EOS) & block, float("-inf"), lg2)
-        id_g = tl.argmax(lg2, 1)
-        mx2 = tl.max(lg2, 1)
-        e2 = tl.exp(lg2 - mx2[:, None])
-        probs = e2 / tl.sum(e2, 1)[:, None]
+        lg2 = tl.where((v == EOS) & block, float("-inf"), lg2)
+        id_g = tl.argmax(lg2, 0)
+        e2 = tl.exp(lg2 - tl.max(lg2, 0))
+        probs = e2 / tl.sum(e2, 0)
         if USE_NOISE:
-            ex = tl.load(noise_ptr + m * (NQ * VP) + q[:, None] * VP + v[None, :])
+            ex = tl.load(noise_ptr + m * (NQ * VP) + q * VP + v)
         else:
             seed = tl.load(seed_ptr + m)
-            off = (step.to(tl.int32) * NQ + q[:, None]) * VP + v[None, :]
-            ex = -tl.log(tl.rand(seed, off))
-        id_s = tl.argmax(probs / ex, 1)
+            ex = -tl.log(tl.rand(seed, (step.to(tl.int32) * NQ + q) * VP + v))
+        id_s = tl.argmax(probs / ex, 0)
         ids = tl.where(tl.load(greedy_ptr) != 0, id_g, id_s).to(tl.int64)
-        forced = tl.load(force_ptr + m * NQ + q)
-        ids = tl.where(tl.load(forceon_ptr) != 0, forced, ids)
+        ids = tl.where(tl.load(forceon_ptr) != 0, tl.load(force_ptr + m * NQ + q), ids)
         at = tl.minimum(step, maxlen_m1)
         tl.store(ids_ptr + m * NQ + q, ids)
         tl.store(codes_ptr + m * s_codes + at * NQ + q, ids)
         tl.store(hist_ptr + (m * NQ + q) * WINDOW + step % WINDOW, ids)
-        ended = tl.max((ids == EOS).to(tl.int32), 0) > 0
-        fin = tl.load(fin_ptr + m) != 0
-        endv = tl.load(end_ptr + m)
-        tl.store(end_ptr + m, tl.where(ended & ~fin, step, endv))
-        tl.store(fin_ptr + m, fin | ended)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -540,7 +441,11 @@ class TorchOps:
     def qkv_rope(self, g, li: int, b: int, L: int, embed: bool) -> None:
         p = g.layers[li]
         if embed:
-            x = g.emb_code[g.ids[:b] + g.code_offsets].float().sum(1).to(g.dtype)
+            ids = g.ids[:b]
+            ended = (ids == g.eos_id_).any(-1)
+            g.end_step[:b] = torch.where(ended & ~g.finished[:b], g.step[:b], g.end_step[:b])
+            g.finished[:b] |= ended
+            x = g.emb_code[ids + g.code_offsets].float().sum(1).to(g.dtype)
             g.hres[:b] = x
         h = g.hres[:b]
         qkv = F.linear(_rmsnorm(h, p["ln1"], g.eps), p["qkv"])
@@ -558,34 +463,17 @@ class TorchOps:
 
     def attention(self, g, li: int, b: int, L: int) -> None:
         nh, hd = g.num_heads, g.head_dim
-        ns = -(-L // CHUNK)
         pos = g.pos[:b].clamp(max=L - 1)
-        kc = g.k[li, :b, :, : ns * CHUNK].float()  # [b, nh, T, hd]
-        vc = g.v[li, :b, :, : ns * CHUNK].float()
-        if kc.shape[2] < ns * CHUNK:  # cache shorter than the last chunk: pad
-            pad = ns * CHUNK - kc.shape[2]
-            kc = F.pad(kc, (0, 0, 0, pad))
-            vc = F.pad(vc, (0, 0, 0, pad))
+        kc = g.k[li, :b, :, :L].float()  # [b, nh, L, hd]
+        vc = g.v[li, :b, :, :L].float()
         q = g.q[:b].float().view(b, nh, 1, hd)
-        t = torch.arange(ns * CHUNK, device=g.device)
-        valid = (t.view(1, -1) <= pos.view(-1, 1)).view(b, 1, ns, CHUNK)
-        sc = (q * kc).sum(-1).view(b, nh, ns, CHUNK) * hd**-0.5
-        sc = sc.masked_fill(~valid, -math.inf)
-        mx = sc.amax(-1)  # [b, nh, ns]; -inf for empty chunks
-        pe = torch.exp(sc - mx.unsqueeze(-1)).nan_to_num(0.0)
-        o = (pe.unsqueeze(-1) * vc.view(b, nh, ns, CHUNK, hd)).sum(-2)
-        g.part_ml[:b, :, :ns, 0] = mx
-        g.part_ml[:b, :, :ns, 1] = pe.sum(-1)
-        g.part_o[:b, :, :ns] = o
+        valid = torch.arange(L, device=g.device).view(1, 1, L) <= pos.view(b, 1, 1)
+        sc = (q * kc).sum(-1) * hd**-0.5  # [b, nh, L]
+        pr = sc.masked_fill(~valid, -math.inf).softmax(-1)
+        g.att[:b] = (pr.unsqueeze(-1) * vc).sum(-2).reshape(b, -1).to(g.dtype)
 
     def oproj(self, g, li: int, b: int, L: int) -> None:
-        ns = -(-L // CHUNK)
-        m = g.part_ml[:b, :, :ns, 0]
-        big = m.amax(-1, keepdim=True)
-        wgt = torch.exp(m - big).nan_to_num(0.0)
-        den = (wgt * g.part_ml[:b, :, :ns, 1]).sum(-1, keepdim=True)
-        o = (wgt.unsqueeze(-1) * g.part_o[:b, :, :ns]).sum(-2) / den
-        y = F.linear(o.to(g.dtype).reshape(b, -1), g.layers[li]["o"])
+        y = F.linear(g.att[:b], g.layers[li]["o"])
         g.hres[:b] = (g.hres[:b].float() + y.float()).to(g.dtype)
 
     def gateup(self, g, li: int, b: int) -> None:
@@ -639,13 +527,16 @@ class TorchOps:
         g.ids[:b] = ids
         g.out_codes[rows, at] = ids
         g.hist[:b].scatter_(2, (step % WIN).view(b, 1, 1).expand(b, nq, 1), ids.unsqueeze(-1))
-        ended = (ids == g.eos_id_).any(-1)
-        g.end_step[:b] = torch.where(ended & ~g.finished[:b], step, g.end_step[:b])
-        g.finished[:b] |= ended
 
 
 class TritonOps:
-    """The fused Triton kernels (JIT-compiled on first use, captured in CUDA graphs)."""
+    """The fused Triton kernels (JIT-compiled on first use, captured in CUDA graphs).
+
+    Batch 1 (and any size with a tile dim under 16): CUDA-core tiles that hold a whole
+    weight row, so each program issues one load of x and one of each weight tile (a loop over
+    K would serialise memory latency). Batch >= ``min_dot_batch``: tensor-core tiles over
+    a batch block of 16-64 rows, looping over K.
+    """
 
     name = "triton"
 
@@ -661,52 +552,55 @@ class TritonOps:
     def qkv_rope(self, g, li: int, b: int, L: int, embed: bool) -> None:
         H, hd = g.hidden_size, g.head_dim
         BM, dot = _cfg(b, (hd // 2, H), self.min_dot_batch)
-        BH = min(hd // 2, 16 if dot else 8)
-        BK = min(H, 64 if dot else 256)
+        BH = min(hd // 2, 16 if dot else 4)
+        BK = 64 if dot else _pow2(H)
         kc, vc = g.k[li], g.v[li]
         grid = (3 * g.num_heads * (hd // 2 // BH), -(-b // BM))
         _qkv_rope_kernel[grid](
             g.hres, g.ids, g.emb_code, g.layers[li]["ln1"], g.layers[li]["qkv"], g.pos,
-            g.cos, g.sin, g.q, kc, vc, b, L - 1, g.eps,
-            kc.stride(0), kc.stride(1), kc.stride(2),
-            H=H, HD=hd, NH=g.num_heads, NQ=g.num_vq, V=g.num_audio,
-            BM=BM, BH=BH, BK=BK, EMBED=embed, USE_DOT=dot, PREC=self._prec(g),
+            g.cos, g.sin, g.q, kc, vc, g.step, g.finished, g.end_step,
+            b, L - 1, g.eps, kc.stride(0), kc.stride(1), kc.stride(2),
+            H=H, HD=hd, NH=g.num_heads, NQ=g.num_vq, V=g.num_audio, EOS=g.eos_id_,
+            BM=BM, BH=BH, BK=BK, BKS=min(256, _pow2(H)), ONE=BK >= H, EMBED=embed,
+            USE_DOT=dot, PREC=self._prec(g),
         )  # fmt: skip
 
     def attention(self, g, li: int, b: int, L: int) -> None:
         kc, vc = g.k[li], g.v[li]
-        ns = -(-L // CHUNK)
-        _attn_kernel[(g.num_heads, ns, b)](
-            g.q, kc, vc, g.pos, g.part_o, g.part_ml, L - 1, g.head_dim**-0.5,
-            kc.stride(0), kc.stride(1), kc.stride(2), g.nsplit,
-            H=g.hidden_size, HD=g.head_dim, NH=g.num_heads, CH=CHUNK,
+        CH = min(128, _pow2(L))
+        _attn_kernel[(g.num_heads, b)](
+            g.q, kc, vc, g.pos, g.att, L - 1, g.head_dim**-0.5,
+            kc.stride(0), kc.stride(1), kc.stride(2),
+            H=g.hidden_size, HD=g.head_dim, CH=CH, NCH=-(-L // CH),
+            num_warps=4 if CH * g.head_dim <= 4096 else 8,
         )  # fmt: skip
 
     def oproj(self, g, li: int, b: int, L: int) -> None:
         H = g.hidden_size
-        BM, dot = _cfg(b, (g.head_dim,), self.min_dot_batch)
-        BN = min(H, 32 if dot else 8)
+        BM, dot = _cfg(b, (H,), self.min_dot_batch)
+        BN = min(H, 32 if dot else 4)
+        BK = 64 if dot else _pow2(H)
         _oproj_kernel[(H // BN, -(-b // BM))](
-            g.part_o, g.part_ml, g.layers[li]["o"], g.hres, b, g.nsplit,
-            H=H, HD=g.head_dim, NH=g.num_heads, NUSED=-(-L // CHUNK), BM=BM, BN=BN,
-            USE_DOT=dot, PREC=self._prec(g),
+            g.att, g.layers[li]["o"], g.hres, b,
+            H=H, BM=BM, BN=BN, BK=BK, USE_DOT=dot, PREC=self._prec(g),
         )  # fmt: skip
 
     def gateup(self, g, li: int, b: int) -> None:
         H, inter = g.hidden_size, g.inter
         BM, dot = _cfg(b, (H, inter), self.min_dot_batch)
-        BN = min(inter, 32 if dot else 16)
-        BK = min(H, 64 if dot else 256)
+        BN = min(inter, 32 if dot else 4)
+        BK = 64 if dot else _pow2(H)
         _gateup_kernel[(inter // BN, -(-b // BM))](
             g.hres, g.layers[li]["ln2"], g.layers[li]["gu"], g.act, b, g.eps,
-            H=H, INTER=inter, BM=BM, BN=BN, BK=BK, USE_DOT=dot, PREC=self._prec(g),
+            H=H, INTER=inter, BM=BM, BN=BN, BK=BK, BKS=min(256, _pow2(H)), ONE=BK >= H,
+            USE_DOT=dot, PREC=self._prec(g),
         )  # fmt: skip
 
     def down(self, g, li: int, b: int, last: bool) -> None:
         H, inter = g.hidden_size, g.inter
         BM, dot = _cfg(b, (H, inter), self.min_dot_batch)
-        BN = min(H, 32 if dot else 8)
-        BK = min(inter, 64 if dot else 512)
+        BN = min(H, 32 if dot else 2)
+        BK = 64 if dot else _pow2(inter)
         _down_kernel[(H // BN, -(-b // BM))](
             g.act, g.layers[li]["down"], g.hres, g.pos, g.step, b,
             H=H, INTER=inter, BM=BM, BN=BN, BK=BK, LAST=last, USE_DOT=dot, PREC=self._prec(g),
@@ -716,21 +610,21 @@ class TritonOps:
         H = g.hidden_size
         nout = g.num_vq * g.num_audio
         BM, dot = _cfg(b, (H,), self.min_dot_batch)
-        BN = 32 if dot else 16
-        BK = min(H, 64 if dot else 256)
+        BN = 32 if dot else 8
+        BK = 64 if dot else _pow2(H)
         _head_kernel[(-(-nout // BN), -(-b // BM))](
             g.hres, g.norm, g.head_code, g.logits, g.h_last, g.out_hidden, g.step, b, g.eps,
             g.max_len - 1, g.out_hidden.stride(0), nout,
-            H=H, BM=BM, BN=BN, BK=BK, USE_DOT=dot,
+            H=H, BM=BM, BN=BN, BK=BK, BKS=min(256, _pow2(H)), USE_DOT=dot,
         )  # fmt: skip
 
     def sample(self, g, b: int, noise: torch.Tensor | None = None) -> None:
         V = g.num_audio
-        _sample_kernel[(b,)](
+        _sample_kernel[(b, g.num_vq)](
             g.logits, g.hist, g.step, g.min_new, g.temperature, g.penalty, g.top_p, g.top_k,
             g.topk_on, g.greedy, g.eos_block, g.slot_seed,
             noise if noise is not None else g.logits, g.force_on, g.force_ids,
-            g.ids, g.out_codes, g.finished, g.end_step, g.max_len - 1, g.out_codes.stride(0),
+            g.ids, g.out_codes, g.max_len - 1, g.out_codes.stride(0),
             NQ=g.num_vq, V=V, VP=_pow2(V), EOS=g.eos_id_, WINDOW=WIN,
             USE_NOISE=noise is not None,
         )  # fmt: skip
@@ -778,14 +672,12 @@ class TritonGPT(CudaGPT):
             return
         dev, dt, S, H = self.device, self.dtype, self.capacity, self.hidden_size
         self.inter = int(self.layers[0]["down"].shape[1])
-        self.nsplit = -(-self.max_len // CHUNK)
         self.hres = torch.zeros(S, H, device=dev, dtype=dt)
         self.q = torch.zeros(S, H, device=dev, dtype=dt)
         self.act = torch.zeros(S, self.inter, device=dev, dtype=dt)
         self.ids = torch.zeros(S, self.num_vq, device=dev, dtype=torch.long)
         self.logits = torch.zeros(S, self.num_vq * self.num_audio, device=dev)
-        self.part_o = torch.zeros(S, self.num_heads, self.nsplit, self.head_dim, device=dev)
-        self.part_ml = torch.zeros(S, self.num_heads, self.nsplit, 2, device=dev)
+        self.att = torch.zeros(S, H, device=dev, dtype=dt)
         self.slot_seed = torch.zeros(S, device=dev, dtype=torch.long)
         self.force_on = torch.zeros((), device=dev, dtype=torch.bool)
         self.force_ids = torch.zeros(S, self.num_vq, device=dev, dtype=torch.long)
@@ -881,9 +773,9 @@ class TritonGPT(CudaGPT):
 
 _OUTPUTS = {
     "head": ("logits", "h_last", "out_hidden"),
-    "sample": ("ids", "out_codes", "hist", "finished", "end_step"),
-    "qkv_rope": ("hres", "q", "k", "v"),
-    "attention": ("part_o", "part_ml"),
+    "sample": ("ids", "out_codes", "hist"),
+    "qkv_rope": ("hres", "q", "k", "v", "finished", "end_step"),
+    "attention": ("att",),
     "oproj": ("hres",),
     "gateup": ("act",),
     "down": ("hres", "pos", "step"),
@@ -947,7 +839,7 @@ def compare_ops(
         def poison() -> None:
             for k in names:
                 t = getattr(g, k)
-                if k in ("q", "act", "logits", "h_last", "part_o", "part_ml"):
+                if k in ("q", "act", "logits", "h_last", "att"):
                     t[:batch] = float("nan")
 
         poison()
