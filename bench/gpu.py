@@ -77,8 +77,10 @@ def parity_tiny(results: dict) -> None:
     out = {}
     variants = [("graphs", CudaGPT, True), ("eager", CudaGPT, False)]
     variants += [("fused_graphs", TritonGPT, True), ("fused_eager", TritonGPT, False)]
+    variants += [("fused_pdl_graphs", TritonGPT, True)]
     for name, cls, graphs in variants:
-        m = cls(tiny / "asset", precision="fp32", max_batch=1, use_graphs=graphs, max_len=512)
+        kw = {"pdl": True} if "pdl" in name else {}
+        m = cls(tiny / "asset", precision="fp32", max_batch=1, use_graphs=graphs, max_len=512, **kw)
         # the prompt embedding computed on the GPU from the token ids must match too
         ids = torch.from_numpy(g["tok/code_spk/ids"])
         spk = torch.from_numpy(g["speaker/vector_f16"])
@@ -123,11 +125,15 @@ def fused_kernels(ckpt: Path, results: dict) -> None:
     limits = {"fp32": 1e-4, "fp16": 2e-2, "bf16": 3e-2}
     for prec in ("fp32", "fp16", "bf16"):
         m = TritonGPT(ckpt / "asset", precision=prec, max_batch=64, use_graphs=False, max_len=512)
-        for b in (1, 5, 64):
-            errs = compare_ops(m, b, 256, seed=b)
+        if prec == "bf16":
+            m.close()
+            continue  # bf16 shares every code path with fp16 (run 2 of 2026-12-01 checked it)
+        for b, pdl in ((1, False), (5, False), (64, False), (1, True), (64, True)):
+            errs = compare_ops(m, b, 256, seed=b, pdl=pdl)
             errs["pass"] = all(v <= limits[prec] for k, v in errs.items() if k != "pass")
-            out[f"{prec}_b{b}"] = errs
-            log(f"fused kernels vs torch twins, {prec} batch {b}: {json.dumps(errs)}")
+            key = f"{prec}_b{b}" + ("_pdl" if pdl else "")
+            out[key] = errs
+            log(f"fused kernels vs torch twins, {key}: {json.dumps(errs)}")
         m.close()
         torch.cuda.empty_cache()
     results["fused_kernel_equality"] = out
@@ -198,8 +204,8 @@ def agreement(ckpt: Path, results: dict, frames: int) -> None:
     # the fused Triton step, fed the true codes frame by frame (its own decode path)
     from mixvox.engines.chattts.triton_decode import TritonGPT
 
-    for prec in ("fp32", "fp16", "bf16"):
-        m = TritonGPT(ckpt / "asset", precision=prec, max_batch=1)
+    for prec in ("fp32", "fp16", "bf16", "fp16-pdl"):
+        m = TritonGPT(ckpt / "asset", precision=prec[:4], max_batch=1, pdl="pdl" in prec)
         tf = m.teacher_forced_step_logits(prompt, codes)
         r = m.generate([CodeRequest(prompt, max_new=frames, min_new=frames)], samp)[0]
         out[f"fused_{prec}"] = {
@@ -227,21 +233,19 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
 
     rows = []
     configs = [
+        ("fp16", True, "triton-pdl"),
         ("fp16", True, "triton"),
         ("fp16", True, "ops"),
-        ("bf16", True, "triton"),
-        ("fp16", True, "triton-dot1"),
-        ("fp16", True, "stack"),
-        ("fp16", False, "none"),
+        ("bf16", True, "triton-pdl"),
     ]
     for prec, graphs, fused in configs:
         if fused.startswith("triton"):
-            name = f"mixvox fused Triton {prec} graphs" + (" (dot tiles at b=1)" if "dot1" in fused else "")
+            name = f"mixvox fused Triton {prec} graphs" + (" + PDL" if "pdl" in fused else "")
             m = TritonGPT(
                 ckpt / "asset",
                 precision=prec,
                 max_batch=max(batches),
-                min_dot_batch=1 if "dot1" in fused else 2,
+                pdl="pdl" in fused,
             )
         else:
             name = f"mixvox torch {prec} " + (f"graphs+{fused}" if graphs else "no graphs")
@@ -254,7 +258,7 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
             )
         emb = m.embed_prompt(ids, None, None)
         for b in batches:
-            if (not graphs and b > 8) or (prec == "bf16" and b not in (1, 64)):
+            if (not graphs and b > 8) or (prec != "fp16" and b not in (1, 64)):
                 continue
             if fused in ("stack", "triton-dot1") and b not in (1, 64):
                 continue

@@ -74,6 +74,27 @@ if HAVE_TRITON:
         return acc
 
     @triton.jit
+    def _gdc(PDL: tl.constexpr):
+        """Programmatic dependent launch (Hopper): everything above this call may overlap the
+        previous kernel (only constant weights are read there); wait for it, then let the
+        next kernel start its own prologue."""
+        if PDL:
+            tl.extra.cuda.gdc_wait()
+            tl.extra.cuda.gdc_launch_dependents()
+
+    @triton.jit
+    def _end_flags(ids_ptr, step_ptr, fin_ptr, end_ptr, m, mmask, NQ: tl.constexpr, EOS: tl.constexpr):
+        """End flags of the codes just drawn (all codebooks are known once the sampler ran)."""
+        qq = tl.arange(0, NQ)
+        idv = tl.load(ids_ptr + m[:, None] * NQ + qq[None, :], mask=mmask[:, None], other=0)
+        ended = tl.max((idv == EOS).to(tl.int32), 1) > 0
+        fin = tl.load(fin_ptr + m, mask=mmask, other=0) != 0
+        st = tl.load(step_ptr + m, mask=mmask, other=0)
+        ev = tl.load(end_ptr + m, mask=mmask, other=0)
+        tl.store(end_ptr + m, tl.where(ended & ~fin, st, ev), mask=mmask)
+        tl.store(fin_ptr + m, fin | ended, mask=mmask)
+
+    @triton.jit
     def _load_x(
         h_ptr,
         ids_ptr,
@@ -131,6 +152,7 @@ if HAVE_TRITON:
         V: tl.constexpr, EOS: tl.constexpr, BM: tl.constexpr, BH: tl.constexpr,
         BK: tl.constexpr, BKS: tl.constexpr, ONE: tl.constexpr, EMBED: tl.constexpr,
         USE_DOT: tl.constexpr, PREC: tl.constexpr,
+     PDL: tl.constexpr,
     ):  # fmt: skip
         pid_n = tl.program_id(0)
         pid_m = tl.program_id(1)
@@ -145,21 +167,17 @@ if HAVE_TRITON:
         m = pid_m * BM + tl.arange(0, BM)
         mmask = m < b
         DT = w_ptr.dtype.element_ty
-        if EMBED:
-            if pid_n == 0:  # the end flags of the codes just drawn (all codebooks known now)
-                qq = tl.arange(0, NQ)
-                idv = tl.load(ids_ptr + m[:, None] * NQ + qq[None, :], mask=mmask[:, None], other=0)
-                ended = tl.max((idv == EOS).to(tl.int32), 1) > 0
-                fin = tl.load(fin_ptr + m, mask=mmask, other=0) != 0
-                st = tl.load(step_ptr + m, mask=mmask, other=0)
-                ev = tl.load(end_ptr + m, mask=mmask, other=0)
-                tl.store(end_ptr + m, tl.where(ended & ~fin, st, ev), mask=mmask)
-                tl.store(fin_ptr + m, fin | ended, mask=mmask)
         acc_lo = tl.zeros([BM, BH], tl.float32)
         acc_hi = tl.zeros([BM, BH], tl.float32)
         if ONE:  # the whole row in one tile: one load of x, one of each weight tile
             k = tl.arange(0, BK)
             kmask = k < H
+            wlo = tl.load(w_ptr + rows_lo[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
+            whi = tl.load(w_ptr + rows_hi[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
+            _gdc(PDL)
+            if EMBED:
+                if pid_n == 0:
+                    _end_flags(ids_ptr, step_ptr, fin_ptr, end_ptr, m, mmask, NQ, EOS)
             x = _load_x(h_ptr, ids_ptr, emb_ptr, m, mmask, k, kmask, H, NQ, V, BM, BK, EMBED)
             if EMBED:
                 if pid_n == 0:  # one program writes the new residual stream
@@ -167,11 +185,13 @@ if HAVE_TRITON:
                     tl.store(h_ptr + m[:, None] * H + k[None, :], x.to(DT), mask=msk)
             rstd = tl.math.rsqrt(tl.sum(x * x, axis=1) / H + eps)
             n = _normed(x, rstd, lnw_ptr, k, kmask, DT)
-            wlo = tl.load(w_ptr + rows_lo[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
-            whi = tl.load(w_ptr + rows_hi[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
             acc_lo = _mv(acc_lo, n, wlo, USE_DOT, PREC)
             acc_hi = _mv(acc_hi, n, whi, USE_DOT, PREC)
         else:
+            _gdc(PDL)
+            if EMBED:
+                if pid_n == 0:
+                    _end_flags(ids_ptr, step_ptr, fin_ptr, end_ptr, m, mmask, NQ, EOS)
             rstd = _rstd(h_ptr, ids_ptr, emb_ptr, m, mmask, eps, H, NQ, V, BM, BKS, EMBED)
             for k0 in range(0, H, BK):
                 k = k0 + tl.arange(0, BK)
@@ -211,10 +231,12 @@ if HAVE_TRITON:
     def _attn_kernel(
         q_ptr, kc_ptr, vc_ptr, pos_ptr, att_ptr, Lm1, scale, s_cb, s_ch, s_cp,
         H: tl.constexpr, HD: tl.constexpr, CH: tl.constexpr, NCH: tl.constexpr,
+     PDL: tl.constexpr,
     ):  # fmt: skip
         """One (head, slot) per program: online softmax over the cache in chunks of CH."""
         head = tl.program_id(0)
         m = tl.program_id(1)
+        _gdc(PDL)
         p = tl.minimum(tl.load(pos_ptr + m), Lm1)
         dd = tl.arange(0, HD)
         q = tl.load(q_ptr + m * H + head * HD + dd).to(tl.float32)
@@ -243,6 +265,7 @@ if HAVE_TRITON:
         att_ptr, w_ptr, h_ptr, b,
         H: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
         USE_DOT: tl.constexpr, PREC: tl.constexpr,
+     PDL: tl.constexpr,
     ):  # fmt: skip
         pid_n = tl.program_id(0)
         pid_m = tl.program_id(1)
@@ -251,12 +274,21 @@ if HAVE_TRITON:
         mmask = m < b
         DT = w_ptr.dtype.element_ty
         acc = tl.zeros([BM, BN], tl.float32)
-        for k0 in range(0, H, BK):
-            k = k0 + tl.arange(0, BK)
+        if BK >= H:
+            k = tl.arange(0, BK)
             kmask = k < H
-            x = tl.load(att_ptr + m[:, None] * H + k[None, :], mask=mmask[:, None] & kmask[None, :], other=0.0)
             w = tl.load(w_ptr + n[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
+            _gdc(PDL)
+            x = tl.load(att_ptr + m[:, None] * H + k[None, :], mask=mmask[:, None] & kmask[None, :], other=0.0)
             acc = _mv(acc, x, w, USE_DOT, PREC)
+        else:
+            _gdc(PDL)
+            for k0 in range(0, H, BK):
+                k = k0 + tl.arange(0, BK)
+                kmask = k < H
+                x = tl.load(att_ptr + m[:, None] * H + k[None, :], mask=mmask[:, None] & kmask[None, :], other=0.0)
+                w = tl.load(w_ptr + n[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
+                acc = _mv(acc, x, w, USE_DOT, PREC)
         y = acc.to(DT).to(tl.float32)
         hp = h_ptr + m[:, None] * H + n[None, :]
         hv = tl.load(hp, mask=mmask[:, None], other=0.0).to(tl.float32)
@@ -268,6 +300,7 @@ if HAVE_TRITON:
         H: tl.constexpr, INTER: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
         BK: tl.constexpr, BKS: tl.constexpr, ONE: tl.constexpr,
         USE_DOT: tl.constexpr, PREC: tl.constexpr,
+     PDL: tl.constexpr,
     ):  # fmt: skip
         pid_n = tl.program_id(0)
         pid_m = tl.program_id(1)
@@ -280,14 +313,16 @@ if HAVE_TRITON:
         if ONE:
             k = tl.arange(0, BK)
             kmask = k < H
+            wg = tl.load(w_ptr + n[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
+            wu = tl.load(w_ptr + (n[:, None] + INTER) * H + k[None, :], mask=kmask[None, :], other=0.0)
+            _gdc(PDL)
             x = _load_x(h_ptr, h_ptr, h_ptr, m, mmask, k, kmask, H, 1, 1, BM, BK, False)
             rstd = tl.math.rsqrt(tl.sum(x * x, axis=1) / H + eps)
             nx = _normed(x, rstd, lnw_ptr, k, kmask, DT)
-            wg = tl.load(w_ptr + n[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
-            wu = tl.load(w_ptr + (n[:, None] + INTER) * H + k[None, :], mask=kmask[None, :], other=0.0)
             acc_g = _mv(acc_g, nx, wg, USE_DOT, PREC)
             acc_u = _mv(acc_u, nx, wu, USE_DOT, PREC)
         else:
+            _gdc(PDL)
             rstd = _rstd(h_ptr, h_ptr, h_ptr, m, mmask, eps, H, 1, 1, BM, BKS, False)
             for k0 in range(0, H, BK):
                 k = k0 + tl.arange(0, BK)
@@ -308,6 +343,7 @@ if HAVE_TRITON:
         act_ptr, w_ptr, h_ptr, pos_ptr, step_ptr, b,
         H: tl.constexpr, INTER: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
         BK: tl.constexpr, LAST: tl.constexpr, USE_DOT: tl.constexpr, PREC: tl.constexpr,
+     PDL: tl.constexpr,
     ):  # fmt: skip
         pid_n = tl.program_id(0)
         pid_m = tl.program_id(1)
@@ -316,12 +352,21 @@ if HAVE_TRITON:
         mmask = m < b
         DT = w_ptr.dtype.element_ty
         acc = tl.zeros([BM, BN], tl.float32)
-        for k0 in range(0, INTER, BK):
-            k = k0 + tl.arange(0, BK)
+        if BK >= INTER:
+            k = tl.arange(0, BK)
             kmask = k < INTER
-            x = tl.load(act_ptr + m[:, None] * INTER + k[None, :], mask=mmask[:, None] & kmask[None, :], other=0.0)
             w = tl.load(w_ptr + n[:, None] * INTER + k[None, :], mask=kmask[None, :], other=0.0)
+            _gdc(PDL)
+            x = tl.load(act_ptr + m[:, None] * INTER + k[None, :], mask=mmask[:, None] & kmask[None, :], other=0.0)
             acc = _mv(acc, x, w, USE_DOT, PREC)
+        else:
+            _gdc(PDL)
+            for k0 in range(0, INTER, BK):
+                k = k0 + tl.arange(0, BK)
+                kmask = k < INTER
+                x = tl.load(act_ptr + m[:, None] * INTER + k[None, :], mask=mmask[:, None] & kmask[None, :], other=0.0)
+                w = tl.load(w_ptr + n[:, None] * INTER + k[None, :], mask=kmask[None, :], other=0.0)
+                acc = _mv(acc, x, w, USE_DOT, PREC)
         y = acc.to(DT).to(tl.float32)
         hp = h_ptr + m[:, None] * H + n[None, :]
         hv = tl.load(hp, mask=mmask[:, None], other=0.0).to(tl.float32)
@@ -339,6 +384,7 @@ if HAVE_TRITON:
         b, eps, maxlen_m1, s_ob, NOUT,
         H: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
         BKS: tl.constexpr, USE_DOT: tl.constexpr,
+     PDL: tl.constexpr,
     ):  # fmt: skip
         pid_n = tl.program_id(0)
         pid_m = tl.program_id(1)
@@ -347,6 +393,7 @@ if HAVE_TRITON:
         m = pid_m * BM + tl.arange(0, BM)
         mmask = m < b
         DT = h_ptr.dtype.element_ty
+        _gdc(PDL)
         rstd = _rstd(h_ptr, h_ptr, h_ptr, m, mmask, eps, H, 1, 1, BM, BKS, False)
         at = tl.minimum(tl.load(step_ptr + m, mask=mmask, other=0), maxlen_m1)
         acc = tl.zeros([BM, BN], tl.float32)
@@ -370,10 +417,12 @@ if HAVE_TRITON:
         ids_ptr, codes_ptr, maxlen_m1, s_codes,
         NQ: tl.constexpr, V: tl.constexpr, VP: tl.constexpr, EOS: tl.constexpr,
         WINDOW: tl.constexpr, USE_NOISE: tl.constexpr,
+     PDL: tl.constexpr,
     ):  # fmt: skip
         """One (slot, codebook) per program; the end flags are set by the next kernel."""
         m = tl.program_id(0)
         q = tl.program_id(1)
+        _gdc(PDL)
         v = tl.arange(0, VP)
         valid = v < V
         lg = tl.load(logits_ptr + m * (NQ * V) + q * V + v, mask=valid, other=float("-inf"))
@@ -540,10 +589,14 @@ class TritonOps:
 
     name = "triton"
 
-    def __init__(self, min_dot_batch: int = 2) -> None:
+    def __init__(self, min_dot_batch: int = 2, pdl: bool = False) -> None:
         if not HAVE_TRITON:
             raise RuntimeError("the fused decode path needs Triton (pip install triton)")
         self.min_dot_batch = int(min_dot_batch)
+        # programmatic dependent launch: each kernel reads its weights while the previous
+        # one finishes (Hopper and newer; not in Triton's interpreter)
+        self.pdl = bool(pdl)
+        self._pdl = {"PDL": True, "launch_pdl": True} if pdl else {"PDL": False}
 
     @staticmethod
     def _prec(g) -> str:
@@ -562,17 +615,17 @@ class TritonOps:
             b, L - 1, g.eps, kc.stride(0), kc.stride(1), kc.stride(2),
             H=H, HD=hd, NH=g.num_heads, NQ=g.num_vq, V=g.num_audio, EOS=g.eos_id_,
             BM=BM, BH=BH, BK=BK, BKS=min(256, _pow2(H)), ONE=BK >= H, EMBED=embed,
-            USE_DOT=dot, PREC=self._prec(g),
+            USE_DOT=dot, PREC=self._prec(g), **self._pdl,
         )  # fmt: skip
 
     def attention(self, g, li: int, b: int, L: int) -> None:
         kc, vc = g.k[li], g.v[li]
-        CH = min(128, _pow2(L))
+        CH = min(256, _pow2(L))
         _attn_kernel[(g.num_heads, b)](
             g.q, kc, vc, g.pos, g.att, L - 1, g.head_dim**-0.5,
             kc.stride(0), kc.stride(1), kc.stride(2),
             H=g.hidden_size, HD=g.head_dim, CH=CH, NCH=-(-L // CH),
-            num_warps=4 if CH * g.head_dim <= 4096 else 8,
+            num_warps=4 if CH * g.head_dim <= 4096 else 8, **self._pdl,
         )  # fmt: skip
 
     def oproj(self, g, li: int, b: int, L: int) -> None:
@@ -582,7 +635,7 @@ class TritonOps:
         BK = 64 if dot else _pow2(H)
         _oproj_kernel[(H // BN, -(-b // BM))](
             g.att, g.layers[li]["o"], g.hres, b,
-            H=H, BM=BM, BN=BN, BK=BK, USE_DOT=dot, PREC=self._prec(g),
+            H=H, BM=BM, BN=BN, BK=BK, USE_DOT=dot, PREC=self._prec(g), **self._pdl,
         )  # fmt: skip
 
     def gateup(self, g, li: int, b: int) -> None:
@@ -593,7 +646,7 @@ class TritonOps:
         _gateup_kernel[(inter // BN, -(-b // BM))](
             g.hres, g.layers[li]["ln2"], g.layers[li]["gu"], g.act, b, g.eps,
             H=H, INTER=inter, BM=BM, BN=BN, BK=BK, BKS=min(256, _pow2(H)), ONE=BK >= H,
-            USE_DOT=dot, PREC=self._prec(g),
+            USE_DOT=dot, PREC=self._prec(g), **self._pdl,
         )  # fmt: skip
 
     def down(self, g, li: int, b: int, last: bool) -> None:
@@ -603,7 +656,7 @@ class TritonOps:
         BK = 64 if dot else _pow2(inter)
         _down_kernel[(H // BN, -(-b // BM))](
             g.act, g.layers[li]["down"], g.hres, g.pos, g.step, b,
-            H=H, INTER=inter, BM=BM, BN=BN, BK=BK, LAST=last, USE_DOT=dot, PREC=self._prec(g),
+            H=H, INTER=inter, BM=BM, BN=BN, BK=BK, LAST=last, USE_DOT=dot, PREC=self._prec(g), **self._pdl,
         )  # fmt: skip
 
     def head(self, g, b: int) -> None:
@@ -615,7 +668,7 @@ class TritonOps:
         _head_kernel[(-(-nout // BN), -(-b // BM))](
             g.hres, g.norm, g.head_code, g.logits, g.h_last, g.out_hidden, g.step, b, g.eps,
             g.max_len - 1, g.out_hidden.stride(0), nout,
-            H=H, BM=BM, BN=BN, BK=BK, BKS=min(256, _pow2(H)), USE_DOT=dot,
+            H=H, BM=BM, BN=BN, BK=BK, BKS=min(256, _pow2(H)), USE_DOT=dot, **self._pdl,
         )  # fmt: skip
 
     def sample(self, g, b: int, noise: torch.Tensor | None = None) -> None:
@@ -626,7 +679,7 @@ class TritonOps:
             noise if noise is not None else g.logits, g.force_on, g.force_ids,
             g.ids, g.out_codes, g.max_len - 1, g.out_codes.stride(0),
             NQ=g.num_vq, V=V, VP=_pow2(V), EOS=g.eos_id_, WINDOW=WIN,
-            USE_NOISE=noise is not None,
+            USE_NOISE=noise is not None, **self._pdl,
         )  # fmt: skip
 
 
@@ -642,6 +695,7 @@ class TritonGPT(CudaGPT):
     (batch, length) bucket, streaming) is inherited. ``kernels="torch"`` runs the same fused
     step through :class:`TorchOps` (any device; the CPU reference path used by CI).
     ``min_dot_batch``: smallest batch that uses tensor-core tiles (the rest: CUDA cores).
+    ``pdl``: programmatic dependent launch between the kernels (Hopper or newer).
     """
 
     def __init__(
@@ -650,11 +704,12 @@ class TritonGPT(CudaGPT):
         *,
         kernels: str = "triton",
         min_dot_batch: int = 2,
+        pdl: bool = False,
         **kw,
     ) -> None:
         if kernels not in ("triton", "torch"):
             raise ValueError(f"kernels must be 'triton' or 'torch', not {kernels!r}")
-        self.ops = TritonOps(min_dot_batch) if kernels == "triton" else TorchOps()
+        self.ops = TritonOps(min_dot_batch, pdl) if kernels == "triton" else TorchOps()
         kw["fused"] = "none"  # no torch.compile: the fused step needs none
         super().__init__(asset_dir, **kw)
         interp = os.environ.get("TRITON_INTERPRET") == "1"
@@ -795,7 +850,13 @@ def _err(a: torch.Tensor, b: torch.Tensor) -> float:
 
 
 def compare_ops(
-    g: TritonGPT, batch: int, L: int, *, seed: int = 0, layers: Sequence[int] = (0, 1)
+    g: TritonGPT,
+    batch: int,
+    L: int,
+    *,
+    seed: int = 0,
+    layers: Sequence[int] = (0, 1),
+    pdl: bool = False,
 ) -> dict[str, float]:
     """Run every fused op through :class:`TritonOps` and :class:`TorchOps` from the same state
     and return the worst relative error of each op's outputs (``sample``: 0 or inf, codes and
@@ -804,7 +865,7 @@ def compare_ops(
     random prompts are prefilled, and each op starts from the torch twin's previous result."""
     from mixvox.engines.chattts.gpt_cuda import CudaSampling
 
-    tri, ref = TritonOps(), TorchOps()
+    tri, ref = TritonOps(pdl=pdl), TorchOps()
     dev = g.device
     gen = torch.Generator().manual_seed(seed)
     g._alloc(batch)
