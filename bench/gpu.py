@@ -354,10 +354,12 @@ def kernels_per_step(m) -> int:
 
 def peak_memory(ckpt: Path, results: dict, frames: int) -> None:
     from mixvox.engines.chattts.gpt_cuda import CodeRequest, CudaGPT, CudaSampling
-
     from mixvox.engines.chattts.triton_decode import TritonGPT
 
-    for key, cls in (("peak_gpu_mb_batch1_gpt", CudaGPT), ("peak_gpu_mb_batch1_gpt_fused", TritonGPT)):
+    for key, cls in (
+        ("peak_gpu_mb_batch1_gpt", CudaGPT),
+        ("peak_gpu_mb_batch1_gpt_fused", TritonGPT),
+    ):
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
         base = torch.cuda.memory_allocated()
@@ -533,8 +535,10 @@ def summary_table(results: dict) -> str:
         us = b1.get("graph_step_us")
         frac = b1.get("graph_step_fraction_of_floor")
         lines.append(
-            f"| {impl} | " + " | ".join(cells)
-            + f" | {us:.0f} | {frac:.1%} | {kps.get(impl, '-')} |" if us and frac
+            f"| {impl} | "
+            + " | ".join(cells)
+            + f" | {us:.0f} | {frac:.1%} | {kps.get(impl, '-')} |"
+            if us and frac
             else f"| {impl} | " + " | ".join(cells) + f" | - | - | {kps.get(impl, '-')} |"
         )
     return head + "\n".join(lines) + "\n"

@@ -39,7 +39,14 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from mixvox.engines.chattts.gpt_cuda import LEN_BUCKETS, CudaGPT, _bucket, _rmsnorm, _rope, _silu_mul
+from mixvox.engines.chattts.gpt_cuda import (
+    LEN_BUCKETS,
+    CudaGPT,
+    _bucket,
+    _rmsnorm,
+    _rope,
+    _silu_mul,
+)
 
 try:  # Triton is optional: without it the fused step runs only through the torch twins.
     import triton
@@ -83,7 +90,9 @@ if HAVE_TRITON:
             tl.extra.cuda.gdc_launch_dependents()
 
     @triton.jit
-    def _end_flags(ids_ptr, step_ptr, fin_ptr, end_ptr, m, mmask, NQ: tl.constexpr, EOS: tl.constexpr):
+    def _end_flags(
+        ids_ptr, step_ptr, fin_ptr, end_ptr, m, mmask, NQ: tl.constexpr, EOS: tl.constexpr
+    ):
         """End flags of the codes just drawn (all codebooks are known once the sampler ran)."""
         qq = tl.arange(0, NQ)
         idv = tl.load(ids_ptr + m[:, None] * NQ + qq[None, :], mask=mmask[:, None], other=0)
@@ -202,8 +211,12 @@ if HAVE_TRITON:
                         msk = mmask[:, None] & kmask[None, :]
                         tl.store(h_ptr + m[:, None] * H + k[None, :], x.to(DT), mask=msk)
                 n = _normed(x, rstd, lnw_ptr, k, kmask, DT)
-                wlo = tl.load(w_ptr + rows_lo[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
-                whi = tl.load(w_ptr + rows_hi[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
+                wlo = tl.load(
+                    w_ptr + rows_lo[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0
+                )
+                whi = tl.load(
+                    w_ptr + rows_hi[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0
+                )
                 acc_lo = _mv(acc_lo, n, wlo, USE_DOT, PREC)
                 acc_hi = _mv(acc_hi, n, whi, USE_DOT, PREC)
         lo = acc_lo.to(DT).to(tl.float32)
@@ -279,14 +292,22 @@ if HAVE_TRITON:
             kmask = k < H
             w = tl.load(w_ptr + n[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
             _gdc(PDL)
-            x = tl.load(att_ptr + m[:, None] * H + k[None, :], mask=mmask[:, None] & kmask[None, :], other=0.0)
+            x = tl.load(
+                att_ptr + m[:, None] * H + k[None, :],
+                mask=mmask[:, None] & kmask[None, :],
+                other=0.0,
+            )
             acc = _mv(acc, x, w, USE_DOT, PREC)
         else:
             _gdc(PDL)
             for k0 in range(0, H, BK):
                 k = k0 + tl.arange(0, BK)
                 kmask = k < H
-                x = tl.load(att_ptr + m[:, None] * H + k[None, :], mask=mmask[:, None] & kmask[None, :], other=0.0)
+                x = tl.load(
+                    att_ptr + m[:, None] * H + k[None, :],
+                    mask=mmask[:, None] & kmask[None, :],
+                    other=0.0,
+                )
                 w = tl.load(w_ptr + n[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
                 acc = _mv(acc, x, w, USE_DOT, PREC)
         y = acc.to(DT).to(tl.float32)
@@ -314,7 +335,9 @@ if HAVE_TRITON:
             k = tl.arange(0, BK)
             kmask = k < H
             wg = tl.load(w_ptr + n[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
-            wu = tl.load(w_ptr + (n[:, None] + INTER) * H + k[None, :], mask=kmask[None, :], other=0.0)
+            wu = tl.load(
+                w_ptr + (n[:, None] + INTER) * H + k[None, :], mask=kmask[None, :], other=0.0
+            )
             _gdc(PDL)
             x = _load_x(h_ptr, h_ptr, h_ptr, m, mmask, k, kmask, H, 1, 1, BM, BK, False)
             rstd = tl.math.rsqrt(tl.sum(x * x, axis=1) / H + eps)
@@ -330,7 +353,9 @@ if HAVE_TRITON:
                 x = _load_x(h_ptr, h_ptr, h_ptr, m, mmask, k, kmask, H, 1, 1, BM, BK, False)
                 nx = _normed(x, rstd, lnw_ptr, k, kmask, DT)
                 wg = tl.load(w_ptr + n[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
-                wu = tl.load(w_ptr + (n[:, None] + INTER) * H + k[None, :], mask=kmask[None, :], other=0.0)
+                wu = tl.load(
+                    w_ptr + (n[:, None] + INTER) * H + k[None, :], mask=kmask[None, :], other=0.0
+                )
                 acc_g = _mv(acc_g, nx, wg, USE_DOT, PREC)
                 acc_u = _mv(acc_u, nx, wu, USE_DOT, PREC)
         g = acc_g.to(DT).to(tl.float32)
@@ -357,14 +382,22 @@ if HAVE_TRITON:
             kmask = k < INTER
             w = tl.load(w_ptr + n[:, None] * INTER + k[None, :], mask=kmask[None, :], other=0.0)
             _gdc(PDL)
-            x = tl.load(act_ptr + m[:, None] * INTER + k[None, :], mask=mmask[:, None] & kmask[None, :], other=0.0)
+            x = tl.load(
+                act_ptr + m[:, None] * INTER + k[None, :],
+                mask=mmask[:, None] & kmask[None, :],
+                other=0.0,
+            )
             acc = _mv(acc, x, w, USE_DOT, PREC)
         else:
             _gdc(PDL)
             for k0 in range(0, INTER, BK):
                 k = k0 + tl.arange(0, BK)
                 kmask = k < INTER
-                x = tl.load(act_ptr + m[:, None] * INTER + k[None, :], mask=mmask[:, None] & kmask[None, :], other=0.0)
+                x = tl.load(
+                    act_ptr + m[:, None] * INTER + k[None, :],
+                    mask=mmask[:, None] & kmask[None, :],
+                    other=0.0,
+                )
                 w = tl.load(w_ptr + n[:, None] * INTER + k[None, :], mask=kmask[None, :], other=0.0)
                 acc = _mv(acc, x, w, USE_DOT, PREC)
         y = acc.to(DT).to(tl.float32)
@@ -406,9 +439,13 @@ if HAVE_TRITON:
                 msk = mmask[:, None] & kmask[None, :]
                 tl.store(hlast_ptr + m[:, None] * H + k[None, :], nx, mask=msk)
                 tl.store(ohid_ptr + m[:, None] * s_ob + at[:, None] * H + k[None, :], nx, mask=msk)
-            w = tl.load(w_ptr + n[:, None] * H + k[None, :], mask=nmask[:, None] & kmask[None, :], other=0.0)
+            w = tl.load(
+                w_ptr + n[:, None] * H + k[None, :], mask=nmask[:, None] & kmask[None, :], other=0.0
+            )
             acc = _mv(acc, nx.to(tl.float32), w, USE_DOT, "ieee")
-        tl.store(logits_ptr + m[:, None] * NOUT + n[None, :], acc, mask=mmask[:, None] & nmask[None, :])
+        tl.store(
+            logits_ptr + m[:, None] * NOUT + n[None, :], acc, mask=mmask[:, None] & nmask[None, :]
+        )
 
     @triton.jit
     def _sample_kernel(
@@ -821,7 +858,6 @@ class TritonGPT(CudaGPT):
         return out.view(n, self.num_vq, self.num_audio)
 
 
-
 # ----------------------------------------------------------------------------------------------
 # kernel-by-kernel equality (used by bench/gpu.py on the GPU and by the tests on CPU)
 # ----------------------------------------------------------------------------------------------
@@ -871,7 +907,9 @@ def compare_ops(
     g._alloc(batch)
     g.set_sampling(CudaSampling(temperature=[0.3, 0.5, 0.7, 1.0], top_p=0.7, top_k=20))
     lens = torch.randint(3, min(40, L - 8), (batch,), generator=gen)
-    prompts = [g.emb_text[torch.randint(0, g.emb_text.shape[0], (int(n),), generator=gen)] for n in lens]
+    prompts = [
+        g.emb_text[torch.randint(0, g.emb_text.shape[0], (int(n),), generator=gen)] for n in lens
+    ]
     g.prefill(list(range(batch)), prompts)
     g.ids[:batch] = torch.randint(0, g.num_audio, (batch, g.num_vq), generator=gen).to(dev)
     hist = torch.randint(0, g.num_audio + 1, (batch, g.num_vq, WIN), generator=gen)
@@ -897,7 +935,7 @@ def compare_ops(
         names = _OUTPUTS[name]
         before = {k: getattr(g, k).clone() for k in names}
 
-        def poison() -> None:
+        def poison(names: tuple[str, ...] = names) -> None:
             for k in names:
                 t = getattr(g, k)
                 if k in ("q", "act", "logits", "h_last", "att"):
