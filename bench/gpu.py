@@ -139,6 +139,48 @@ def fused_kernels(ckpt: Path, results: dict) -> None:
     results["fused_kernel_equality"] = out
 
 
+def tile_sweep(ckpt: Path, results: dict) -> None:
+    """Graph step time of the fused fp16 + PDL path for a few tile shapes (batch 1: CUDA-core
+    rows per program and warps; batch 64: tensor-core batch block and K step), each checked
+    against the torch twins first."""
+    from mixvox.engines.chattts.triton_decode import TritonGPT, TritonOps, compare_ops
+
+    m = TritonGPT(ckpt / "asset", precision="fp16", max_batch=64, pdl=True)
+    variants = [
+        (1, "fma default", {}),
+        (
+            1,
+            "fma wide x2, 8 warps",
+            {"fma": {"qkv": 8, "o": 8, "gu": 8, "down": 4, "head": 16, "warps": 8}},
+        ),
+        (
+            1,
+            "fma narrow /2, 2 warps",
+            {"fma": {"qkv": 2, "o": 2, "gu": 2, "down": 1, "head": 4, "warps": 2}},
+        ),
+        (1, "fma default, 2 warps", {"fma": {"warps": 2}}),
+        (64, "dot default (bm 16)", {}),
+        (64, "dot bm 32", {"dot": {"bm": 32}}),
+        (64, "dot bk 128", {"dot": {"bk": 128}}),
+        (64, "dot bm 16, gu 16", {"dot": {"gu": 16}}),
+    ]
+    rows = []
+    for b, name, tiles in variants:
+        errs = compare_ops(m, b, 256, seed=b, pdl=True, tiles=tiles)
+        ok = all(v <= 2e-2 for v in errs.values())
+        m.ops = TritonOps(2, True, tiles)
+        m._graphs.clear()
+        us = graph_step_us(m, b, 256)
+        rows.append(
+            {"batch": b, "tiles": name, "step_us": us, "frames_per_s": b * 1e6 / us, "equal": ok}
+        )
+        log(
+            f"tile sweep b{b} {name:28s}: {us:8.1f} us/step ({b * 1e6 / us:9.0f} frames/s), equal {ok}"
+        )
+    results["tile_sweep"] = rows
+    m.close()
+
+
 def make_full_checkpoint(path: Path) -> Path:
     from mixvox.engines.chattts import randckpt
 
@@ -447,7 +489,7 @@ def main() -> int:
     ap.add_argument("--frames", type=int, default=200)
     ap.add_argument("--batches", default="1,8,32,64")
     ap.add_argument("--skip-reference", action="store_true")
-    ap.add_argument("--only", default="parity,kernels,agreement,decode,memory,e2e,reference")
+    ap.add_argument("--only", default="parity,kernels,sweep,agreement,decode,memory,e2e,reference")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     only = set(args.only.split(","))
@@ -465,6 +507,7 @@ def main() -> int:
     steps = [
         ("parity", lambda: parity_tiny(results)),
         ("kernels", lambda: fused_kernels(make_full_checkpoint(args.ckpt), results)),
+        ("sweep", lambda: tile_sweep(make_full_checkpoint(args.ckpt), results)),
         ("agreement", lambda: agreement(make_full_checkpoint(args.ckpt), results, args.frames)),
         ("e2e", lambda: bench_e2e(make_full_checkpoint(args.ckpt), results)),
         ("memory", lambda: peak_memory(make_full_checkpoint(args.ckpt), results, args.frames)),

@@ -512,10 +512,19 @@ if HAVE_TRITON:
 # ----------------------------------------------------------------------------------------------
 
 
-def _cfg(b: int, dims: Sequence[int], min_dot_batch: int) -> tuple[int, bool]:
+# Tile sizes. "fma": batch 1, CUDA-core tiles holding whole rows (output rows per program);
+# "dot": tensor-core tiles, batch block ``bm`` (small blocks keep enough programs in flight:
+# one 64-row block would leave most of the 132 SMs idle on the narrow matrices).
+TILES = {
+    "fma": {"qkv": 4, "o": 4, "gu": 4, "down": 2, "head": 8, "warps": 4},
+    "dot": {"bm": 16, "qkv": 16, "o": 16, "gu": 32, "down": 16, "head": 32, "bk": 64},
+}
+
+
+def _cfg(b: int, dims: Sequence[int], min_dot_batch: int, bm: int = 16) -> tuple[int, bool]:
     """Batch block and whether to use tensor-core dot tiles (needs every tile dim >= 16)."""
     if b >= min_dot_batch and min(dims) >= 16:
-        return min(64, max(16, _pow2(b))), True
+        return max(16, min(bm, _pow2(b))), True
     return 1, False
 
 
@@ -626,7 +635,9 @@ class TritonOps:
 
     name = "triton"
 
-    def __init__(self, min_dot_batch: int = 2, pdl: bool = False) -> None:
+    def __init__(
+        self, min_dot_batch: int = 2, pdl: bool = False, tiles: dict | None = None
+    ) -> None:
         if not HAVE_TRITON:
             raise RuntimeError("the fused decode path needs Triton (pip install triton)")
         self.min_dot_batch = int(min_dot_batch)
@@ -634,6 +645,12 @@ class TritonOps:
         # one finishes (Hopper and newer; not in Triton's interpreter)
         self.pdl = bool(pdl)
         self._pdl = {"PDL": True, "launch_pdl": True} if pdl else {"PDL": False}
+        self.tiles = {k: dict(v) for k, v in TILES.items()}
+        for k, v in (tiles or {}).items():
+            self.tiles[k].update(v)
+
+    def _warps(self, dot: bool) -> dict:
+        return {} if dot else {"num_warps": self.tiles["fma"]["warps"]}
 
     @staticmethod
     def _prec(g) -> str:
@@ -641,9 +658,10 @@ class TritonOps:
 
     def qkv_rope(self, g, li: int, b: int, L: int, embed: bool) -> None:
         H, hd = g.hidden_size, g.head_dim
-        BM, dot = _cfg(b, (hd // 2, H), self.min_dot_batch)
-        BH = min(hd // 2, 16 if dot else 4)
-        BK = 64 if dot else _pow2(H)
+        f, d = self.tiles["fma"], self.tiles["dot"]
+        BM, dot = _cfg(b, (hd // 2, H), self.min_dot_batch, d["bm"])
+        BH = min(hd // 2, d["qkv"] if dot else f["qkv"])
+        BK = d["bk"] if dot else _pow2(H)
         kc, vc = g.k[li], g.v[li]
         grid = (3 * g.num_heads * (hd // 2 // BH), -(-b // BM))
         _qkv_rope_kernel[grid](
@@ -652,7 +670,7 @@ class TritonOps:
             b, L - 1, g.eps, kc.stride(0), kc.stride(1), kc.stride(2),
             H=H, HD=hd, NH=g.num_heads, NQ=g.num_vq, V=g.num_audio, EOS=g.eos_id_,
             BM=BM, BH=BH, BK=BK, BKS=min(256, _pow2(H)), ONE=BK >= H, EMBED=embed,
-            USE_DOT=dot, PREC=self._prec(g), **self._pdl,
+            USE_DOT=dot, PREC=self._prec(g), **self._pdl, **self._warps(dot),
         )  # fmt: skip
 
     def attention(self, g, li: int, b: int, L: int) -> None:
@@ -667,45 +685,50 @@ class TritonOps:
 
     def oproj(self, g, li: int, b: int, L: int) -> None:
         H = g.hidden_size
-        BM, dot = _cfg(b, (H,), self.min_dot_batch)
-        BN = min(H, 32 if dot else 4)
-        BK = 64 if dot else _pow2(H)
+        f, d = self.tiles["fma"], self.tiles["dot"]
+        BM, dot = _cfg(b, (H,), self.min_dot_batch, d["bm"])
+        BN = min(H, d["o"] if dot else f["o"])
+        BK = d["bk"] if dot else _pow2(H)
         _oproj_kernel[(H // BN, -(-b // BM))](
             g.att, g.layers[li]["o"], g.hres, b,
-            H=H, BM=BM, BN=BN, BK=BK, USE_DOT=dot, PREC=self._prec(g), **self._pdl,
+            H=H, BM=BM, BN=BN, BK=BK, USE_DOT=dot, PREC=self._prec(g), **self._pdl, **self._warps(dot),
         )  # fmt: skip
 
     def gateup(self, g, li: int, b: int) -> None:
         H, inter = g.hidden_size, g.inter
-        BM, dot = _cfg(b, (H, inter), self.min_dot_batch)
-        BN = min(inter, 32 if dot else 4)
-        BK = 64 if dot else _pow2(H)
+        f, d = self.tiles["fma"], self.tiles["dot"]
+        BM, dot = _cfg(b, (H, inter), self.min_dot_batch, d["bm"])
+        BN = min(inter, d["gu"] if dot else f["gu"])
+        BK = d["bk"] if dot else _pow2(H)
         _gateup_kernel[(inter // BN, -(-b // BM))](
             g.hres, g.layers[li]["ln2"], g.layers[li]["gu"], g.act, b, g.eps,
             H=H, INTER=inter, BM=BM, BN=BN, BK=BK, BKS=min(256, _pow2(H)), ONE=BK >= H,
-            USE_DOT=dot, PREC=self._prec(g), **self._pdl,
+            USE_DOT=dot, PREC=self._prec(g), **self._pdl, **self._warps(dot),
         )  # fmt: skip
 
     def down(self, g, li: int, b: int, last: bool) -> None:
         H, inter = g.hidden_size, g.inter
-        BM, dot = _cfg(b, (H, inter), self.min_dot_batch)
-        BN = min(H, 32 if dot else 2)
-        BK = 64 if dot else _pow2(inter)
+        f, d = self.tiles["fma"], self.tiles["dot"]
+        BM, dot = _cfg(b, (H, inter), self.min_dot_batch, d["bm"])
+        BN = min(H, d["down"] if dot else f["down"])
+        BK = d["bk"] if dot else _pow2(inter)
         _down_kernel[(H // BN, -(-b // BM))](
             g.act, g.layers[li]["down"], g.hres, g.pos, g.step, b,
-            H=H, INTER=inter, BM=BM, BN=BN, BK=BK, LAST=last, USE_DOT=dot, PREC=self._prec(g), **self._pdl,
+            H=H, INTER=inter, BM=BM, BN=BN, BK=BK, LAST=last, USE_DOT=dot, PREC=self._prec(g), **self._pdl, **self._warps(dot),
         )  # fmt: skip
 
     def head(self, g, b: int) -> None:
         H = g.hidden_size
         nout = g.num_vq * g.num_audio
-        BM, dot = _cfg(b, (H,), self.min_dot_batch)
-        BN = 32 if dot else 8
-        BK = 64 if dot else _pow2(H)
+        f, d = self.tiles["fma"], self.tiles["dot"]
+        BM, dot = _cfg(b, (H,), self.min_dot_batch, d["bm"])
+        BN = d["head"] if dot else f["head"]
+        BK = d["bk"] if dot else _pow2(H)
         _head_kernel[(-(-nout // BN), -(-b // BM))](
             g.hres, g.norm, g.head_code, g.logits, g.h_last, g.out_hidden, g.step, b, g.eps,
             g.max_len - 1, g.out_hidden.stride(0), nout,
             H=H, BM=BM, BN=BN, BK=BK, BKS=min(256, _pow2(H)), USE_DOT=dot, **self._pdl,
+            **self._warps(dot),
         )  # fmt: skip
 
     def sample(self, g, b: int, noise: torch.Tensor | None = None) -> None:
@@ -742,11 +765,12 @@ class TritonGPT(CudaGPT):
         kernels: str = "triton",
         min_dot_batch: int = 2,
         pdl: bool = False,
+        tiles: dict | None = None,
         **kw,
     ) -> None:
         if kernels not in ("triton", "torch"):
             raise ValueError(f"kernels must be 'triton' or 'torch', not {kernels!r}")
-        self.ops = TritonOps(min_dot_batch, pdl) if kernels == "triton" else TorchOps()
+        self.ops = TritonOps(min_dot_batch, pdl, tiles) if kernels == "triton" else TorchOps()
         kw["fused"] = "none"  # no torch.compile: the fused step needs none
         super().__init__(asset_dir, **kw)
         interp = os.environ.get("TRITON_INTERPRET") == "1"
@@ -893,6 +917,7 @@ def compare_ops(
     seed: int = 0,
     layers: Sequence[int] = (0, 1),
     pdl: bool = False,
+    tiles: dict | None = None,
 ) -> dict[str, float]:
     """Run every fused op through :class:`TritonOps` and :class:`TorchOps` from the same state
     and return the worst relative error of each op's outputs (``sample``: 0 or inf, codes and
@@ -901,7 +926,7 @@ def compare_ops(
     random prompts are prefilled, and each op starts from the torch twin's previous result."""
     from mixvox.engines.chattts.gpt_cuda import CudaSampling
 
-    tri, ref = TritonOps(pdl=pdl), TorchOps()
+    tri, ref = TritonOps(pdl=pdl, tiles=tiles), TorchOps()
     dev = g.device
     gen = torch.Generator().manual_seed(seed)
     g._alloc(batch)
