@@ -159,10 +159,10 @@ def tile_sweep(ckpt: Path, results: dict) -> None:
             {"fma": {"qkv": 2, "o": 2, "gu": 2, "down": 1, "head": 4, "warps": 2}},
         ),
         (1, "fma default, 2 warps", {"fma": {"warps": 2}}),
-        (64, "dot default (bm 16)", {}),
-        (64, "dot bm 32", {"dot": {"bm": 32}}),
+        (64, "dot default (bm 64)", {}),
+        (64, "dot bm 16, o/down 16", {"dot": {"bm": 16, "o": 16, "down": 16}}),
+        (64, "dot bm 16, bk 128", {"dot": {"bm": 16, "o": 16, "down": 16, "bk": 128}}),
         (64, "dot bk 128", {"dot": {"bk": 128}}),
-        (64, "dot bm 16, gu 16", {"dot": {"gu": 16}}),
     ]
     rows = []
     for b, name, tiles in variants:

@@ -513,11 +513,12 @@ if HAVE_TRITON:
 
 
 # Tile sizes. "fma": batch 1, CUDA-core tiles holding whole rows (output rows per program);
-# "dot": tensor-core tiles, batch block ``bm`` (small blocks keep enough programs in flight:
-# one 64-row block would leave most of the 132 SMs idle on the narrow matrices).
+# "dot": tensor-core tiles over a batch block of up to ``bm`` rows. On the H200 (run 4 of
+# 2026-12-01, bench/gpu.py tile sweep) 16-row blocks, which give 4x more programs at batch
+# 64, were slower (1,774 vs 1,344 us per step with PDL), so one block holds up to 64 rows.
 TILES = {
     "fma": {"qkv": 4, "o": 4, "gu": 4, "down": 2, "head": 8, "warps": 4},
-    "dot": {"bm": 16, "qkv": 16, "o": 16, "gu": 32, "down": 16, "head": 32, "bk": 64},
+    "dot": {"bm": 64, "qkv": 16, "o": 32, "gu": 32, "down": 32, "head": 32, "bk": 64},
 }
 
 
