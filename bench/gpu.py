@@ -63,8 +63,8 @@ def copy_bandwidth() -> float:
 
 
 def parity_tiny(results: dict) -> None:
-    from mixvox.engines.chattts.gpt_cuda import CodeRequest, CudaGPT, CudaSampling
-    from mixvox.engines.chattts.triton_decode import TritonGPT
+    from mixvox.engines.chattts.gpt.cuda_graph import CodeRequest, CudaGPT, CudaSampling
+    from mixvox.engines.chattts.gpt.triton_decode import TritonGPT
 
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -118,7 +118,7 @@ def parity_tiny(results: dict) -> None:
 
 def fused_kernels(ckpt: Path, results: dict) -> None:
     """Every fused Triton kernel against its plain-torch twin, full size, random states."""
-    from mixvox.engines.chattts.triton_decode import TritonGPT, compare_ops
+    from mixvox.engines.chattts.gpt.triton_decode import TritonGPT, compare_ops
 
     torch.backends.cuda.matmul.allow_tf32 = False
     out = {}
@@ -143,7 +143,7 @@ def tile_sweep(ckpt: Path, results: dict) -> None:
     """Graph step time of the fused fp16 + PDL path for a few tile shapes (batch 1: CUDA-core
     rows per program and warps; batch 64: tensor-core batch block and K step), each checked
     against the torch twins first."""
-    from mixvox.engines.chattts.triton_decode import TritonGPT, TritonOps, compare_ops
+    from mixvox.engines.chattts.gpt.triton_decode import TritonGPT, TritonOps, compare_ops
 
     m = TritonGPT(ckpt / "asset", precision="fp16", max_batch=64, pdl=True)
     variants = [
@@ -199,7 +199,7 @@ def agreement(ckpt: Path, results: dict, frames: int) -> None:
     precision predicts every frame of the fp32 sequence from the true previous frames
     (top-1 agreement per code), and the Decoder's mel from each precision's hidden states.
     """
-    from mixvox.engines.chattts.gpt_cuda import CodeRequest, CudaGPT, CudaSampling
+    from mixvox.engines.chattts.gpt.cuda_graph import CodeRequest, CudaGPT, CudaSampling
 
     torch.backends.cuda.matmul.allow_tf32 = False
     gen = torch.Generator().manual_seed(0)
@@ -215,7 +215,7 @@ def agreement(ckpt: Path, results: dict, frames: int) -> None:
     )[0, prompt.shape[0] - 1 :].float()
     ref.close()
     try:
-        from mixvox.engines.chattts.decoder import load_audio_models
+        from mixvox.engines.chattts.audio import load_audio_models
 
         audio = load_audio_models(ckpt / "asset", backend="torch", device="cuda")
         mel32 = audio.decode_hidden(hidden32.cpu().numpy())
@@ -244,7 +244,7 @@ def agreement(ckpt: Path, results: dict, frames: int) -> None:
         out[prec] = row
         m.close()
     # the fused Triton step, fed the true codes frame by frame (its own decode path)
-    from mixvox.engines.chattts.triton_decode import TritonGPT
+    from mixvox.engines.chattts.gpt.triton_decode import TritonGPT
 
     for prec in ("fp32", "fp16", "bf16", "fp16-pdl"):
         m = TritonGPT(ckpt / "asset", precision=prec[:4], max_batch=1, pdl="pdl" in prec)
@@ -265,13 +265,13 @@ def agreement(ckpt: Path, results: dict, frames: int) -> None:
 
 
 def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> None:
-    from mixvox.engines.chattts.gpt_cuda import CodeRequest, CudaGPT, CudaSampling
+    from mixvox.engines.chattts.gpt.cuda_graph import CodeRequest, CudaGPT, CudaSampling
 
     torch.backends.cuda.matmul.allow_tf32 = True
     gen = torch.Generator().manual_seed(1)
     ids = torch.randint(0, 20000, (32,), generator=gen)
     samp = CudaSampling()
-    from mixvox.engines.chattts.triton_decode import TritonGPT
+    from mixvox.engines.chattts.gpt.triton_decode import TritonGPT
 
     rows = []
     configs = [
@@ -395,8 +395,8 @@ def kernels_per_step(m) -> int:
 
 
 def peak_memory(ckpt: Path, results: dict, frames: int) -> None:
-    from mixvox.engines.chattts.gpt_cuda import CodeRequest, CudaGPT, CudaSampling
-    from mixvox.engines.chattts.triton_decode import TritonGPT
+    from mixvox.engines.chattts.gpt.cuda_graph import CodeRequest, CudaGPT, CudaSampling
+    from mixvox.engines.chattts.gpt.triton_decode import TritonGPT
 
     for key, cls in (
         ("peak_gpu_mb_batch1_gpt", CudaGPT),

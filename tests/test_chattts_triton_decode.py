@@ -1,4 +1,4 @@
-"""The fused decode step (engines/chattts/triton_decode.py) on CPU.
+"""The fused decode step (engines/chattts/gpt/triton_decode.py) on CPU.
 
 * The torch twins of the fused kernels, run as a whole step (``TritonGPT(kernels="torch")``),
   reproduce the golden greedy codes of the tiny checkpoint and equal the plain torch step of
@@ -23,8 +23,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from mixvox.engines.chattts.gpt_cuda import CodeRequest, CudaGPT, CudaSampling  # noqa: E402
-from mixvox.engines.chattts.triton_decode import TritonGPT  # noqa: E402
+from mixvox.engines.chattts.gpt.cuda_graph import CodeRequest, CudaGPT, CudaSampling  # noqa: E402
+from mixvox.engines.chattts.gpt.triton_decode import TritonGPT  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "chattts"
 TINY = SHARED / "tiny"
@@ -110,7 +110,7 @@ _INTERP = r"""
 import json, sys
 from pathlib import Path
 from mixvox.engines.chattts import randckpt
-from mixvox.engines.chattts.triton_decode import TritonGPT, compare_ops
+from mixvox.engines.chattts.gpt.triton_decode import TritonGPT, compare_ops
 out = {}
 tiny, mid, shared = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
 randckpt.make_checkpoint(mid, shared, seed=0, sizes=randckpt.Sizes.small(

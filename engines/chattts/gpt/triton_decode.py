@@ -2,7 +2,7 @@
 
 Why: at batch 1 the step of this small model (20 Llama layers, hidden 768, ~385 MB of fp16
 weights) is bound by the number of kernels, not by memory. The torch path of
-:class:`~mixvox.engines.chattts.gpt_cuda.CudaGPT` runs ~350 kernels per step, one after the
+:class:`~mixvox.engines.chattts.gpt.cuda_graph.CudaGPT` runs ~350 kernels per step, one after the
 other inside a CUDA graph (~1.15 ms per step against a ~93 us bandwidth floor). Here one
 step is ``2 + 5 * layers`` kernels, JIT-compiled by Triton (users need no compiler):
 
@@ -39,7 +39,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from mixvox.engines.chattts.gpt_cuda import (
+from mixvox.engines.chattts.gpt.cuda_graph import (
     LEN_BUCKETS,
     CudaGPT,
     _bucket,
@@ -925,7 +925,7 @@ def compare_ops(
     flags must be equal). Outputs are poisoned with NaN before each run, so an element the
     kernel fails to write shows up as an infinite error. The state walks through a real step:
     random prompts are prefilled, and each op starts from the torch twin's previous result."""
-    from mixvox.engines.chattts.gpt_cuda import CudaSampling
+    from mixvox.engines.chattts.gpt.cuda_graph import CudaSampling
 
     tri, ref = TritonOps(pdl=pdl, tiles=tiles), TorchOps()
     dev = g.device
