@@ -5,8 +5,12 @@ ones on the tiny checkpoint, graphs vs no graphs, fp16/bf16 agreement with fp32 
 random checkpoint), then timings side by side on the same full-size random checkpoint made by
 the project's generator (``mixvox.engines.chattts.randckpt``):
 
-* batch-1 decode frames/s for torch fp16/bf16 with CUDA graphs, fp16 without graphs, and the
-  reference ChatTTS 0.2.5 when importable;
+* every fused Triton kernel (``gpt/triton_decode.py``) against its torch twin, fp32/fp16,
+  batch 1/5/64, with and without programmatic dependent launch (``kernels``); a tile sweep
+  (``sweep``); fused-path parity with the golden codes and teacher-forced agreement;
+* batch-1 decode frames/s and graph step time for the fused Triton path (fp16/bf16, PDL on
+  and off) and the torch graphs path side by side, kernels per step and the GPU time per
+  kernel (profiler), and the reference ChatTTS 0.2.5 when importable;
 * aggregate frames/s at batch 8, 32, 64;
 * end-to-end RTF (text -> wav) for about 10 s of audio, time to the first streamed chunk;
 * peak GPU memory at batch 1;

@@ -2,20 +2,25 @@
 
 Why: at batch 1 the step of this small model (20 Llama layers, hidden 768, ~385 MB of fp16
 weights) is bound by the number of kernels, not by memory. The torch path of
-:class:`~mixvox.engines.chattts.gpt.cuda_graph.CudaGPT` runs ~350 kernels per step, one after the
-other inside a CUDA graph (~1.15 ms per step against a ~93 us bandwidth floor). Here one
+:class:`~mixvox.engines.chattts.gpt.cuda_graph.CudaGPT` runs 368 kernels per step, one after
+the other inside a CUDA graph (~1.1 ms per step against a ~93 us bandwidth floor). Here one
 step is ``2 + 5 * layers`` kernels, JIT-compiled by Triton (users need no compiler):
 
-1. RMSNorm + QKV GEMV + RoPE + KV-cache write (layer 0 also gathers the code embeddings),
-2. split-K decode attention over the cache (partial max / sum / output per chunk),
-3. the split-K combine + O-projection GEMV + residual add,
+1. RMSNorm + QKV GEMV + RoPE + KV-cache write (layer 0 also gathers the code embeddings of
+   the codes just drawn and sets the end flags),
+2. decode attention over the cache, one (head, slot) per program, online softmax over
+   chunks of up to 256 positions (a split over programs needed a combine pass that cost
+   more than it saved at these lengths: run 1 of 2026-12-01),
+3. O-projection GEMV + residual add,
 4. RMSNorm + gate/up GEMV + SiLU-mul,
 5. down GEMV + residual add (the last layer also advances positions and step counters),
 
-plus the final RMSNorm + the four code heads (one GEMV) and one sampler kernel (temperature,
-repetition penalty, top-p, top-k, end-code block, the exponential-race draw, the bookkeeping
-of codes, history and end flags). Every RMSNorm is recomputed by each program from the full
-hidden vector (768 values), which costs less than a launch.
+plus the final RMSNorm + the four code heads (one GEMV) and one sampler kernel per
+(slot, codebook) (temperature, repetition penalty, top-p, top-k, end-code block, the
+exponential-race draw, codes and history). Every RMSNorm is recomputed by each program from
+the full hidden vector (768 values), which costs less than a launch. With ``pdl=True`` the
+kernels use programmatic dependent launch (Hopper): each reads its weights before waiting for
+the previous kernel (377 vs 450 us per step on an H200, BENCHMARKS.md).
 
 Each kernel has a plain-torch twin in :class:`TorchOps` with the same inputs, outputs and
 rounding points. The twins are the reference the kernels are tested against (on the GPU by
@@ -26,7 +31,8 @@ the step's logic against the golden codes without a GPU.
 Numerics follow the torch path: GEMVs accumulate in fp32 and round their output to the model
 dtype; norms, RoPE and SiLU-mul compute in fp32 from dtype inputs and round once; attention
 and the sampler are fp32. Batch >= 2 uses tensor-core ``tl.dot`` tiles (batch padded to 16),
-batch 1 a CUDA-core multiply-reduce (no padding waste).
+batch 1 CUDA-core tiles that hold whole weight rows (one load per operand: a loop over K
+serialised the memory latency, run 1).
 """
 
 from __future__ import annotations
