@@ -48,6 +48,7 @@ import torch.nn.functional as F
 from mixvox.engines.chattts.gpt.cuda_graph import (
     LEN_BUCKETS,
     CudaGPT,
+    GraphGPT,
     _bucket,
     _rmsnorm,
     _rope,
@@ -887,6 +888,29 @@ class TritonGPT(CudaGPT):
         finally:
             self.force_on.fill_(False)
         return out.view(n, self.num_vq, self.num_audio)
+
+
+class TritonGraphGPT(GraphGPT):
+    """:class:`GraphGPT` (the engine's GPU GPT) with the fused Triton step for the code
+    stage, with programmatic dependent launch on Hopper or newer."""
+
+    def _make_runner(
+        self,
+        asset_dir: str | Path,
+        device: str,
+        precision: str,
+        max_batch: int,
+        use_graphs: bool,
+        fused: str,
+    ) -> CudaGPT:
+        return TritonGPT(
+            asset_dir,
+            device=device,
+            precision=precision,
+            max_batch=max_batch,
+            use_graphs=use_graphs,
+            pdl=torch.cuda.get_device_capability(device) >= (9, 0),
+        )
 
 
 # ----------------------------------------------------------------------------------------------
