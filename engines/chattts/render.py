@@ -31,6 +31,8 @@ from pathlib import Path
 from mixvox.interfaces import MixvoxError
 from mixvox.ir import BREAK_CLAUSE, Chunk, Word, join_spoken
 
+from .respell import respell_override
+
 #: Audio frames per second of GPT output (one frame = 4 codes = 512 samples at 24 kHz).
 FRAMES_PER_SECOND = 46.875
 #: The reference's hard limit on generated frames (``max_new_token``).
@@ -246,6 +248,11 @@ def render_words(words: list[Word], homophones: HomophoneTable | None = None) ->
             parts.append(w.spoken)
             continue
         source = w.respelling if w.respelling else w.spoken
+        said = respell_override(w)  # an English ARPAbet override: words that say it
+        if said is not None:
+            source = said.text
+            if not said.faithful:
+                notes.append(Note("override-approximate", said.message, w.start, w.end))
         lang = "zh" if w.lang == "zh" else "en"
         if lang == "zh" and not w.respelling and w.phonemes:
             source = table.respell(source, w.phonemes, override=w.override)
