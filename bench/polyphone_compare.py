@@ -61,6 +61,8 @@ def word_len_at(fe: ZhFrontend, text: str, idx: int) -> int:
 class NaiveBayes:
     """Per-character multinomial naive Bayes over a few context features (our own baseline)."""
 
+    known: frozenset[str] = frozenset()  # every character is seen (no filtering)
+
     def __init__(self, cases: list[Case]) -> None:
         self.prior: dict[str, Counter[str]] = defaultdict(Counter)
         self.feat: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)

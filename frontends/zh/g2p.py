@@ -28,13 +28,8 @@ from . import polyphone
 
 _MAX_WORD = 8
 
-#: ``guess(k, p)`` -> the context model's reading of character ``k`` of a word if the model
-#: gives it probability ``p`` or more, else ``None``.
-Guess = Callable[[int, float], "str | None"]
-
-#: The model overrides pypinyin's phrase table only when it is this sure (one parameter, set
-#: on CPP dev: lower values let it overrule correct dictionary words; see BENCHMARKS.md).
-SURE = 0.999
+#: ``guess(k)`` -> the context model's reading of character ``k`` of a word, or ``None``.
+Guess = Callable[[int], "str | None"]
 
 
 @lru_cache(maxsize=4096)
@@ -170,15 +165,13 @@ class ZhG2P:
         guess: Guess | None = None,
         prev: str = "",
         nxt: str = "",
-        *,
-        whole: bool = True,
     ) -> list[str]:
         """Lexical pinyin of one word (simplified Han), using the text around it for context.
 
-        ``guess(k, p)``: the context model's reading of the word's ``k``-th character (or
-        ``None``), asked where no dictionary entry covers that character, and inside words of
-        pypinyin's phrase table with ``p = SURE`` (never against our own table, nor inside a
-        piece of a longer word: ``whole=False``). Returns one
+        ``guess(k)``: the context model's reading of the word's ``k``-th character (or
+        ``None``), asked only where no dictionary entry covers that character (a dictionary
+        word is never overruled: on CPP even lines that lost more than it won, and it turned
+        已经了结 into le5). Returns one
         syllable per character; a character without any reading gets ``""``. ``prev``/``nxt``:
         the words around this one in the same run of Han text (word-sequence rules for
         one-character words: 认真/地 de5, 跑/得/很快 de5).
@@ -188,12 +181,6 @@ class ZhG2P:
             if by_word:
                 return [by_word]
         py = self._word_pinyin(word, left, right, guess)
-        assert self._own is not None
-        if whole and guess and len(word) > 1 and word in PHRASES_DICT and word not in self._own:
-            for k, syl in enumerate(py):  # near-certain context beats pypinyin's phrase table
-                sure = guess(k, SURE)
-                if sure and sure != syl:
-                    py[k] = sure
         if (
             len(word) > 1
             and word[-1] == "儿"
@@ -238,7 +225,6 @@ class ZhG2P:
                         left + word[:pos],
                         word[pos + len(part) :] + right,
                         _shift(guess, pos),
-                        whole=False,  # a piece of a longer word (不了 in 做不了): no override
                     )
                     pos += len(part)
                 return out2
@@ -263,12 +249,18 @@ class ZhG2P:
         return parts
 
     def char_pinyin(
-        self, ch: str, left: str, right: str, word: str, idx: int = -1, model: str | None = None
+        self,
+        ch: str,
+        left: str,
+        right: str,
+        word: str,
+        idx: int = -1,
+        model: Callable[[], str | None] | None = None,
     ) -> str:
         """Reading of one character: neutral suffix rule, context rule, model, then pypinyin.
 
         ``left``/``right`` are the rest of the word the character is in; ``model`` is the
-        context model's reading of it in the sentence, if it has one.
+        context model's reading of it in the sentence (asked only if nothing before decides).
         """
         if idx >= 0:
             suffix = polyphone.suffix_reading(word, idx)
@@ -277,8 +269,9 @@ class ZhG2P:
         rule = polyphone.rule(ch, left, right)
         if rule:
             return rule
-        if model:
-            return model
+        guessed = model() if model is not None else None
+        if guessed:
+            return guessed
         default = polyphone.default(ch)
         if default:
             return default
@@ -288,11 +281,11 @@ class ZhG2P:
         return mark_to_tone3(readings.split(",", 1)[0])
 
 
-def _at(guess: Guess | None, k: int) -> str | None:
-    return guess(k, 0.0) if guess is not None else None
+def _at(guess: Guess | None, k: int) -> Callable[[], str | None] | None:
+    return (lambda: guess(k)) if guess is not None else None
 
 
 def _shift(guess: Guess | None, pos: int) -> Guess | None:
     if guess is None or pos == 0:
         return guess
-    return lambda k, p: guess(k + pos, p)
+    return lambda k: guess(k + pos)

@@ -268,7 +268,7 @@ class ZhFrontend:
             a, z = p.start + pos, p.start + pos + len(w)
             left = simp[max(p.start, a - _CTX) : a]
             right = simp[z : min(p.end, z + _CTX)]
-            guess = (lambda k, q, a=a: sent.reading(a + k, q)) if sent is not None else None
+            guess = (lambda k, a=a: sent.reading(a + k)) if sent is not None else None
             prev = seg[wi - 1] if wi else ""
             nxt = seg[wi + 1] if wi + 1 < len(seg) else ""
             py = self.g2p.word_pinyin(w, left, right, guess, prev, nxt)

@@ -41,20 +41,41 @@ class PolyphoneModel:
 
     def __init__(self) -> None:
         self._loaded = False
+        self._labelled = False
         self._lock = threading.Lock()
         self._cands: dict[str, tuple[int, ...]] = {}
+        self.classes: list[str] = []
+
+    def _members(self, names: tuple[str, ...] | None) -> dict[str, np.ndarray]:
+        ref = resources.files("mixvox.frontends.zh").joinpath("data", _FILE)
+        with ref.open("rb") as fh, np.load(fh, allow_pickle=False) as z:
+            return {k: z[k] for k in (names or z.files)}  # members are read one by one
+
+    def load_labels(self) -> None:
+        """Read the label space only (which characters, which readings: about 1 ms)."""
+        if self._labelled:
+            return
+        with self._lock:
+            if self._labelled:
+                return
+            a = self._members(("classes", "poly_chars", "poly_readings"))
+            self.classes = [str(x) for x in a["classes"]]
+            ours = {c: i for i, c in enumerate(self.classes)}
+            cands: dict[str, list[int]] = {}
+            for ch, r in zip(a["poly_chars"], a["poly_readings"], strict=True):
+                cands.setdefault(str(ch), []).append(ours[str(r)])
+            self._cands = {ch: tuple(v) for ch, v in cands.items()}
+            self._labelled = True
 
     def load(self) -> None:
-        """Read the weights (about 10 ms); called on first use."""
+        """Read the weights (tens of ms); called when a sentence first needs the model."""
         if self._loaded:
             return
+        self.load_labels()
         with self._lock:
             if self._loaded:
                 return
-            ref = resources.files("mixvox.frontends.zh").joinpath("data", _FILE)
-            with ref.open("rb") as fh, np.load(fh, allow_pickle=False) as z:
-                a = {k: z[k] for k in z.files}
-            self._build(a)
+            self._build(self._members(None))
             self._loaded = True
 
     def _build(self, a: dict[str, np.ndarray]) -> None:
@@ -64,12 +85,6 @@ class PolyphoneModel:
         self._idx = {c: i for i, c in enumerate(vocab)}
         self.known = frozenset(c for c in vocab if len(c) == 1)
         self._bos, self._eos, self._unk = self._idx[_BOS], self._idx[_EOS], self._idx[_UNK]
-        self.classes = [str(x) for x in a["classes"]]
-        ours = {c: i for i, c in enumerate(self.classes)}
-        cands: dict[str, list[int]] = {}
-        for ch, r in zip(a["poly_chars"], a["poly_readings"], strict=True):
-            cands.setdefault(str(ch), []).append(ours[str(r)])
-        self._cands = {ch: tuple(v) for ch, v in cands.items()}
         emb = a["embedding"].astype(np.float32)
         # Combined gate layout, 8 blocks of `hid`: i_f i_b f_f f_b o_f o_b g_f g_b.
         # Sigmoid gates are pre-halved so that one tanh serves all: s(x) = (tanh(x/2) + 1) / 2.
@@ -99,7 +114,8 @@ class PolyphoneModel:
     # -- candidates ----------------------------------------------------------------------------
     def candidates(self, ch: str) -> tuple[int, ...]:
         """Class indices of the readings ``ch`` can have (empty: the model does not decide)."""
-        self.load()
+        if not self._labelled:
+            self.load_labels()
         return self._cands.get(ch, ())
 
     def is_polyphone(self, ch: str) -> bool:
@@ -231,21 +247,13 @@ class SentenceReadings:
         self._hs = self._model.hidden_states(self._seen)
         return self._hs
 
-    def reading(self, pos: int, min_prob: float = 0.0) -> str | None:
-        """The reading of ``text[pos]`` if the model gives it at least ``min_prob``.
-
-        ``None``: not a character the model covers, or not sure enough.
-        """
+    def reading(self, pos: int) -> str | None:
+        """The reading of ``text[pos]`` (``None``: not a character the model covers)."""
         if not 0 <= pos < len(self._text):
             return None
         m = self._model
         cands = m.candidates(self._text[pos])
         if len(cands) < 2:
-            return m.only_reading(self._text[pos]) if cands and not min_prob else None
+            return m.only_reading(self._text[pos]) if cands else None
         hs = self._hs if self._hs is not None else self._run()
-        state = hs[self._map[pos] + 1]
-        if min_prob <= 0.0:
-            return m.classify(state, cands)
-        probs = m.probabilities(state, cands)
-        best = max(probs, key=probs.__getitem__)
-        return best if probs[best] >= min_prob else None
+        return m.classify(hs[self._map[pos] + 1], cands)
