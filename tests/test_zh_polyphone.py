@@ -180,3 +180,24 @@ def test_t2s_does_not_change_a_reading() -> None:
     assert fe.to_simplified("閤門") == "閤门"  # 閤 -> 合 would read he2
     assert fe.to_simplified("頭髮長了") == "头发长了"  # ordinary conversion is untouched
     assert g2p_zh("頭髮") == ["tou2", "fa5"]
+
+
+# -- ChatTTS homophones follow the same decision ------------------------------------------------
+
+
+def _chattts_text(text: str) -> str:
+    from mixvox.engines.chattts.render import render_words
+    from mixvox.interfaces import FrontendContext, Lexicon
+    from mixvox.ir import Span
+
+    ctx = FrontendContext(lexicon=Lexicon("zh"), warn=lambda *a: None, matrix="zh")
+    words = ZhFrontend().analyze(Span("zh", text, 0, len(text)), ctx)
+    return render_words(words).text
+
+
+def test_chattts_homophones_follow_the_frontend() -> None:
+    assert _chattts_text("他长得很高") == "他掌得很高"  # one-character word, rare reading
+    assert _chattts_text("这条路太长了") == "这条路太长了"  # usual reading: left alone
+    assert _chattts_text("行长很好") == "航掌很好"  # zhang3 said zhang2 by sandhi: still found
+    assert _chattts_text("他很强") == "他很强"  # qiang2 is 强's own reading: no 抢
+    assert _chattts_text("我去图书馆还书") == "我去图书馆环书"

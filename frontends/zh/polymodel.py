@@ -238,6 +238,7 @@ class SentenceReadings:
         # The model reads what it was trained on: characters of its vocabulary and Han
         # characters (rare ones map to <UNK> as in training). Control characters, emoji and
         # other scripts are left out of its view, so they cannot sway a reading (你\x00好 hao3).
+        self._model.load()
         known = self._model.known
         keep = [i for i, c in enumerate(self._text) if c in known or is_han(c)]
         self._seen = "".join(self._text[i] for i in keep)
