@@ -103,7 +103,7 @@ def convert(src: Path, out: Path, chars: Path) -> None:
     arrays["classes"] = np.array(classes)
     sources = ", ".join(f"{n} sha256 {hashlib.sha256(raw[n]).hexdigest()[:16]}" for n in _FILES)
     arrays["source"] = np.array(f"g2pM 0.1.2.5 (Apache-2.0, kakaobrain/g2pM): {sources}")
-    np.savez_compressed(out, **arrays)
+    np.savez(out, **arrays)  # stored, not deflated: float weights do not compress, reads faster
     print(f"wrote {out} ({out.stat().st_size} bytes): {len(vocab)} chars, {len(classes)} classes")
 
 

@@ -86,28 +86,18 @@ class PolyphoneModel:
         self.known = frozenset(c for c in vocab if len(c) == 1)
         self._bos, self._eos, self._unk = self._idx[_BOS], self._idx[_EOS], self._idx[_UNK]
         emb = a["embedding"].astype(np.float32)
-        # Combined gate layout, 8 blocks of `hid`: i_f i_b f_f f_b o_f o_b g_f g_b.
-        # Sigmoid gates are pre-halved so that one tanh serves all: s(x) = (tanh(x/2) + 1) / 2.
-        parts = []
-        for d in ("fw", "bw"):
+        # Gate layout of a step, 8 blocks of `hid`: i_f i_b f_f f_b o_f o_b g_f g_b (forward and
+        # backward interleaved per gate, sigmoid gates first). Sigmoid gates are pre-halved so
+        # that one tanh serves all gates: sigmoid(x) = (tanh(x / 2) + 1) / 2.
+        scale = np.array([0.5, 0.5, 0.5, 1.0], np.float32).repeat(hid)
+        proj, rec = [], np.zeros((2, hid, 4, 2, hid), np.float32)
+        for k, d in enumerate(("fw", "bw")):
             x = emb @ a[f"w_ih_{d}"].T + a[f"b_ih_{d}"] + a[f"b_hh_{d}"]
-            parts.append((_sigmoid_as_tanh(x, hid), _sigmoid_as_tanh(a[f"w_hh_{d}"].T, hid)))
-        (xf, rf), (xb, rb) = parts
-        v = emb.shape[0]
-        self._xf = np.zeros((v, 8 * hid), np.float32)
-        self._xb = np.zeros((v, 8 * hid), np.float32)
-        self._rec = np.zeros((2 * hid, 8 * hid), np.float32)
-        for k in range(4):
-            src = slice(k * hid, (k + 1) * hid)
-            self._xf[:, 2 * k * hid : (2 * k + 1) * hid] = xf[:, src]
-            self._xb[:, (2 * k + 1) * hid : (2 * k + 2) * hid] = xb[:, src]
-            self._rec[:hid, 2 * k * hid : (2 * k + 1) * hid] = rf[:, src]
-            self._rec[hid:, (2 * k + 1) * hid : (2 * k + 2) * hid] = rb[:, src]
-        scale = np.ones(8 * hid, np.float32)
-        scale[: 6 * hid] = 0.5
-        self._xf *= scale
-        self._xb *= scale
-        self._rec *= scale
+            proj.append((_sigmoid_as_tanh(x, hid) * scale).reshape(-1, 4, hid))
+            r = _sigmoid_as_tanh(a[f"w_hh_{d}"].T, hid) * scale
+            rec[k, :, :, k, :] = r.reshape(hid, 4, hid)
+        self._pf, self._pb = proj  # [vocab, 4 gates, hid] per direction
+        self._rec = rec.reshape(2 * hid, 8 * hid)
         self._w1, self._b1 = a["w_fc1"], a["b_fc1"]
         self._w2, self._b2 = a["w_fc2"], a["b_fc2"]
 
@@ -137,7 +127,10 @@ class PolyphoneModel:
         get, unk = self._idx.get, self._unk
         ids = [self._bos] + [get(c, unk) for c in text] + [self._eos]
         n, hid = len(ids), self.hidden
-        z = self._xf[ids] + self._xb[ids[::-1]]  # step t: forward at t, backward at n-1-t
+        z = np.empty((n, 4, 2, hid), np.float32)  # step t: forward at t, backward at n-1-t
+        z[:, :, 0, :] = self._pf[ids]
+        z[:, :, 1, :] = self._pb[ids[::-1]]
+        z = z.reshape(n, 8 * hid)
         rec = self._rec
         out = np.empty((n, 2 * hid), np.float32)
         h = np.zeros(2 * hid, np.float32)
