@@ -105,6 +105,56 @@ def convert(src: Path, out: Path, chars: Path) -> None:
     arrays["source"] = np.array(f"g2pM 0.1.2.5 (Apache-2.0, kakaobrain/g2pM): {sources}")
     np.savez(out, **arrays)  # stored, not deflated: float weights do not compress, reads faster
     print(f"wrote {out} ({out.stat().st_size} bytes): {len(vocab)} chars, {len(classes)} classes")
+    onnx_out = out.with_suffix(".onnx")
+    onnx_out.write_bytes(lstm_onnx(arrays))
+    print(f"wrote {onnx_out} ({onnx_out.stat().st_size} bytes): embedding + BiLSTM")
+
+
+def lstm_onnx(a: dict[str, np.ndarray]) -> bytes:
+    """The embedding lookup and the BiLSTM as one ONNX graph (ids ``[seq]`` -> ``[seq, 2H]``).
+
+    ONNX Runtime steps the recurrence in native code (several times faster than a numpy loop
+    on short sentences); the small classifier stays in numpy.
+    """
+    from onnx import TensorProto, helper, numpy_helper
+
+    hid = a["w_hh_fw"].shape[1]
+
+    def iofc(w: np.ndarray) -> np.ndarray:  # PyTorch gate order i f g o -> ONNX i o f c
+        i, f, g, o = np.split(w, 4, axis=0)
+        return np.concatenate([i, o, f, g], 0)
+
+    w = np.stack([iofc(a["w_ih_fw"]), iofc(a["w_ih_bw"])])
+    r = np.stack([iofc(a["w_hh_fw"]), iofc(a["w_hh_bw"])])
+    b = np.stack(
+        [np.concatenate([iofc(a[f"b_ih_{d}"]), iofc(a[f"b_hh_{d}"])]) for d in ("fw", "bw")]
+    )
+    inits = [
+        numpy_helper.from_array(a["embedding"], "emb"),
+        numpy_helper.from_array(w, "W"),
+        numpy_helper.from_array(r, "R"),
+        numpy_helper.from_array(b, "B"),
+        numpy_helper.from_array(np.array([1], np.int64), "axis1"),
+        numpy_helper.from_array(np.array([-1, 2 * hid], np.int64), "shape"),
+    ]
+    nodes = [
+        helper.make_node("Unsqueeze", ["ids", "axis1"], ["ids2"]),  # [seq, batch=1]
+        helper.make_node("Gather", ["emb", "ids2"], ["x"]),
+        helper.make_node(
+            "LSTM", ["x", "W", "R", "B"], ["y"], direction="bidirectional", hidden_size=hid
+        ),  # fmt: skip
+        helper.make_node("Transpose", ["y"], ["yt"], perm=[0, 2, 1, 3]),  # [seq, 1, 2, H]
+        helper.make_node("Reshape", ["yt", "shape"], ["h"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "polyphone_bilstm",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, ["seq"])],
+        [helper.make_tensor_value_info("h", TensorProto.FLOAT, ["seq", 2 * hid])],
+        inits,
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model.SerializeToString()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -63,13 +63,30 @@ def _reference_bilstm(m: PolyphoneModel, text: str) -> np.ndarray:
     return np.concatenate([run("fw", x), run("bw", x[::-1])[::-1]], axis=1)
 
 
-def test_fused_lstm_matches_the_plain_equations() -> None:
-    m = default_model()
+@pytest.mark.parametrize("use_onnx", [True, False])
+def test_lstm_matches_the_plain_equations(use_onnx: bool) -> None:
+    m = PolyphoneModel()
+    m.load()
+    assert m.wait_onnx()  # onnxruntime is a core dependency
+    m.use_onnx = use_onnx
     text = "专案组反复调查，于是向上级递交了结案报告。Hello 123"
     got = m.hidden_states(text)
     want = _reference_bilstm(m, text)
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, atol=2e-5)
+
+
+def test_onnx_graph_holds_the_npz_weights() -> None:
+    import onnx
+    from onnx import numpy_helper
+
+    data = resources.files("mixvox.frontends.zh").joinpath("data", "polyphone_bilstm.onnx")
+    graph = onnx.load_from_string(data.read_bytes()).graph
+    inits = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    ref = resources.files("mixvox.frontends.zh").joinpath("data", "polyphone_bilstm.npz")
+    with ref.open("rb") as fh, np.load(fh, allow_pickle=False) as z:
+        np.testing.assert_array_equal(inits["emb"], z["embedding"])
+    assert [n.op_type for n in graph.node].count("LSTM") == 1
 
 
 def test_model_is_lazy() -> None:

@@ -6,9 +6,10 @@ per direction) and a two-layer classifier over 876 readings. ``bench/convert_g2p
 the wheel's pickles into ``data/polyphone_bilstm.npz`` (read with ``allow_pickle=False``); the
 code here is our own and is written for speed, not a port of g2pM's:
 
-* the input projection of every vocabulary character is computed once at load, so a step is
-  one small matrix product for both directions together (forward and backward run in the same
-  loop over a block-diagonal recurrent matrix);
+* the recurrence runs in ONNX Runtime (``data/polyphone_bilstm.onnx``: embedding lookup and
+  the LSTM op, one thread), a core dependency; without it, a numpy loop does the same work
+  (input projections of the whole vocabulary computed once at load, both directions in one
+  step over a block-diagonal recurrent matrix); tests check both against the plain equations;
 * the classifier only scores the readings the model was trained to tell apart for that
   character (the CPP label space, as g2pW lists it: 347 characters with two or more readings);
   any other character is not the model's to decide.
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import threading
 from importlib import resources
+from typing import Any
 
 import numpy as np
 
@@ -28,6 +30,7 @@ from mixvox.textutil import is_han
 
 _BOS, _EOS, _UNK = "시", "끝", "<UNK>"  # g2pM's sentence markers (arbitrary non-Han tokens)
 _FILE = "polyphone_bilstm.npz"
+_ONNX = "polyphone_bilstm.onnx"  # the same embedding + BiLSTM as one graph
 
 
 def _sigmoid_as_tanh(w: np.ndarray, hidden: int) -> np.ndarray:
@@ -45,6 +48,9 @@ class PolyphoneModel:
         self._lock = threading.Lock()
         self._cands: dict[str, tuple[int, ...]] = {}
         self.classes: list[str] = []
+        self._sess: Any = None  # ONNX Runtime session, when onnxruntime imports
+        self._onnx_thread: threading.Thread | None = None
+        self.use_onnx = True
 
     def _members(self, names: tuple[str, ...] | None) -> dict[str, np.ndarray]:
         ref = resources.files("mixvox.frontends.zh").joinpath("data", _FILE)
@@ -77,6 +83,22 @@ class PolyphoneModel:
                 return
             self._build(self._members(None))
             self._loaded = True
+            if self.use_onnx:  # importing onnxruntime takes 100+ ms: numpy serves meanwhile
+                self._onnx_thread = threading.Thread(target=self._start_onnx, daemon=True)
+                self._onnx_thread.start()
+
+    def _start_onnx(self) -> None:
+        try:
+            self._sess = _onnx_session()
+        except Exception:  # numpy does the same work; a broken runtime must not stop speech
+            self._sess = None
+
+    def wait_onnx(self, timeout: float = 30.0) -> bool:
+        """Wait for the background ONNX Runtime session; True when it is in use."""
+        t = self._onnx_thread
+        if t is not None:
+            t.join(timeout)
+        return self._sess is not None
 
     def _build(self, a: dict[str, np.ndarray]) -> None:
         hid = a["w_hh_fw"].shape[1]
@@ -126,6 +148,13 @@ class PolyphoneModel:
         self.load()
         get, unk = self._idx.get, self._unk
         ids = [self._bos] + [get(c, unk) for c in text] + [self._eos]
+        sess = self._sess
+        if sess is not None and self.use_onnx:
+            return sess.run(None, {"ids": np.array(ids, np.int64)})[0]
+        return self._numpy_states(ids)
+
+    def _numpy_states(self, ids: list[int]) -> np.ndarray:
+        """The same recurrence in numpy (used when onnxruntime is missing; checked in tests)."""
         n, hid = len(ids), self.hidden
         z = np.empty((n, 4, 2, hid), np.float32)  # step t: forward at t, backward at n-1-t
         z[:, :, 0, :] = self._pf[ids]
@@ -194,6 +223,20 @@ class PolyphoneModel:
         idx = np.fromiter(cands, np.int64, len(cands))
         logits = self._w2[idx] @ hv + self._b2[idx]
         return _to_ours(self.classes[int(idx[int(np.argmax(logits))])])
+
+
+def _onnx_session() -> Any:
+    """An ONNX Runtime session for the BiLSTM, one thread (the text side must not hog cores)."""
+    try:
+        import onnxruntime as ort
+    except ImportError:  # pragma: no cover - a core dependency; numpy does the same work
+        return None
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    so.log_severity_level = 3
+    data = resources.files("mixvox.frontends.zh").joinpath("data", _ONNX).read_bytes()
+    return ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
 
 
 def _to_ours(label: str) -> str:
