@@ -8,8 +8,8 @@ code here is our own and is written for speed, not a port of g2pM's:
 
 * the recurrence runs in ONNX Runtime (``data/polyphone_bilstm.onnx``: embedding lookup and
   the LSTM op, one thread), a core dependency; without it, a numpy loop does the same work
-  (input projections of the whole vocabulary computed once at load, both directions in one
-  step over a block-diagonal recurrent matrix); tests check both against the plain equations;
+  (input projections of a sentence in two matrix products, both directions in one step over a
+  block-diagonal recurrent matrix); tests check both against the plain equations;
 * the classifier only scores the readings the model was trained to tell apart for that
   character (the CPP label space, as g2pW lists it: 347 characters with two or more readings);
   any other character is not the model's to decide.
@@ -112,13 +112,19 @@ class PolyphoneModel:
         # backward interleaved per gate, sigmoid gates first). Sigmoid gates are pre-halved so
         # that one tanh serves all gates: sigmoid(x) = (tanh(x / 2) + 1) / 2.
         scale = np.array([0.5, 0.5, 0.5, 1.0], np.float32).repeat(hid)
-        proj, rec = [], np.zeros((2, hid, 4, 2, hid), np.float32)
+        win = np.zeros((2, emb.shape[1], 4, 2, hid), np.float32)
+        bias = np.zeros((4, 2, hid), np.float32)
+        rec = np.zeros((2, hid, 4, 2, hid), np.float32)
         for k, d in enumerate(("fw", "bw")):
-            x = emb @ a[f"w_ih_{d}"].T + a[f"b_ih_{d}"] + a[f"b_hh_{d}"]
-            proj.append((_sigmoid_as_tanh(x, hid) * scale).reshape(-1, 4, hid))
+            w = _sigmoid_as_tanh(a[f"w_ih_{d}"].T, hid) * scale
+            win[k, :, :, k, :] = w.reshape(-1, 4, hid)
+            b = _sigmoid_as_tanh(a[f"b_ih_{d}"] + a[f"b_hh_{d}"], hid) * scale
+            bias[:, k, :] = b.reshape(4, hid)
             r = _sigmoid_as_tanh(a[f"w_hh_{d}"].T, hid) * scale
             rec[k, :, :, k, :] = r.reshape(hid, 4, hid)
-        self._pf, self._pb = proj  # [vocab, 4 gates, hid] per direction
+        self._emb = emb
+        self._win = win.reshape(2, emb.shape[1], 8 * hid)  # input weights per direction
+        self._bias = bias.reshape(8 * hid)
         self._rec = rec.reshape(2 * hid, 8 * hid)
         self._w1, self._b1 = a["w_fc1"], a["b_fc1"]
         self._w2, self._b2 = a["w_fc2"], a["b_fc2"]
@@ -156,10 +162,8 @@ class PolyphoneModel:
     def _numpy_states(self, ids: list[int]) -> np.ndarray:
         """The same recurrence in numpy (used when onnxruntime is missing; checked in tests)."""
         n, hid = len(ids), self.hidden
-        z = np.empty((n, 4, 2, hid), np.float32)  # step t: forward at t, backward at n-1-t
-        z[:, :, 0, :] = self._pf[ids]
-        z[:, :, 1, :] = self._pb[ids[::-1]]
-        z = z.reshape(n, 8 * hid)
+        x = self._emb[ids]  # step t: forward at t, backward at n-1-t
+        z = x @ self._win[0] + x[::-1] @ self._win[1] + self._bias
         rec = self._rec
         out = np.empty((n, 2 * hid), np.float32)
         h = np.zeros(2 * hid, np.float32)
