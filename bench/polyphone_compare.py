@@ -83,6 +83,9 @@ class NaiveBayes:
     def candidates(self, ch: str) -> tuple[str, ...]:
         return tuple(self.prior.get(ch, ()))
 
+    def load(self) -> None:
+        """Nothing to load (trained in ``__init__``)."""
+
     def only_reading(self, ch: str) -> str | None:
         c = self.candidates(ch)
         return c[0].replace("u:", "v") if len(c) == 1 else None
