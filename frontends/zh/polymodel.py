@@ -50,6 +50,7 @@ class PolyphoneModel:
         self.classes: list[str] = []
         self._sess: Any = None  # ONNX Runtime session, when onnxruntime imports
         self._onnx_thread: threading.Thread | None = None
+        self._pairs: dict[tuple[int, ...], tuple[np.ndarray, float]] = {}
         self.use_onnx = True
 
     def _members(self, names: tuple[str, ...] | None) -> dict[str, np.ndarray]:
@@ -218,12 +219,23 @@ class PolyphoneModel:
 
     def classify(self, state: np.ndarray, cands: tuple[int, ...]) -> str:
         """The best of the candidate classes ``cands`` for one BiLSTM output ``state``."""
-        hv = np.maximum(self._w1 @ state + self._b1, 0.0)
-        if len(cands) == 2:  # the common case: skip the index array
-            a, b = cands
-            la = float(self._w2[a] @ hv) + float(self._b2[a])
-            lb = float(self._w2[b] @ hv) + float(self._b2[b])
-            return _to_ours(self.classes[a if la >= lb else b])
+        return self.choose(np.maximum(self._w1 @ state + self._b1, 0.0), cands)
+
+    def hidden_layer(self, states: np.ndarray) -> np.ndarray:
+        """The classifier's hidden layer for many BiLSTM outputs at once (``[n, 32]``)."""
+        return np.maximum(states @ self._w1.T + self._b1, 0.0)
+
+    def choose(self, hv: np.ndarray, cands: tuple[int, ...]) -> str:
+        """The best candidate for one hidden-layer vector ``hv``."""
+        if len(cands) == 2:  # the common case: one dot product with the difference of rows
+            pair = self._pairs.get(cands)
+            if pair is None:
+                a, b = cands
+                pair = self._pairs.setdefault(
+                    cands, (self._w2[a] - self._w2[b], float(self._b2[a] - self._b2[b]))
+                )
+            w, bias = pair
+            return _to_ours(self.classes[cands[0] if float(w @ hv) + bias >= 0 else cands[1]])
         idx = np.fromiter(cands, np.int64, len(cands))
         logits = self._w2[idx] @ hv + self._b2[idx]
         return _to_ours(self.classes[int(idx[int(np.argmax(logits))])])
@@ -285,7 +297,8 @@ class SentenceReadings:
         self._map = [-1] * len(self._text)
         for j, i in enumerate(keep):
             self._map[i] = j
-        self._hs = self._model.hidden_states(self._seen)
+        # the classifier's hidden layer for every position in one product (a few are asked)
+        self._hs = self._model.hidden_layer(self._model.hidden_states(self._seen))
         return self._hs
 
     def reading(self, pos: int) -> str | None:
@@ -297,4 +310,4 @@ class SentenceReadings:
         if len(cands) < 2:
             return m.only_reading(self._text[pos]) if cands else None
         hs = self._hs if self._hs is not None else self._run()
-        return m.classify(hs[self._map[pos] + 1], cands)
+        return m.choose(hs[self._map[pos] + 1], cands)
