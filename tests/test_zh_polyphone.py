@@ -218,3 +218,7 @@ def test_chattts_homophones_follow_the_frontend() -> None:
     assert _chattts_text("行长很好") == "航掌很好"  # zhang3 said zhang2 by sandhi: still found
     assert _chattts_text("他很强") == "他很强"  # qiang2 is 强's own reading: no 抢
     assert _chattts_text("我去图书馆还书") == "我去图书馆环书"
+
+
+def test_chattts_reads_a_kept_traditional_character_right() -> None:
+    assert _chattts_text("閤门") == "阁门"  # 閤 kept for its reading, written 阁 for ChatTTS
