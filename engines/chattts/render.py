@@ -92,10 +92,24 @@ class HomophoneTable:
             if _is_han(ch):
                 py = pinyin[i].lower() if i < len(pinyin) else ""
                 i += 1
-                out.append(self.subs.get((ch, py), ch))
+                out.append(self.subs.get((ch, py)) or self.subs.get((ch, _lexical(ch, py)), ch))
             else:
                 out.append(ch)
         return "".join(out)
+
+
+def _lexical(ch: str, py: str) -> str:
+    """Undo third-tone sandhi where it is unambiguous: 行长很好 says zhang2, the word is zhang3.
+
+    Only when the tone-2 syllable is not itself a reading of ``ch`` (强 qiang2 stays qiang2).
+    """
+    if not py.endswith("2"):
+        return py
+    from pypinyin.constants import PINYIN_DICT
+    from pypinyin.contrib.tone_convert import to_tone3
+
+    readings = {to_tone3(r) for r in PINYIN_DICT.get(ord(ch), "").split(",") if r}
+    return py if py in readings else py[:-1] + "3"
 
 
 def load_homophones(path: Path | None = None) -> HomophoneTable:
