@@ -30,7 +30,7 @@ import click
 from mixvox.plugins.config import load_config as _load_config_file
 
 from . import __version__
-from .audio import FORMATS, Audio, format_for, publish
+from .audio import FORMATS, Audio, format_for, save_stream
 from .display import engine_status, format_issue, format_table, format_utterance, safe
 from .interfaces import MixvoxError
 from .ir import Issue, Utterance
@@ -416,43 +416,8 @@ def _print_issues(issues: list[Issue]) -> None:
 
 
 def _save_stream(pieces: Iterator[Audio], path: str, fmt: str) -> tuple[int, int]:
-    """Write audio pieces to ``path`` as the engine produces them; ``(frames, sample_rate)``.
-
-    Why: a long text (a 1 MB line is hours of audio, gigabytes as float32) must not be held
-    in memory whole. Written to a temporary file next to ``path`` and renamed at the end, so a
-    crash or Ctrl-C never leaves a truncated file; no file at all when nothing was said.
-    """
-    import tempfile
-
-    import numpy as np
-    import soundfile as sf
-
-    first = next(pieces, None)
-    if first is None:
-        return 0, 0
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    os.close(fd)
-    frames, rate = 0, first.sample_rate
-    try:
-        subtype = "VORBIS" if fmt == "OGG" else "PCM_16"
-        with sf.SoundFile(tmp, "w", rate, 1, subtype, format=fmt) as fh:
-            piece: Audio | None = first
-            while piece is not None:
-                if piece.sample_rate != rate:
-                    raise MixvoxError(f"cannot join audio at {piece.sample_rate} Hz and {rate} Hz")
-                fh.write(np.clip(piece.samples, -1.0, 1.0))
-                frames += len(piece)
-                piece = next(pieces, None)
-        if frames:
-            with open(tmp, "rb+") as raw:
-                os.fsync(raw.fileno())
-            publish(tmp, target)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-    return frames, rate
+    """Write audio pieces to ``path`` as they come (see :func:`mixvox.audio.save_stream`)."""
+    return save_stream(pieces, path, fmt)
 
 
 def _write_audio(audio: Audio, output: str, fmt: str | None) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator, Mapping
 
 import numpy as np
 
-from .audio import Audio
+from .audio import Audio, check_samples
 from .interfaces import (
     AudioChunk,
     Engine,
@@ -276,7 +276,9 @@ class Synthesizer:
     def stream(self, text: str | Utterance, **overrides: object) -> Iterator[Audio]:
         """Yield audio pieces as soon as the engine produces them."""
         for piece in self.stream_chunks(text, **overrides):
-            yield Audio(piece.samples, piece.sample_rate)
+            audio = Audio(piece.samples, piece.sample_rate)
+            check_samples(audio.samples, f"the {self.engine_name} engine", constant=False)
+            yield audio
 
     def synthesize(self, text: str | Utterance, **overrides: object) -> Audio:
         """The whole utterance as one :class:`Audio` (empty audio for text with nothing to say)."""
