@@ -25,8 +25,17 @@ replaces the official manifest. Note what that means: a bundled manifest protect
 corruption and truncation, not against someone who can write the whole directory.
 
 Hashing 1 GB takes seconds, so a positive verdict is remembered in a small JSON file in the
-cache dir, keyed by (absolute path, size, mtime_ns, expected hash): touching or replacing a file
-changes the key and forces a fresh hash. ``verify="force"`` ignores the remembered verdicts.
+cache dir, keyed by (absolute path, device, inode, size, mtime_ns, ctime_ns, expected hash).
+Size and mtime alone can be restored after an in-place edit (``os.utime``); the inode change
+time cannot be set by a user, so any write, rename or ``utime`` changes the key and forces a
+fresh hash. ``verify="force"`` ignores the remembered verdicts.
+
+Loaders read weights through :func:`read_asset`, which returns the bytes together with the
+SHA-256 *of those bytes*: the remembered verdict is used only when the open file's stat (before
+and after the read) is the verified one, else the bytes are hashed. Derived caches (ONNX graphs)
+are keyed by that hash, so a graph built from bytes that were not the verified ones is never
+reused for the real weights. Decrypted files of an encrypted model (:mod:`mixvox.crypto`) are
+served from memory by the same function and never touch the disk.
 
 Weights load from safetensors only. ``.pt``/``.pth``/``.bin``/``.ckpt`` files are Python
 pickles, and unpickling runs arbitrary code from the file, so they are never loaded: a
@@ -41,11 +50,14 @@ import logging
 import os
 import re
 import tempfile
+import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
+
+import numpy as np
 
 from mixvox.interfaces import MixvoxError
 
@@ -262,10 +274,100 @@ def verdict_cache_path() -> Path:
     return cache_dir() / "chattts-verified.json"
 
 
+def stat_identity(st: os.stat_result) -> tuple[int, int, int, int, int]:
+    """(device, inode, size, mtime_ns, ctime_ns): what changes whenever a file's bytes may have.
+
+    ``ctime`` is set by the kernel on every write, rename or ``utime`` and cannot be chosen by
+    a user, so an in-place edit that restores size and mtime still changes it.
+    """
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
 def verdict_key(path: Path, st: os.stat_result, expected: str) -> str:
-    """Key of the verdict "``path`` as it is now (size, mtime) has SHA-256 ``expected``"."""
-    blob = json.dumps([str(path), st.st_size, st.st_mtime_ns, expected])
+    """Key of the verdict "``path`` as it is now (:func:`stat_identity`) has SHA-256
+    ``expected``"."""
+    blob = json.dumps([2, str(path), *stat_identity(st), expected])
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading asset bytes (plain files, or decrypted files held in memory)
+# ---------------------------------------------------------------------------------------------
+
+_PLAINTEXT: dict[str, tuple[bytes, str]] = {}
+_PLAINTEXT_LOCK = threading.Lock()
+
+
+def register_plaintext(path: Path, data: bytes, sha256: str) -> None:
+    """Serve ``path`` from memory (a decrypted file of an encrypted model) in :func:`read_asset`."""
+    with _PLAINTEXT_LOCK:
+        _PLAINTEXT[str(Path(path).absolute())] = (data, sha256)
+
+
+def forget_plaintext(root: Path) -> None:
+    """Drop the in-memory plaintext of every file under ``root`` (after the models are built)."""
+    prefix = str(Path(root).absolute()) + os.sep
+    with _PLAINTEXT_LOCK:
+        for key in [k for k in _PLAINTEXT if k.startswith(prefix)]:
+            del _PLAINTEXT[key]
+
+
+def is_in_memory(path: Path) -> bool:
+    """Whether ``path`` is served decrypted from memory (its model is encrypted)."""
+    with _PLAINTEXT_LOCK:
+        return str(Path(path).absolute()) in _PLAINTEXT
+
+
+def hash_bytes(data: bytes) -> str:
+    """SHA-256 of bytes read by :func:`read_asset` (one place, so tests can count hashing)."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def read_asset(
+    path: str | os.PathLike[str],
+    expected: str | None = None,
+    cache: VerdictCache | None = None,
+    *,
+    need_hash: bool = True,
+) -> tuple[bytes, str]:
+    """The bytes of an asset file and the SHA-256 of exactly those bytes.
+
+    ``expected``: the hash a verification vouched for. It is returned without hashing only
+    when a remembered verdict matches the open file's identity before *and* after the read
+    (nothing changed it in between); otherwise the bytes read are hashed. ``need_hash=False``:
+    the caller keys nothing on the hash (``""`` is returned instead of hashing).
+    """
+    p = Path(path).absolute()
+    with _PLAINTEXT_LOCK:
+        hit = _PLAINTEXT.get(str(p))
+    if hit is not None:
+        return hit
+    with open(p, "rb") as fh:
+        before = os.fstat(fh.fileno())
+        data = fh.read()
+        after = os.fstat(fh.fileno())
+    if (
+        expected
+        and stat_identity(before) == stat_identity(after)
+        and (cache or VerdictCache()).hit(verdict_key(p, before, expected))
+    ):
+        return data, expected
+    return data, hash_bytes(data) if need_hash else ""
+
+
+def read_asset_text(path: str | os.PathLike[str]) -> str:
+    """A text asset (JSON config, tokenizer) as UTF-8, from disk or from memory."""
+    return read_asset(path, need_hash=False)[0].decode("utf-8")
+
+
+def load_safetensors(
+    path: str | os.PathLike[str], expected: str | None = None, *, need_hash: bool = True
+) -> tuple[dict[str, np.ndarray], str]:
+    """Tensors of a safetensors file (read from bytes) and the SHA-256 of those bytes."""
+    from safetensors.numpy import load
+
+    data, digest = read_asset(path, expected, need_hash=need_hash)
+    return load(data), digest
 
 
 class VerdictCache:

@@ -194,6 +194,10 @@ class ChatTTSEngine:
         if max_batch < 1 or max_retries < 0 or stream_every < 1:
             raise MixvoxError("max_batch and stream_every must be >= 1, max_retries >= 0")
         self.assets: ModelAssets = load_assets(model_dir, verify=verify)
+        if verify == "force":  # --reverify: cached graphs are hashed again too
+            from .onnx_graph import forget_graph_verdicts
+
+            forget_graph_verdicts(cache_dir)
         self.backend = backend
         self.precision = precision
         self.device = device

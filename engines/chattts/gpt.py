@@ -130,9 +130,11 @@ class GPTConfig:
 
     @classmethod
     def from_asset_dir(cls, asset_dir: str | Path) -> GPTConfig:
+        from mixvox.engines.chattts.assets import read_asset_text
+
         path = Path(asset_dir) / "gpt" / "config.json"
         try:
-            cfg = json.loads(path.read_text(encoding="utf-8"))
+            cfg = json.loads(read_asset_text(path))
         except (OSError, ValueError) as exc:
             raise ValueError(f"cannot read GPT config {path}: {exc}") from exc
         try:
@@ -201,20 +203,21 @@ class GPTWeights:
     ) -> GPTWeights:
         """Read ``gpt/model.safetensors`` and ``Embed.safetensors`` (safetensors only).
 
-        ``gpt_sha256``: the already verified SHA-256 of ``gpt/model.safetensors`` (the graph
-        cache key); computed from the file when not given.
+        ``gpt_sha256``: the already verified SHA-256 of ``gpt/model.safetensors``; the graph
+        cache key is the hash of the bytes actually read, which is this one only when a
+        remembered verdict vouches for the file as it is read (else the bytes are hashed).
         """
-        from safetensors.numpy import load_file
+        from mixvox.engines.chattts.assets import is_in_memory, load_safetensors
 
         asset_dir = Path(asset_dir)
         cfg = config or GPTConfig.from_asset_dir(asset_dir)
         gpt_path = asset_dir / "gpt" / "model.safetensors"
         emb_path = asset_dir / "Embed.safetensors"
         for p in (gpt_path, emb_path):
-            if not p.is_file():
+            if not is_in_memory(p) and not p.is_file():
                 raise FileNotFoundError(f"ChatTTS weights missing: {p}")
-        sd = load_file(str(gpt_path))
-        es = load_file(str(emb_path))
+        sd, gpt_sha256 = load_safetensors(gpt_path, gpt_sha256)
+        es, _ = load_safetensors(emb_path, need_hash=False)
         H, Q = cfg.hidden_size, cfg.num_vq
 
         def get(d: dict, name: str, shape: tuple[int, ...], src: Path) -> np.ndarray:
@@ -273,7 +276,7 @@ class GPTWeights:
             emb_code,
             head_text,
             head_code,
-            gpt_sha256 or weights_sha256(gpt_path),
+            gpt_sha256,
         )
 
 

@@ -141,7 +141,7 @@ def _intact(path: Path, expected: Any, verdicts: VerdictCache) -> bool:
     cached graph (the GPT stack alone is ~850 MB) is hashed once, not at every start; a
     truncated or rewritten file changes size or mtime and is hashed (and rebuilt) again.
     """
-    if not isinstance(expected, str):
+    if not isinstance(expected, str) or not path.is_file():
         return False
     key = verdict_key(path, path.stat(), expected)
     if verdicts.hit(key):
@@ -151,6 +151,16 @@ def _intact(path: Path, expected: Any, verdicts: VerdictCache) -> bool:
     verdicts.add(key)
     verdicts.save()
     return True
+
+
+def forget_graph_verdicts(cache_dir: str | os.PathLike[str] | None = None) -> None:
+    """Forget every remembered "this graph is intact" verdict (``--reverify``): the next use of
+    each cached graph hashes it again."""
+    root = Path(cache_dir) if cache_dir is not None else default_cache_dir() / "onnx"
+    try:
+        (root / "verified.json").unlink()
+    except FileNotFoundError:
+        pass
 
 
 def graph_sha256(path: str | os.PathLike[str]) -> str:
@@ -192,7 +202,13 @@ def cached_graph(
     if manifest.is_file() and graph_path.is_file():
         try:
             meta = json.loads(manifest.read_text())
-            if _intact(graph_path, meta.get("sha256"), verdicts):
+            data_path = folder / "model.onnx.data"
+            data_ok = (
+                _intact(data_path, meta.get("data_sha256"), verdicts)
+                if data_path.is_file() or "data_sha256" in meta
+                else True
+            )
+            if data_ok and _intact(graph_path, meta.get("sha256"), verdicts):
                 return graph_path
         except (OSError, ValueError):
             pass
@@ -216,6 +232,8 @@ def cached_graph(
         else:
             onnx.save_model(model, str(tmp_graph))
         meta = {"name": name, "key": key, "parts": key_parts, "sha256": sha256_file(tmp_graph)}
+        if use_external:  # the weights live here: verified like the graph itself
+            meta["data_sha256"] = sha256_file(tmp / "model.onnx.data")
         (tmp / "manifest.json").write_text(json.dumps(meta, indent=2, default=str))
         try:
             os.replace(tmp, folder)
