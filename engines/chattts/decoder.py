@@ -55,7 +55,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-
 if TYPE_CHECKING:  # pragma: no cover
     from mixvox.engines.chattts.vocos import VocosWeights
 
@@ -210,7 +209,7 @@ def _load_bf16(raw: bytes) -> dict[str, np.ndarray]:
         elif meta["dtype"] in kinds:
             arr = np.frombuffer(buf, dtype=kinds[meta["dtype"]])
         else:
-            raise AudioModelError(f"{path.name}: unsupported dtype {meta['dtype']} in {name}")
+            raise AudioModelError(f"unsupported dtype {meta['dtype']} in {name}")
         arr = arr.reshape(meta["shape"])
         out[name] = arr.astype(np.float32) if arr.dtype.kind == "f" else arr.copy()
     return out
