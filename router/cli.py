@@ -520,6 +520,11 @@ def say(text: str, output: str, fmt: str | None, quiet: bool, **opts: Any) -> No
     "--text", "jsonl", flag_value=False, help="Script lines are plain text (even for .jsonl files)."
 )
 @click.option("--force", is_flag=True, help="Redo lines that a previous run finished.")
+@click.option(
+    "--resume-changed",
+    is_flag=True,
+    help="Resume even though settings changed: redo only the lines made with other settings.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @synth_options(save_codes=False)
 @handle_errors
@@ -529,6 +534,7 @@ def batch(
     fmt: str,
     jsonl: bool | None,
     force: bool,
+    resume_changed: bool,
     quiet: bool,
     **opts: Any,
 ) -> None:
@@ -538,7 +544,7 @@ def batch(
     has one object per line: {"text": ..., "speaker": ..., "engine": ..., "seed": ...,
     "file": ...}. Rerunning resumes: lines recorded as done in manifest.jsonl are skipped.
     """
-    from .batch import read_script, run_batch, summary_lines
+    from .batch import SettingsChanged, batch_settings, read_script, run_batch, summary_lines
 
     if script == "-":
         data = click.get_binary_stream("stdin").read()
@@ -554,17 +560,25 @@ def batch(
     def make(name: str | None) -> Synthesizer:
         return settings.build(name)
 
-    result = run_batch(
-        items,
-        output_dir,
-        make,
-        default_engine=settings.engine if settings.engine_named else None,
-        overrides=settings.overrides,
-        force=force,
-        progress=not quiet,
-    )
+    try:
+        result = run_batch(
+            items,
+            output_dir,
+            make,
+            default_engine=settings.engine if settings.engine_named else None,
+            overrides=settings.overrides,
+            force=force,
+            progress=not quiet,
+            settings=batch_settings(settings, fmt.lower(), __version__),
+            resume_changed=resume_changed,
+        )
+    except SettingsChanged as exc:
+        click.echo(f"Error: {exc}", err=True)
+        raise click.exceptions.Exit(2) from None
     for line in summary_lines(result):
         click.echo(f"mixvox: {line}" if not line.startswith("  ") else line, err=True)
+    if result.signal is not None:
+        raise click.exceptions.Exit(128 + result.signal)
     if result.interrupted:
         raise click.exceptions.Exit(130)
     if result.failed:
