@@ -42,7 +42,8 @@ def test_a_second_run_on_the_same_folder_is_refused(tmp_path: Path) -> None:
     assert res.done == 2
 
 
-def test_cli_second_run_exits_with_a_clear_message(tmp_path: Path, fake_engine) -> None:
+@pytest.mark.usefixtures("fake_engine")
+def test_cli_second_run_exits_with_a_clear_message(tmp_path: Path) -> None:
     src = tmp_path / "s.txt"
     src.write_text("hello\n")
     out = tmp_path / "out"
@@ -75,7 +76,8 @@ def test_resume_with_other_settings_stops_before_writing(tmp_path: Path) -> None
     assert res.done == 2
 
 
-def test_cli_resume_with_other_speed_or_lexicon_exits_2(tmp_path: Path, fake_engine) -> None:
+@pytest.mark.usefixtures("fake_engine")
+def test_cli_resume_with_other_speed_or_lexicon_exits_2(tmp_path: Path) -> None:
     src = tmp_path / "s.txt"
     src.write_text("hello there\nsecond line\n")
     lex = tmp_path / "lex.txt"
