@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:  # imports for type checkers only: hookspecs must stay import-light
+    from pathlib import Path
+
     import click
 
     from mixvox.interfaces import EngineInfo, FrontendContext, FrontendInfo, LexEntry
@@ -64,4 +66,14 @@ def mixvox_register_commands(cli: click.Group) -> None:
     """Add click commands or options to the ``mixvox`` CLI (as simonw/llm's register_commands).
 
     Engines with their own tools (``mixvox speaker``, ``mixvox download``) add them here.
+    """
+
+
+@hookspec(firstresult=True)
+def mixvox_model_key(model_dir: Path) -> bytes | str | None:
+    """Return the 256-bit key of the encrypted model in ``model_dir``, or ``None`` to pass.
+
+    ``bytes`` (32) or base64 text. For deployments that keep keys in a KMS or HSM; asked only
+    when no ``--key-file``, ``MIXVOX_MODEL_KEY_FILE`` or ``MIXVOX_MODEL_KEY`` was given. Never
+    log the key.
     """

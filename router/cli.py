@@ -34,6 +34,7 @@ from .audio import FORMATS, Audio, format_for, save_stream
 from .display import engine_status, format_issue, format_table, format_utterance, safe
 from .interfaces import MixvoxError
 from .ir import Issue, Utterance
+from .keys_cli import register as register_key_commands
 from .pipeline import Router, Synthesizer, choose_engine
 from .registry import get_registry
 
@@ -73,7 +74,9 @@ def handle_errors(fn: F) -> F:
         except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except MixvoxError as exc:
-            raise CliError(str(exc)) from None
+            err = CliError(str(exc))
+            err.exit_code = getattr(exc, "exit_code", 1)  # key/encryption errors: 2
+            raise err from None
         except UnicodeDecodeError as exc:
             raise CliError(f"input is not valid UTF-8: {exc}") from None
         except BrokenPipeError:
@@ -276,6 +279,11 @@ def synth_options(save_codes: bool) -> Callable[[F], F]:
         click.option("--backend", help="ChatTTS backend: onnx, torch, tensorrt, auto."),
         click.option("--device", help="ChatTTS device: cpu, cuda, cuda:N (torch backend)."),
         click.option(
+            "--key-file",
+            type=click.Path(dir_okay=False),
+            help="Key of an encrypted model (see `mixvox keygen`; or MIXVOX_MODEL_KEY_FILE).",
+        ),
+        click.option(
             "--reverify",
             is_flag=True,
             default=False,
@@ -333,7 +341,7 @@ def settings_from(opts: dict[str, Any]) -> SynthSettings:
     """Split the shared options into factory kwargs and per-call overrides (given ones only)."""
     factory = {
         k: opts[k]
-        for k in ("model_dir", "backend", "device", "precision")
+        for k in ("model_dir", "backend", "device", "precision", "key_file")
         if opts.get(k) is not None
     }
     overrides: dict[str, Any] = {}
@@ -724,6 +732,7 @@ def plugins() -> None:
 # Plugin commands
 # ---------------------------------------------------------------------------------------------
 
+register_key_commands(main)  # keygen, encrypt-model, decrypt-model (mixvox.keys_cli)
 BUILTIN_COMMANDS = frozenset(main.commands)
 
 

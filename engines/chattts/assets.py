@@ -249,7 +249,7 @@ def load_manifest(root: Path) -> tuple[dict[str, str], str]:
     own = root / MANIFEST_NAME
     if own.is_file():
         try:
-            data = json.loads(own.read_text(encoding="utf-8"))
+            data = json.loads(read_asset_text(own))
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             raise MixvoxError(f"cannot read the manifest {own}: {exc}") from None
         return parse_manifest(data, str(own)), str(own)
@@ -296,20 +296,46 @@ def verdict_key(path: Path, st: os.stat_result, expected: str) -> str:
 
 _PLAINTEXT: dict[str, tuple[bytes, str]] = {}
 _PLAINTEXT_LOCK = threading.Lock()
+#: Open encrypted model roots and how many loaders hold each.
+_OPEN: dict[str, int] = {}
+#: SHA-256 of every plaintext that came from an encrypted model: anything derived from them
+#: (cached graphs) must not be written to disk in the clear.
+_SECRET_HASHES: set[str] = set()
 
 
-def register_plaintext(path: Path, data: bytes, sha256: str) -> None:
+def register_plaintext(path: Path, data: bytes, sha256: str, *, secret: bool = True) -> None:
     """Serve ``path`` from memory (a decrypted file of an encrypted model) in :func:`read_asset`."""
     with _PLAINTEXT_LOCK:
         _PLAINTEXT[str(Path(path).absolute())] = (data, sha256)
+        if secret:
+            _SECRET_HASHES.add(sha256)
+
+
+def is_secret(values: Iterable[object]) -> bool:
+    """Whether any of ``values`` is the hash of a decrypted (encrypted-at-rest) file."""
+    with _PLAINTEXT_LOCK:
+        return any(isinstance(v, str) and v in _SECRET_HASHES for v in values)
 
 
 def forget_plaintext(root: Path) -> None:
-    """Drop the in-memory plaintext of every file under ``root`` (after the models are built)."""
-    prefix = str(Path(root).absolute()) + os.sep
+    """Release one hold on the in-memory plaintext under ``root``; the last one drops it."""
+    root_key = str(Path(root).absolute())
+    prefix = root_key + os.sep
     with _PLAINTEXT_LOCK:
+        left = _OPEN.get(root_key, 1) - 1
+        if left > 0:
+            _OPEN[root_key] = left
+            return
+        _OPEN.pop(root_key, None)
         for key in [k for k in _PLAINTEXT if k.startswith(prefix)]:
             del _PLAINTEXT[key]
+
+
+def take_plaintext(path: Path) -> bytes | None:
+    """Remove and return the in-memory bytes of ``path`` (a graph built for one session)."""
+    with _PLAINTEXT_LOCK:
+        hit = _PLAINTEXT.pop(str(Path(path).absolute()), None)
+    return hit[0] if hit is not None else None
 
 
 def is_in_memory(path: Path) -> bool:
@@ -452,18 +478,27 @@ def verify_files(
                     "To get the weights, " + get_weights_hint()
                 ) from None
             key = verdict_key(path, st, expected)
-            if not force and cache.hit(key):
+            with _PLAINTEXT_LOCK:
+                in_memory = _PLAINTEXT.get(str(path))
+            if in_memory is None and not force and cache.hit(key):
                 report.cached.append(rel)
                 continue
-            actual = sha256_file(path)
+            # decrypted files were hashed (and authenticated) when they were decrypted
+            actual = in_memory[1] if in_memory is not None else sha256_file(path)
             if actual != expected:
+                if in_memory is not None:
+                    raise MixvoxError(
+                        f"ChatTTS asset {rel} in the encrypted model {root} is not the expected "
+                        f"file: its SHA-256 is {actual}, {manifest_source} expects {expected}"
+                    )
                 raise MixvoxError(
                     f"ChatTTS asset {rel} in {root} is damaged or not the expected file: its "
                     f"SHA-256 is {actual}, {manifest_source} expects {expected}. Delete it and "
                     "run `mixvox download` again (or restore the file); for fine-tuned weights, "
                     f"put their own {MANIFEST_NAME} next to asset/."
                 )
-            cache.add(key)
+            if in_memory is None:
+                cache.add(key)
             report.hashed.append(rel)
     finally:
         cache.save()
@@ -484,6 +519,13 @@ class ModelAssets:
     manifest_source: str
     #: True when every file was checked against ``manifest`` (``verify`` not ``False``).
     verified: bool = False
+    #: True for an encrypted model: its plaintext is in memory (:func:`read_asset`) only.
+    encrypted: bool = False
+
+    def release(self) -> None:
+        """Drop the in-memory plaintext of an encrypted model (after its engine closed)."""
+        if self.encrypted:
+            forget_plaintext(self.root)
 
     def verified_sha256(self, rel: str) -> str | None:
         """The hash of ``rel`` when it was verified (loaders can skip hashing it again)."""
@@ -531,7 +573,7 @@ class ModelAssets:
 
     def gpt_config_dict(self) -> dict:
         try:
-            return json.loads(self.gpt_config.read_text(encoding="utf-8"))
+            return json.loads(read_asset_text(self.gpt_config))
         except (OSError, ValueError) as exc:
             raise MixvoxError(f"cannot read {self.gpt_config}: {exc}") from None
 
@@ -552,15 +594,37 @@ def check_no_pickles_needed(root: Path) -> None:
     log.info("ignoring pickled checkpoints in %s (never loaded): %s", root, names)
 
 
+def open_encrypted(root: Path, key_file: str | os.PathLike[str] | None = None) -> bool:
+    """Decrypt an encrypted model directory (:mod:`mixvox.crypto`) into memory; ``False`` for a
+    plain one. The plaintext is served by :func:`read_asset` until :func:`forget_plaintext`."""
+    from mixvox import crypto
+
+    if not crypto.is_encrypted(root):
+        if key_file is not None:
+            log.info("%s is not encrypted; the key file is not needed", root)
+        return False
+    key = crypto.resolve_key(root, key_file)
+    files = crypto.decrypt_files(root, key)
+    for rel, (data, digest) in files.items():
+        register_plaintext(root / rel, data, digest)
+    with _PLAINTEXT_LOCK:
+        _OPEN[str(root)] = _OPEN.get(str(root), 0) + 1
+    return True
+
+
 def load_assets(
     model_dir: str | os.PathLike[str] | None = None,
     *,
     verify: VerifyMode = True,
     cache: VerdictCache | None = None,
+    key_file: str | os.PathLike[str] | None = None,
 ) -> ModelAssets:
     """Find the model directory, check its layout and (unless ``verify=False``) every hash.
 
-    ``verify=True`` uses remembered verdicts, ``verify="force"`` re-hashes every file.
+    ``verify=True`` uses remembered verdicts, ``verify="force"`` re-hashes every file. An
+    encrypted directory is decrypted into memory first (key from ``key_file`` or the other
+    sources of :func:`mixvox.crypto.resolve_key`); every file is then authenticated, and the
+    ChatTTS hashes are checked as well (even with ``verify=False``: they cost nothing then).
     """
     if model_dir is not None:
         root = Path(model_dir).expanduser()
@@ -575,10 +639,28 @@ def load_assets(
     else:
         root = resolve_model_dir(None)
     check_no_pickles_needed(root)
-    manifest, source = load_manifest(root)
-    if verify:
-        verify_files(root, manifest, force=(verify == "force"), cache=cache, manifest_source=source)
-    return ModelAssets(root=root, manifest=manifest, manifest_source=source, verified=bool(verify))
+    encrypted = open_encrypted(root.absolute(), key_file)
+    try:
+        manifest, source = load_manifest(root)
+        if verify or encrypted:
+            verify_files(
+                root.absolute(),
+                manifest,
+                force=(verify == "force"),
+                cache=cache,
+                manifest_source=source,
+            )
+    except BaseException:
+        if encrypted:
+            forget_plaintext(root)
+        raise
+    return ModelAssets(
+        root=root,
+        manifest=manifest,
+        manifest_source=source,
+        verified=bool(verify) or encrypted,
+        encrypted=encrypted,
+    )
 
 
 def write_manifest(root: Path, files: Iterable[str] | None = None) -> dict[str, str]:

@@ -16,7 +16,9 @@ from mixvox.interfaces import MixvoxError
 
 
 def _fail(exc: MixvoxError) -> click.ClickException:
-    return click.ClickException(str(exc))
+    err = click.ClickException(str(exc))
+    err.exit_code = getattr(exc, "exit_code", 1)  # key/encryption errors: 2
+    return err
 
 
 @click.group("speaker")
@@ -122,6 +124,9 @@ def download_cmd(dest: str | None, repo: str, revision: str | None, force: bool)
 @click.option("--threads", type=click.IntRange(min=1), help="Intra-op threads.")
 @click.option("--text", default=None, help="Text for the whole-synthesis run.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON line on stdout.")
+@click.option(
+    "--key-file", type=click.Path(dir_okay=False), help="Key of an encrypted model (keygen)."
+)
 def bench_cmd(
     model_dir: str,
     frames: int,
@@ -132,6 +137,7 @@ def bench_cmd(
     threads: int | None,
     text: str | None,
     as_json: bool,
+    key_file: str | None,
 ) -> None:
     """Measure decode speed, real-time factor, first-chunk latency and peak memory."""
     try:
@@ -144,6 +150,7 @@ def bench_cmd(
             batches=batches or (1,),
             threads=threads,
             text=text,
+            key_file=key_file,
         )
     except MixvoxError as exc:
         raise _fail(exc) from None
@@ -172,6 +179,7 @@ def run_bench(
     threads: int | None = None,
     text: str | None = None,
     synth_seconds: float = 10.0,
+    key_file: str | None = None,
 ) -> dict[str, object]:
     """One benchmark run in this process (run each configuration in its own process: the peak
     RSS figure is per process).
@@ -198,7 +206,12 @@ def run_bench(
 
     t0 = time.perf_counter()
     eng = ChatTTSEngine(
-        model_dir, backend=backend, precision=precision, device=device, threads=threads
+        model_dir,
+        backend=backend,
+        precision=precision,
+        device=device,
+        threads=threads,
+        key_file=key_file,
     )
     load_s = time.perf_counter() - t0
     body = text or BENCH_TEXT

@@ -167,6 +167,7 @@ class ChatTTSEngine:
         chunk_frames: int = 32,
         lookahead_frames: int | None = None,
         speaker: str | None = None,
+        key_file: str | os.PathLike[str] | None = None,
         **unknown: Any,
     ) -> None:
         for key in unknown:
@@ -193,7 +194,13 @@ class ChatTTSEngine:
             raise MixvoxError(f"source must be 'hidden' or 'codes', got {source!r}")
         if max_batch < 1 or max_retries < 0 or stream_every < 1:
             raise MixvoxError("max_batch and stream_every must be >= 1, max_retries >= 0")
-        self.assets: ModelAssets = load_assets(model_dir, verify=verify)
+        self.assets: ModelAssets = load_assets(model_dir, verify=verify, key_file=key_file)
+        if self.assets.encrypted and backend == "tensorrt":
+            self.assets.release()
+            raise MixvoxError(
+                "the tensorrt backend cannot run an encrypted model yet (its engine cache would "
+                "hold the weights in the clear); use --backend torch or onnx"
+            )
         if verify == "force":  # --reverify: cached graphs are hashed again too
             from .onnx_graph import forget_graph_verdicts
 
@@ -288,6 +295,9 @@ class ChatTTSEngine:
                 model.close()  # the CUDA runner frees its GPU memory here
             if hasattr(self, attr):
                 delattr(self, attr)
+        assets = getattr(self, "assets", None)
+        if assets is not None:
+            assets.release()  # an encrypted model's plaintext leaves memory with the engine
 
     # -- options -----------------------------------------------------------------------------
 

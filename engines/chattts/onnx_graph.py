@@ -5,6 +5,10 @@ run time, nor to produce its graphs. The models are small stacks of standard lay
 blocks, ConvNeXt blocks), so writing them with ``onnx.helper`` is short, and every tensor name
 is ours (stable names make IOBinding and TensorRT profiles easy).
 
+Graphs derived from an encrypted model (:func:`~.assets.is_secret` of a key part) are never
+written: they are built in memory, handed to the session through :func:`graph_source`, and
+rebuilt at the next start. Their weights are plaintext, and the cache dir is not encrypted.
+
 Cache layout (``cache_dir/<name>-<key>/``): ``model.onnx`` (+ ``model.onnx.data`` for external
 weights) and ``manifest.json`` with the key parts and the SHA-256 of the graph file. The key is
 a hash of the source weights' SHA-256, the builder version and the build options, so new
@@ -26,7 +30,15 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from mixvox.engines.chattts.assets import VerdictCache, sha256_file, verdict_key
+from mixvox.engines.chattts.assets import (
+    VerdictCache,
+    is_in_memory,
+    is_secret,
+    register_plaintext,
+    sha256_file,
+    take_plaintext,
+    verdict_key,
+)
 from mixvox.engines.chattts.assets import cache_dir as default_cache_dir
 
 #: ONNX opset the builders target (LayerNormalization needs 17; Gelu needs 20).
@@ -153,6 +165,21 @@ def _intact(path: Path, expected: Any, verdicts: VerdictCache) -> bool:
     return True
 
 
+def graph_source(path: str | os.PathLike[str]) -> str | bytes:
+    """What to give ``onnxruntime.InferenceSession``: the bytes of a graph that was built in
+    memory (encrypted model; taken, so they are freed with the session), else the path."""
+    data = take_plaintext(Path(path))
+    return data if data is not None else str(path)
+
+
+def _flat(parts: Any) -> list[Any]:
+    if isinstance(parts, dict):
+        return [x for v in parts.values() for x in _flat(v)]
+    if isinstance(parts, list | tuple):
+        return [x for v in parts for x in _flat(v)]
+    return [parts]
+
+
 def forget_graph_verdicts(cache_dir: str | os.PathLike[str] | None = None) -> None:
     """Forget every remembered "this graph is intact" verdict (``--reverify``): the next use of
     each cached graph hashes it again."""
@@ -198,6 +225,11 @@ def cached_graph(
     folder = root / f"{name}-{key}"
     manifest = folder / "manifest.json"
     graph_path = folder / "model.onnx"
+    if is_secret(_flat(key_parts)):  # from an encrypted model: never on disk
+        if not is_in_memory(graph_path):
+            data = build().SerializeToString()
+            register_plaintext(graph_path, data, hashlib.sha256(data).hexdigest(), secret=False)
+        return graph_path
     verdicts = VerdictCache(root / "verified.json")
     if manifest.is_file() and graph_path.is_file():
         try:

@@ -91,10 +91,14 @@ def load_spk_stat(model_dir: str | os.PathLike[str] | None = None) -> np.ndarray
     if model_dir is not None:
         candidates.append(Path(model_dir) / "asset" / "spk_stat.npy")
     candidates.append(_PACKAGE_STAT)
+    from .assets import is_in_memory, read_asset
+
     for path in candidates:
-        if path.is_file():
+        if is_in_memory(path) or path.is_file():
             try:
-                stat = np.load(path, allow_pickle=False)
+                import io
+
+                stat = np.load(io.BytesIO(read_asset(path, need_hash=False)[0]), allow_pickle=False)
             except (OSError, ValueError) as exc:
                 raise MixvoxError(f"cannot read speaker statistics {path}: {exc}") from None
             if stat.ndim != 2 or stat.shape[0] != 2:
