@@ -262,11 +262,12 @@ def read_manifest_state(path: Path) -> ManifestState:
     A torn last line (power cut or SIGKILL during an append) is thereby dropped. Records of
     older manifests (no ``crc``) are accepted as they are.
     """
+    from .safeio import read_bounded
+
     state = ManifestState()
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return state
+    data = read_bounded(path, "manifest")  # a FIFO or device here is refused, never read
     for raw in data.splitlines():
         if not raw.strip():
             continue
@@ -624,6 +625,7 @@ def _run_locked(
         )
     synths: dict[str | None, Any] = {}
     synth_errors: dict[str | None, str] = {}
+    noted: set[str | None] = set()
     log = ManifestLog(manifest, records, dict(state.settings))
     log.add_settings(fp, norm)
     bar = _progress(len(items), progress)
@@ -654,6 +656,17 @@ def _run_locked(
         except MixvoxError as exc:
             raise _LineError(engine_name, str(exc)) from None
         kwargs = dict(overrides or {})
+        accepts = getattr(tts, "accepts", None)
+        if accepts is not None:  # options for another engine (a CLI flag) are not typos here
+            ignored = sorted(k for k in kwargs if not accepts(k))
+            if ignored and engine_name not in noted:
+                noted.add(engine_name)
+                _note(
+                    err,
+                    f"mixvox: warning: {getattr(tts, 'engine_name', engine_name)} engine "
+                    f"ignores option(s): {', '.join(ignored)}",
+                )
+            kwargs = {k: v for k, v in kwargs.items() if k not in ignored}
         if item.speaker is not None:
             kwargs["speaker"] = item.speaker
         if item.seed is not None:
@@ -661,6 +674,9 @@ def _run_locked(
         warnings_text: list[str] = []
         if kwargs.get("raw"):
             target: Any = item.text
+            router = getattr(tts, "router", None)
+            if router is not None:
+                warnings_text = [f"{w.code}: {w.message}" for w in router.raw(item.text).warnings]
         else:
             target = tts.route(item.text)
             warnings_text = [f"{w.code}: {w.message}" for w in target.warnings]

@@ -22,7 +22,6 @@ import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, is_dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -37,6 +36,7 @@ from .ir import Issue, Utterance
 from .keys_cli import register as register_key_commands
 from .pipeline import Router, Synthesizer, choose_engine
 from .registry import get_registry
+from .safeio import read_bounded, read_stream_bounded
 
 log = logging.getLogger("mixvox.cli")
 
@@ -116,8 +116,12 @@ def check_arg_text(text: str, what: str = "TEXT") -> str:
     return text
 
 
+#: The most text ``say -`` reads from stdin (a runaway pipe must not eat the memory).
+MAX_TEXT_BYTES = 256 * 1024 * 1024
+
+
 def read_stdin_text() -> str:
-    data = click.get_binary_stream("stdin").read()
+    data = read_stream_bounded(click.get_binary_stream("stdin"), "text", MAX_TEXT_BYTES)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -238,6 +242,17 @@ class SynthSettings:
             self._announced = True  # once per command, however many lines a batch has
             click.echo(fallback_message(info.name, reason), err=True)
         return tts
+
+
+def engine_overrides(tts: Synthesizer, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """The per-call options ``tts``'s engine takes; the others (a flag for another engine,
+    e.g. ``--top-k`` when espeak was chosen) are dropped with one warning line. The Python API
+    raises on unknown options instead; CLI flags are never typos."""
+    ignored = sorted(k for k in overrides if not tts.accepts(k))
+    if ignored:
+        msg = f"{tts.engine_name} engine ignores option(s): {', '.join(ignored)}"
+        warnings.warn(msg, stacklevel=2)
+    return {k: v for k, v in overrides.items() if k not in ignored}
 
 
 def fallback_message(engine: str, reason: str) -> str:
@@ -471,13 +486,15 @@ def say(text: str, output: str, fmt: str | None, quiet: bool, **opts: Any) -> No
     if not body.strip():
         raise CliError("no text to speak")
     with settings.build() as tts:
-        overrides = dict(settings.overrides)
+        overrides = engine_overrides(tts, settings.overrides)
         target: str | Utterance = body
         issues: list[Issue] = []
         if not overrides.get("raw"):
             target = tts.route(body)
             issues = list(target.warnings)
             _print_issues(issues)
+        else:  # the text goes as is, but what cannot be spoken (NUL, controls) is still said
+            _print_issues(list(tts.router.raw(body).warnings))
         if output == "-":  # a WAV header needs the length: stdout gets the whole file at once
             audio = tts.synthesize(target, **overrides)
             frames, rate = len(audio), audio.sample_rate
@@ -555,9 +572,9 @@ def batch(
     from .batch import SettingsChanged, batch_settings, read_script, run_batch, summary_lines
 
     if script == "-":
-        data = click.get_binary_stream("stdin").read()
+        data = read_stream_bounded(click.get_binary_stream("stdin"), "script")
     else:
-        data = Path(script).read_bytes()
+        data = read_bounded(script, "script")
     if jsonl is None:
         jsonl = script.lower().endswith(".jsonl")
     settings = settings_from(opts)

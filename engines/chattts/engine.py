@@ -145,6 +145,8 @@ class ChatTTSEngine:
     name = "chattts"
     sample_rate = SAMPLE_RATE
     consumes = "text"
+    #: Per-call options this engine reads (the router refuses others as typos).
+    known_options = KNOWN_EXTRA
     #: Chunks longer than this get hard to keep on track (and slower to start); prosody cuts here.
     max_chunk_chars = 80
 

@@ -187,11 +187,18 @@ class Speaker:
 
     @classmethod
     def _from_file(cls, path: Path) -> Speaker:
-        if not path.is_file():
+        from mixvox.safeio import read_bounded
+
+        if not os.path.lexists(path):
             raise MixvoxError(f"speaker file {path} not found")
+        # a regular file, size checked before reading (a 4 GB .npy is refused at once)
+        limit = 64 * 1024 if path.suffix.lower() == ".npy" else 1 << 20
+        data = read_bounded(path, "speaker", limit)
         if path.suffix.lower() == ".npy":
+            import io
+
             try:
-                arr = np.load(path, allow_pickle=False)
+                arr = np.load(io.BytesIO(data), allow_pickle=False)
             except (OSError, ValueError) as exc:
                 raise MixvoxError(f"cannot read speaker vector {path}: {exc}") from None
             if arr.ndim != 1 or not np.issubdtype(arr.dtype, np.floating) or arr.size > MAX_DIM:
@@ -202,10 +209,8 @@ class Speaker:
             vec = arr.astype(np.float16)
             _check_finite(vec, str(path))
             return cls(vec, str(path))
-        if path.stat().st_size > 1 << 20:
-            raise MixvoxError(f"{path} is too large to be a speaker string")
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
             raise MixvoxError(f"cannot read speaker file {path}: {exc}") from None
         return cls(decode_speaker(text), str(path))
