@@ -172,6 +172,8 @@ class Audio:
         Refuses (:class:`BadAudioError`) NaN/Inf or constant samples and WAV over 4 GB.
         """
         fmt = fmt or format_for(path)
+        if len(self.samples) == 0:
+            raise BadAudioError(f"no audio to write to {path} (0 samples): nothing was said")
         check_samples(self.samples, "write")
         _check_wav_size(len(self.samples), fmt)
         data = self.to_bytes(fmt)

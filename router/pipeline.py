@@ -368,8 +368,9 @@ def _log_choice(chosen: str, asked: str | None, reason: str | None) -> None:
     """Log (once, when a Synthesizer is made) which engine it uses and why."""
     if asked and asked != "auto":
         why = "it was asked for"
-    elif reason:
-        why = f"a preferred engine is unavailable ({reason})"
+    elif reason:  # a fallback: said out loud (a warning shows without any logging setup)
+        log.warning("using the %s engine because a better one is unavailable (%s)", chosen, reason)
+        return
     else:
         why = "it is the best available engine"
     log.info("using the %s engine because %s", chosen, why)

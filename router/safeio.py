@@ -56,7 +56,7 @@ def read_bounded(path: str | os.PathLike[str], what: str, limit: int | None = No
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise InputFileError(
-                f"{what} file {p} is not a regular file ({_kind_of(st)}); give a normal file"
+                f"cannot read {what} file {p}: it is not a regular file ({_kind_of(st)})"
             )
         if st.st_size > cap:
             raise InputFileError(
@@ -89,7 +89,9 @@ def check_regular(path: str | os.PathLike[str], what: str, limit: int | None = N
     except OSError as exc:
         raise InputFileError(f"cannot read {what} file {p}: {exc.strerror or exc}") from None
     if not stat.S_ISREG(st.st_mode):
-        raise InputFileError(f"{what} file {p} is not a regular file ({_kind_of(st)})")
+        raise InputFileError(
+            f"cannot read {what} file {p}: it is not a regular file ({_kind_of(st)})"
+        )
     if st.st_size > cap:
         raise InputFileError(f"{what} file {p} is too large ({st.st_size} bytes; limit {cap})")
     return st.st_size

@@ -90,3 +90,39 @@ def test_wav_over_the_4gb_header_limit_is_refused_with_advice(tmp_path: Path, mo
 
 def test_the_real_limit_is_the_riff_field() -> None:
     assert audio_mod.WAV_MAX_BYTES == 0xFFFFFFFF
+
+
+def test_nan_weights_are_an_error_naming_the_engine_not_a_constant_file(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The hole: NaN weights gave a file of constant samples and exit 0."""
+    import shutil
+
+    from click.testing import CliRunner
+    from safetensors.numpy import load_file, save_file
+
+    from mixvox.cli import main
+    from mixvox.engines.chattts.assets import write_manifest
+
+    tiny = Path(__file__).resolve().parents[2] / "shared" / "chattts" / "tiny"
+    model = tmp_path / "nan-model"
+    shutil.copytree(tiny / "asset", model / "asset")
+    voc = model / "asset" / "Vocos.safetensors"
+    tensors = load_file(str(voc))
+    tensors["head.out.weight"] = np.full_like(tensors["head.out.weight"], np.nan)
+    save_file(tensors, str(voc))
+    write_manifest(model)
+    monkeypatch.setenv("MIXVOX_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("MIXVOX_DATA_DIR", str(tmp_path / "data"))
+    out = tmp_path / "o.wav"
+    args = ["say", "你好", "-e", "chattts", "--model-dir", str(model), "-o", str(out)]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 1, r.output
+    assert "chattts engine" in r.stderr and "NaN" in r.stderr
+    assert not out.exists() and "Traceback" not in r.output
+
+
+def test_empty_audio_is_not_saved_as_a_zero_second_file(tmp_path: Path) -> None:
+    with pytest.raises(BadAudioError, match="0 samples"):
+        Audio(np.zeros(0, np.float32), 24000).save(tmp_path / "e.wav")
+    assert not (tmp_path / "e.wav").exists()

@@ -216,3 +216,21 @@ def test_nan_from_an_engine_names_the_engine(tts, monkeypatch) -> None:
     monkeypatch.setattr(tts.engine, "render_chunk", lambda w, o: real(w, o) * np.float32(np.nan))
     with pytest.raises(mixvox.audio.BadAudioError, match="espeak engine"):
         tts.synthesize("hello")
+
+
+def test_a_fallback_is_a_visible_warning(caplog, monkeypatch) -> None:
+    import mixvox.registry
+    from mixvox.interfaces import EngineInfo
+    from mixvox.plugins.hookspecs import hookimpl
+
+    class Unavailable:
+        @hookimpl
+        def mixvox_register_engines(self, register) -> None:
+            register(EngineInfo("best", lambda **kw: None, lambda: "no weights here", 10**6))
+
+    reg = mixvox.registry.build_registry(extra_plugins=[("best", Unavailable())])
+    monkeypatch.setattr(mixvox.registry, "_registry", reg)
+    with caplog.at_level(logging.INFO, logger="mixvox"):
+        mixvox.Synthesizer().close()
+    warned = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warned) == 1 and "no weights here" in warned[0].getMessage()
