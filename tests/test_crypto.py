@@ -188,6 +188,8 @@ def test_round_trip_speaks_the_same_samples_and_writes_no_plaintext(
     finally:
         ref_eng.close()
     assert got.shape == want.shape and np.array_equal(got, want)
+    # once the encrypted engine is closed, the same weights in the clear are cached as usual
+    assert list((tmp_path / "plain-cache").rglob("*.onnx"))
 
 
 def test_key_from_the_environment(enc: Path, keyfile: Path, monkeypatch) -> None:

@@ -298,17 +298,36 @@ _PLAINTEXT: dict[str, tuple[bytes, str]] = {}
 _PLAINTEXT_LOCK = threading.Lock()
 #: Open encrypted model roots and how many loaders hold each.
 _OPEN: dict[str, int] = {}
-#: SHA-256 of every plaintext that came from an encrypted model: anything derived from them
-#: (cached graphs) must not be written to disk in the clear.
-_SECRET_HASHES: set[str] = set()
+#: SHA-256 of every plaintext of an open encrypted model (-> how many files hold it): anything
+#: derived from them (cached graphs) must not be written to disk in the clear.
+_SECRET_HASHES: dict[str, int] = {}
+#: Which in-memory paths hold a secret plaintext (to drop the hash with the file).
+_SECRET_PATHS: set[str] = set()
 
 
 def register_plaintext(path: Path, data: bytes, sha256: str, *, secret: bool = True) -> None:
     """Serve ``path`` from memory (a decrypted file of an encrypted model) in :func:`read_asset`."""
+    key = str(Path(path).absolute())
     with _PLAINTEXT_LOCK:
-        _PLAINTEXT[str(Path(path).absolute())] = (data, sha256)
+        if key in _SECRET_PATHS:
+            _drop_secret(key)
+        _PLAINTEXT[key] = (data, sha256)
         if secret:
-            _SECRET_HASHES.add(sha256)
+            _SECRET_HASHES[sha256] = _SECRET_HASHES.get(sha256, 0) + 1
+            _SECRET_PATHS.add(key)
+
+
+def _drop_secret(key: str) -> None:
+    """(Lock held.) Forget that the plaintext at ``key`` is secret."""
+    _SECRET_PATHS.discard(key)
+    hit = _PLAINTEXT.get(key)
+    if hit is None:
+        return
+    left = _SECRET_HASHES.get(hit[1], 1) - 1
+    if left > 0:
+        _SECRET_HASHES[hit[1]] = left
+    else:
+        _SECRET_HASHES.pop(hit[1], None)
 
 
 def is_secret(values: Iterable[object]) -> bool:
@@ -328,6 +347,8 @@ def forget_plaintext(root: Path) -> None:
             return
         _OPEN.pop(root_key, None)
         for key in [k for k in _PLAINTEXT if k.startswith(prefix)]:
+            if key in _SECRET_PATHS:
+                _drop_secret(key)
             del _PLAINTEXT[key]
 
 
