@@ -63,6 +63,8 @@ class Config:
     lexicons: list[Path] = field(default_factory=list)
     max_chunk_chars: int | None = None
     chattts: ChatTTSConfig = field(default_factory=ChatTTSConfig)
+    #: ``[voices]``: named voices for ``mixvox serve`` (name -> speaker string or ``seed:N``).
+    voices: dict[str, str] = field(default_factory=dict)
     path: Path | None = None
 
 
@@ -130,6 +132,10 @@ def _parse(doc: dict[str, Any], path: Path) -> Config:
                     cfg.chattts.precision = _string(v, name, path)
                 else:
                     log.warning("config %s: unknown key %r ignored", path, name)
+        elif key == "voices":
+            if not isinstance(value, dict):
+                raise MixvoxError(f"config {path}: voices must be a table ([voices])")
+            cfg.voices = {str(k): _string(v, f"voices.{k}", path) for k, v in value.items()}
         else:
             log.warning("config %s: unknown key %r ignored", path, key)
     return cfg

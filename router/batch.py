@@ -176,56 +176,105 @@ def speakable(text: str) -> bool:
     return any(unicodedata.category(ch)[0] not in "PZC" for ch in text)
 
 
-def read_script(data: bytes, *, jsonl: bool, fmt: str = "wav") -> tuple[ScriptItems, int]:
-    """Parse a script into items and return them with the script's physical line count.
+def is_comment(raw: bytes) -> bool:
+    """Whether a physical script line is a ``#`` comment (counted in the summary)."""
+    return raw.removeprefix(b"\xef\xbb\xbf").strip().startswith(b"#")
 
-    Blank lines and lines starting with ``#`` are skipped (comments are counted in
-    ``items.comments``). A line of only quotes/punctuation becomes an item with ``skip`` set.
+
+def parse_line(
+    idx: int, raw: bytes, *, width: int, jsonl: bool, fmt: str = "wav"
+) -> BatchItem | None:
+    """One physical script line (1-based ``idx``) as an item, or ``None`` for blank/comment.
+
     A line that is not UTF-8, not valid JSON (in JSONL mode) or has bad options becomes an
     item with ``error`` set, so it is reported with its line number while the others go on.
     """
     fmt_ext = "." + fmt.lower()
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()  # the newline that ends the last line does not start another
-    width = number_width(len(lines))
-    items = ScriptItems()
+    if raw.endswith(b"\n"):
+        raw = raw[:-1]
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    if idx == 1 and raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]  # UTF-8 byte-order mark from some editors
+    item = BatchItem(line=idx, text="", file=f"{idx:0{width}d}{fmt_ext}")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        item.text = raw.decode("utf-8", errors="replace")
+        item.error = _describe_decode_error(raw, exc)
+        return item
+    stripped = text.strip()
+    if not stripped or stripped.startswith("#"):
+        return None
+    if jsonl:
+        item.text = stripped  # replaced by the object's text once it parses
+        _parse_jsonl(item, stripped, fmt_ext)
+    else:
+        item.text = text
+    if item.error is None and not item.text.strip():
+        item.error = "empty text"
+    if item.error is None and not speakable(item.text):
+        item.skip = "only punctuation"  # skipped and counted, not a failure
+    return item
+
+
+def iter_script(
+    lines: Iterable[bytes], *, n_lines: int, jsonl: bool, fmt: str = "wav"
+) -> Iterator[BatchItem]:
+    """Items of a script given as physical lines, lazily (a script of any size streams).
+
+    ``n_lines`` (the physical line count) fixes the width of the numbered file names, so a
+    streaming reader counts lines first (:func:`count_script_lines`).
+    """
+    width = number_width(n_lines)
     used: dict[str, int] = {}
     for idx, raw in enumerate(lines, 1):
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
-        if idx == 1 and raw.startswith(b"\xef\xbb\xbf"):
-            raw = raw[3:]  # UTF-8 byte-order mark from some editors
-        item = BatchItem(line=idx, text="", file=f"{idx:0{width}d}{fmt_ext}")
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            item.text = raw.decode("utf-8", errors="replace")
-            item.error = _describe_decode_error(raw, exc)
-            items.append(item)
+        item = parse_line(idx, raw, width=width, jsonl=jsonl, fmt=fmt)
+        if item is None:
             continue
-        stripped = text.strip()
-        if stripped.startswith("#"):
-            items.comments += 1
-            continue
-        if not stripped:
-            continue
-        if jsonl:
-            item.text = stripped  # replaced by the object's text once it parses
-            _parse_jsonl(item, stripped, fmt_ext)
-        else:
-            item.text = text
-        if item.error is None and not item.text.strip():
-            item.error = "empty text"
-        if item.error is None and not speakable(item.text):
-            item.skip = "only punctuation"
         if item.error is None:
             key = item.file.casefold()
             if key in used:
                 item.error = f"file name {item.file!r} already used by line {used[key]}"
             else:
                 used[key] = idx
-        items.append(item)
+        yield item
+
+
+def count_script_lines(path: str | os.PathLike[str]) -> int:
+    """Physical lines of a script file, read in blocks (the file is never held whole)."""
+    from .safeio import check_regular
+
+    check_regular(path, "script")  # a FIFO or /dev/zero is refused, never read
+    n = 0
+    last = b"\n"
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            n += block.count(b"\n")
+            last = block[-1:]
+    return n + (last != b"\n")
+
+
+def iter_script_file(
+    path: str | os.PathLike[str], *, jsonl: bool, fmt: str = "wav"
+) -> Iterator[BatchItem]:
+    """Items of a script file, streamed line by line (two passes: count, then parse)."""
+    n_lines = count_script_lines(path)
+    with open(path, "rb") as fh:
+        yield from iter_script(fh, n_lines=n_lines, jsonl=jsonl, fmt=fmt)
+
+
+def read_script(data: bytes, *, jsonl: bool, fmt: str = "wav") -> tuple[ScriptItems, int]:
+    """Parse a whole script into items and return them with its physical line count.
+
+    Blank lines and lines starting with ``#`` are skipped (see :func:`parse_line`; comments
+    are counted in ``items.comments``); a line of only quotes/punctuation has ``skip`` set.
+    """
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()  # the newline that ends the last line does not start another
+    items = ScriptItems(iter_script(lines, n_lines=len(lines), jsonl=jsonl, fmt=fmt))
+    items.comments = sum(1 for raw in lines if is_comment(raw))
     return items, len(lines)
 
 
@@ -512,6 +561,26 @@ def is_complete(
     return size is None or st.st_size == size
 
 
+def success_record(
+    item: BatchItem, duration: float, engine: str | None, warnings: list[str]
+) -> dict[str, Any]:
+    """The manifest record of a line whose audio file was written."""
+    rec: dict[str, Any] = {
+        "line": item.line,
+        "text": item.text,
+        "file": item.file,
+        "duration": round(duration, 3),
+        "engine": engine,
+    }
+    if item.speaker is not None:
+        rec["speaker"] = item.speaker
+    if item.seed is not None:
+        rec["seed"] = item.seed
+    if warnings:
+        rec["warnings"] = warnings
+    return rec
+
+
 # ---------------------------------------------------------------------------------------------
 # The run
 # ---------------------------------------------------------------------------------------------
@@ -548,6 +617,7 @@ def run_batch(
     stderr: TextIO | None = None,
     settings: Mapping[str, Any] | None = None,
     resume_changed: bool = False,
+    subtitles: str | None = None,
 ) -> BatchResult:
     """Speak every item into ``out_dir`` and keep ``out_dir/manifest.jsonl`` up to date.
 
@@ -557,7 +627,8 @@ def run_batch(
     written, unless ``force`` (redo all) or ``resume_changed`` (redo the lines made with other
     settings). Raises :class:`BatchLocked` when another run holds ``out_dir``. Failures are
     recorded and reported; ``KeyboardInterrupt``, SIGTERM and SIGHUP stop the run after the
-    manifest is made consistent (``result.interrupted``, ``result.signal``).
+    manifest is made consistent (``result.interrupted``, ``result.signal``). ``subtitles``
+    (``"srt"`` or ``"vtt"``) also writes each line's captions beside its audio file.
     """
     err = stderr or sys.stderr
     out = Path(out_dir)
@@ -574,6 +645,7 @@ def run_batch(
             err=err,
             settings=settings or {},
             resume_changed=resume_changed,
+            subtitles=subtitles,
         )
 
 
@@ -589,6 +661,7 @@ def _run_locked(
     err: TextIO,
     settings: Mapping[str, Any],
     resume_changed: bool,
+    subtitles: str | None,
 ) -> BatchResult:
     removed = clean_partials(out)
     if removed:
@@ -686,7 +759,16 @@ def _run_locked(
         """Stage 2 (engine): audio for one line."""
         item, engine_name, tts, target, kwargs, warnings_text = job
         try:
-            audio = tts.synthesize(target, **kwargs)
+            if subtitles:
+                from .audio import Audio
+                from .subtitles import Timeline, timed_stream
+
+                timeline = Timeline(item.text, tts.sample_rate)
+                pieces = timed_stream(tts, target, timeline, **kwargs)
+                audio = Audio.concat([Audio(p.samples, p.sample_rate) for p in pieces])
+                warnings_text = (warnings_text, timeline.finish())  # type: ignore[assignment]
+            else:
+                audio = tts.synthesize(target, **kwargs)
         except Exception as exc:
             raise _LineError(engine_name, exc) from exc
         if len(audio) == 0:
@@ -698,10 +780,15 @@ def _run_locked(
         """Stage 3 (disk): the atomic file write."""
         item, engine_name, tts, audio, warnings_text = job
         try:
+            if subtitles:
+                from .subtitles import write_subtitles
+
+                warnings_text, segments = warnings_text
+                write_subtitles((out / item.file).with_suffix("." + subtitles), segments)
             audio.save(out / item.file)
         except Exception as exc:
             raise _LineError(engine_name, exc) from exc
-        return job
+        return item, engine_name, tts, audio, warnings_text
 
     todo: list[BatchItem] = []
     stack = contextlib.ExitStack()
@@ -747,19 +834,8 @@ def _run_locked(
                         fail(item, f"internal error: {type(err).__name__}: {err}", engine_name)
                 else:
                     _, engine_name, tts, audio, warnings_text = res
-                    rec = {
-                        "line": item.line,
-                        "text": item.text,
-                        "file": item.file,
-                        "duration": round(audio.duration, 3),
-                        "engine": getattr(tts, "engine_name", engine_name),
-                    }
-                    if item.speaker is not None:
-                        rec["speaker"] = item.speaker
-                    if item.seed is not None:
-                        rec["seed"] = item.seed
-                    if warnings_text:
-                        rec["warnings"] = warnings_text
+                    engine_used = getattr(tts, "engine_name", engine_name)
+                    rec = success_record(item, audio.duration, engine_used, warnings_text)
                     rec["bytes"] = (out / item.file).stat().st_size
                     rec["fp"] = fp
                     log.add(rec)

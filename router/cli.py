@@ -452,35 +452,68 @@ def _write_audio(audio: Audio, output: str, fmt: str | None) -> None:
         audio.save(output, fmt.upper() if fmt else None)
 
 
+def _out_format(output: str, fmt: str | None) -> str:
+    """The output format, lower case (checked before synthesis, not after)."""
+    from .encoders import format_for_path
+
+    if fmt:
+        return fmt.lower()
+    if output == "-":
+        return "wav"
+    found = format_for_path(output)
+    if found:
+        return found
+    try:
+        return format_for(output).lower()
+    except MixvoxError:
+        exts = ", ".join(sorted({*FORMATS, ".mp3", ".opus", ".pcm"}))
+        raise CliError(f"cannot tell the audio format of {output!r}: use one of {exts}") from None
+
+
 @main.command()
 @click.argument("text")
 @click.option(
     "-o",
     "--output",
     required=True,
-    help="Output file (.wav, .flac, .ogg), or - for WAV on stdout.",
+    help="Output file (.wav, .flac, .ogg, .mp3, .opus, .pcm), or - for stdout (streamed).",
 )
 @click.option(
     "-f",
     "--format",
     "fmt",
-    type=click.Choice(sorted(e.lstrip(".") for e in FORMATS), case_sensitive=False),
-    help="Audio format (default: from the file extension; WAV for stdout).",
+    type=click.Choice(
+        sorted({*(e.lstrip(".") for e in FORMATS), "mp3", "opus", "pcm"}), case_sensitive=False
+    ),
+    help="Audio format (default: from the file extension; WAV for stdout). "
+    "pcm: raw 16-bit 24 kHz mono.",
+)
+@click.option(
+    "--subtitles",
+    type=click.Path(dir_okay=False),
+    help="Also write timed captions of the text (.srt or .vtt).",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No summary line on stderr.")
 @synth_options(save_codes=True)
 @handle_errors
-def say(text: str, output: str, fmt: str | None, quiet: bool, **opts: Any) -> None:
+def say(
+    text: str, output: str, fmt: str | None, subtitles: str | None, quiet: bool, **opts: Any
+) -> None:
     """Speak TEXT (or stdin with -) into a file.
 
     \b
     mixvox say "今天的 meeting 改到 3:30 PM" -o out.wav
     echo "你好 world" | mixvox say - -o - > out.wav
+    mixvox say "你好 world" -o - -f pcm | aplay -f S16_LE -r 24000   # plays as it is made
     """
+    from .encoders import MEDIA_TYPES, save_encoded, write_stream
+    from .subtitles import Timeline, subtitle_writer, timed_stream, write_subtitles
+
     if output == "-" and sys.stdout.isatty():
         raise CliError("refusing to write audio to a terminal; redirect stdout or use -o FILE")
-    if output != "-" and fmt is None:
-        format_for(output)  # fail before synthesis, not after
+    out_fmt = _out_format(output, fmt)
+    if subtitles:
+        subtitle_writer(subtitles)  # a bad extension fails before synthesis
     settings = settings_from(opts)
     body = get_text(text)
     if not body.strip():
@@ -495,18 +528,32 @@ def say(text: str, output: str, fmt: str | None, quiet: bool, **opts: Any) -> No
             _print_issues(issues)
         else:  # the text goes as is, but what cannot be spoken (NUL, controls) is still said
             _print_issues(list(tts.router.raw(body).warnings))
-        if output == "-":  # a WAV header needs the length: stdout gets the whole file at once
-            audio = tts.synthesize(target, **overrides)
-            frames, rate = len(audio), audio.sample_rate
+        timeline = Timeline(body, tts.sample_rate) if subtitles else None
+        stream: Iterator[Any] = (
+            timed_stream(tts, target, timeline, **overrides)
+            if timeline is not None
+            else tts.stream(target, **overrides)
+        )
+        rate = tts.sample_rate
+        if output == "-" and out_fmt in MEDIA_TYPES:  # streamed: a player starts at once
+            stdout = click.get_binary_stream("stdout")
+            frames = write_stream((p.samples for p in stream), rate, out_fmt, stdout)
+        elif output == "-":  # ogg: written whole
+            audio = Audio.concat([Audio(p.samples, p.sample_rate) for p in stream], rate)
+            frames = len(audio)
+            if frames:
+                _write_audio(audio, output, out_fmt)
+        elif out_fmt in MEDIA_TYPES and out_fmt not in ("wav", "flac"):  # mp3, opus, pcm
+            frames = save_encoded((p.samples for p in stream), rate, out_fmt, output)
         else:  # files are written piece by piece: memory stays bounded however long the text
-            fmt_name = fmt.upper() if fmt else format_for(output)
-            frames, rate = _save_stream(tts.stream(target, **overrides), output, fmt_name)
+            pieces = (Audio(p.samples, p.sample_rate) for p in stream)
+            frames, rate = _save_stream(pieces, output, out_fmt.upper())
         engine = tts.engine_name
     if frames == 0:
         hint = " (see the warnings above)" if issues else ""
         raise CliError(f"nothing to speak in the text{hint}")
-    if output == "-":
-        _write_audio(audio, output, fmt)
+    if timeline is not None and subtitles:
+        write_subtitles(subtitles, timeline.finish())
     if not quiet:
         where = "stdout" if output == "-" else output
         click.echo(f"mixvox: wrote {where} ({frames / rate:.2f} s, {engine})", err=True)
@@ -515,6 +562,9 @@ def say(text: str, output: str, fmt: str | None, quiet: bool, **opts: Any) -> No
 # ---------------------------------------------------------------------------------------------
 # batch
 # ---------------------------------------------------------------------------------------------
+
+
+from .distributed_cli import ray_options  # noqa: E402  (the --ray flags of batch)
 
 
 @main.command()
@@ -544,6 +594,11 @@ def say(text: str, output: str, fmt: str | None, quiet: bool, **opts: Any) -> No
 @click.option(
     "--text", "jsonl", flag_value=False, help="Script lines are plain text (even for .jsonl files)."
 )
+@click.option(
+    "--subtitles",
+    type=click.Choice(["srt", "vtt"], case_sensitive=False),
+    help="Also write captions beside each audio file (0001.srt ...).",
+)
 @click.option("--force", is_flag=True, help="Redo lines that a previous run finished.")
 @click.option(
     "--resume-changed",
@@ -551,6 +606,7 @@ def say(text: str, output: str, fmt: str | None, quiet: bool, **opts: Any) -> No
     help="Resume even though settings changed: redo only the lines made with other settings.",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@ray_options
 @synth_options(save_codes=False)
 @handle_errors
 def batch(
@@ -558,9 +614,14 @@ def batch(
     output_dir: str,
     fmt: str,
     jsonl: bool | None,
+    subtitles: str | None,
     force: bool,
     resume_changed: bool,
     quiet: bool,
+    ray_address: str | None,
+    ray_workers: int | None,
+    ray_cpus: float,
+    ray_gpus: float,
     **opts: Any,
 ) -> None:
     """Speak every line of SCRIPT into OUTPUT_DIR (0001.wav, 0002.wav, ...).
@@ -571,6 +632,26 @@ def batch(
     """
     from .batch import SettingsChanged, batch_settings, read_script, run_batch, summary_lines
 
+    if ray_address is not None:
+        from .distributed_cli import batch_on_ray
+
+        if subtitles:
+            raise CliError("--subtitles does not work with --ray yet; run without --ray")
+
+        batch_on_ray(
+            script,
+            output_dir,
+            fmt=fmt.lower(),
+            jsonl=jsonl,
+            force=force,
+            quiet=quiet,
+            settings=settings_from(opts),
+            address=ray_address,
+            workers=ray_workers,
+            cpus_per_worker=ray_cpus,
+            gpus_per_worker=ray_gpus,
+        )
+        return
     if script == "-":
         data = read_stream_bounded(click.get_binary_stream("stdin"), "script")
     else:
@@ -594,6 +675,7 @@ def batch(
             overrides=settings.overrides,
             force=force,
             progress=not quiet,
+            subtitles=subtitles.lower() if subtitles else None,
             settings=batch_settings(settings, fmt.lower(), __version__),
             resume_changed=resume_changed,
         )
@@ -750,6 +832,9 @@ def plugins() -> None:
 # ---------------------------------------------------------------------------------------------
 
 register_key_commands(main)  # keygen, encrypt-model, decrypt-model (mixvox.keys_cli)
+from mixvox.server.cli import serve as _serve  # noqa: E402  (needs the helpers above)
+
+main.add_command(_serve)
 BUILTIN_COMMANDS = frozenset(main.commands)
 
 
