@@ -297,3 +297,16 @@ def test_tensorrt_refuses_an_encrypted_model(enc: Path, keyfile: Path, monkeypat
     monkeypatch.setattr(eng_mod, "_require_cuda", lambda backend: None)
     with pytest.raises(MixvoxError, match="tensorrt.*encrypted"):
         eng_mod.ChatTTSEngine(enc, key_file=keyfile, backend="tensorrt")
+
+
+@pytest.mark.parametrize("command", ["say", "batch", "serve", "bench"])
+def test_key_file_option_on_every_loading_command(command: str) -> None:
+    r = CliRunner().invoke(main, [command, "--help"])
+    assert r.exit_code == 0 and "--key-file" in r.output
+
+
+def test_bench_runs_an_encrypted_model(enc: Path, keyfile: Path) -> None:
+    from mixvox.engines.chattts.cli import run_bench
+
+    res = run_bench(enc, frames=4, key_file=str(keyfile), synth_seconds=0.2, text="你好")
+    assert res["frames_per_s"] > 0
