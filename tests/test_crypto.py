@@ -310,3 +310,20 @@ def test_bench_runs_an_encrypted_model(enc: Path, keyfile: Path) -> None:
 
     res = run_bench(enc, frames=4, key_file=str(keyfile), synth_seconds=0.2, text="你好")
     assert res["frames_per_s"] > 0
+
+
+def test_cli_missing_key_exits_2(enc: Path, tmp_path: Path) -> None:
+    out = tmp_path / "o.wav"
+    r = CliRunner().invoke(
+        main, ["say", "你好", "-e", "chattts", "--model-dir", str(enc), "-o", str(out)]
+    )
+    assert r.exit_code == 2 and "no key was given" in r.stderr and str(enc) in r.stderr
+    assert not out.exists()
+
+
+def test_key_file_readable_by_others_exits_2_with_chmod_advice(
+    enc: Path, keyfile: Path, tmp_path: Path
+) -> None:
+    keyfile.chmod(0o644)
+    r, out = _say(enc, keyfile, tmp_path)
+    assert r.exit_code == 2 and f"chmod 600 {keyfile}" in r.stderr and not out.exists()
