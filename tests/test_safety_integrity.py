@@ -63,11 +63,17 @@ def test_in_place_edit_with_size_and_mtime_restored_is_rehashed(model: Path) -> 
 def test_verdict_key_covers_device_inode_and_ctime(model: Path) -> None:
     p = model / "asset" / "Vocos.safetensors"
     st = p.stat()
+    from types import SimpleNamespace
+
     from mixvox.engines.chattts.assets import verdict_key
 
-    key = verdict_key(p, st, "0" * 64)
-    fake = os.stat_result((st.st_mode, st.st_ino + 1, *tuple(st)[2:]))
-    assert verdict_key(p, fake, "0" * 64) != key
+    names = ("st_dev", "st_ino", "st_size", "st_mtime_ns", "st_ctime_ns")
+    same = SimpleNamespace(**{n: getattr(st, n) for n in names})
+    key = verdict_key(p, same, "0" * 64)  # type: ignore[arg-type]
+    assert key == verdict_key(p, st, "0" * 64)
+    for name in ("st_dev", "st_ino", "st_ctime_ns"):  # what size + mtime cannot see
+        other = SimpleNamespace(**{**vars(same), name: getattr(st, name) + 1})
+        assert verdict_key(p, other, "0" * 64) != key, name  # type: ignore[arg-type]
 
 
 def tiny_graph() -> onnx.ModelProto:
