@@ -37,24 +37,25 @@ def _no_hashing(*_a, **_k):
 def test_audio_loader_takes_verified_hashes(monkeypatch, tmp_path) -> None:
     """A hash is taken without re-reading only when a remembered verdict vouches for the file
     as it is now; a merely claimed hash is checked by hashing the bytes read (issue 11)."""
-    from mixvox.engines.chattts import assets, decoder
+    from mixvox.engines.chattts import assets
+    from mixvox.engines.chattts.audio import loader
 
     monkeypatch.setenv("MIXVOX_CACHE_DIR", str(tmp_path / "cache"))
     names = ("Decoder.safetensors", "DVAE.safetensors", "Vocos.safetensors")
     manifest = assets.load_assets(TINY).manifest  # verifies and remembers the verdicts
     given = {n: manifest[f"asset/{n}"] for n in names}
     monkeypatch.setattr(assets, "hash_bytes", _no_hashing)
-    m = decoder.load_audio_models(TINY / "asset", backend="onnx", cache_dir=tmp_path, sha256=given)
+    m = loader.load_audio_models(TINY / "asset", backend="onnx", cache_dir=tmp_path, sha256=given)
     assert (m.decoder_weights.sha256, m.dvae_weights.sha256, m.vocos_weights.sha256) == tuple(
         given.values()
     )
     # a file without a given hash, or with a claimed one nobody verified, is hashed
     partial = {n: given[n] for n in names[:2]}
     with pytest.raises(AssertionError, match="hashed again"):
-        decoder.load_audio_models(TINY / "asset", cache_dir=tmp_path, sha256=partial)
+        loader.load_audio_models(TINY / "asset", cache_dir=tmp_path, sha256=partial)
     claimed = {**given, "Vocos.safetensors": "1" * 64}
     with pytest.raises(AssertionError, match="hashed again"):
-        decoder.load_audio_models(TINY / "asset", cache_dir=tmp_path, sha256=claimed)
+        loader.load_audio_models(TINY / "asset", cache_dir=tmp_path, sha256=claimed)
 
 
 @pytest.mark.skipif(not TINY.is_dir(), reason="tiny ChatTTS checkpoint not in ../shared")

@@ -292,9 +292,12 @@ def test_edited_manifest_is_caught(enc: Path, keyfile: Path) -> None:
 
 
 def test_tensorrt_refuses_an_encrypted_model(enc: Path, keyfile: Path, monkeypatch) -> None:
+    from types import SimpleNamespace
+
     from mixvox.engines.chattts import engine as eng_mod
 
-    monkeypatch.setattr(eng_mod, "_require_cuda", lambda backend: None)
+    fake = SimpleNamespace(backend="tensorrt", precision="fp16", device="cuda", describe=str)
+    monkeypatch.setattr(eng_mod, "resolve", lambda *a, **k: fake)  # no GPU needed to refuse
     with pytest.raises(MixvoxError, match="tensorrt.*encrypted"):
         eng_mod.ChatTTSEngine(enc, key_file=keyfile, backend="tensorrt")
 

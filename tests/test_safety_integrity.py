@@ -14,7 +14,7 @@ import pytest
 
 from mixvox.engines.chattts import onnx_graph
 from mixvox.engines.chattts.assets import VerdictCache, load_assets, read_asset
-from mixvox.engines.chattts.decoder import load_audio_models
+from mixvox.engines.chattts.audio.loader import load_audio_models
 from mixvox.engines.chattts.onnx_graph import GraphBuilder, cached_graph
 from mixvox.interfaces import MixvoxError
 
