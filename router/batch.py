@@ -54,7 +54,9 @@ class BatchLocked(MixvoxError):
 
 
 class SettingsChanged(MixvoxError):
-    """A resume with settings other than those that made the recorded audio."""
+    """A resume with settings other than those that made the recorded audio (exit status 2)."""
+
+    exit_code = 2
 
     def __init__(self, message: str, changed: list[str]) -> None:
         super().__init__(message)
@@ -463,6 +465,36 @@ def batch_settings(cli_settings: Any, fmt: str, version: str) -> dict[str, Any]:
     }
 
 
+def check_settings(
+    items: Iterable[BatchItem],
+    state: ManifestState,
+    fp: str,
+    settings: Mapping[str, Any],
+    out: Path,
+    default_engine: str | None,
+) -> None:
+    """Raise :class:`SettingsChanged` when a finished line of ``out`` was made with settings
+    other than ``settings`` (fingerprint ``fp``), naming what changed."""
+    changed_fps: set[str | None] = set()
+    for item in items:
+        rec = state.records.get(item.line)
+        if item.error is None and item.skip is None and rec and rec.get("fp") != fp:
+            if is_complete(rec, item, out, item.engine or default_engine):
+                changed_fps.add(rec.get("fp"))
+    if not changed_fps:
+        return
+    changes: list[str] = []
+    for old_fp in sorted(changed_fps, key=str):
+        old = state.settings.get(old_fp) if old_fp else None
+        changes.extend(c for c in describe_changes(old, settings) if c not in changes)
+    raise SettingsChanged(
+        f"{out} holds audio made with other settings ({'; '.join(changes)}); nothing was "
+        "written. Use --force to redo every line, or --resume-changed to redo only the "
+        "lines made with other settings.",
+        changes,
+    )
+
+
 class BatchLock:
     """An exclusive lock on an output folder (``filelock``: ``fcntl``/``msvcrt``).
 
@@ -677,25 +709,8 @@ def _run_locked(
     items = list(items)
     fp, norm = fingerprint(settings)
     result = BatchResult(total=len(items), manifest=manifest, comments=comments)
-    # Which finished lines were made with other settings? Decided before anything is written.
-    changed_fps: set[str | None] = set()
-    if not force:
-        for item in items:
-            rec = records.get(item.line)
-            if item.error is None and item.skip is None and rec and rec.get("fp") != fp:
-                if is_complete(rec, item, out, item.engine or default_engine):
-                    changed_fps.add(rec.get("fp"))
-    if changed_fps and not resume_changed:
-        changes: list[str] = []
-        for old_fp in sorted(changed_fps, key=str):
-            old = state.settings.get(old_fp) if old_fp else None
-            changes.extend(c for c in describe_changes(old, norm) if c not in changes)
-        raise SettingsChanged(
-            f"{out} holds audio made with other settings ({'; '.join(changes)}); nothing was "
-            "written. Use --force to redo every line, or --resume-changed to redo only the "
-            "lines made with other settings.",
-            changes,
-        )
+    if not force and not resume_changed:  # decided before anything is written
+        check_settings(items, state, fp, norm, out, default_engine)
     synths: dict[str | None, Any] = {}
     synth_errors: dict[str | None, str] = {}
     noted: set[str | None] = set()

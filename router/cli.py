@@ -646,6 +646,7 @@ def batch(
             force=force,
             quiet=quiet,
             settings=settings_from(opts),
+            resume_changed=resume_changed,
             address=ray_address,
             workers=ray_workers,
             cpus_per_worker=ray_cpus,

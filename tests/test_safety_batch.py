@@ -191,3 +191,20 @@ def test_punctuation_only_lines_are_skipped_and_comments_counted(tmp_path: Path)
     assert res.comments == 2 and fac.calls == ["real words"]
     first = next(summary_lines(res))
     assert "3 skipped (only punctuation)" in first and "2 comment line(s)" in first
+
+
+def test_ray_resume_with_other_settings_stops_before_touching_the_cluster(
+    tmp_path: Path, monkeypatch
+) -> None:
+    pytest.importorskip("ray")
+    from mixvox import distributed
+
+    out = tmp_path / "out"
+    src = tmp_path / "s.txt"
+    src.write_text("a1\nb2\n")
+    run("a1\nb2\n", out, settings={"speed": 1.0})
+    monkeypatch.setattr(distributed, "connect", lambda address: pytest.fail("reached Ray"))
+    with pytest.raises(SettingsChanged, match="speed: 1.0 -> 2.0"):
+        distributed.run_on_ray(src, out, Factory(), settings={"speed": 2.0}, progress=False)
+    res, _ = run("a1\nb2\n", out, settings={"speed": 1.0})  # the lock was released
+    assert res.skipped == 2
