@@ -18,6 +18,7 @@ import functools
 import json
 import logging
 import os
+import signal
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -89,7 +90,12 @@ def handle_errors(fn: F) -> F:
         except OSError as exc:
             where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
             raise CliError(f"{exc.strerror or exc}{where}") from None
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
+            signum = getattr(exc, "signum", None)  # SIGTERM/SIGHUP (mixvox.batch.stop_on_signals)
+            if signum is not None:
+                name = signal.Signals(signum).name
+                click.echo(f"mixvox: stopped by {name}; no partial file was left", err=True)
+                raise click.exceptions.Exit(128 + signum) from None
             click.echo("mixvox: interrupted", err=True)
             raise click.exceptions.Exit(130) from None
         except Exception as exc:
@@ -518,7 +524,10 @@ def say(
     body = get_text(text)
     if not body.strip():
         raise CliError("no text to speak")
-    with settings.build() as tts:
+    from .batch import stop_on_signals
+
+    # SIGTERM/SIGHUP stop like Ctrl-C: the temporary file is removed, exit 128 + signal
+    with stop_on_signals(), settings.build() as tts:
         overrides = engine_overrides(tts, settings.overrides)
         target: str | Utterance = body
         issues: list[Issue] = []

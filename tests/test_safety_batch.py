@@ -208,3 +208,27 @@ def test_ray_resume_with_other_settings_stops_before_touching_the_cluster(
         distributed.run_on_ray(src, out, Factory(), settings={"speed": 2.0}, progress=False)
     res, _ = run("a1\nb2\n", out, settings={"speed": 1.0})  # the lock was released
     assert res.skipped == 2
+
+
+def test_say_stops_cleanly_on_sigterm(tmp_path: Path, monkeypatch) -> None:
+    from test_batch import FakeEnginePlugin
+
+    import mixvox.registry
+
+    class Eng(FakeEnginePlugin.Engine):
+        def stream(self, utterance, chunks, options):
+            yield from super().stream(utterance, chunks[:1], options)
+            os.kill(os.getpid(), signal.SIGTERM)
+            yield from super().stream(utterance, chunks[1:], options)
+
+    class Plugin(FakeEnginePlugin):
+        Engine = Eng
+
+    reg = mixvox.registry.build_registry(extra_plugins=[("fake", Plugin())])
+    monkeypatch.setattr(mixvox.registry, "_registry", reg)
+    out = tmp_path / "o.wav"
+    text = "第一句话。第二句话。第三句话。"
+    r = CliRunner().invoke(main, ["say", text, "-e", "fake", "-o", str(out)])
+    assert r.exit_code == 143 and "stopped by SIGTERM" in r.stderr
+    assert os.listdir(tmp_path) == []  # neither the output nor a .part file
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
