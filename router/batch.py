@@ -104,6 +104,8 @@ class BatchResult:
     comments: int = 0
     #: The signal that stopped the run (SIGTERM, SIGHUP), if one did.
     signal: int | None = None
+    #: Seconds spent per stage (filled by the cluster path: route, synthesize, write, wait).
+    timings: dict[str, float] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
