@@ -298,7 +298,9 @@ def synth_options(save_codes: bool) -> Callable[[F], F]:
             "--model-dir", type=click.Path(file_okay=False), help="ChatTTS weights folder."
         ),
         click.option("--backend", help="ChatTTS backend: onnx, torch, tensorrt, auto."),
-        click.option("--device", help="ChatTTS device: cpu, cuda, cuda:N (torch backend)."),
+        click.option(
+            "--device", help="ChatTTS device: cpu, cuda, cuda:N (torch; onnx with onnxruntime-gpu)."
+        ),
         click.option(
             "--key-file",
             type=click.Path(dir_okay=False),
@@ -310,7 +312,7 @@ def synth_options(save_codes: bool) -> Callable[[F], F]:
             default=False,
             help="Re-hash the ChatTTS weights even when an earlier check is cached.",
         ),
-        click.option("--precision", help="Engine precision: fp32, fp16, bf16, int8."),
+        click.option("--precision", help="Engine precision: fp32, fp16, bf16, int8, int4."),
         click.option(
             "--temperature",
             type=click.FloatRange(min=0),

@@ -123,6 +123,12 @@ def download_cmd(dest: str | None, repo: str, revision: str | None, force: bool)
 )
 @click.option("--threads", type=click.IntRange(min=1), help="Intra-op threads.")
 @click.option("--text", default=None, help="Text for the whole-synthesis run.")
+@click.option(
+    "--first-lookahead",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Reduced look-ahead (code frames) of the first chunk, cross-faded into exact audio.",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON line on stdout.")
 @click.option(
     "--key-file", type=click.Path(dir_okay=False), help="Key of an encrypted model (keygen)."
@@ -136,6 +142,7 @@ def bench_cmd(
     batches: tuple[int, ...],
     threads: int | None,
     text: str | None,
+    first_lookahead: int | None,
     as_json: bool,
     key_file: str | None,
 ) -> None:
@@ -151,6 +158,7 @@ def bench_cmd(
             threads=threads,
             text=text,
             key_file=key_file,
+            first_lookahead=first_lookahead,
         )
     except MixvoxError as exc:
         raise _fail(exc) from None
@@ -180,6 +188,7 @@ def run_bench(
     text: str | None = None,
     synth_seconds: float = 10.0,
     key_file: str | None = None,
+    first_lookahead: int | None = None,
 ) -> dict[str, object]:
     """One benchmark run in this process (run each configuration in its own process: the peak
     RSS figure is per process).
@@ -212,6 +221,7 @@ def run_bench(
         device=device,
         threads=threads,
         key_file=key_file,
+        first_lookahead_frames=first_lookahead,
     )
     load_s = time.perf_counter() - t0
     body = text or BENCH_TEXT
@@ -298,6 +308,7 @@ def run_bench(
         "synth_s": round(synth_s, 3),
         "rtf": round(synth_s / audio_s, 4) if audio_s else None,
         "first_chunk_ms": round(1000 * first, 1) if first is not None else None,
+        "first_lookahead": first_lookahead,
         "refine_tokens": ref_tokens,
         "refine_ms": round(1000 * refine_s, 1),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
