@@ -150,15 +150,15 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     """
     explicit = path if path is not None else (os.environ.get(ENV_VAR) or None)
     p = Path(os.fspath(explicit)).expanduser() if explicit is not None else default_config_path()
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        if explicit is None:
-            return Config()
+    from mixvox.safeio import read_bounded
+
+    if explicit is None and not os.path.lexists(p):
+        return Config()
+    if not os.path.lexists(p):
         origin = "" if path is not None else f" (from ${ENV_VAR})"
-        raise MixvoxError(f"config file not found: {p}{origin}") from None
-    except OSError as exc:
-        raise MixvoxError(f"cannot read config {p}: {exc.strerror or exc}") from None
+        raise MixvoxError(f"config file not found: {p}{origin}")
+    # a regular file under a size cap, read with a bound (a FIFO or /dev/zero never hangs)
+    data = read_bounded(p, "config")
     try:
         doc = tomllib.loads(data.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:  # imports for type checkers only: hookspecs must stay import-light
+    from pathlib import Path
+
     import click
 
     from mixvox.interfaces import EngineInfo, FrontendContext, FrontendInfo, LexEntry
@@ -74,4 +76,14 @@ def mixvox_word_rendering(word: Word) -> tuple[str, str] | None:
     ``mixvox route`` prints one line per engine under each override word, so a user sees
     whether the override is heard exactly (espeak: phonemes) or approximated (ChatTTS reads a
     respelling). Must be cheap and must not load a model.
+    """
+
+
+@hookspec(firstresult=True)
+def mixvox_model_key(model_dir: Path) -> bytes | str | None:
+    """Return the 256-bit key of the encrypted model in ``model_dir``, or ``None`` to pass.
+
+    ``bytes`` (32) or base64 text. For deployments that keep keys in a KMS or HSM; asked only
+    when no ``--key-file``, ``MIXVOX_MODEL_KEY_FILE`` or ``MIXVOX_MODEL_KEY`` was given. Never
+    log the key.
     """

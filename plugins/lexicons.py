@@ -253,19 +253,19 @@ def load_lexicon_file(path: str | os.PathLike[str]) -> dict[str, dict[str, LexEn
     Every entry is validated; all problems of the file (up to :data:`MAX_REPORTED_ERRORS`) are
     raised together as one :class:`~mixvox.MixvoxError` so a user fixes them in one pass.
     """
+    from mixvox.safeio import check_regular, read_bounded
+
     p = Path(os.fspath(path)).expanduser()
+    if not os.path.lexists(p):
+        raise MixvoxError(f"lexicon file not found: {p}")
+    check_regular(p, "lexicon")  # a FIFO or device is refused before anything else
     suffix = p.suffix.lower()
     if suffix != ".toml" and suffix not in _TSV_SUFFIXES:
         raise MixvoxError(
             f"lexicon {p}: unknown format {suffix or '(no extension)'!r} "
             f"(use .toml or {', '.join(sorted(_TSV_SUFFIXES))})"
         )
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise MixvoxError(f"lexicon file not found: {p}") from None
-    except OSError as exc:
-        raise MixvoxError(f"cannot read lexicon {p}: {exc.strerror or exc}") from None
+    data = read_bounded(p, "lexicon")
     return _load_toml(p, data) if suffix == ".toml" else _load_tsv(p, data)
 
 

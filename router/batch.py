@@ -1,21 +1,41 @@
 """Batch synthesis: one utterance per script line, resumable, with a JSONL manifest.
 
 Why the care: batch jobs run for hours over thousands of lines. They get interrupted (Ctrl-C,
-a full disk, a bad line), and rerunning must neither redo finished work nor trust half-written
-files. So every audio file is written atomically (:meth:`mixvox.audio.Audio.save`), every
-finished line is appended to ``manifest.jsonl`` and fsync'd before the next one starts, and
-at the end the manifest is rewritten atomically, one record per line number. A line is
-skipped on resume only when its record says it succeeded, the text is unchanged and the
-file is still there.
+SIGTERM, a full disk, a bad line), and rerunning must neither redo finished work nor trust
+half-written files, nor keep audio made with other settings. So:
+
+* one run at a time per output folder: an exclusive lock (:class:`BatchLock`, ``filelock``);
+  a second run stops at once with a clear message;
+* leftover ``.NAME.XXXX.part`` files of a killed run are removed at start (under the lock);
+* every audio file is written atomically (:meth:`mixvox.audio.Audio.save`);
+* every finished line is appended to ``manifest.jsonl`` with a checksum (``crc``) and
+  fsync'd before the next one starts, so a torn last line is detected and dropped; at the end
+  the manifest is compacted atomically, one record per line number;
+* the manifest records a *settings fingerprint* (:func:`fingerprint`: engine, backend,
+  precision, voice, speed, seed, lexicon contents, mixvox version, ...); a resume with other
+  settings stops before writing anything (:class:`SettingsChanged`) unless told to redo all
+  (``force``) or only the lines made with other settings (``resume_changed``);
+* a line is skipped on resume only when its record says it succeeded with the same text,
+  options and settings, and its file is still there with the recorded length;
+* SIGTERM and SIGHUP stop the run like Ctrl-C (:func:`stop_on_signals`).
+
+The pieces (:func:`read_script`, :func:`fingerprint`, :class:`ManifestLog`,
+:func:`read_manifest_state`, :class:`BatchLock`, :func:`clean_partials`) are importable on
+their own for other batch drivers.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import re
+import signal
 import sys
-from collections.abc import Callable, Iterable, Iterator
+import threading
+import unicodedata
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -25,6 +45,23 @@ from .interfaces import MixvoxError
 from .stages import Failed, Pipeline, Stage
 
 MANIFEST = "manifest.jsonl"
+#: The lock file that keeps two runs out of one output folder.
+LOCK_NAME = ".mixvox-batch.lock"
+
+
+class BatchLocked(MixvoxError):
+    """Another run holds the output folder."""
+
+
+class SettingsChanged(MixvoxError):
+    """A resume with settings other than those that made the recorded audio (exit status 2)."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, changed: list[str]) -> None:
+        super().__init__(message)
+        self.changed = changed
+
 
 #: Keys a JSONL script line may carry.
 JSONL_KEYS = frozenset({"text", "speaker", "engine", "seed", "file"})
@@ -43,6 +80,14 @@ class BatchItem:
     engine: str | None = None
     seed: int | None = None
     error: str | None = None
+    #: Why the line is not spoken at all (only quotes/punctuation): counted, not failed.
+    skip: str | None = None
+
+
+class ScriptItems(list):  # type: ignore[type-arg]
+    """The items of a script, plus what was left out: ``comments`` (``#`` lines)."""
+
+    comments: int = 0
 
 
 @dataclass
@@ -53,6 +98,12 @@ class BatchResult:
     failed: list[tuple[int, str]] = field(default_factory=list)
     interrupted: bool = False
     manifest: Path | None = None
+    #: Lines with nothing speakable (only quotes/punctuation), skipped.
+    unspeakable: int = 0
+    #: ``#`` comment lines of the script.
+    comments: int = 0
+    #: The signal that stopped the run (SIGTERM, SIGHUP), if one did.
+    signal: int | None = None
     #: Seconds spent per stage (filled by the cluster path: route, synthesize, write, wait).
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -124,6 +175,16 @@ def _parse_jsonl(item: BatchItem, text: str, fmt_ext: str) -> None:
             item.error = str(exc)
 
 
+def speakable(text: str) -> bool:
+    """Whether ``text`` has anything but punctuation, quotes, spaces and control characters."""
+    return any(unicodedata.category(ch)[0] not in "PZC" for ch in text)
+
+
+def is_comment(raw: bytes) -> bool:
+    """Whether a physical script line is a ``#`` comment (counted in the summary)."""
+    return raw.removeprefix(b"\xef\xbb\xbf").strip().startswith(b"#")
+
+
 def parse_line(
     idx: int, raw: bytes, *, width: int, jsonl: bool, fmt: str = "wav"
 ) -> BatchItem | None:
@@ -156,6 +217,8 @@ def parse_line(
         item.text = text
     if item.error is None and not item.text.strip():
         item.error = "empty text"
+    if item.error is None and not speakable(item.text):
+        item.skip = "only punctuation"  # skipped and counted, not a failure
     return item
 
 
@@ -184,6 +247,9 @@ def iter_script(
 
 def count_script_lines(path: str | os.PathLike[str]) -> int:
     """Physical lines of a script file, read in blocks (the file is never held whole)."""
+    from .safeio import check_regular
+
+    check_regular(path, "script")  # a FIFO or /dev/zero is refused, never read
     n = 0
     last = b"\n"
     with open(path, "rb") as fh:
@@ -202,15 +268,18 @@ def iter_script_file(
         yield from iter_script(fh, n_lines=n_lines, jsonl=jsonl, fmt=fmt)
 
 
-def read_script(data: bytes, *, jsonl: bool, fmt: str = "wav") -> tuple[list[BatchItem], int]:
+def read_script(data: bytes, *, jsonl: bool, fmt: str = "wav") -> tuple[ScriptItems, int]:
     """Parse a whole script into items and return them with its physical line count.
 
-    Blank lines and lines starting with ``#`` are skipped (see :func:`parse_line`).
+    Blank lines and lines starting with ``#`` are skipped (see :func:`parse_line`; comments
+    are counted in ``items.comments``); a line of only quotes/punctuation has ``skip`` set.
     """
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()  # the newline that ends the last line does not start another
-    return list(iter_script(lines, n_lines=len(lines), jsonl=jsonl, fmt=fmt)), len(lines)
+    items = ScriptItems(iter_script(lines, n_lines=len(lines), jsonl=jsonl, fmt=fmt))
+    items.comments = sum(1 for raw in lines if is_comment(raw))
+    return items, len(lines)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -218,57 +287,285 @@ def read_script(data: bytes, *, jsonl: bool, fmt: str = "wav") -> tuple[list[Bat
 # ---------------------------------------------------------------------------------------------
 
 
-def read_manifest(path: Path) -> tuple[dict[int, dict[str, Any]], int]:
-    """Records by line number (the last record of a line wins) and the count of bad lines.
+def record_crc(record: Mapping[str, Any]) -> str:
+    """The checksum of a manifest record (all fields but ``crc``, canonical JSON)."""
+    body = {k: v for k, v in record.items() if k != "crc"}
+    blob = json.dumps(body, sort_keys=True, ensure_ascii=False).encode("utf-8")
+    return hashlib.sha256(blob).hexdigest()[:16]
 
-    A torn last line (power cut during an append) is counted as bad and otherwise ignored.
+
+def _encode_record(record: Mapping[str, Any]) -> bytes:
+    rec = {k: v for k, v in record.items() if k != "crc"}
+    rec["crc"] = record_crc(rec)
+    return (json.dumps(rec, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+@dataclass
+class ManifestState:
+    """What a manifest says: records by line, settings by fingerprint, bad line count."""
+
+    records: dict[int, dict[str, Any]] = field(default_factory=dict)
+    settings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    bad: int = 0
+
+
+def read_manifest_state(path: Path) -> ManifestState:
+    """Parse a manifest; a line that is not JSON or fails its checksum is counted as bad.
+
+    A torn last line (power cut or SIGKILL during an append) is thereby dropped. Records of
+    older manifests (no ``crc``) are accepted as they are.
     """
-    records: dict[int, dict[str, Any]] = {}
-    bad = 0
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return records, 0
+    from .safeio import read_bounded
+
+    state = ManifestState()
+    if not os.path.lexists(path):
+        return state
+    data = read_bounded(path, "manifest")  # a FIFO or device here is refused, never read
     for raw in data.splitlines():
         if not raw.strip():
             continue
         try:
             rec = json.loads(raw.decode("utf-8"))
+            if not isinstance(rec, dict):
+                raise TypeError("not an object")
+            if "crc" in rec and rec["crc"] != record_crc(rec):
+                raise ValueError("checksum mismatch")
+            if rec.get("kind") == "settings":
+                if not isinstance(rec.get("fp"), str) or not isinstance(rec.get("settings"), dict):
+                    raise TypeError("bad settings record")
+                state.settings[rec["fp"]] = rec["settings"]
+                continue
             line = rec["line"]
             if not isinstance(line, int):
                 raise TypeError("line is not an int")
         except (ValueError, KeyError, TypeError):
-            bad += 1
+            state.bad += 1
             continue
-        records[line] = rec
-    return records, bad
+        rec.pop("crc", None)
+        state.records[line] = rec
+    return state
 
 
-def write_manifest(path: Path, records: dict[int, dict[str, Any]]) -> None:
-    """Rewrite the manifest atomically: one record per line number, in line order."""
-    body = "".join(
-        json.dumps(records[k], ensure_ascii=False) + "\n" for k in sorted(records)
-    ).encode("utf-8")
+def read_manifest(path: Path) -> tuple[dict[int, dict[str, Any]], int]:
+    """Records by line number (the last record of a line wins) and the count of bad lines."""
+    state = read_manifest_state(path)
+    return state.records, state.bad
+
+
+def write_manifest(
+    path: Path,
+    records: dict[int, dict[str, Any]],
+    settings: Mapping[str, Mapping[str, Any]] | None = None,
+) -> None:
+    """Rewrite the manifest atomically: the settings records in use, then one record per line
+    number, in line order, each with its checksum."""
+    used = {r.get("fp") for r in records.values()}
+    head = [
+        {"kind": "settings", "fp": fp, "settings": dict(st)}
+        for fp, st in (settings or {}).items()
+        if fp in used
+    ]
+    body = b"".join(_encode_record(r) for r in head)
+    body += b"".join(_encode_record(records[k]) for k in sorted(records))
     atomic_write_bytes(path, body)
 
 
-class _ManifestLog:
+class ManifestLog:
     """Appends records durably (flush + fsync per record) and remembers them for the rewrite."""
 
-    def __init__(self, path: Path, records: dict[int, dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        path: Path,
+        records: dict[int, dict[str, Any]],
+        settings: dict[str, dict[str, Any]] | None = None,
+    ) -> None:
         self.path = path
         self.records = records
+        self.settings = settings if settings is not None else {}
+        self._lock = threading.Lock()
         self._fh = open(path, "ab")  # closed in close()
 
+    def _append(self, record: Mapping[str, Any]) -> None:
+        with self._lock:
+            self._fh.write(_encode_record(record))
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+
+    def add_settings(self, fp: str, settings: Mapping[str, Any]) -> None:
+        """Record the settings fingerprint the following records refer to."""
+        self._append({"kind": "settings", "fp": fp, "settings": dict(settings)})
+        self.settings[fp] = dict(settings)
+
     def add(self, record: dict[str, Any]) -> None:
-        self._fh.write((json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        self._append(record)
         self.records[record["line"]] = record
 
     def close(self) -> None:
         self._fh.close()
-        write_manifest(self.path, self.records)
+        write_manifest(self.path, self.records, self.settings)
+
+
+_ManifestLog = ManifestLog  # the old private name
+
+
+# ---------------------------------------------------------------------------------------------
+# Settings fingerprint, lock, leftovers, signals
+# ---------------------------------------------------------------------------------------------
+
+
+def file_digest(path: str | os.PathLike[str]) -> str:
+    """SHA-256 of a file's contents (lexicons are fingerprinted by what they say)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def fingerprint(settings: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """``(hash, normalized settings)`` of everything that shapes the audio.
+
+    Callers pass the engine, backend, precision, device, voice, speed, seed, sampling options,
+    lexicon contents hashes and the mixvox version; ``None`` values are dropped.
+    """
+    norm = json.loads(json.dumps({k: v for k, v in settings.items() if v is not None}, default=str))
+    blob = json.dumps(norm, sort_keys=True).encode("utf-8")
+    return hashlib.sha256(blob).hexdigest()[:16], norm
+
+
+def describe_changes(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> list[str]:
+    """``["speed: 1.0 -> 1.5", ...]``: what differs between two settings records."""
+    if old is None:
+        return ["settings: not recorded (made by an older mixvox)"]
+    out = []
+    for key in sorted(set(old) | set(new)):
+        if old.get(key) != new.get(key):
+            out.append(f"{key}: {old.get(key, 'default')} -> {new.get(key, 'default')}")
+    return out
+
+
+def batch_settings(cli_settings: Any, fmt: str, version: str) -> dict[str, Any]:
+    """The fingerprint inputs of a CLI batch run (a ``SynthSettings``): engine and factory
+    options, voice, seed, per-call options (speed, sampling, ...), chunking, lexicon contents
+    (by hash, in order), output format and the mixvox version."""
+    lex = []
+    for path in cli_settings.lexicons:
+        try:
+            lex.append(file_digest(path))
+        except OSError:
+            lex.append(f"unreadable:{path}")
+    return {
+        "engine": cli_settings.engine or "auto",
+        **{k: v for k, v in cli_settings.factory_options.items() if k != "verify"},
+        "voice": cli_settings.speaker,
+        "seed": cli_settings.seed,
+        **{k: v for k, v in cli_settings.overrides.items() if k != "save_codes"},
+        "max_chunk_chars": cli_settings.max_chunk_chars,
+        "lexicons": lex or None,
+        "format": fmt,
+        "mixvox": version,
+    }
+
+
+def check_settings(
+    items: Iterable[BatchItem],
+    state: ManifestState,
+    fp: str,
+    settings: Mapping[str, Any],
+    out: Path,
+    default_engine: str | None,
+) -> None:
+    """Raise :class:`SettingsChanged` when a finished line of ``out`` was made with settings
+    other than ``settings`` (fingerprint ``fp``), naming what changed."""
+    changed_fps: set[str | None] = set()
+    for item in items:
+        rec = state.records.get(item.line)
+        if item.error is None and item.skip is None and rec and rec.get("fp") != fp:
+            if is_complete(rec, item, out, item.engine or default_engine):
+                changed_fps.add(rec.get("fp"))
+    if not changed_fps:
+        return
+    changes: list[str] = []
+    for old_fp in sorted(changed_fps, key=str):
+        old = state.settings.get(old_fp) if old_fp else None
+        changes.extend(c for c in describe_changes(old, settings) if c not in changes)
+    raise SettingsChanged(
+        f"{out} holds audio made with other settings ({'; '.join(changes)}); nothing was "
+        "written. Use --force to redo every line, or --resume-changed to redo only the "
+        "lines made with other settings.",
+        changes,
+    )
+
+
+class BatchLock:
+    """An exclusive lock on an output folder (``filelock``: ``fcntl``/``msvcrt``).
+
+    Held for the whole run, so two runs can never interleave their records and files.
+    """
+
+    def __init__(self, out_dir: Path) -> None:
+        import filelock
+
+        self.path = Path(out_dir) / LOCK_NAME
+        self._lock = filelock.FileLock(str(self.path), timeout=0)
+
+    def __enter__(self) -> BatchLock:
+        import filelock
+
+        try:
+            self._lock.acquire()
+        except filelock.Timeout:
+            raise BatchLocked(
+                f"another mixvox batch is writing to {self.path.parent} (it holds "
+                f"{self.path}); wait for it to finish or use another --output-dir"
+            ) from None
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+
+
+_PART = re.compile(r"\..+\.part")
+
+
+def clean_partials(out_dir: Path) -> list[str]:
+    """Remove ``.NAME.XXXX.part`` files a killed run left behind; returns their names."""
+    removed = []
+    for p in Path(out_dir).iterdir():
+        if _PART.fullmatch(p.name) and p.is_file() and not p.is_symlink():
+            with contextlib.suppress(OSError):
+                p.unlink()
+                removed.append(p.name)
+    return sorted(removed)
+
+
+class StopRequested(KeyboardInterrupt):
+    """SIGTERM or SIGHUP arrived: stop like Ctrl-C."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """Turn SIGTERM/SIGHUP into :class:`StopRequested` in the main thread while inside."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    wanted = [getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n)]
+    old = {}
+
+    def handler(signum: int, frame: Any) -> None:
+        raise StopRequested(signum)
+
+    for sig in wanted:
+        old[sig] = signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)
 
 
 def is_complete(
@@ -287,7 +584,15 @@ def is_complete(
             return False
     if engine is not None and record.get("engine") != engine:
         return False
-    return (out_dir / record["file"]).is_file()
+    path = out_dir / record["file"]
+    try:
+        st = path.stat()
+    except OSError:
+        return False
+    if not path.is_file():
+        return False
+    size = record.get("bytes")
+    return size is None or st.st_size == size
 
 
 def success_record(
@@ -344,27 +649,75 @@ def run_batch(
     force: bool = False,
     progress: bool = True,
     stderr: TextIO | None = None,
+    settings: Mapping[str, Any] | None = None,
+    resume_changed: bool = False,
     subtitles: str | None = None,
 ) -> BatchResult:
     """Speak every item into ``out_dir`` and keep ``out_dir/manifest.jsonl`` up to date.
 
     ``make_synth`` is called once per distinct engine name (``None`` = the default engine)
-    and its result reused. Failures are recorded and reported; ``KeyboardInterrupt`` stops the
-    run after the manifest is made consistent (``result.interrupted``). ``subtitles``
+    and its result reused. ``settings``: what shapes the audio (:func:`fingerprint`); a
+    resume whose recorded settings differ raises :class:`SettingsChanged` before anything is
+    written, unless ``force`` (redo all) or ``resume_changed`` (redo the lines made with other
+    settings). Raises :class:`BatchLocked` when another run holds ``out_dir``. Failures are
+    recorded and reported; ``KeyboardInterrupt``, SIGTERM and SIGHUP stop the run after the
+    manifest is made consistent (``result.interrupted``, ``result.signal``). ``subtitles``
     (``"srt"`` or ``"vtt"``) also writes each line's captions beside its audio file.
     """
     err = stderr or sys.stderr
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    with BatchLock(out):
+        return _run_locked(
+            items,
+            out,
+            make_synth,
+            default_engine=default_engine,
+            overrides=overrides,
+            force=force,
+            progress=progress,
+            err=err,
+            settings=settings or {},
+            resume_changed=resume_changed,
+            subtitles=subtitles,
+        )
+
+
+def _run_locked(
+    items: Iterable[BatchItem],
+    out: Path,
+    make_synth: SynthFactory,
+    *,
+    default_engine: str | None,
+    overrides: dict[str, object] | None,
+    force: bool,
+    progress: bool,
+    err: TextIO,
+    settings: Mapping[str, Any],
+    resume_changed: bool,
+    subtitles: str | None,
+) -> BatchResult:
+    removed = clean_partials(out)
+    if removed:
+        _note(err, f"mixvox: removed {len(removed)} unfinished file(s) of an earlier run")
     manifest = out / MANIFEST
-    records, bad = read_manifest(manifest)
-    if bad:
-        _note(err, f"mixvox: manifest {manifest} had {bad} unreadable line(s); they are dropped")
+    state = read_manifest_state(manifest)
+    records = state.records
+    if state.bad:
+        _note(
+            err, f"mixvox: manifest {manifest} had {state.bad} unreadable line(s); they are dropped"
+        )
+    comments = getattr(items, "comments", 0)
     items = list(items)
-    result = BatchResult(total=len(items), manifest=manifest)
+    fp, norm = fingerprint(settings)
+    result = BatchResult(total=len(items), manifest=manifest, comments=comments)
+    if not force and not resume_changed:  # decided before anything is written
+        check_settings(items, state, fp, norm, out, default_engine)
     synths: dict[str | None, Any] = {}
     synth_errors: dict[str | None, str] = {}
-    log = _ManifestLog(manifest, records)
+    noted: set[str | None] = set()
+    log = ManifestLog(manifest, records, dict(state.settings))
+    log.add_settings(fp, norm)
     bar = _progress(len(items), progress)
 
     def synth_for(name: str | None) -> Any:
@@ -379,7 +732,7 @@ def run_batch(
         return synths[name]
 
     def fail(item: BatchItem, message: str, engine: str | None) -> None:
-        rec: dict[str, Any] = {"line": item.line, "text": item.text, "error": message}
+        rec: dict[str, Any] = {"line": item.line, "text": item.text, "error": message, "fp": fp}
         if engine:
             rec["engine"] = engine
         log.add(rec)
@@ -393,6 +746,17 @@ def run_batch(
         except MixvoxError as exc:
             raise _LineError(engine_name, str(exc)) from None
         kwargs = dict(overrides or {})
+        accepts = getattr(tts, "accepts", None)
+        if accepts is not None:  # options for another engine (a CLI flag) are not typos here
+            ignored = sorted(k for k in kwargs if not accepts(k))
+            if ignored and engine_name not in noted:
+                noted.add(engine_name)
+                _note(
+                    err,
+                    f"mixvox: warning: {getattr(tts, 'engine_name', engine_name)} engine "
+                    f"ignores option(s): {', '.join(ignored)}",
+                )
+            kwargs = {k: v for k, v in kwargs.items() if k not in ignored}
         if item.speaker is not None:
             kwargs["speaker"] = item.speaker
         if item.seed is not None:
@@ -400,6 +764,9 @@ def run_batch(
         warnings_text: list[str] = []
         if kwargs.get("raw"):
             target: Any = item.text
+            router = getattr(tts, "router", None)
+            if router is not None:
+                warnings_text = [f"{w.code}: {w.message}" for w in router.raw(item.text).warnings]
         else:
             target = tts.route(item.text)
             warnings_text = [f"{w.code}: {w.message}" for w in target.warnings]
@@ -441,14 +808,24 @@ def run_batch(
         return item, engine_name, tts, audio, warnings_text
 
     todo: list[BatchItem] = []
+    stack = contextlib.ExitStack()
     try:
         for item in items:
             if item.error is not None:
                 fail(item, item.error, None)
                 bar.update(1)
                 continue
+            if item.skip is not None:
+                result.unspeakable += 1
+                bar.update(1)
+                continue
             engine_name = item.engine or default_engine
-            if not force and is_complete(records.get(item.line), item, out, engine_name):
+            rec = records.get(item.line)
+            if (
+                not force
+                and is_complete(rec, item, out, engine_name)
+                and (rec or {}).get("fp") == fp
+            ):
                 result.skipped += 1
                 bar.update(1)
                 continue
@@ -459,25 +836,35 @@ def run_batch(
             [Stage("prepare", prepare), Stage("synthesize", synthesize), Stage("write", write)],
             maxsize=2,
         )
-        for item, res in zip(todo, pipe.run(todo), strict=True):
-            if isinstance(res, Failed):
-                err = res.error
-                engine_name = item.engine or default_engine
-                if isinstance(err, _LineError):
-                    engine_name, err = err.engine, err.error
-                if isinstance(err, MixvoxError | OSError | ValueError) or isinstance(err, str):
-                    fail(item, str(err) or type(err).__name__, engine_name)
-                else:  # a bug on one line must not end a long batch
-                    fail(item, f"internal error: {type(err).__name__}: {err}", engine_name)
-            else:
-                _, engine_name, tts, audio, warnings_text = res
-                engine_used = getattr(tts, "engine_name", engine_name)
-                log.add(success_record(item, audio.duration, engine_used, warnings_text))
-                result.done += 1
-            bar.update(1)
+        results = pipe.run(todo)
+        stack.callback(results.close)  # on a stop: wait for the stage threads (no .part left)
+        with stop_on_signals():
+            for item, res in zip(todo, results, strict=True):
+                if isinstance(res, Failed):
+                    err = res.error
+                    engine_name = item.engine or default_engine
+                    if isinstance(err, _LineError):
+                        engine_name, err = err.engine, err.error
+                    if isinstance(err, MixvoxError | OSError | ValueError) or isinstance(err, str):
+                        fail(item, str(err) or type(err).__name__, engine_name)
+                    else:  # a bug on one line must not end a long batch
+                        fail(item, f"internal error: {type(err).__name__}: {err}", engine_name)
+                else:
+                    _, engine_name, tts, audio, warnings_text = res
+                    engine_used = getattr(tts, "engine_name", engine_name)
+                    rec = success_record(item, audio.duration, engine_used, warnings_text)
+                    rec["bytes"] = (out / item.file).stat().st_size
+                    rec["fp"] = fp
+                    log.add(rec)
+                    result.done += 1
+                bar.update(1)
+    except StopRequested as exc:
+        result.interrupted = True
+        result.signal = exc.signum
     except KeyboardInterrupt:
         result.interrupted = True
     finally:
+        stack.close()
         bar.close()
         log.close()
         for tts in synths.values():
@@ -499,13 +886,23 @@ class _LineError(Exception):
 
 def summary_lines(result: BatchResult, limit: int = 50) -> Iterator[str]:
     """Human summary: counts, then each failure by line number (first ``limit``)."""
+    extra = ""
+    if result.unspeakable:
+        extra += f"; {result.unspeakable} skipped (only punctuation)"
+    if result.comments:
+        extra += f"; {result.comments} comment line(s)"
     yield (
         f"{result.done} done, {result.skipped} skipped (already done), "
-        f"{len(result.failed)} failed, of {result.total} line(s)"
+        f"{len(result.failed)} failed, of {result.total} line(s){extra}"
     )
     for line, msg in sorted(result.failed)[:limit]:
         yield f"  line {line}: {msg}"
     if len(result.failed) > limit:
         yield f"  ... and {len(result.failed) - limit} more (see the manifest)"
-    if result.interrupted:
+    if result.signal is not None:
+        name = signal.Signals(result.signal).name
+        yield (
+            f"stopped by {name}: the manifest is consistent; run the same command again to resume"
+        )
+    elif result.interrupted:
         yield "interrupted: the manifest is consistent; run the same command again to resume"

@@ -18,11 +18,11 @@ import functools
 import json
 import logging
 import os
+import signal
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, is_dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -30,12 +30,14 @@ import click
 from mixvox.plugins.config import load_config as _load_config_file
 
 from . import __version__
-from .audio import FORMATS, Audio, format_for, publish
+from .audio import FORMATS, Audio, format_for, save_stream
 from .display import engine_status, format_issue, format_table, format_utterance, safe
 from .interfaces import MixvoxError
 from .ir import Issue, Utterance
+from .keys_cli import register as register_key_commands
 from .pipeline import Router, Synthesizer, choose_engine
 from .registry import get_registry
+from .safeio import read_bounded, read_stream_bounded
 
 log = logging.getLogger("mixvox.cli")
 
@@ -73,7 +75,9 @@ def handle_errors(fn: F) -> F:
         except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except MixvoxError as exc:
-            raise CliError(str(exc)) from None
+            err = CliError(str(exc))
+            err.exit_code = getattr(exc, "exit_code", 1)  # key/encryption errors: 2
+            raise err from None
         except UnicodeDecodeError as exc:
             raise CliError(f"input is not valid UTF-8: {exc}") from None
         except BrokenPipeError:
@@ -86,7 +90,12 @@ def handle_errors(fn: F) -> F:
         except OSError as exc:
             where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
             raise CliError(f"{exc.strerror or exc}{where}") from None
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
+            signum = getattr(exc, "signum", None)  # SIGTERM/SIGHUP (mixvox.batch.stop_on_signals)
+            if signum is not None:
+                name = signal.Signals(signum).name
+                click.echo(f"mixvox: stopped by {name}; no partial file was left", err=True)
+                raise click.exceptions.Exit(128 + signum) from None
             click.echo("mixvox: interrupted", err=True)
             raise click.exceptions.Exit(130) from None
         except Exception as exc:
@@ -113,8 +122,12 @@ def check_arg_text(text: str, what: str = "TEXT") -> str:
     return text
 
 
+#: The most text ``say -`` reads from stdin (a runaway pipe must not eat the memory).
+MAX_TEXT_BYTES = 256 * 1024 * 1024
+
+
 def read_stdin_text() -> str:
-    data = click.get_binary_stream("stdin").read()
+    data = read_stream_bounded(click.get_binary_stream("stdin"), "text", MAX_TEXT_BYTES)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -237,6 +250,17 @@ class SynthSettings:
         return tts
 
 
+def engine_overrides(tts: Synthesizer, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """The per-call options ``tts``'s engine takes; the others (a flag for another engine,
+    e.g. ``--top-k`` when espeak was chosen) are dropped with one warning line. The Python API
+    raises on unknown options instead; CLI flags are never typos."""
+    ignored = sorted(k for k in overrides if not tts.accepts(k))
+    if ignored:
+        msg = f"{tts.engine_name} engine ignores option(s): {', '.join(ignored)}"
+        warnings.warn(msg, stacklevel=2)
+    return {k: v for k, v in overrides.items() if k not in ignored}
+
+
 def fallback_message(engine: str, reason: str) -> str:
     msg = f"mixvox: using the {engine} engine because {reason}."
     if "chattts" in reason.lower() and "mixvox download" not in reason:
@@ -276,6 +300,11 @@ def synth_options(save_codes: bool) -> Callable[[F], F]:
         click.option("--backend", help="ChatTTS backend: onnx, torch, tensorrt, auto."),
         click.option(
             "--device", help="ChatTTS device: cpu, cuda, cuda:N (torch; onnx with onnxruntime-gpu)."
+        ),
+        click.option(
+            "--key-file",
+            type=click.Path(dir_okay=False),
+            help="Key of an encrypted model (see `mixvox keygen`; or MIXVOX_MODEL_KEY_FILE).",
         ),
         click.option(
             "--reverify",
@@ -335,7 +364,7 @@ def settings_from(opts: dict[str, Any]) -> SynthSettings:
     """Split the shared options into factory kwargs and per-call overrides (given ones only)."""
     factory = {
         k: opts[k]
-        for k in ("model_dir", "backend", "device", "precision")
+        for k in ("model_dir", "backend", "device", "precision", "key_file")
         if opts.get(k) is not None
     }
     overrides: dict[str, Any] = {}
@@ -418,43 +447,8 @@ def _print_issues(issues: list[Issue]) -> None:
 
 
 def _save_stream(pieces: Iterator[Audio], path: str, fmt: str) -> tuple[int, int]:
-    """Write audio pieces to ``path`` as the engine produces them; ``(frames, sample_rate)``.
-
-    Why: a long text (a 1 MB line is hours of audio, gigabytes as float32) must not be held
-    in memory whole. Written to a temporary file next to ``path`` and renamed at the end, so a
-    crash or Ctrl-C never leaves a truncated file; no file at all when nothing was said.
-    """
-    import tempfile
-
-    import numpy as np
-    import soundfile as sf
-
-    first = next(pieces, None)
-    if first is None:
-        return 0, 0
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    os.close(fd)
-    frames, rate = 0, first.sample_rate
-    try:
-        subtype = "VORBIS" if fmt == "OGG" else "PCM_16"
-        with sf.SoundFile(tmp, "w", rate, 1, subtype, format=fmt) as fh:
-            piece: Audio | None = first
-            while piece is not None:
-                if piece.sample_rate != rate:
-                    raise MixvoxError(f"cannot join audio at {piece.sample_rate} Hz and {rate} Hz")
-                fh.write(np.clip(piece.samples, -1.0, 1.0))
-                frames += len(piece)
-                piece = next(pieces, None)
-        if frames:
-            with open(tmp, "rb+") as raw:
-                os.fsync(raw.fileno())
-            publish(tmp, target)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-    return frames, rate
+    """Write audio pieces to ``path`` as they come (see :func:`mixvox.audio.save_stream`)."""
+    return save_stream(pieces, path, fmt)
 
 
 def _write_audio(audio: Audio, output: str, fmt: str | None) -> None:
@@ -532,14 +526,19 @@ def say(
     body = get_text(text)
     if not body.strip():
         raise CliError("no text to speak")
-    with settings.build() as tts:
-        overrides = dict(settings.overrides)
+    from .batch import stop_on_signals
+
+    # SIGTERM/SIGHUP stop like Ctrl-C: the temporary file is removed, exit 128 + signal
+    with stop_on_signals(), settings.build() as tts:
+        overrides = engine_overrides(tts, settings.overrides)
         target: str | Utterance = body
         issues: list[Issue] = []
         if not overrides.get("raw"):
             target = tts.route(body)
             issues = list(target.warnings)
             _print_issues(issues)
+        else:  # the text goes as is, but what cannot be spoken (NUL, controls) is still said
+            _print_issues(list(tts.router.raw(body).warnings))
         timeline = Timeline(body, tts.sample_rate) if subtitles else None
         stream: Iterator[Any] = (
             timed_stream(tts, target, timeline, **overrides)
@@ -612,6 +611,11 @@ from .distributed_cli import ray_options  # noqa: E402  (the --ray flags of batc
     help="Also write captions beside each audio file (0001.srt ...).",
 )
 @click.option("--force", is_flag=True, help="Redo lines that a previous run finished.")
+@click.option(
+    "--resume-changed",
+    is_flag=True,
+    help="Resume even though settings changed: redo only the lines made with other settings.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @ray_options
 @synth_options(save_codes=False)
@@ -623,6 +627,7 @@ def batch(
     jsonl: bool | None,
     subtitles: str | None,
     force: bool,
+    resume_changed: bool,
     quiet: bool,
     ray_address: str | None,
     ray_workers: int | None,
@@ -636,7 +641,7 @@ def batch(
     has one object per line: {"text": ..., "speaker": ..., "engine": ..., "seed": ...,
     "file": ...}. Rerunning resumes: lines recorded as done in manifest.jsonl are skipped.
     """
-    from .batch import read_script, run_batch, summary_lines
+    from .batch import SettingsChanged, batch_settings, read_script, run_batch, summary_lines
 
     if ray_address is not None:
         from .distributed_cli import batch_on_ray
@@ -652,6 +657,7 @@ def batch(
             force=force,
             quiet=quiet,
             settings=settings_from(opts),
+            resume_changed=resume_changed,
             address=ray_address,
             workers=ray_workers,
             cpus_per_worker=ray_cpus,
@@ -659,9 +665,9 @@ def batch(
         )
         return
     if script == "-":
-        data = click.get_binary_stream("stdin").read()
+        data = read_stream_bounded(click.get_binary_stream("stdin"), "script")
     else:
-        data = Path(script).read_bytes()
+        data = read_bounded(script, "script")
     if jsonl is None:
         jsonl = script.lower().endswith(".jsonl")
     settings = settings_from(opts)
@@ -672,18 +678,26 @@ def batch(
     def make(name: str | None) -> Synthesizer:
         return settings.build(name)
 
-    result = run_batch(
-        items,
-        output_dir,
-        make,
-        default_engine=settings.engine if settings.engine_named else None,
-        overrides=settings.overrides,
-        force=force,
-        progress=not quiet,
-        subtitles=subtitles.lower() if subtitles else None,
-    )
+    try:
+        result = run_batch(
+            items,
+            output_dir,
+            make,
+            default_engine=settings.engine if settings.engine_named else None,
+            overrides=settings.overrides,
+            force=force,
+            progress=not quiet,
+            subtitles=subtitles.lower() if subtitles else None,
+            settings=batch_settings(settings, fmt.lower(), __version__),
+            resume_changed=resume_changed,
+        )
+    except SettingsChanged as exc:
+        click.echo(f"Error: {exc}", err=True)
+        raise click.exceptions.Exit(2) from None
     for line in summary_lines(result):
         click.echo(f"mixvox: {line}" if not line.startswith("  ") else line, err=True)
+    if result.signal is not None:
+        raise click.exceptions.Exit(128 + result.signal)
     if result.interrupted:
         raise click.exceptions.Exit(130)
     if result.failed:
@@ -831,6 +845,7 @@ def plugins() -> None:
 # Plugin commands
 # ---------------------------------------------------------------------------------------------
 
+register_key_commands(main)  # keygen, encrypt-model, decrypt-model (mixvox.keys_cli)
 from mixvox.server.cli import serve as _serve  # noqa: E402  (needs the helpers above)
 
 main.add_command(_serve)

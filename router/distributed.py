@@ -31,7 +31,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -42,11 +42,15 @@ from mixvox.audio import Audio
 from mixvox.batch import (
     MANIFEST,
     BatchItem,
+    BatchLock,
     BatchResult,
-    _ManifestLog,
+    ManifestLog,
+    check_settings,
+    clean_partials,
+    fingerprint,
     is_complete,
     iter_script_file,
-    read_manifest,
+    read_manifest_state,
     success_record,
 )
 from mixvox.interfaces import MixvoxError
@@ -302,6 +306,8 @@ def run_on_ray(
     progress: bool = True,
     max_restarts: int = 3,
     stderr: TextIO | None = None,
+    settings: Mapping[str, Any] | None = None,
+    resume_changed: bool = False,
 ) -> BatchResult:
     """Speak every line of the script file into ``out_dir`` on a Ray cluster.
 
@@ -313,8 +319,26 @@ def run_on_ray(
     err = stderr or sys.stderr
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    lock = BatchLock(out)  # one run per output folder, as for a local batch
+    lock.__enter__()
+    clean_partials(out)
     manifest = out / MANIFEST
-    records, bad = read_manifest(manifest)
+    state = read_manifest_state(manifest)
+    records, bad = state.records, state.bad
+    fp, norm = fingerprint(settings or {})
+    if not force and not resume_changed:  # the same rule as a local batch, before writing
+        try:
+            check_settings(
+                iter_script_file(script, jsonl=jsonl, fmt=fmt),
+                state,
+                fp,
+                norm,
+                out,
+                default_engine,
+            )
+        except BaseException:
+            lock.__exit__(None, None, None)
+            raise
     if bad:
         print(
             f"mixvox: manifest {manifest} had {bad} unreadable line(s); they are dropped",
@@ -325,8 +349,13 @@ def run_on_ray(
     result = BatchResult(total=total, manifest=manifest)
     opts = dict(overrides or {})
     raw = bool(opts.get("raw"))
-    started = connect(address)
-    log = _ManifestLog(manifest, records)
+    try:
+        started = connect(address)
+    except BaseException:
+        lock.__exit__(None, None, None)
+        raise
+    log = ManifestLog(manifest, records, dict(state.settings))
+    log.add_settings(fp, norm)
     bar = _progress_bar(total, progress)
     pending: dict[Any, tuple[int, list[BatchItem]]] = {}
     actors: list[Any] = []
@@ -334,7 +363,7 @@ def run_on_ray(
     t0 = time.monotonic()
 
     def fail(item: BatchItem, message: str, engine: str | None) -> None:
-        rec: dict[str, Any] = {"line": item.line, "text": item.text, "error": message}
+        rec: dict[str, Any] = {"line": item.line, "text": item.text, "error": message, "fp": fp}
         if engine:
             rec["engine"] = engine
         log.add(rec)
@@ -359,7 +388,10 @@ def run_on_ray(
             except Exception as exc:
                 fail(item, _describe(exc), spoken.engine)
             else:
-                log.add(success_record(item, audio.duration, spoken.engine, spoken.warnings))
+                rec = success_record(item, audio.duration, spoken.engine, spoken.warnings)
+                rec["bytes"] = (out / item.file).stat().st_size
+                rec["fp"] = fp
+                log.add(rec)
                 result.done += 1
                 audio_seconds += audio.duration
         timings["write"] += time.perf_counter() - t_write
@@ -408,8 +440,17 @@ def run_on_ray(
                     fail(item, item.error, None)
                     bar.update(1)
                     continue
+                if item.skip is not None:  # only punctuation: skipped and counted
+                    result.unspeakable += 1
+                    bar.update(1)
+                    continue
                 engine_name = item.engine or default_engine
-                if not force and is_complete(records.get(item.line), item, out, engine_name):
+                rec = records.get(item.line)
+                if (
+                    not force
+                    and is_complete(rec, item, out, engine_name)
+                    and (rec or {}).get("fp") == fp
+                ):
                     result.skipped += 1
                     bar.update(1)
                     continue
@@ -432,6 +473,7 @@ def run_on_ray(
     finally:
         bar.close()
         log.close()
+        lock.__exit__(None, None, None)
         for actor in actors:
             try:
                 ray.kill(actor)

@@ -68,13 +68,15 @@ def batch_on_ray(
     force: bool,
     quiet: bool,
     settings: Any,
+    resume_changed: bool = False,
     address: str,
     workers: int | None,
     cpus_per_worker: float,
     gpus_per_worker: float,
 ) -> None:
     """``mixvox batch --ray``: the cluster run, its summary and its exit code."""
-    from mixvox.batch import summary_lines
+    from mixvox import __version__
+    from mixvox.batch import batch_settings, summary_lines
     from mixvox.distributed import run_on_ray, spool_stdin
 
     Path(output_dir).mkdir(parents=True, exist_ok=True)
@@ -102,6 +104,8 @@ def batch_on_ray(
             overrides=settings.overrides,
             force=force,
             progress=not quiet,
+            settings=batch_settings(settings, fmt, __version__),
+            resume_changed=resume_changed,
         )
     finally:
         if spooled is not None:

@@ -38,6 +38,15 @@ class Issue:
     text: str
     start: int
     end: int
+    #: How many identical adjacent warnings this one stands for (see :meth:`Utterance.warn`).
+    count: int = 1
+
+    @property
+    def base_message(self) -> str:
+        """The message of one occurrence (before a merge appended the count)."""
+        if self.count == 1:
+            return self.message
+        return self.message.rsplit(" (", 1)[0]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -46,6 +55,7 @@ class Issue:
             "text": self.text,
             "start": self.start,
             "end": self.end,
+            **({"count": self.count} if self.count > 1 else {}),
         }
 
 
@@ -139,6 +149,17 @@ class Utterance:
         return join_spoken(s.spoken for s in self.sentences)
 
     def warn(self, code: str, message: str, start: int, end: int) -> Issue:
+        """Record a warning; one that repeats the previous one right after it (same code and
+        message, adjacent) extends it instead, so a megabyte of one bad character is one
+        warning with its length, not a million."""
+        if self.warnings:
+            last = self.warnings[-1]
+            if last.code == code and last.end == start and last.base_message == message:
+                last.end = end
+                last.count += 1
+                last.text = self.input[last.start : end]
+                last.message = f"{message} ({last.count} in a row, {end - last.start} characters)"
+                return last
         issue = Issue(code, message, self.input[start:end], start, end)
         self.warnings.append(issue)
         return issue

@@ -8,9 +8,7 @@ import re
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 
-import numpy as np
-
-from .audio import Audio
+from .audio import Audio, check_samples
 from .interfaces import (
     AudioChunk,
     Engine,
@@ -127,10 +125,19 @@ class Router:
         For comparison with other ChatTTS tools (``mixvox say --raw``).
         """
         from .ir import Sentence, Span
+        from .textutil import control_runs
 
         word = Word(text, text, [], 0, len(text), lang="raw", kind="word")
         span = Span("raw", text, 0, len(text), [word])
-        return Utterance(text, [Sentence(text, 0, len(text), "raw", [span])])
+        utt = Utterance(text, [Sentence(text, 0, len(text), "raw", [span])])
+        for s, e in control_runs(text):  # kept in the text; engines drop them, never cut at them
+            utt.warn(
+                "control-char",
+                f"control/format character(s) {text[s:e]!r} at {s}-{e} are not spoken",
+                s,
+                e,
+            )
+        return utt
 
     def chunks(self, utt: Utterance, max_chunk_chars: int = DEFAULT_MAX_CHUNK_CHARS) -> list[Chunk]:
         chunks = self.registry.call_first(
@@ -282,6 +289,7 @@ class Synthesizer:
         info, self.fallback_reason = choose_engine(engine, self.router.registry, engine_options)
         self.engine_name = info.name
         self.engine: Engine = info.factory(**engine_options)
+        _log_choice(info.name, engine, self.fallback_reason)
         self.options = SynthesisOptions(speaker=speaker, seed=seed)
         self.max_chunk_chars = max_chunk_chars or getattr(
             self.engine, "max_chunk_chars", DEFAULT_MAX_CHUNK_CHARS
@@ -294,7 +302,33 @@ class Synthesizer:
     def route(self, text: str) -> Utterance:
         return self.router.route(text)
 
+    def accepts(self, option: str) -> bool:
+        """Whether the engine knows the per-call option ``option`` (engines list theirs in
+        ``known_options``; one that lists none accepts anything)."""
+        known = getattr(self.engine, "known_options", None)
+        return option in COMMON_OPTIONS or known is None or option in known
+
+    def check_options(self, overrides: Mapping[str, object]) -> None:
+        """Raise :class:`~mixvox.errors.UnknownOption` for an option the engine does not know
+        (a typo such as ``spead=`` must not be ignored with a warning)."""
+        import difflib
+
+        from .errors import UnknownOption
+
+        bad = sorted(k for k in overrides if not self.accepts(k))
+        if bad:
+            known = sorted(COMMON_OPTIONS | set(getattr(self.engine, "known_options", ())))
+            hints = []
+            for key in bad:
+                close = difflib.get_close_matches(key, known, n=1)
+                hints.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+            raise UnknownOption(
+                f"unknown option(s) for the {self.engine_name} engine: {', '.join(hints)}; "
+                f"known: {', '.join(known)}"
+            )
+
     def stream_chunks(self, text: str | Utterance, **overrides: object) -> Iterator[AudioChunk]:
+        self.check_options(overrides)
         raw = bool(overrides.get("raw"))
         opts = SynthesisOptions(
             speaker=overrides.pop("speaker", self.options.speaker),  # type: ignore[arg-type]
@@ -329,14 +363,27 @@ class Synthesizer:
     def stream(self, text: str | Utterance, **overrides: object) -> Iterator[Audio]:
         """Yield audio pieces as soon as the engine produces them."""
         for piece in self.stream_chunks(text, **overrides):
-            yield Audio(piece.samples, piece.sample_rate)
+            audio = Audio(piece.samples, piece.sample_rate)
+            check_samples(audio.samples, f"the {self.engine_name} engine", constant=False)
+            yield audio
 
     def synthesize(self, text: str | Utterance, **overrides: object) -> Audio:
-        """The whole utterance as one :class:`Audio` (empty audio for text with nothing to say)."""
+        """The whole utterance as one :class:`Audio`.
+
+        Raises :class:`~mixvox.errors.NothingToSay` for text with nothing speakable (empty,
+        punctuation only, all skipped): an empty result saved to a file would look like
+        success. :meth:`stream` yields nothing for such text instead.
+        """
+        from .errors import NothingToSay
+
         pieces = list(self.stream(text, **overrides))
-        if not pieces:
-            return Audio(np.zeros(0, np.float32), self.sample_rate)
-        return Audio.concat(pieces)
+        audio = Audio.concat(pieces, self.sample_rate) if pieces else None
+        if audio is None or len(audio) == 0:
+            shown = text.input if isinstance(text, Utterance) else text
+            if isinstance(shown, str) and len(shown) > 40:
+                shown = shown[:40] + "…"
+            raise NothingToSay(f"nothing to speak in {shown!r}")
+        return audio
 
     def synthesize_many(
         self, texts: Iterable[str], **overrides: object
@@ -364,6 +411,22 @@ class Synthesizer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+#: Per-call options every engine takes (the rest are listed by each engine).
+COMMON_OPTIONS = frozenset({"speaker", "seed", "speed", "raw"})
+
+
+def _log_choice(chosen: str, asked: str | None, reason: str | None) -> None:
+    """Log (once, when a Synthesizer is made) which engine it uses and why."""
+    if asked and asked != "auto":
+        why = "it was asked for"
+    elif reason:  # a fallback: said out loud (a warning shows without any logging setup)
+        log.warning("using the %s engine because a better one is unavailable (%s)", chosen, reason)
+        return
+    else:
+        why = "it is the best available engine"
+    log.info("using the %s engine because %s", chosen, why)
 
 
 def synthesize(text: str, **options: object) -> Audio:

@@ -113,3 +113,36 @@ def script_of(ch: str) -> str:
     if cat.startswith("N"):  # ², ½, Ⅻ
         return "symbol"
     return "other"
+
+
+def is_control(ch: str) -> bool:
+    """A control or format character that no engine should receive (``\t\n\r`` excepted).
+
+    NUL in particular ends a C string: passed on, it silently cuts the rest of the text.
+    """
+    if ch in "\t\n\r":
+        return False
+    return unicodedata.category(ch) in ("Cc", "Cf", "Cs")
+
+
+def control_runs(text: str) -> list[tuple[int, int]]:
+    """``[start, end)`` of every run of control characters in ``text``."""
+    runs: list[tuple[int, int]] = []
+    i, n = 0, len(text)
+    while i < n:
+        if is_control(text[i]):
+            j = i + 1
+            while j < n and is_control(text[j]):
+                j += 1
+            runs.append((i, j))
+            i = j
+        else:
+            i += 1
+    return runs
+
+
+def strip_controls(text: str) -> str:
+    """``text`` with control/format characters replaced by spaces (the rest kept whole)."""
+    if not any(is_control(ch) for ch in text):
+        return text
+    return "".join(" " if is_control(ch) else ch for ch in text)

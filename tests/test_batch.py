@@ -17,6 +17,7 @@ import mixvox.audio
 import mixvox.registry
 from mixvox.audio import Audio
 from mixvox.batch import (
+    LOCK_NAME,
     MANIFEST,
     BatchItem,
     number_width,
@@ -92,13 +93,23 @@ def script(text: str, jsonl: bool = False, fmt: str = "wav") -> list[BatchItem]:
 
 
 def manifest(out: Path) -> list[dict[str, Any]]:
+    """The line records (settings records and the integrity fields left out)."""
     lines = (out / MANIFEST).read_text("utf-8").splitlines()
-    return [json.loads(x) for x in lines]
+    recs = [json.loads(x) for x in lines]
+    drop = ("crc", "fp", "bytes")
+    return [{k: v for k, v in r.items() if k not in drop} for r in recs if "kind" not in r]
+
+
+def names(out: Path) -> list[str]:
+    """The files of an output folder, without the batch lock file."""
+    return sorted(p.name for p in out.iterdir() if p.name != LOCK_NAME)
 
 
 def leftovers(out: Path) -> list[str]:
     return sorted(
-        p.name for p in out.iterdir() if p.name.endswith(".part") or p.name.startswith(".")
+        p.name
+        for p in out.iterdir()
+        if (p.name.endswith(".part") or p.name.startswith(".")) and p.name != LOCK_NAME
     )
 
 
@@ -275,7 +286,7 @@ def test_interrupt_leaves_consistent_manifest(tmp_path: Path) -> None:
     res, fac = run(items, out)
     assert res.interrupted and res.done == 2 and not res.ok
     assert [r["line"] for r in manifest(out)] == [1, 2]
-    assert sorted(p.name for p in out.iterdir()) == ["0001.wav", "0002.wav", MANIFEST]
+    assert names(out) == ["0001.wav", "0002.wav", MANIFEST]
     assert fac.made[None].closed
     # resume: the finished lines are skipped
     res, fac = run(script("first\nsecond\nthird\nfourth\n"), out)
@@ -298,7 +309,7 @@ def test_interrupt_during_file_write_leaves_no_partial_file(
     monkeypatch.setattr(mixvox.audio.os, "replace", flaky_replace)
     res, _ = run(script("one\ntwo\nthree\n"), out)
     assert res.interrupted
-    assert sorted(p.name for p in out.iterdir()) == ["0001.wav", MANIFEST]
+    assert names(out) == ["0001.wav", MANIFEST]
     assert [r["line"] for r in manifest(out)] == [1]
 
 
@@ -377,7 +388,7 @@ def test_cli_batch_failures_exit_1_and_flac(tmp_path: Path, fake_engine: None) -
     assert "Traceback" not in r.output
     info = sf.info(str(out / "0001.flac"))
     assert info.format == "FLAC" and info.samplerate == SR and info.frames == SR // 50 * 4
-    assert sorted(p.name for p in out.iterdir()) == ["0001.flac", "0004.flac", MANIFEST]
+    assert names(out) == ["0001.flac", "0004.flac", MANIFEST]
 
 
 def test_cli_batch_jsonl_and_interrupt(tmp_path: Path, fake_engine: None) -> None:
@@ -389,7 +400,7 @@ def test_cli_batch_jsonl_and_interrupt(tmp_path: Path, fake_engine: None) -> Non
     r = CliRunner().invoke(main, ["batch", str(src), "-o", str(out), "--raw"])
     assert r.exit_code == 130
     assert "interrupted" in r.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["greeting.wav", MANIFEST]
+    assert names(out) == ["greeting.wav", MANIFEST]
     assert manifest(out) == [
         {"line": 1, "text": "hi", "file": "greeting.wav", "duration": 0.04, "engine": "fake"}
     ]

@@ -128,9 +128,19 @@ def test_force_reverifies_what_the_cache_would_pass(model: Path) -> None:
     st = target.stat()
     _flip_byte(target, 200)
     os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))  # same size and mtime as before
-    load_assets(model)  # the remembered verdict is trusted (documented trade-off)
+    # Same size and mtime, but the inode change time moved: re-hashed (issue 11).
+    with pytest.raises(MixvoxError, match=r"asset/gpt/model\.safetensors"):
+        load_assets(model)
     with pytest.raises(MixvoxError, match=r"asset/gpt/model\.safetensors"):
         load_assets(model, verify="force")
+
+
+def test_force_rehashes_remembered_files(model: Path, tmp_path: Path) -> None:
+    manifest, _ = assets.load_manifest(model)
+    cache_file = tmp_path / "verdicts.json"
+    verify_files(model, manifest, cache=VerdictCache(cache_file))
+    again = verify_files(model, manifest, force=True, cache=VerdictCache(cache_file))
+    assert sorted(again.hashed) == sorted(manifest) and not again.cached
 
 
 def test_failures_are_not_remembered(model: Path) -> None:

@@ -190,30 +190,35 @@ def test_tampered_file_on_the_hub_is_caught(hub, repo: Path, tmp_path: Path) -> 
         dl.download(tmp_path / "dest", repo=repo_id)
 
 
-# -- the failure paths, with snapshot_download replaced -------------------------------------
+# -- the failure paths, with the hub client replaced ---------------------------------------
 
 
-def _fake_snapshot(source: Path, calls: list[dict]):
-    """Copies ``source`` the way snapshot_download(local_dir=...) fills a folder."""
-    from huggingface_hub.utils import filter_repo_objects
+def _fake_hub(source: Path, calls: list[dict], monkeypatch, sizes: dict[str, int] | None = None):
+    """Serve ``source`` through fakes of the two hub calls download() makes."""
 
-    def fake(*, repo_id, revision=None, allow_patterns=None, local_dir=None, **kw):
-        calls.append({"repo_id": repo_id, "revision": revision, "patterns": allow_patterns, **kw})
-        rels = [p.relative_to(source).as_posix() for p in source.rglob("*") if p.is_file()]
-        for rel in filter_repo_objects(rels, allow_patterns=allow_patterns):
-            dst = Path(local_dir) / rel
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source / rel, dst)
-        return local_dir
+    def fetch(repo, rel, revision, dest, force):
+        calls.append({"repo_id": repo, "revision": revision, "file": rel})
+        src = source / rel
+        if not src.is_file():
+            raise FileNotFoundError(f"404 {rel}")
+        dst = Path(dest) / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dst)
+        return dst
 
-    return fake
+    def size(repo, rel, revision):
+        if sizes and rel in sizes:
+            return sizes[rel]
+        src = source / rel
+        return src.stat().st_size if src.is_file() else None
+
+    monkeypatch.setattr(dl, "fetch_file", fetch)
+    monkeypatch.setattr(dl, "remote_size", size)
 
 
 def test_official_repo_is_checked_against_pinned_hashes(repo: Path, tmp_path, monkeypatch) -> None:
-    import huggingface_hub
-
     calls: list[dict] = []
-    monkeypatch.setattr(huggingface_hub, "snapshot_download", _fake_snapshot(repo, calls))
+    _fake_hub(repo, calls, monkeypatch)
     dest = tmp_path / "dest"
     (dest).mkdir()
     (dest / "sha256.json").write_text((TINY / "sha256.json").read_text())  # planted manifest
@@ -223,16 +228,15 @@ def test_official_repo_is_checked_against_pinned_hashes(repo: Path, tmp_path, mo
     # manifest, which was removed) judged them
     assert "official" in str(err.value)
     assert not (dest / "sha256.json").exists()
-    assert calls[0]["repo_id"] == "2Noise/ChatTTS" and calls[0]["revision"] == "v1"
-    assert "sha256.json" not in calls[0]["patterns"]
-    assert all(p.endswith((".json", ".safetensors")) for p in calls[0]["patterns"])
+    assert {c["repo_id"] for c in calls} == {"2Noise/ChatTTS"}
+    assert {c["revision"] for c in calls} == {"v1"}
+    # exactly the pinned file names, no globs, no repo manifest
+    assert sorted(c["file"] for c in calls) == sorted(OFFICIAL_SHA256)
     assert not (dest / "asset" / "GPT.pt").exists()
 
 
 def test_explicit_manifest_for_another_repo(repo: Path, tmp_path, monkeypatch) -> None:
-    import huggingface_hub
-
-    monkeypatch.setattr(huggingface_hub, "snapshot_download", _fake_snapshot(repo, []))
+    _fake_hub(repo, [], monkeypatch)
     manifest = json.loads((TINY / "sha256.json").read_text())
     assets = dl.download(tmp_path / "d", repo="me/finetune", manifest=manifest)
     assert assets.manifest == manifest
@@ -242,11 +246,9 @@ def test_explicit_manifest_for_another_repo(repo: Path, tmp_path, monkeypatch) -
 
 
 def test_network_failure_is_a_clear_error(tmp_path: Path, monkeypatch) -> None:
-    import huggingface_hub
-
-    def broken(**kw):
+    def broken(*a, **kw):
         raise OSError("connection refused")
 
-    monkeypatch.setattr(huggingface_hub, "snapshot_download", broken)
+    monkeypatch.setattr(dl, "remote_size", broken)
     with pytest.raises(MixvoxError, match="download of 2Noise/ChatTTS failed.*connection refused"):
         dl.download(tmp_path / "x")

@@ -35,42 +35,45 @@ def _no_hashing(*_a, **_k):
 
 @pytest.mark.skipif(not TINY.is_dir(), reason="tiny ChatTTS checkpoint not in ../shared")
 def test_audio_loader_takes_verified_hashes(monkeypatch, tmp_path) -> None:
-    from mixvox.engines.chattts.audio import loader, vocos
-    from mixvox.engines.chattts.audio import weights as decoder
+    """A hash is taken without re-reading only when a remembered verdict vouches for the file
+    as it is now; a merely claimed hash is checked by hashing the bytes read (issue 11)."""
+    from mixvox.engines.chattts import assets
+    from mixvox.engines.chattts.audio import loader
 
+    monkeypatch.setenv("MIXVOX_CACHE_DIR", str(tmp_path / "cache"))
     names = ("Decoder.safetensors", "DVAE.safetensors", "Vocos.safetensors")
-    given = {n: f"{i}" * 64 for i, n in enumerate(names)}
-    monkeypatch.setattr(decoder, "sha256_file", _no_hashing)
-    monkeypatch.setattr(vocos, "sha256_file", _no_hashing)
+    manifest = assets.load_assets(TINY).manifest  # verifies and remembers the verdicts
+    given = {n: manifest[f"asset/{n}"] for n in names}
+    monkeypatch.setattr(assets, "hash_bytes", _no_hashing)
     m = loader.load_audio_models(TINY / "asset", backend="onnx", cache_dir=tmp_path, sha256=given)
     assert (m.decoder_weights.sha256, m.dvae_weights.sha256, m.vocos_weights.sha256) == tuple(
         given.values()
     )
-    # a file without a given hash is hashed by the loader (the hashes key the graph cache)
+    # a file without a given hash, or with a claimed one nobody verified, is hashed
     partial = {n: given[n] for n in names[:2]}
     with pytest.raises(AssertionError, match="hashed again"):
         loader.load_audio_models(TINY / "asset", cache_dir=tmp_path, sha256=partial)
+    claimed = {**given, "Vocos.safetensors": "1" * 64}
+    with pytest.raises(AssertionError, match="hashed again"):
+        loader.load_audio_models(TINY / "asset", cache_dir=tmp_path, sha256=claimed)
 
 
 @pytest.mark.skipif(not TINY.is_dir(), reason="tiny ChatTTS checkpoint not in ../shared")
 def test_engine_does_not_rehash_verified_weights(monkeypatch, tmp_path) -> None:
     from mixvox.engines.chattts import assets
-    from mixvox.engines.chattts.audio import vocos
-    from mixvox.engines.chattts.audio import weights as decoder
     from mixvox.engines.chattts.engine import ChatTTSEngine
-    from mixvox.engines.chattts.gpt import weights as gpt
 
     monkeypatch.setenv("MIXVOX_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("MIXVOX_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.delenv("MIXVOX_CHATTTS_DIR", raising=False)
-    for mod, name in ((decoder, "sha256_file"), (vocos, "sha256_file"), (gpt, "weights_sha256")):
-        monkeypatch.setattr(mod, name, _no_hashing)
+    manifest = assets.load_assets(TINY).manifest
+    monkeypatch.setattr(assets, "hash_bytes", _no_hashing)
     eng = ChatTTSEngine(TINY)
     try:
-        manifest = assets.load_assets(TINY).manifest
         assert eng.audio.vocos_weights.sha256 == manifest["asset/Vocos.safetensors"]
         assert eng.audio.decoder_weights.sha256 == manifest["asset/Decoder.safetensors"]
         assert eng.audio.dvae_weights.sha256 == manifest["asset/DVAE.safetensors"]
+        assert eng.gpt.weights.gpt_sha256 == manifest["asset/gpt/model.safetensors"]
     finally:
         eng.close()
 

@@ -63,7 +63,7 @@ class Recorder:
                 rec.options.append(options)
                 for c in chunks:
                     n = 80 * max(1, len(c.spoken))
-                    yield AudioChunk(np.full(n, 0.25, np.float32), 8000, c.index)
+                    yield AudioChunk(0.25 * np.sin(np.arange(n, dtype=np.float32)), 8000, c.index)
 
             def close(self) -> None:
                 pass

@@ -103,7 +103,8 @@ def _manifest(out: Path) -> dict[int, dict]:
     recs = {}
     for raw in (out / "manifest.jsonl").read_text(encoding="utf-8").splitlines():
         rec = json.loads(raw)
-        recs[rec["line"]] = rec
+        if "line" in rec:  # settings records (the batch fingerprint) have no line
+            recs[rec["line"]] = rec
     return recs
 
 
@@ -205,7 +206,7 @@ def _wait_records(out: Path, at_least: int, proc: subprocess.Popen, timeout: flo
     while time.monotonic() < deadline:
         m = out / "manifest.jsonl"
         if m.exists():
-            n = sum(1 for ln in m.read_bytes().splitlines() if ln.strip())
+            n = sum(1 for ln in m.read_bytes().splitlines() if ln.strip() and b'"line"' in ln)
             if n >= at_least:
                 return n
         if proc.poll() is not None:

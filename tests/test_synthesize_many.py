@@ -63,7 +63,7 @@ def test_saved_files_get_normal_permissions(tmp_path):
     import numpy as np
 
     path = tmp_path / "a.wav"
-    mixvox.Audio(np.zeros(100, np.float32), 24000).save(path)
+    mixvox.Audio(np.linspace(-0.1, 0.1, 100), 24000).save(path)
     mask = os.umask(0)
     os.umask(mask)
     assert (path.stat().st_mode & 0o777) == (0o666 & ~mask)

@@ -25,8 +25,17 @@ replaces the official manifest. Note what that means: a bundled manifest protect
 corruption and truncation, not against someone who can write the whole directory.
 
 Hashing 1 GB takes seconds, so a positive verdict is remembered in a small JSON file in the
-cache dir, keyed by (absolute path, size, mtime_ns, expected hash): touching or replacing a file
-changes the key and forces a fresh hash. ``verify="force"`` ignores the remembered verdicts.
+cache dir, keyed by (absolute path, device, inode, size, mtime_ns, ctime_ns, expected hash).
+Size and mtime alone can be restored after an in-place edit (``os.utime``); the inode change
+time cannot be set by a user, so any write, rename or ``utime`` changes the key and forces a
+fresh hash. ``verify="force"`` ignores the remembered verdicts.
+
+Loaders read weights through :func:`read_asset`, which returns the bytes together with the
+SHA-256 *of those bytes*: the remembered verdict is used only when the open file's stat (before
+and after the read) is the verified one, else the bytes are hashed. Derived caches (ONNX graphs)
+are keyed by that hash, so a graph built from bytes that were not the verified ones is never
+reused for the real weights. Decrypted files of an encrypted model (:mod:`mixvox.crypto`) are
+served from memory by the same function and never touch the disk.
 
 Weights load from safetensors only. ``.pt``/``.pth``/``.bin``/``.ckpt`` files are Python
 pickles, and unpickling runs arbitrary code from the file, so they are never loaded: a
@@ -41,11 +50,14 @@ import logging
 import os
 import re
 import tempfile
+import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
+
+import numpy as np
 
 from mixvox.interfaces import MixvoxError
 
@@ -237,7 +249,7 @@ def load_manifest(root: Path) -> tuple[dict[str, str], str]:
     own = root / MANIFEST_NAME
     if own.is_file():
         try:
-            data = json.loads(own.read_text(encoding="utf-8"))
+            data = json.loads(read_asset_text(own))
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             raise MixvoxError(f"cannot read the manifest {own}: {exc}") from None
         return parse_manifest(data, str(own)), str(own)
@@ -262,10 +274,147 @@ def verdict_cache_path() -> Path:
     return cache_dir() / "chattts-verified.json"
 
 
+def stat_identity(st: os.stat_result) -> tuple[int, int, int, int, int]:
+    """(device, inode, size, mtime_ns, ctime_ns): what changes whenever a file's bytes may have.
+
+    ``ctime`` is set by the kernel on every write, rename or ``utime`` and cannot be chosen by
+    a user, so an in-place edit that restores size and mtime still changes it.
+    """
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
 def verdict_key(path: Path, st: os.stat_result, expected: str) -> str:
-    """Key of the verdict "``path`` as it is now (size, mtime) has SHA-256 ``expected``"."""
-    blob = json.dumps([str(path), st.st_size, st.st_mtime_ns, expected])
+    """Key of the verdict "``path`` as it is now (:func:`stat_identity`) has SHA-256
+    ``expected``"."""
+    blob = json.dumps([2, str(path), *stat_identity(st), expected])
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading asset bytes (plain files, or decrypted files held in memory)
+# ---------------------------------------------------------------------------------------------
+
+_PLAINTEXT: dict[str, tuple[bytes, str]] = {}
+_PLAINTEXT_LOCK = threading.Lock()
+#: Open encrypted model roots and how many loaders hold each.
+_OPEN: dict[str, int] = {}
+#: SHA-256 of every plaintext of an open encrypted model (-> how many files hold it): anything
+#: derived from them (cached graphs) must not be written to disk in the clear.
+_SECRET_HASHES: dict[str, int] = {}
+#: Which in-memory paths hold a secret plaintext (to drop the hash with the file).
+_SECRET_PATHS: set[str] = set()
+
+
+def register_plaintext(path: Path, data: bytes, sha256: str, *, secret: bool = True) -> None:
+    """Serve ``path`` from memory (a decrypted file of an encrypted model) in :func:`read_asset`."""
+    key = str(Path(path).absolute())
+    with _PLAINTEXT_LOCK:
+        if key in _SECRET_PATHS:
+            _drop_secret(key)
+        _PLAINTEXT[key] = (data, sha256)
+        if secret:
+            _SECRET_HASHES[sha256] = _SECRET_HASHES.get(sha256, 0) + 1
+            _SECRET_PATHS.add(key)
+
+
+def _drop_secret(key: str) -> None:
+    """(Lock held.) Forget that the plaintext at ``key`` is secret."""
+    _SECRET_PATHS.discard(key)
+    hit = _PLAINTEXT.get(key)
+    if hit is None:
+        return
+    left = _SECRET_HASHES.get(hit[1], 1) - 1
+    if left > 0:
+        _SECRET_HASHES[hit[1]] = left
+    else:
+        _SECRET_HASHES.pop(hit[1], None)
+
+
+def is_secret(values: Iterable[object]) -> bool:
+    """Whether any of ``values`` is the hash of a decrypted (encrypted-at-rest) file."""
+    with _PLAINTEXT_LOCK:
+        return any(isinstance(v, str) and v in _SECRET_HASHES for v in values)
+
+
+def forget_plaintext(root: Path) -> None:
+    """Release one hold on the in-memory plaintext under ``root``; the last one drops it."""
+    root_key = str(Path(root).absolute())
+    prefix = root_key + os.sep
+    with _PLAINTEXT_LOCK:
+        left = _OPEN.get(root_key, 1) - 1
+        if left > 0:
+            _OPEN[root_key] = left
+            return
+        _OPEN.pop(root_key, None)
+        for key in [k for k in _PLAINTEXT if k.startswith(prefix)]:
+            if key in _SECRET_PATHS:
+                _drop_secret(key)
+            del _PLAINTEXT[key]
+
+
+def take_plaintext(path: Path) -> bytes | None:
+    """Remove and return the in-memory bytes of ``path`` (a graph built for one session)."""
+    with _PLAINTEXT_LOCK:
+        hit = _PLAINTEXT.pop(str(Path(path).absolute()), None)
+    return hit[0] if hit is not None else None
+
+
+def is_in_memory(path: Path) -> bool:
+    """Whether ``path`` is served decrypted from memory (its model is encrypted)."""
+    with _PLAINTEXT_LOCK:
+        return str(Path(path).absolute()) in _PLAINTEXT
+
+
+def hash_bytes(data: bytes) -> str:
+    """SHA-256 of bytes read by :func:`read_asset` (one place, so tests can count hashing)."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def read_asset(
+    path: str | os.PathLike[str],
+    expected: str | None = None,
+    cache: VerdictCache | None = None,
+    *,
+    need_hash: bool = True,
+) -> tuple[bytes, str]:
+    """The bytes of an asset file and the SHA-256 of exactly those bytes.
+
+    ``expected``: the hash a verification vouched for. It is returned without hashing only
+    when a remembered verdict matches the open file's identity before *and* after the read
+    (nothing changed it in between); otherwise the bytes read are hashed. ``need_hash=False``:
+    the caller keys nothing on the hash (``""`` is returned instead of hashing).
+    """
+    p = Path(path).absolute()
+    with _PLAINTEXT_LOCK:
+        hit = _PLAINTEXT.get(str(p))
+    if hit is not None:
+        return hit
+    with open(p, "rb") as fh:
+        before = os.fstat(fh.fileno())
+        data = fh.read()
+        after = os.fstat(fh.fileno())
+    if (
+        expected
+        and stat_identity(before) == stat_identity(after)
+        and (cache or VerdictCache()).hit(verdict_key(p, before, expected))
+    ):
+        return data, expected
+    return data, hash_bytes(data) if need_hash else ""
+
+
+def read_asset_text(path: str | os.PathLike[str]) -> str:
+    """A text asset (JSON config, tokenizer) as UTF-8, from disk or from memory."""
+    return read_asset(path, need_hash=False)[0].decode("utf-8")
+
+
+def load_safetensors(
+    path: str | os.PathLike[str], expected: str | None = None, *, need_hash: bool = True
+) -> tuple[dict[str, np.ndarray], str]:
+    """Tensors of a safetensors file (read from bytes) and the SHA-256 of those bytes."""
+    from safetensors.numpy import load
+
+    data, digest = read_asset(path, expected, need_hash=need_hash)
+    return load(data), digest
 
 
 class VerdictCache:
@@ -350,18 +499,27 @@ def verify_files(
                     "To get the weights, " + get_weights_hint()
                 ) from None
             key = verdict_key(path, st, expected)
-            if not force and cache.hit(key):
+            with _PLAINTEXT_LOCK:
+                in_memory = _PLAINTEXT.get(str(path))
+            if in_memory is None and not force and cache.hit(key):
                 report.cached.append(rel)
                 continue
-            actual = sha256_file(path)
+            # decrypted files were hashed (and authenticated) when they were decrypted
+            actual = in_memory[1] if in_memory is not None else sha256_file(path)
             if actual != expected:
+                if in_memory is not None:
+                    raise MixvoxError(
+                        f"ChatTTS asset {rel} in the encrypted model {root} is not the expected "
+                        f"file: its SHA-256 is {actual}, {manifest_source} expects {expected}"
+                    )
                 raise MixvoxError(
                     f"ChatTTS asset {rel} in {root} is damaged or not the expected file: its "
                     f"SHA-256 is {actual}, {manifest_source} expects {expected}. Delete it and "
                     "run `mixvox download` again (or restore the file); for fine-tuned weights, "
                     f"put their own {MANIFEST_NAME} next to asset/."
                 )
-            cache.add(key)
+            if in_memory is None:
+                cache.add(key)
             report.hashed.append(rel)
     finally:
         cache.save()
@@ -382,6 +540,13 @@ class ModelAssets:
     manifest_source: str
     #: True when every file was checked against ``manifest`` (``verify`` not ``False``).
     verified: bool = False
+    #: True for an encrypted model: its plaintext is in memory (:func:`read_asset`) only.
+    encrypted: bool = False
+
+    def release(self) -> None:
+        """Drop the in-memory plaintext of an encrypted model (after its engine closed)."""
+        if self.encrypted:
+            forget_plaintext(self.root)
 
     def verified_sha256(self, rel: str) -> str | None:
         """The hash of ``rel`` when it was verified (loaders can skip hashing it again)."""
@@ -429,7 +594,7 @@ class ModelAssets:
 
     def gpt_config_dict(self) -> dict:
         try:
-            return json.loads(self.gpt_config.read_text(encoding="utf-8"))
+            return json.loads(read_asset_text(self.gpt_config))
         except (OSError, ValueError) as exc:
             raise MixvoxError(f"cannot read {self.gpt_config}: {exc}") from None
 
@@ -450,15 +615,37 @@ def check_no_pickles_needed(root: Path) -> None:
     log.info("ignoring pickled checkpoints in %s (never loaded): %s", root, names)
 
 
+def open_encrypted(root: Path, key_file: str | os.PathLike[str] | None = None) -> bool:
+    """Decrypt an encrypted model directory (:mod:`mixvox.crypto`) into memory; ``False`` for a
+    plain one. The plaintext is served by :func:`read_asset` until :func:`forget_plaintext`."""
+    from mixvox import crypto
+
+    if not crypto.is_encrypted(root):
+        if key_file is not None:
+            log.info("%s is not encrypted; the key file is not needed", root)
+        return False
+    key = crypto.resolve_key(root, key_file)
+    files = crypto.decrypt_files(root, key)
+    for rel, (data, digest) in files.items():
+        register_plaintext(root / rel, data, digest)
+    with _PLAINTEXT_LOCK:
+        _OPEN[str(root)] = _OPEN.get(str(root), 0) + 1
+    return True
+
+
 def load_assets(
     model_dir: str | os.PathLike[str] | None = None,
     *,
     verify: VerifyMode = True,
     cache: VerdictCache | None = None,
+    key_file: str | os.PathLike[str] | None = None,
 ) -> ModelAssets:
     """Find the model directory, check its layout and (unless ``verify=False``) every hash.
 
-    ``verify=True`` uses remembered verdicts, ``verify="force"`` re-hashes every file.
+    ``verify=True`` uses remembered verdicts, ``verify="force"`` re-hashes every file. An
+    encrypted directory is decrypted into memory first (key from ``key_file`` or the other
+    sources of :func:`mixvox.crypto.resolve_key`); every file is then authenticated, and the
+    ChatTTS hashes are checked as well (even with ``verify=False``: they cost nothing then).
     """
     if model_dir is not None:
         root = Path(model_dir).expanduser()
@@ -473,10 +660,28 @@ def load_assets(
     else:
         root = resolve_model_dir(None)
     check_no_pickles_needed(root)
-    manifest, source = load_manifest(root)
-    if verify:
-        verify_files(root, manifest, force=(verify == "force"), cache=cache, manifest_source=source)
-    return ModelAssets(root=root, manifest=manifest, manifest_source=source, verified=bool(verify))
+    encrypted = open_encrypted(root.absolute(), key_file)
+    try:
+        manifest, source = load_manifest(root)
+        if verify or encrypted:
+            verify_files(
+                root.absolute(),
+                manifest,
+                force=(verify == "force"),
+                cache=cache,
+                manifest_source=source,
+            )
+    except BaseException:
+        if encrypted:
+            forget_plaintext(root)
+        raise
+    return ModelAssets(
+        root=root,
+        manifest=manifest,
+        manifest_source=source,
+        verified=bool(verify) or encrypted,
+        encrypted=encrypted,
+    )
 
 
 def write_manifest(root: Path, files: Iterable[str] | None = None) -> dict[str, str]:

@@ -16,7 +16,9 @@ from mixvox.interfaces import MixvoxError
 
 
 def _fail(exc: MixvoxError) -> click.ClickException:
-    return click.ClickException(str(exc))
+    err = click.ClickException(str(exc))
+    err.exit_code = getattr(exc, "exit_code", 1)  # key/encryption errors: 2
+    return err
 
 
 @click.group("speaker")
@@ -128,6 +130,9 @@ def download_cmd(dest: str | None, repo: str, revision: str | None, force: bool)
     help="Reduced look-ahead (code frames) of the first chunk, cross-faded into exact audio.",
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON line on stdout.")
+@click.option(
+    "--key-file", type=click.Path(dir_okay=False), help="Key of an encrypted model (keygen)."
+)
 def bench_cmd(
     model_dir: str,
     frames: int,
@@ -139,6 +144,7 @@ def bench_cmd(
     text: str | None,
     first_lookahead: int | None,
     as_json: bool,
+    key_file: str | None,
 ) -> None:
     """Measure decode speed, real-time factor, first-chunk latency and peak memory."""
     try:
@@ -151,6 +157,7 @@ def bench_cmd(
             batches=batches or (1,),
             threads=threads,
             text=text,
+            key_file=key_file,
             first_lookahead=first_lookahead,
         )
     except MixvoxError as exc:
@@ -180,6 +187,7 @@ def run_bench(
     threads: int | None = None,
     text: str | None = None,
     synth_seconds: float = 10.0,
+    key_file: str | None = None,
     first_lookahead: int | None = None,
 ) -> dict[str, object]:
     """One benchmark run in this process (run each configuration in its own process: the peak
@@ -212,6 +220,7 @@ def run_bench(
         precision=precision,
         device=device,
         threads=threads,
+        key_file=key_file,
         first_lookahead_frames=first_lookahead,
     )
     load_s = time.perf_counter() - t0

@@ -166,6 +166,8 @@ class ChatTTSEngine:
     name = "chattts"
     sample_rate = SAMPLE_RATE
     consumes = "text"
+    #: Per-call options this engine reads (the router refuses others as typos).
+    known_options = KNOWN_EXTRA
     #: Chunks longer than this get hard to keep on track (and slower to start); prosody cuts here.
     max_chunk_chars = 80
 
@@ -190,6 +192,7 @@ class ChatTTSEngine:
         first_lookahead_frames: int | None = None,
         int4_block: int | None = None,
         speaker: str | None = None,
+        key_file: str | os.PathLike[str] | None = None,
         **unknown: Any,
     ) -> None:
         for key in unknown:
@@ -218,7 +221,17 @@ class ChatTTSEngine:
                 f"int4_block must be one of {', '.join(map(str, INT4_BLOCKS))} and goes with "
                 f"precision int4 (got {int4_block!r} with {self.runtime.precision})"
             )
-        self.assets: ModelAssets = load_assets(model_dir, verify=verify)
+        self.assets: ModelAssets = load_assets(model_dir, verify=verify, key_file=key_file)
+        if self.assets.encrypted and self.runtime.backend == "tensorrt":
+            self.assets.release()
+            raise MixvoxError(
+                "the tensorrt backend cannot run an encrypted model yet (its engine cache would "
+                "hold the weights in the clear); use --backend torch or onnx"
+            )
+        if verify == "force":  # --reverify: cached graphs are hashed again too
+            from .onnx_graph import forget_graph_verdicts
+
+            forget_graph_verdicts(cache_dir)
         self.backend = self.runtime.backend
         self.precision = self.runtime.precision
         self.device = self.runtime.device
@@ -291,6 +304,9 @@ class ChatTTSEngine:
                 model.close()  # the CUDA runner frees its GPU memory here
             if hasattr(self, attr):
                 delattr(self, attr)
+        assets = getattr(self, "assets", None)
+        if assets is not None:
+            assets.release()  # an encrypted model's plaintext leaves memory with the engine
 
     # -- options -----------------------------------------------------------------------------
 

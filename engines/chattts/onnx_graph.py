@@ -5,6 +5,10 @@ run time, nor to produce its graphs. The models are small stacks of standard lay
 blocks, ConvNeXt blocks), so writing them with ``onnx.helper`` is short, and every tensor name
 is ours (stable names make IOBinding and TensorRT profiles easy).
 
+Graphs derived from an encrypted model (:func:`~.assets.is_secret` of a key part) are never
+written: they are built in memory, handed to the session through :func:`graph_source`, and
+rebuilt at the next start. Their weights are plaintext, and the cache dir is not encrypted.
+
 Cache layout (``cache_dir/<name>-<key>/``): ``model.onnx`` (+ ``model.onnx.data`` for external
 weights) and ``manifest.json`` with the key parts and the SHA-256 of the graph file. The key is
 a hash of the source weights' SHA-256, the builder version and the build options, so new
@@ -26,7 +30,15 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from mixvox.engines.chattts.assets import VerdictCache, sha256_file, verdict_key
+from mixvox.engines.chattts.assets import (
+    VerdictCache,
+    is_in_memory,
+    is_secret,
+    register_plaintext,
+    sha256_file,
+    take_plaintext,
+    verdict_key,
+)
 from mixvox.engines.chattts.assets import cache_dir as default_cache_dir
 
 #: ONNX opset the builders target (LayerNormalization needs 17; Gelu needs 20).
@@ -141,7 +153,7 @@ def _intact(path: Path, expected: Any, verdicts: VerdictCache) -> bool:
     cached graph (the GPT stack alone is ~850 MB) is hashed once, not at every start; a
     truncated or rewritten file changes size or mtime and is hashed (and rebuilt) again.
     """
-    if not isinstance(expected, str):
+    if not isinstance(expected, str) or not path.is_file():
         return False
     key = verdict_key(path, path.stat(), expected)
     if verdicts.hit(key):
@@ -151,6 +163,31 @@ def _intact(path: Path, expected: Any, verdicts: VerdictCache) -> bool:
     verdicts.add(key)
     verdicts.save()
     return True
+
+
+def graph_source(path: str | os.PathLike[str]) -> str | bytes:
+    """What to give ``onnxruntime.InferenceSession``: the bytes of a graph that was built in
+    memory (encrypted model; taken, so they are freed with the session), else the path."""
+    data = take_plaintext(Path(path))
+    return data if data is not None else str(path)
+
+
+def _flat(parts: Any) -> list[Any]:
+    if isinstance(parts, dict):
+        return [x for v in parts.values() for x in _flat(v)]
+    if isinstance(parts, list | tuple):
+        return [x for v in parts for x in _flat(v)]
+    return [parts]
+
+
+def forget_graph_verdicts(cache_dir: str | os.PathLike[str] | None = None) -> None:
+    """Forget every remembered "this graph is intact" verdict (``--reverify``): the next use of
+    each cached graph hashes it again."""
+    root = Path(cache_dir) if cache_dir is not None else default_cache_dir() / "onnx"
+    try:
+        (root / "verified.json").unlink()
+    except FileNotFoundError:
+        pass
 
 
 def graph_sha256(path: str | os.PathLike[str]) -> str:
@@ -188,11 +225,22 @@ def cached_graph(
     folder = root / f"{name}-{key}"
     manifest = folder / "manifest.json"
     graph_path = folder / "model.onnx"
+    if is_secret(_flat(key_parts)):  # from an encrypted model: never on disk
+        if not is_in_memory(graph_path):
+            data = build().SerializeToString()
+            register_plaintext(graph_path, data, hashlib.sha256(data).hexdigest(), secret=False)
+        return graph_path
     verdicts = VerdictCache(root / "verified.json")
     if manifest.is_file() and graph_path.is_file():
         try:
             meta = json.loads(manifest.read_text())
-            if _intact(graph_path, meta.get("sha256"), verdicts):
+            data_path = folder / "model.onnx.data"
+            data_ok = (
+                _intact(data_path, meta.get("data_sha256"), verdicts)
+                if data_path.is_file() or "data_sha256" in meta
+                else True
+            )
+            if data_ok and _intact(graph_path, meta.get("sha256"), verdicts):
                 return graph_path
         except (OSError, ValueError):
             pass
@@ -216,6 +264,8 @@ def cached_graph(
         else:
             onnx.save_model(model, str(tmp_graph))
         meta = {"name": name, "key": key, "parts": key_parts, "sha256": sha256_file(tmp_graph)}
+        if use_external:  # the weights live here: verified like the graph itself
+            meta["data_sha256"] = sha256_file(tmp / "model.onnx.data")
         (tmp / "manifest.json").write_text(json.dumps(meta, indent=2, default=str))
         try:
             os.replace(tmp, folder)

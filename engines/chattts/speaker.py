@@ -91,10 +91,14 @@ def load_spk_stat(model_dir: str | os.PathLike[str] | None = None) -> np.ndarray
     if model_dir is not None:
         candidates.append(Path(model_dir) / "asset" / "spk_stat.npy")
     candidates.append(_PACKAGE_STAT)
+    from .assets import is_in_memory, read_asset
+
     for path in candidates:
-        if path.is_file():
+        if is_in_memory(path) or path.is_file():
             try:
-                stat = np.load(path, allow_pickle=False)
+                import io
+
+                stat = np.load(io.BytesIO(read_asset(path, need_hash=False)[0]), allow_pickle=False)
             except (OSError, ValueError) as exc:
                 raise MixvoxError(f"cannot read speaker statistics {path}: {exc}") from None
             if stat.ndim != 2 or stat.shape[0] != 2:
@@ -183,11 +187,18 @@ class Speaker:
 
     @classmethod
     def _from_file(cls, path: Path) -> Speaker:
-        if not path.is_file():
+        from mixvox.safeio import read_bounded
+
+        if not os.path.lexists(path):
             raise MixvoxError(f"speaker file {path} not found")
+        # a regular file, size checked before reading (a 4 GB .npy is refused at once)
+        limit = 64 * 1024 if path.suffix.lower() == ".npy" else 1 << 20
+        data = read_bounded(path, "speaker", limit)
         if path.suffix.lower() == ".npy":
+            import io
+
             try:
-                arr = np.load(path, allow_pickle=False)
+                arr = np.load(io.BytesIO(data), allow_pickle=False)
             except (OSError, ValueError) as exc:
                 raise MixvoxError(f"cannot read speaker vector {path}: {exc}") from None
             if arr.ndim != 1 or not np.issubdtype(arr.dtype, np.floating) or arr.size > MAX_DIM:
@@ -198,10 +209,8 @@ class Speaker:
             vec = arr.astype(np.float16)
             _check_finite(vec, str(path))
             return cls(vec, str(path))
-        if path.stat().st_size > 1 << 20:
-            raise MixvoxError(f"{path} is too large to be a speaker string")
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
             raise MixvoxError(f"cannot read speaker file {path}: {exc}") from None
         return cls(decode_speaker(text), str(path))

@@ -32,8 +32,10 @@ class ChatTTSTokenizer:
         p = Path(path)
         if p.is_dir():
             p = p / "tokenizer.json"
+        from .assets import read_asset_text
+
         try:
-            tok = Tokenizer.from_file(str(p))
+            tok = Tokenizer.from_str(read_asset_text(p))  # from memory for encrypted models
         except Exception as exc:  # tokenizers raises plain Exception subclasses
             raise MixvoxError(f"cannot load the ChatTTS tokenizer {p}: {exc}") from None
         tok.no_padding()

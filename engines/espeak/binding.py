@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from mixvox.textutil import strip_controls
+
 # espeak_AUDIO_OUTPUT
 AUDIO_OUTPUT_SYNCHRONOUS = 2
 # espeak_POSITION_TYPE
@@ -163,6 +165,8 @@ class _Espeak:
         pronunciation overrides are spoken exactly); off by default so that typed brackets
         stay text. The returned array is a fresh copy; an empty text gives an empty array.
         """
+        # A NUL would end the C string and cut the rest; other controls are never speech.
+        text = strip_controls(text)
         if not text.strip():
             return np.zeros(0, np.int16)
         raw = text.encode("utf-8", errors="replace") + b"\0"

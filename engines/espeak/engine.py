@@ -251,6 +251,8 @@ class EspeakEngine:
 
     name = "espeak"
     consumes = "text"
+    #: Per-call options this engine reads (the router refuses others as typos).
+    known_options = KNOWN_EXTRA
 
     def __init__(self, **options: object) -> None:
         # The CLI passes ChatTTS factory options (model_dir, backend, precision) only when the

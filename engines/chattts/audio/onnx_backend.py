@@ -322,7 +322,9 @@ def make_session(path: Path, *, device: str = "cpu", threads: int | None = None)
         providers = [("CUDAExecutionProvider", {"device_id": dev_id}), "CPUExecutionProvider"]
     elif device != "cpu":
         raise AudioModelError(f"unknown ONNX device {device!r} (use 'cpu' or 'cuda[:N]')")
-    return ort.InferenceSession(str(path), sess_options=so, providers=providers)
+    from mixvox.engines.chattts.onnx_graph import graph_source
+
+    return ort.InferenceSession(graph_source(path), sess_options=so, providers=providers)
 
 
 class OnnxAudioBackend:

@@ -22,7 +22,6 @@ from pathlib import Path
 
 import numpy as np
 
-from mixvox.engines.chattts.assets import sha256_file
 from mixvox.engines.chattts.audio.weights import (
     AudioModelError,
     ConvNeXtWeights,
@@ -80,7 +79,7 @@ def parse_vocos(path: Path, sha256: str | None = None) -> VocosWeights:
 
     ``sha256``: the file's hash when the caller already verified it (else it is hashed here).
     """
-    t = load_tensors(path)
+    t, digest = load_tensors(path, sha256)
     f = path.name
     head_w = _get(t, "head.out.weight", f)
     n_fft = head_w.shape[0] - 2
@@ -103,7 +102,7 @@ def parse_vocos(path: Path, sha256: str | None = None) -> VocosWeights:
         head_b=_get(t, "head.out.bias", f),
         window=np.asarray(window, dtype=np.float64),
         hop=VOCOS_HOP,
-        sha256=sha256 or sha256_file(path),
+        sha256=digest,  # of the bytes read: the graph cache key
     )
 
 

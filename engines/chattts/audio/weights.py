@@ -55,8 +55,6 @@ from pathlib import Path
 
 import numpy as np
 
-from mixvox.engines.chattts.assets import sha256_file
-
 #: ConvNeXt depthwise-conv dilation of the Decoder/DVAE stacks (reference default, not stored).
 STACK_DILATION = 2
 #: FSQ levels of each quantizer (reference default ``VQ.levels``; only their count is stored).
@@ -164,32 +162,34 @@ class MelDecoderWeights:
         return int(r)
 
 
-def load_tensors(path: Path) -> dict[str, np.ndarray]:
-    """Read a safetensors file as float32 numpy arrays (fp16/bf16 checkpoints are upcast)."""
-    if not path.is_file():
-        raise AudioModelError(f"missing checkpoint file: {path}")
-    from safetensors import safe_open
+def load_tensors(path: Path, expected: str | None = None) -> tuple[dict[str, np.ndarray], str]:
+    """Read a safetensors file as float32 numpy arrays (fp16/bf16 checkpoints are upcast) and
+    the SHA-256 of the bytes read (:func:`~mixvox.engines.chattts.assets.read_asset`: from disk,
+    or decrypted from memory). ``expected``: the hash a verification vouched for."""
+    from mixvox.engines.chattts.assets import is_in_memory, read_asset
 
+    if not is_in_memory(path) and not path.is_file():
+        raise AudioModelError(f"missing checkpoint file: {path}")
+    from safetensors.numpy import load
+
+    raw, digest = read_asset(path, expected)
     out: dict[str, np.ndarray] = {}
     try:
-        with safe_open(str(path), framework="numpy") as fh:
-            for name in fh.keys():
-                arr = fh.get_tensor(name)
-                out[name] = arr.astype(np.float32) if arr.dtype.kind == "f" else arr
+        for name, arr in load(raw).items():
+            out[name] = arr.astype(np.float32) if arr.dtype.kind == "f" else arr
     except Exception as exc:  # safetensors raises its own error types
         if "bfloat16" in str(exc) or "bf16" in str(exc).lower():
-            out = _load_bf16(path)
+            out = _load_bf16(raw)
         else:
             raise AudioModelError(f"cannot read {path.name}: {exc}") from exc
-    return out
+    return out, digest
 
 
-def _load_bf16(path: Path) -> dict[str, np.ndarray]:
+def _load_bf16(raw: bytes) -> dict[str, np.ndarray]:
     """numpy has no bfloat16: decode the raw safetensors layout by hand (rare; CPU only)."""
     import json
     import struct
 
-    raw = path.read_bytes()
     (n,) = struct.unpack("<Q", raw[:8])
     header = json.loads(raw[8 : 8 + n])
     base = 8 + n
@@ -206,7 +206,7 @@ def _load_bf16(path: Path) -> dict[str, np.ndarray]:
         elif meta["dtype"] in kinds:
             arr = np.frombuffer(buf, dtype=kinds[meta["dtype"]])
         else:
-            raise AudioModelError(f"{path.name}: unsupported dtype {meta['dtype']} in {name}")
+            raise AudioModelError(f"unsupported dtype {meta['dtype']} in {name}")
         arr = arr.reshape(meta["shape"])
         out[name] = arr.astype(np.float32) if arr.dtype.kind == "f" else arr.copy()
     return out
@@ -285,7 +285,7 @@ def parse_mel_decoder(path: Path, kind: str, sha256: str | None = None) -> MelDe
     """
     if kind not in SOURCES:
         raise AudioModelError(f"kind must be one of {SOURCES}, got {kind!r}")
-    t = load_tensors(path)
+    t, digest = load_tensors(path, sha256)
     f = path.name
     blocks = parse_convnext_blocks(
         t, "decoder.decoder_block.", f, scale_key="weight", dilation=STACK_DILATION
@@ -302,7 +302,7 @@ def parse_mel_decoder(path: Path, kind: str, sha256: str | None = None) -> MelDe
         out_conv_w=_get(t, "out_conv.weight", f),
         coef=coef,
         fsq=parse_fsq(t, f) if kind == "codes" else None,
-        sha256=sha256 or sha256_file(path),
+        sha256=digest,  # of the bytes read: the graph cache key
     )
     if coef.shape[0] != w.n_mels:
         raise AudioModelError(f"{f}: coef has {coef.shape[0]} bins, out_conv {w.n_mels}")

@@ -250,7 +250,9 @@ class CudaGPT:
         fused: str = "ops",
         sync_every: int = 16,
     ) -> None:
-        from safetensors.torch import load_file
+        from safetensors.torch import load as load_st
+
+        from mixvox.engines.chattts.assets import read_asset, read_asset_text
 
         if precision not in DTYPES:
             raise ValueError(f"precision must be one of {sorted(DTYPES)}, not {precision!r}")
@@ -261,7 +263,7 @@ class CudaGPT:
         asset = Path(asset_dir)
         import json
 
-        cfg = json.loads((asset / "gpt" / "config.json").read_text())
+        cfg = json.loads(read_asset_text(asset / "gpt" / "config.json"))
         self.hidden_size = int(cfg["hidden_size"])
         self.num_layers = int(cfg["num_hidden_layers"])
         self.num_heads = int(cfg["num_attention_heads"])
@@ -274,8 +276,8 @@ class CudaGPT:
         self.num_vq = int(cfg.get("num_vq", 4))
         self.num_audio = int(cfg.get("num_audio_tokens", 626))
 
-        gpt = load_file(str(asset / "gpt" / "model.safetensors"))
-        emb = load_file(str(asset / "Embed.safetensors"))
+        gpt = load_st(read_asset(asset / "gpt" / "model.safetensors", need_hash=False)[0])
+        emb = load_st(read_asset(asset / "Embed.safetensors", need_hash=False)[0])
         dev, dt = self.device, self.dtype
 
         def w(t: torch.Tensor, dtype: torch.dtype = dt) -> torch.Tensor:

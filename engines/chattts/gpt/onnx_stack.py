@@ -61,7 +61,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mixvox.engines.chattts.onnx_graph import GraphBuilder, cached_graph
+from mixvox.engines.chattts.onnx_graph import GraphBuilder, cached_graph, graph_source
 
 if TYPE_CHECKING:
     import onnx
@@ -592,7 +592,7 @@ def make_session(
     so.inter_op_num_threads = 1
     so.log_severity_level = 3
     so.add_session_config_entry("session.force_spinning_stop", "1")
-    src = path if isinstance(path, bytes) else str(path)
+    src = path if isinstance(path, bytes) else graph_source(path)
     return ort.InferenceSession(src, sess_options=so, providers=session_providers(device))
 
 

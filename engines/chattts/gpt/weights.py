@@ -86,8 +86,10 @@ class GPTConfig:
     @classmethod
     def from_asset_dir(cls, asset_dir: str | Path) -> GPTConfig:
         path = Path(asset_dir) / "gpt" / "config.json"
+        from mixvox.engines.chattts.assets import read_asset_text
+
         try:
-            cfg = json.loads(path.read_text(encoding="utf-8"))
+            cfg = json.loads(read_asset_text(path))
         except (OSError, ValueError) as exc:
             raise ValueError(f"cannot read GPT config {path}: {exc}") from exc
         try:
@@ -159,17 +161,19 @@ class GPTWeights:
         ``gpt_sha256``: the already verified SHA-256 of ``gpt/model.safetensors`` (the graph
         cache key); computed from the file when not given.
         """
-        from safetensors.numpy import load_file
+        from mixvox.engines.chattts.assets import is_in_memory, load_safetensors
 
         asset_dir = Path(asset_dir)
         cfg = config or GPTConfig.from_asset_dir(asset_dir)
         gpt_path = asset_dir / "gpt" / "model.safetensors"
         emb_path = asset_dir / "Embed.safetensors"
         for p in (gpt_path, emb_path):
-            if not p.is_file():
+            if not is_in_memory(p) and not p.is_file():
                 raise FileNotFoundError(f"ChatTTS weights missing: {p}")
-        sd = load_file(str(gpt_path))
-        es = load_file(str(emb_path))
+        # The graph cache key is the hash of the bytes read (a verified hash only when a
+        # remembered verdict vouches for the file as read); decrypted files come from memory.
+        sd, gpt_sha256 = load_safetensors(gpt_path, gpt_sha256)
+        es, _ = load_safetensors(emb_path, need_hash=False)
         H, Q = cfg.hidden_size, cfg.num_vq
 
         def get(d: dict, name: str, shape: tuple[int, ...], src: Path) -> np.ndarray:
@@ -228,5 +232,5 @@ class GPTWeights:
             emb_code,
             head_text,
             head_code,
-            gpt_sha256 or weights_sha256(gpt_path),
+            gpt_sha256,
         )
