@@ -87,7 +87,7 @@ def _check_text(value: str, what: str) -> str:
         if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn"):
             raise _EntryError(f"{what} {value!r} contains control character U+{ord(ch):04X}")
     if "[" in v or "]" in v:
-        # ChatTTS reads [..] as control tokens; a lexicon must not inject them.
+        # text-reading engines read [..] as control tokens; a lexicon must not inject them.
         raise _EntryError(f"{what} {value!r} must not contain '[' or ']'")
     return v
 

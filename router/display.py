@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import unicodedata
 
-from .interfaces import EngineInfo
-from .ir import Chunk, Issue, Sentence, Span, Utterance, Word
+from mixvox.interfaces import EngineInfo
+from mixvox.ir import Chunk, Issue, Sentence, Span, Utterance, Word
 
 
 def safe(text: str) -> str:
@@ -131,7 +131,7 @@ def format_table(rows: list[list[str]], header: list[str]) -> str:
 def engine_status(info: EngineInfo) -> str:
     """``available`` or ``unavailable: <reason>``; a crashing check is reported, not raised."""
     try:
-        why = info.check()
+        why = info.can_run(info.default_options())
     except Exception as exc:  # a broken plugin's check must not break the listing
         return f"unavailable: check failed: {type(exc).__name__}: {exc}"
     return "available" if why is None else f"unavailable: {why}"

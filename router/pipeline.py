@@ -6,24 +6,27 @@ import logging
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
-from .audio import Audio
-from .interfaces import (
+from mixvox.audio import Audio
+from mixvox.choice import EngineRequest, choose_engine, split_call
+from mixvox.errors import notify
+from mixvox.interfaces import (
     AudioChunk,
     Engine,
-    EngineInfo,
-    EngineUnavailable,
     FrontendContext,
     LexEntry,
     Lexicon,
-    MixvoxError,
     SynthesisOptions,
 )
-from .ir import CTRL, Chunk, Utterance, Word
-from .registry import Registry, get_registry
-from .stages import Failed, Pipeline, Stage
+from mixvox.ir import CTRL, Chunk, Utterance, Word
+from mixvox.registry import Registry, get_registry
+from mixvox.stages import Failed, Pipeline, Stage
+
+__all__ = ["Router", "Synthesizer", "choose_engine", "load_lexicons", "route", "synthesize"]
 
 log = logging.getLogger("mixvox")
 
@@ -114,7 +117,7 @@ class Router:
     def raw(self, text: str) -> Utterance:
         """An utterance that sends ``text`` to the engine as it is: no routing, no normalization.
 
-        For comparison with other ChatTTS tools (``mixvox say --raw``).
+        For comparison with the engine's own tools (``mixvox say --raw``).
         """
         from .ir import Sentence, Span
 
@@ -171,45 +174,6 @@ def route(text: str, *, lexicons: Iterable[str | os.PathLike[str]] = ()) -> Utte
     return Router(lexicons=lexicons).route(text)
 
 
-def _check(info: EngineInfo, options: Mapping[str, object]) -> str | None:
-    """``info.check()``, given the factory options when it accepts them (e.g. ``model_dir``)."""
-    import inspect
-
-    try:
-        params = inspect.signature(info.check).parameters.values()
-    except (TypeError, ValueError):
-        params = []
-    if options and any(p.kind is p.VAR_KEYWORD for p in params):
-        return info.check(**options)
-    return info.check()
-
-
-def choose_engine(
-    name: str | None, registry: Registry, options: Mapping[str, object] | None = None
-) -> tuple[EngineInfo, str | None]:
-    """Pick an engine by name, or the best available one.
-
-    Returns the engine and, when it was picked automatically over a better unavailable one,
-    the reason that one is unavailable (the CLI tells the user once).
-    """
-    if name and name != "auto":
-        info = registry.engine(name)
-        if info is None:
-            known = ", ".join(sorted(registry.engines)) or "none"
-            raise MixvoxError(f"unknown engine {name!r} (installed: {known})")
-        why = _check(info, options or {})
-        if why:
-            raise EngineUnavailable(f"engine {name!r} is not available: {why}")
-        return info, None
-    skipped: list[str] = []
-    for info in registry.engines_by_priority():
-        why = info.check()
-        if why is None:
-            return info, ("; ".join(skipped) or None)
-        skipped.append(f"{info.name}: {why}")
-    raise EngineUnavailable("no engine is available: " + "; ".join(skipped))
-
-
 class Synthesizer:
     """Load once, synthesize many times.
 
@@ -226,12 +190,27 @@ class Synthesizer:
         seed: int | None = None,
         lexicons: Iterable[str | os.PathLike[str]] = (),
         max_chunk_chars: int | None = None,
+        engine_request: EngineRequest | None = None,
         **engine_options: object,
     ) -> None:
+        """``engine_options`` are the engine's options (``model_dir=...``): validated by its
+        options class before anything loads, and the automatic choice picks an engine that
+        takes them. ``engine_request`` carries what the CLI gathered (flags, ``-O``, config)."""
         self.router = Router(lexicons=lexicons)
-        info, self.fallback_reason = choose_engine(engine, self.router.registry, engine_options)
-        self.engine_name = info.name
-        self.engine: Engine = info.factory(**engine_options)
+        request = engine_request or EngineRequest()
+        if engine_options:
+            request = replace(request, options={**request.options, **engine_options})
+        choice = choose_engine(engine, self.router.registry, request)
+        self.fallback_reason = choice.reason
+        self.engine_info = choice.info
+        self.engine_name = choice.info.name
+        self.engine_options = choice.options
+        self.call_defaults = choice.call
+        self._dropped: set[tuple[str, ...]] = set()
+        if choice.ignored:
+            self._dropped.add(tuple(choice.ignored))
+            notify(f"{choice.info.name} engine ignores option(s): " + ", ".join(choice.ignored))
+        self.engine: Engine = choice.build()
         self.options = SynthesisOptions(speaker=speaker, seed=seed)
         self.max_chunk_chars = max_chunk_chars or getattr(
             self.engine, "max_chunk_chars", DEFAULT_MAX_CHUNK_CHARS
@@ -244,12 +223,23 @@ class Synthesizer:
     def route(self, text: str) -> Utterance:
         return self.router.route(text)
 
+    def _extra(self, overrides: Mapping[str, object]) -> dict[str, Any]:
+        """Per-call options the engine takes (validated); others dropped with one notice."""
+        extra, dropped = split_call(self.engine_info, {**self.call_defaults, **overrides})
+        if dropped and tuple(dropped) not in self._dropped:
+            self._dropped.add(tuple(dropped))
+            notify(f"{self.engine_name} engine ignores option(s): " + ", ".join(dropped))
+        return extra
+
     def stream_chunks(self, text: str | Utterance, **overrides: object) -> Iterator[AudioChunk]:
-        raw = bool(overrides.get("raw"))
+        speaker = overrides.pop("speaker", self.options.speaker)
+        seed = overrides.pop("seed", self.options.seed)
+        extra = self._extra(overrides)
+        raw = bool(extra.get("raw"))
         opts = SynthesisOptions(
-            speaker=overrides.pop("speaker", self.options.speaker),  # type: ignore[arg-type]
-            seed=overrides.pop("seed", self.options.seed),  # type: ignore[arg-type]
-            extra=dict(overrides),
+            speaker=speaker,  # type: ignore[arg-type]
+            seed=seed,  # type: ignore[arg-type]
+            extra=extra,
         )
         if not isinstance(text, str | Utterance):
             raise TypeError(f"synthesis needs a str, not {type(text).__name__}")

@@ -212,8 +212,8 @@ class EspeakEngine:
     consumes = "text"
 
     def __init__(self, **options: object) -> None:
-        # The CLI passes ChatTTS factory options (model_dir, backend, precision) only when the
-        # user gives them; here they mean nothing, which the user should hear about once.
+        # The core validates options against EspeakOptions (it has none) before building the
+        # engine; code that constructs the engine directly still hears about a stray keyword.
         if options:
             warnings.warn(
                 "espeak engine ignores option(s): " + ", ".join(sorted(options)),

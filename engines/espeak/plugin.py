@@ -1,24 +1,40 @@
 """Registers the built-in espeak-ng engine through the ``mixvox`` entry-point group.
 
 ``trylast`` so that a user plugin registering an engine under the same name wins; priority 0
-so that ChatTTS (higher) is chosen automatically whenever its weights are present.
+so that engines that sound better (higher priority) are chosen when they can run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
+from mixvox.engines.espeak import binding
 from mixvox.interfaces import Engine, EngineInfo
+from mixvox.options import EngineOptions
 from mixvox.plugins.hookspecs import hookimpl
 
-from . import binding
+
+@dataclass
+class EspeakOptions(EngineOptions):
+    """espeak takes no load options: the voice and rate come per call (speaker, speed)."""
 
 
-def create_engine(**options: object) -> Engine:
+@dataclass
+class EspeakCallOptions(EngineOptions):
+    """No per-call options beyond the generic ``speed`` and ``raw``."""
+
+
+def create_engine(options: EspeakOptions) -> Engine:
     """Build the engine (imports numpy-side code only when an engine is actually wanted)."""
-    from .engine import EspeakEngine
+    from mixvox.engines.espeak.engine import EspeakEngine
 
-    return EspeakEngine(**options)
+    return EspeakEngine(**options.given())
+
+
+def check(options: EspeakOptions | None = None) -> str | None:
+    """``None`` when libespeak-ng loads here, else why not."""
+    return binding.check()
 
 
 @hookimpl(trylast=True)
@@ -27,8 +43,10 @@ def mixvox_register_engines(register: Callable[[EngineInfo], None]) -> None:
         EngineInfo(
             name="espeak",
             factory=create_engine,
-            check=binding.check,
+            check=check,
             priority=0,
             description="espeak-ng formant voices (cmn + en-us); built in, no download",
+            options=EspeakOptions,
+            call_options=EspeakCallOptions,
         )
     )
