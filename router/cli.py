@@ -41,6 +41,7 @@ from mixvox.plugins.config import load_config as _load_config_file
 from mixvox.registry import Registry, get_registry
 
 log = logging.getLogger("mixvox.cli")
+config_log = logging.getLogger("mixvox.config")
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -159,7 +160,7 @@ def engine_tables(cfg: Config | Mapping[str, Any], registry: Registry) -> dict[s
     for name, table in cfg.tables.items():
         info = registry.engine(name)
         if info is None:
-            log.warning("config %s: unknown key %r ignored", cfg.path, name)
+            config_log.warning("config %s: unknown key %r ignored", cfg.path, name)
             continue
         if name in out:
             notify(f"config {cfg.path}: [{name}] ignored: [engine.{name}] is set")
@@ -168,7 +169,7 @@ def engine_tables(cfg: Config | Mapping[str, Any], registry: Registry) -> dict[s
         known = info.options_keys()
         keys = set(table) if known is None else set(known)
         for key in sorted(set(table) - keys):
-            log.warning("config %s: unknown key %r ignored", cfg.path, f"{name}.{key}")
+            config_log.warning("config %s: unknown key %r ignored", cfg.path, f"{name}.{key}")
         out[name] = {k: v for k, v in table.items() if k in keys}
     return out
 

@@ -15,11 +15,14 @@ from pathlib import Path
 
 import pytest
 
+from mixvox.choice import EngineRequest, prepare
+from mixvox.cli import engine_tables
+from mixvox.errors import MixvoxWarning
 from mixvox.interfaces import LexEntry, MixvoxError
 from mixvox.ir import Chunk, Sentence, Span, Utterance, Word
 from mixvox.pipeline import load_lexicons
 from mixvox.plugins import hookimpl
-from mixvox.plugins.config import ChatTTSConfig, Config, load_config
+from mixvox.plugins.config import Config, load_config
 from mixvox.plugins.lexicons import load_lexicon_file
 from mixvox.registry import BUILTIN_PLUGINS, build_registry, get_registry
 
@@ -420,13 +423,23 @@ def test_config_full(tmp_path, caplog):
     )
     with caplog.at_level(logging.WARNING, logger="mixvox.config"):
         cfg = load_config(str(path))
+        # the older [chattts] table is read as [engine.chattts] once engines are known
+        reg = build_registry()
+        with pytest.warns(MixvoxWarning, match=r"\[chattts\] is deprecated"):
+            tables = engine_tables(cfg, reg)
     assert cfg.engine == "espeak" and cfg.speaker == "abc" and cfg.max_chunk_chars == 80
     assert cfg.lexicons == [
         cfg_dir.resolve() / "words.toml",
         Path("/abs/more.tsv"),
         Path("~/x.toml").expanduser(),
     ]
-    assert cfg.chattts == ChatTTSConfig(cfg_dir.resolve() / "models", "onnx", "fp16")
+    request = EngineRequest(tables=tables, base_dir=cfg.path.parent)
+    opts = prepare(reg.engine("chattts"), request).options
+    assert (opts.model_dir, opts.backend, opts.precision) == (
+        cfg_dir.resolve() / "models",
+        "onnx",
+        "fp16",
+    )
     assert cfg.path == path.resolve()
     assert "'colour'" in caplog.text and "'chattts.turbo'" in caplog.text
 
@@ -451,8 +464,7 @@ def test_config_from_env_var(tmp_path, monkeypatch):
         ("max_chunk_chars = 0\n", "max_chunk_chars must be at least 1"),
         ("lexicons = [1]\n", "lexicons[0] must be a string"),
         ("lexicons = {a = 1}\n", "lexicons must be an array of paths (got table)"),
-        ("chattts = 'x'\n", "chattts must be a table"),
-        ("[chattts]\nbackend = 1.5\n", "chattts.backend must be a string (got number)"),
+        ("engine = {chattts = 'x'}\n", "engine.chattts must be a table"),
         ("speaker = ''\n", "speaker must not be empty"),
         ("engine = \n", "is not valid TOML"),
     ],

@@ -7,12 +7,12 @@ file names only (no hashing; hashes are checked when the engine loads).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mixvox.engines.chattts.options import ChatTTSCallOptions, ChatTTSOptions
-from mixvox.interfaces import Engine, EngineInfo, LexEntry
+from mixvox.interfaces import Engine, EngineInfo
 from mixvox.plugins.hookspecs import hookimpl
 
 if TYPE_CHECKING:
@@ -28,11 +28,11 @@ HINT = (
 )
 
 
-def create_engine(options: ChatTTSOptions) -> Engine:
+def create_engine(options: ChatTTSOptions | None = None) -> Engine:
     """The engine for validated ``options`` (models, onnxruntime and torch load only here)."""
     from mixvox.engines.chattts.engine import ChatTTSEngine
 
-    return ChatTTSEngine(**options.engine_kwargs())
+    return ChatTTSEngine(**(options or ChatTTSOptions()).engine_kwargs())
 
 
 def check(options: ChatTTSOptions | None = None) -> str | None:
@@ -78,17 +78,3 @@ def mixvox_register_commands(cli: click.Group) -> None:
     from mixvox.engines.chattts.cli import register
 
     register(cli)
-
-
-@hookimpl(trylast=True)
-def mixvox_lexicon(lang: str) -> Mapping[str, LexEntry] | None:
-    """How to say the engine's own name (it used to sit in the shared tech lexicon)."""
-    if lang != "en":
-        return None
-    entry = LexEntry(
-        "ChatTTS",
-        ("CH", "AE1", "T", "T", "IY1", "T", "IY1", "EH1", "S"),
-        respelling="chat T T S",
-        source="mixvox.engines.chattts",
-    )
-    return {"ChatTTS": entry}

@@ -25,11 +25,11 @@ class EspeakCallOptions(EngineOptions):
     """No per-call options beyond the generic ``speed`` and ``raw``."""
 
 
-def create_engine(options: EspeakOptions) -> Engine:
+def create_engine(options: EspeakOptions | None = None) -> Engine:
     """Build the engine (imports numpy-side code only when an engine is actually wanted)."""
     from mixvox.engines.espeak.engine import EspeakEngine
 
-    return EspeakEngine(**options.given())
+    return EspeakEngine(**(options.given() if options is not None else {}))
 
 
 def check(options: EspeakOptions | None = None) -> str | None:
