@@ -39,9 +39,8 @@ from typing import Any
 from mixvox.interfaces import LexEntry, MixvoxError
 from mixvox.ir import EN, ZH
 from mixvox.phonetics import ARPABET_CONSONANTS, ARPABET_VOWELS, parse_arpabet, parse_pinyin
+from mixvox.plugins.hookspecs import hookimpl
 from mixvox.textutil import is_han
-
-from .hookspecs import hookimpl
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -39,9 +39,8 @@ from mixvox.ir import (
     Word,
     join_spoken,
 )
+from mixvox.plugins.hookspecs import hookimpl
 from mixvox.textutil import is_han
-
-from .hookspecs import hookimpl
 
 __all__ = [
     "LONG_CLAUSE_SYLLABLES",

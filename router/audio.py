@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .interfaces import MixvoxError
+from mixvox.interfaces import MixvoxError
 
 #: Container formats by file extension (soundfile format names).
 FORMATS = {".wav": "WAV", ".flac": "FLAC", ".ogg": "OGG"}

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from .audio import FORMATS, atomic_write_bytes
-from .interfaces import MixvoxError
-from .stages import Failed, Pipeline, Stage
+from mixvox.audio import FORMATS, atomic_write_bytes
+from mixvox.interfaces import MixvoxError
+from mixvox.stages import Failed, Pipeline, Stage
 
 MANIFEST = "manifest.jsonl"
 

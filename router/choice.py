@@ -116,7 +116,10 @@ def prepare(info: EngineInfo, request: EngineRequest) -> EngineChoice:
     # class that contributed the flag put it
     for flags, first in ((request.flags, "load"), (request.call_flags, "call")):
         for key, value in flags.items():
-            in_load, in_call = takes(load_cls, key), takes(call_cls, key) or key in GENERIC_CALL_KEYS
+            in_load, in_call = (
+                takes(load_cls, key),
+                takes(call_cls, key) or key in GENERIC_CALL_KEYS,
+            )
             if in_load and (first == "load" or not in_call):
                 load_vals[key] = value
             elif in_call:

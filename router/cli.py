@@ -21,7 +21,7 @@ import os
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TypeVar
 

@@ -47,9 +47,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .ir import CTRL, EN, ZH, Span, Word
-from .phonetics import parse_arpabet_phone, parse_pinyin_syllable
-from .textutil import is_han
+from mixvox.ir import CTRL, EN, ZH, Span, Word
+from mixvox.phonetics import parse_arpabet_phone, parse_pinyin_syllable
+from mixvox.textutil import is_han
 
 #: Longest bracket text / pronunciation we look at (bounded work per ``[``).
 MAX_BRACKET = 64

@@ -6,9 +6,9 @@ them through the plugin manager (:mod:`mixvox.registry`), never by importing the
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-import inspect
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np

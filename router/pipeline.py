@@ -85,7 +85,7 @@ class Router:
         return fe
 
     def route(self, text: str) -> Utterance:
-        from .segment import segment
+        from mixvox.segment import segment
 
         utt = segment(text)
         for sent in utt.sentences:
@@ -119,7 +119,7 @@ class Router:
 
         For comparison with the engine's own tools (``mixvox say --raw``).
         """
-        from .ir import Sentence, Span
+        from mixvox.ir import Sentence, Span
 
         word = Word(text, text, [], 0, len(text), lang="raw", kind="word")
         span = Span("raw", text, 0, len(text), [word])

@@ -25,10 +25,9 @@ from typing import Any
 
 import pluggy
 
-from mixvox.plugins import hookspecs
-
 from mixvox.interfaces import EngineInfo, FrontendInfo, LexEntry
 from mixvox.ir import Chunk
+from mixvox.plugins import hookspecs
 
 log = logging.getLogger("mixvox.plugins")
 

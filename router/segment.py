@@ -80,10 +80,10 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
-from .controls import Atom, scan_atoms
-from .ir import CTRL, EN, ZH, Sentence, Span, Utterance
-from .langid import matrix_decision, predict, script_score
-from .textutil import fold_width, is_emoji, is_han, is_latin_letter
+from mixvox.controls import Atom, scan_atoms
+from mixvox.ir import CTRL, EN, ZH, Sentence, Span, Utterance
+from mixvox.langid import matrix_decision, predict, script_score
+from mixvox.textutil import fold_width, is_emoji, is_han, is_latin_letter
 
 __all__ = ["TOKEN_RULES", "UNITS", "segment", "split_sentences"]
 

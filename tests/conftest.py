@@ -154,4 +154,3 @@ def use_plugins(
 
 def pytest_report_header() -> str:
     return f"mixvox shared fixtures: {SHARED} ({'found' if SHARED.is_dir() else 'MISSING'})"
-

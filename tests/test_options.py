@@ -50,7 +50,10 @@ def test_build_options_parses_text_and_records_given() -> None:
 @pytest.mark.parametrize(
     ("values", "message"),
     [
-        ({"thread": 2}, "demo engine has no option 'thread' (valid: threads, voice_dir, quality, loud)"),
+        (
+            {"thread": 2},
+            "demo engine has no option 'thread' (valid: threads, voice_dir, quality, loud)",
+        ),
         ({"threads": "four"}, "demo option threads must be an integer (got string 'four')"),
         ({"threads": 0}, "demo option threads=0 is out of range [1, inf]"),
         ({"quality": "best"}, "demo option quality: 'best' is not one of low, high"),
@@ -139,9 +142,7 @@ def test_fp8_is_refused_before_any_weight_file_is_opened(
         mixvox.Synthesizer(model_dir=str(tiny_dir), precision="fp8")
     r = invoke("say", "hi", "-o", "x.wav", "--engine", "chattts", "--precision", "fp8")
     assert r.exit_code == 2 and "fp32" in r.stderr and "bf16" in r.stderr
-    r = invoke(
-        "say", "hi", "-o", "x.wav", "--model-dir", str(tiny_dir), "-O", "precision=fp8"
-    )
+    r = invoke("say", "hi", "-o", "x.wav", "--model-dir", str(tiny_dir), "-O", "precision=fp8")
     assert r.exit_code == 1, r.output
     assert "'fp8' is not one of fp32, int8, fp16, bf16" in r.stderr
     assert "Traceback" not in r.output
@@ -149,7 +150,9 @@ def test_fp8_is_refused_before_any_weight_file_is_opened(
 
 
 def test_unknown_option_key_names_the_valid_ones() -> None:
-    with pytest.raises(OptionError, match=r"espeak engine has no option 'model_dri' \(valid: none\)"):
+    with pytest.raises(
+        OptionError, match=r"espeak engine has no option 'model_dri' \(valid: none\)"
+    ):
         mixvox.Synthesizer("espeak", model_dri="x")
     with pytest.raises(OptionError) as err:
         mixvox.Synthesizer(model_dri="x")
@@ -190,7 +193,9 @@ def test_say_help_lists_chattts_flags() -> None:
     assert "--model-dir" in batch and "--save-codes" not in batch
 
 
-def test_dash_o_reaches_the_engine_typed(tmp_path: Path, use_plugins: Any, fake_engine: Any) -> None:
+def test_dash_o_reaches_the_engine_typed(
+    tmp_path: Path, use_plugins: Any, fake_engine: Any
+) -> None:
     fake = fake_engine("demo", options=DemoOptions, call_options=ChatTTSCallOptions)
     use_plugins(("demo", fake))
     out = str(tmp_path / "x.wav")

@@ -57,7 +57,9 @@ class ChatTTSOptions(EngineOptions):
     verify: bool = option(True, help="Check the weights' SHA-256 (False: trusted builds, tests).")
     refine: bool | None = option(None, help="Refine text by default (per call: --refine).")
     source: str | None = option(
-        None, help="What the vocoder reads: GPT hidden states or codes.", choices=("hidden", "codes")
+        None,
+        help="What the vocoder reads: GPT hidden states or codes.",
+        choices=("hidden", "codes"),
     )
     threads: int | None = option(None, help="Intra-op threads.", min=1)
     cache_dir: Path | None = option(None, help="Folder for converted graphs and engines.")

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from mixvox.errors import MixvoxError
+
 # espeak_AUDIO_OUTPUT
 AUDIO_OUTPUT_SYNCHRONOUS = 2
 # espeak_POSITION_TYPE
@@ -42,7 +44,7 @@ _SynthCallback = ctypes.CFUNCTYPE(
 )
 
 
-class EspeakError(RuntimeError):
+class EspeakError(MixvoxError, RuntimeError):
     """libespeak-ng could not be loaded, initialised, or refused a request."""
 
 

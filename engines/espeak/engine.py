@@ -24,12 +24,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mixvox.engines.espeak import binding
 from mixvox.interfaces import AudioChunk, EngineUnavailable, SynthesisOptions
 from mixvox.ir import BREAK_CLAUSE, BREAK_SENTENCE, EN, ZH, Chunk, Utterance, Word, join_spoken
 from mixvox.phonetics import parse_pinyin_syllable
 from mixvox.textutil import is_han
-
-from . import binding
 
 log = logging.getLogger("mixvox.espeak")
 

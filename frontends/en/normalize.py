@@ -27,10 +27,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from mixvox.frontends.en import numbers as num
+from mixvox.frontends.en.g2p import cmudict
 from mixvox.textutil import fold_width, is_emoji, is_latin_letter
-
-from . import numbers as num
-from .g2p import cmudict
 
 # ---------------------------------------------------------------------------------------------
 # Data tables

@@ -23,7 +23,7 @@ from importlib import resources
 from pypinyin.constants import PHRASES_DICT, PINYIN_DICT
 from pypinyin.contrib.tone_convert import to_tone3
 
-from . import polyphone
+from mixvox.frontends.zh import polyphone
 
 _MAX_WORD = 8
 

@@ -19,9 +19,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from mixvox.frontends.zh.numbers import read_cardinal, read_decimal, read_digits, read_number
 from mixvox.textutil import fold_width, is_emoji, is_han, is_latin_letter, script_of
-
-from .numbers import read_cardinal, read_decimal, read_digits, read_number
 
 #: Digit runs longer than this never enter the regex rules (read digit by digit).
 _MAX_RULE_DIGITS = 32

@@ -18,16 +18,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from mixvox.frontends.zh.g2p import ZhG2P
+from mixvox.frontends.zh.letters import spell
+from mixvox.frontends.zh.normalize import Piece, is_acronym, normalize_zh, tokenize
+from mixvox.frontends.zh.sandhi import apply_sandhi
 from mixvox.interfaces import FrontendContext, FrontendInfo, LexEntry, Lexicon
 from mixvox.ir import Span, Word
 from mixvox.phonetics import canonical_pinyin
 from mixvox.plugins.hookspecs import hookimpl
 from mixvox.textutil import is_han
-
-from .g2p import ZhG2P
-from .letters import spell
-from .normalize import Piece, is_acronym, normalize_zh, tokenize
-from .sandhi import apply_sandhi
 
 __all__ = ["ZhFrontend", "g2p_zh", "mixvox_register_frontends", "normalize_zh"]
 
