@@ -23,7 +23,7 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 import click
 
@@ -101,8 +101,22 @@ def handle_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def _show_warning(message: Any, category: Any, filename: Any, lineno: Any, *a: Any) -> None:
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
     click.echo(f"mixvox: warning: {message}", err=True)
+
+
+def binary_stream(name: str) -> BinaryIO:
+    """The binary side of ``stdin``/``stdout`` (click's ``get_binary_stream`` is deprecated
+    in click 8.5; ``CliRunner`` swaps ``sys.stdin``/``sys.stdout`` for ones with a buffer)."""
+    stream = sys.stdin if name == "stdin" else sys.stdout
+    return stream.buffer
 
 
 def check_arg_text(text: str, what: str = "TEXT") -> str:
@@ -115,7 +129,7 @@ def check_arg_text(text: str, what: str = "TEXT") -> str:
 
 
 def read_stdin_text() -> str:
-    data = click.get_binary_stream("stdin").read()
+    data = binary_stream("stdin").read()
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -409,7 +423,7 @@ def _save_stream(pieces: Iterator[Audio], path: str, fmt: str) -> tuple[int, int
 
 def _write_audio(audio: Audio, output: str, fmt: str | None) -> None:
     if output == "-":
-        stdout = click.get_binary_stream("stdout")
+        stdout = binary_stream("stdout")
         stdout.write(audio.to_bytes((fmt or "wav").upper()))
         stdout.flush()
     else:
@@ -528,7 +542,7 @@ def batch(
     from mixvox.batch import read_script, run_batch, summary_lines
 
     if script == "-":
-        data = click.get_binary_stream("stdin").read()
+        data = binary_stream("stdin").read()
     else:
         data = Path(script).read_bytes()
     if jsonl is None:
@@ -620,9 +634,9 @@ def route(text: str, as_json: bool, lexicons: tuple[str, ...]) -> None:
     too), so the output lines up with the input. Without --json, - reads all of stdin.
     """
     router = Router(lexicons=lexicon_files(lexicons, load_config()))
-    out = click.get_binary_stream("stdout")
+    out = binary_stream("stdout")
     if as_json and text == "-":
-        stdin = click.get_binary_stream("stdin")
+        stdin = binary_stream("stdin")
         for n, raw in enumerate(stdin):
             if n == 0:
                 raw = raw.removeprefix(b"\xef\xbb\xbf")  # byte-order mark, as for say/batch

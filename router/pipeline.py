@@ -212,8 +212,8 @@ class Synthesizer:
             notify(f"{choice.info.name} engine ignores option(s): " + ", ".join(choice.ignored))
         self.engine: Engine = choice.build()
         self.options = SynthesisOptions(speaker=speaker, seed=seed)
-        self.max_chunk_chars = max_chunk_chars or getattr(
-            self.engine, "max_chunk_chars", DEFAULT_MAX_CHUNK_CHARS
+        self.max_chunk_chars: int = max_chunk_chars or int(
+            getattr(self.engine, "max_chunk_chars", DEFAULT_MAX_CHUNK_CHARS)
         )
 
     @property

@@ -686,6 +686,7 @@ def segment(text: str) -> Utterance:
     atoms = scan.atoms
     cls = _classify(text, atoms)
     protected = _find_urls(text)
+    a: Atom | None
     for a in atoms:
         protected[a.start] = a.end
     bounds = _sentence_bounds(text, f, cls, protected)

@@ -116,6 +116,7 @@ def split_script(text: str) -> list[tuple[str, str]]:
     punctuation stay with the run they follow so nothing is lost.
     """
     runs: list[tuple[str, list[str]]] = []
+    lang: str | None
     for ch in text:
         if is_han(ch):
             lang = ZH

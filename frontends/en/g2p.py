@@ -125,7 +125,7 @@ def _homograph_file() -> Path | None:
 
 
 def _data_file(name: str) -> str:
-    return importlib.resources.files(__package__).joinpath("data", name).read_text("utf-8")
+    return importlib.resources.files(__package__).joinpath("data").joinpath(name).read_text("utf-8")
 
 
 def parse_homographs(text: str) -> dict[str, tuple[tuple[str, ...], tuple[str, ...], str]]:

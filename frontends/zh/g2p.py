@@ -36,7 +36,7 @@ def mark_to_tone3(p: str) -> str:
 
 def _load_table(name: str) -> dict[str, list[str]]:
     table: dict[str, list[str]] = {}
-    text = resources.files("mixvox.frontends.zh").joinpath("data", name).read_text("utf-8")
+    text = resources.files("mixvox.frontends.zh").joinpath("data").joinpath(name).read_text("utf-8")
     for lineno, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0].strip()
         if not line:

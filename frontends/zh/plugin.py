@@ -16,7 +16,9 @@ it, and a warning goes to ``ctx.warn``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from mixvox.frontends.zh.g2p import ZhG2P
 from mixvox.frontends.zh.letters import spell
@@ -74,7 +76,7 @@ class ZhFrontend:
 
     def __init__(self) -> None:
         self.g2p = ZhG2P()
-        self._t2s = None
+        self._t2s: Any = None  # an OpenCC converter once loaded; False when unavailable
         self._lex_cache: tuple[Lexicon, int, dict[str, int]] | None = None
 
     # -- helpers -----------------------------------------------------------------------------
@@ -365,7 +367,7 @@ def g2p_zh(text: str) -> list[str]:
 
 
 @hookimpl(trylast=True)
-def mixvox_register_frontends(register) -> None:  # type: ignore[no-untyped-def]
+def mixvox_register_frontends(register: Callable[[FrontendInfo], None]) -> None:
     register(
         FrontendInfo(
             "zh",
