@@ -300,6 +300,7 @@ def example_module(monkeypatch):
     """The example's module imported from the source tree (no install needed)."""
     import importlib
 
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # no __pycache__ in the checkout
     monkeypatch.syspath_prepend(str(EXAMPLE))
     monkeypatch.delitem(sys.modules, "mixvox_techlex", raising=False)
     mod = importlib.import_module("mixvox_techlex")
@@ -344,7 +345,12 @@ print(json.dumps({
 
 @pytest.mark.slow
 def test_example_plugin_installed_changes_pronunciation(tmp_path):
-    """pip-install the example into a folder and route text with and without it on the path."""
+    """pip-install the example into a folder and route text with and without it on the path.
+
+    The install happens in a copy under ``tmp_path`` into a ``--target`` prefix there, so the
+    checkout is left exactly as it was (no build/, no egg-info).
+    """
+    before_tree = sorted(p.relative_to(EXAMPLE) for p in EXAMPLE.rglob("*"))
     src = tmp_path / "src"
     shutil.copytree(EXAMPLE, src, ignore=shutil.ignore_patterns("build", "*.egg-info"))
     target = tmp_path / "site"
@@ -385,6 +391,7 @@ def test_example_plugin_installed_changes_pronunciation(tmp_path):
     assert changed & set(en_words), before["words"]
     assert "重分片" in changed and "etcd" in changed
     assert before["words"]["ok"] == after["words"]["ok"]  # other words are untouched
+    assert sorted(p.relative_to(EXAMPLE) for p in EXAMPLE.rglob("*")) == before_tree
 
 
 # ---------------------------------------------------------------------------------------------
