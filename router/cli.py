@@ -29,7 +29,7 @@ import click
 
 from mixvox import __version__
 from mixvox.audio import FORMATS, Audio, format_for, publish
-from mixvox.choice import EngineRequest
+from mixvox.choice import EngineRequest, prepare
 from mixvox.cliflags import add_engine_flags, option_pairs_param, split_flag_values
 from mixvox.display import engine_status, format_issue, format_table, format_utterance, safe
 from mixvox.errors import MixvoxError, OptionError, notify
@@ -675,10 +675,19 @@ def route(text: str, as_json: bool, lexicons: tuple[str, ...]) -> None:
 def engines() -> None:
     """List the registered engines and whether each can run here."""
     reg = get_registry()
+    cfg = _load_config_file()  # the config's [engine.<name>] tables count (e.g. model_dir)
+    request = EngineRequest(
+        tables=engine_tables(cfg, reg),
+        source=f"config {cfg.path}" if cfg.path else "",
+        base_dir=cfg.path.parent if cfg.path else None,
+    )
     rows = []
     chosen: str | None = None
     for info in reg.engines_by_priority():
-        status = engine_status(info)
+        try:
+            status = engine_status(info, prepare(info, request).options)
+        except MixvoxError as exc:
+            status = f"unavailable: {exc}"
         if chosen is None and status == "available":
             chosen = info.name
         rows.append([info.name, str(info.priority), safe(info.description), status])

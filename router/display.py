@@ -8,6 +8,7 @@ printed raw, and column padding counts East Asian wide characters as two cells.
 from __future__ import annotations
 
 import unicodedata
+from typing import Any
 
 from mixvox.interfaces import EngineInfo
 from mixvox.ir import Chunk, Issue, Sentence, Span, Utterance, Word
@@ -128,10 +129,12 @@ def format_table(rows: list[list[str]], header: list[str]) -> str:
     return "\n".join(out)
 
 
-def engine_status(info: EngineInfo) -> str:
-    """``available`` or ``unavailable: <reason>``; a crashing check is reported, not raised."""
+def engine_status(info: EngineInfo, options: Any = None) -> str:
+    """``available`` or ``unavailable: <reason>``; a crashing check is reported, not raised.
+
+    ``options``: the engine's options object (default: the engine's defaults)."""
     try:
-        why = info.can_run(info.default_options())
+        why = info.can_run(info.default_options() if options is None else options)
     except Exception as exc:  # a broken plugin's check must not break the listing
         return f"unavailable: check failed: {type(exc).__name__}: {exc}"
     return "available" if why is None else f"unavailable: {why}"

@@ -326,3 +326,14 @@ def test_package_face() -> None:
 
     assert Old is EngineUnavailable  # old import names keep working
     assert (ROOT / "router" / "py.typed").is_file()
+
+
+def test_engines_listing_uses_the_engine_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_dir: Path
+) -> None:
+    r = invoke("engines")
+    assert r.exit_code == 0 and "espeak *" in r.output  # no weights in the sealed home
+    _config(tmp_path, monkeypatch, f'[engine.chattts]\nmodel_dir = "{tiny_dir}"\n')
+    r = invoke("engines")
+    assert r.exit_code == 0, r.output
+    assert "chattts *" in r.output and "espeak *" not in r.output

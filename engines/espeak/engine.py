@@ -18,13 +18,13 @@ from __future__ import annotations
 import logging
 import math
 import re
-import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from mixvox.engines.espeak import binding
+from mixvox.errors import notify
 from mixvox.interfaces import AudioChunk, EngineUnavailable, SynthesisOptions
 from mixvox.ir import BREAK_CLAUSE, BREAK_SENTENCE, EN, ZH, Chunk, Utterance, Word, join_spoken
 from mixvox.phonetics import parse_pinyin_syllable
@@ -215,10 +215,7 @@ class EspeakEngine:
         # The core validates options against EspeakOptions (it has none) before building the
         # engine; code that constructs the engine directly still hears about a stray keyword.
         if options:
-            warnings.warn(
-                "espeak engine ignores option(s): " + ", ".join(sorted(options)),
-                stacklevel=2,
-            )
+            notify("espeak engine ignores option(s): " + ", ".join(sorted(options)))
         try:
             self._lib = binding.get()
         except binding.EspeakError as exc:
@@ -232,7 +229,7 @@ class EspeakEngine:
     def _warn_once(self, key: str, message: str) -> None:
         if key not in self._warned:
             self._warned.add(key)
-            warnings.warn(message, stacklevel=3)
+            notify(message, stacklevel=3)
 
     def _variant(self, speaker: str | None) -> str:
         """``+f3`` style suffix for a speaker naming an espeak voice variant, else ``""``."""
