@@ -30,7 +30,13 @@ def mixvox_register_frontends(register: Callable[[FrontendInfo], None]) -> None:
 
 @hookspec
 def mixvox_register_engines(register: Callable[[EngineInfo], None]) -> None:
-    """Call ``register(EngineInfo(name, factory, check, priority))`` for each engine provided."""
+    """Call ``register(EngineInfo(name, factory, check, priority, options=...))`` per engine.
+
+    ``options`` (and ``call_options``) are the engine's typed options classes
+    (:class:`mixvox.options.EngineOptions` dataclasses): the core validates user settings into
+    them before anything loads and passes the object to ``check`` and ``factory``; fields with
+    a ``flag`` become CLI flags of ``say`` and ``batch``.
+    """
 
 
 @hookspec
