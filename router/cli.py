@@ -18,6 +18,7 @@ import functools
 import json
 import logging
 import os
+import re
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -246,7 +247,11 @@ def fallback_message(engine: str, reason: str, registry: Registry | None = None)
     """The one-line note when a better engine was passed over, with what to do about it."""
     msg = f"mixvox: using the {engine} engine because {reason}."
     for info in registry.engines_by_priority() if registry is not None else []:
-        if info.hint and f"{info.name}: " in reason and info.hint not in reason:
+        if not info.hint or f"{info.name}: " not in reason:
+            continue
+        # a reason that already names the hint's commands (`mixvox download`) needs no repeat
+        commands = re.findall(r"`[^`]+`", info.hint)
+        if info.hint not in reason and not (commands and all(c in reason for c in commands)):
             msg += " " + info.hint
     return msg
 

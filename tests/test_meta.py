@@ -60,3 +60,22 @@ def test_readme_paths_exist() -> None:
     missing = sorted(p for p in cited if not (ROOT / p.rstrip("/")).exists())
     assert missing == []
     assert "mixvox/plugins/hookspecs.py" not in text
+
+
+def test_builtin_plugin_list_is_kept_once_in_pyproject(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Installed metadata and a never-installed source tree give the same built-ins."""
+    from importlib import metadata
+
+    import tomllib
+
+    from mixvox import registry
+
+    table = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
+    declared = table["entry-points"]["mixvox"]
+    assert registry._builtin_plugins() == declared == registry.BUILTIN_PLUGINS
+
+    def not_installed(name: str) -> metadata.Distribution:
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(registry.metadata, "distribution", not_installed)
+    assert registry._builtin_plugins() == declared
