@@ -337,3 +337,10 @@ def test_engines_listing_uses_the_engine_table(
     r = invoke("engines")
     assert r.exit_code == 0, r.output
     assert "chattts *" in r.output and "espeak *" not in r.output
+
+
+def test_fallback_notice_gives_the_advice_once(tmp_path: Path) -> None:
+    r = invoke("say", "hi", "--raw", "-o", str(tmp_path / "x.wav"))
+    assert r.exit_code == 0, r.output
+    assert "using the espeak engine because chattts: no ChatTTS weights" in r.stderr
+    assert r.stderr.count("`mixvox download`") == 1  # the reason has it: the hint is not repeated
