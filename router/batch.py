@@ -122,51 +122,93 @@ def _parse_jsonl(item: BatchItem, text: str, fmt_ext: str) -> None:
             item.error = str(exc)
 
 
-def read_script(data: bytes, *, jsonl: bool, fmt: str = "wav") -> tuple[list[BatchItem], int]:
-    """Parse a script into items and return them with the script's physical line count.
+def parse_line(
+    idx: int, raw: bytes, *, width: int, jsonl: bool, fmt: str = "wav"
+) -> BatchItem | None:
+    """One physical script line (1-based ``idx``) as an item, or ``None`` for blank/comment.
 
-    Blank lines and lines starting with ``#`` are skipped. A line that is not UTF-8, not valid
-    JSON (in JSONL mode) or has bad options becomes an item with ``error`` set, so it is
-    reported with its line number while the others go on.
+    A line that is not UTF-8, not valid JSON (in JSONL mode) or has bad options becomes an
+    item with ``error`` set, so it is reported with its line number while the others go on.
     """
     fmt_ext = "." + fmt.lower()
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()  # the newline that ends the last line does not start another
-    width = number_width(len(lines))
-    items: list[BatchItem] = []
+    if raw.endswith(b"\n"):
+        raw = raw[:-1]
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    if idx == 1 and raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]  # UTF-8 byte-order mark from some editors
+    item = BatchItem(line=idx, text="", file=f"{idx:0{width}d}{fmt_ext}")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        item.text = raw.decode("utf-8", errors="replace")
+        item.error = _describe_decode_error(raw, exc)
+        return item
+    stripped = text.strip()
+    if not stripped or stripped.startswith("#"):
+        return None
+    if jsonl:
+        item.text = stripped  # replaced by the object's text once it parses
+        _parse_jsonl(item, stripped, fmt_ext)
+    else:
+        item.text = text
+    if item.error is None and not item.text.strip():
+        item.error = "empty text"
+    return item
+
+
+def iter_script(
+    lines: Iterable[bytes], *, n_lines: int, jsonl: bool, fmt: str = "wav"
+) -> Iterator[BatchItem]:
+    """Items of a script given as physical lines, lazily (a script of any size streams).
+
+    ``n_lines`` (the physical line count) fixes the width of the numbered file names, so a
+    streaming reader counts lines first (:func:`count_script_lines`).
+    """
+    width = number_width(n_lines)
     used: dict[str, int] = {}
     for idx, raw in enumerate(lines, 1):
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
-        if idx == 1 and raw.startswith(b"\xef\xbb\xbf"):
-            raw = raw[3:]  # UTF-8 byte-order mark from some editors
-        item = BatchItem(line=idx, text="", file=f"{idx:0{width}d}{fmt_ext}")
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            item.text = raw.decode("utf-8", errors="replace")
-            item.error = _describe_decode_error(raw, exc)
-            items.append(item)
+        item = parse_line(idx, raw, width=width, jsonl=jsonl, fmt=fmt)
+        if item is None:
             continue
-        stripped = text.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        if jsonl:
-            item.text = stripped  # replaced by the object's text once it parses
-            _parse_jsonl(item, stripped, fmt_ext)
-        else:
-            item.text = text
-        if item.error is None and not item.text.strip():
-            item.error = "empty text"
         if item.error is None:
             key = item.file.casefold()
             if key in used:
                 item.error = f"file name {item.file!r} already used by line {used[key]}"
             else:
                 used[key] = idx
-        items.append(item)
-    return items, len(lines)
+        yield item
+
+
+def count_script_lines(path: str | os.PathLike[str]) -> int:
+    """Physical lines of a script file, read in blocks (the file is never held whole)."""
+    n = 0
+    last = b"\n"
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            n += block.count(b"\n")
+            last = block[-1:]
+    return n + (last != b"\n")
+
+
+def iter_script_file(
+    path: str | os.PathLike[str], *, jsonl: bool, fmt: str = "wav"
+) -> Iterator[BatchItem]:
+    """Items of a script file, streamed line by line (two passes: count, then parse)."""
+    n_lines = count_script_lines(path)
+    with open(path, "rb") as fh:
+        yield from iter_script(fh, n_lines=n_lines, jsonl=jsonl, fmt=fmt)
+
+
+def read_script(data: bytes, *, jsonl: bool, fmt: str = "wav") -> tuple[list[BatchItem], int]:
+    """Parse a whole script into items and return them with its physical line count.
+
+    Blank lines and lines starting with ``#`` are skipped (see :func:`parse_line`).
+    """
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()  # the newline that ends the last line does not start another
+    return list(iter_script(lines, n_lines=len(lines), jsonl=jsonl, fmt=fmt)), len(lines)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -244,6 +286,26 @@ def is_complete(
     if engine is not None and record.get("engine") != engine:
         return False
     return (out_dir / record["file"]).is_file()
+
+
+def success_record(
+    item: BatchItem, duration: float, engine: str | None, warnings: list[str]
+) -> dict[str, Any]:
+    """The manifest record of a line whose audio file was written."""
+    rec: dict[str, Any] = {
+        "line": item.line,
+        "text": item.text,
+        "file": item.file,
+        "duration": round(duration, 3),
+        "engine": engine,
+    }
+    if item.speaker is not None:
+        rec["speaker"] = item.speaker
+    if item.seed is not None:
+        rec["seed"] = item.seed
+    if warnings:
+        rec["warnings"] = warnings
+    return rec
 
 
 # ---------------------------------------------------------------------------------------------
@@ -391,20 +453,8 @@ def run_batch(
                     fail(item, f"internal error: {type(err).__name__}: {err}", engine_name)
             else:
                 _, engine_name, tts, audio, warnings_text = res
-                rec = {
-                    "line": item.line,
-                    "text": item.text,
-                    "file": item.file,
-                    "duration": round(audio.duration, 3),
-                    "engine": getattr(tts, "engine_name", engine_name),
-                }
-                if item.speaker is not None:
-                    rec["speaker"] = item.speaker
-                if item.seed is not None:
-                    rec["seed"] = item.seed
-                if warnings_text:
-                    rec["warnings"] = warnings_text
-                log.add(rec)
+                engine_used = getattr(tts, "engine_name", engine_name)
+                log.add(success_record(item, audio.duration, engine_used, warnings_text))
                 result.done += 1
             bar.update(1)
     except KeyboardInterrupt:

@@ -498,6 +498,9 @@ def say(text: str, output: str, fmt: str | None, quiet: bool, **opts: Any) -> No
 # ---------------------------------------------------------------------------------------------
 
 
+from mixvox.distributed_cli import ray_options  # noqa: E402  (the --ray flags of batch)
+
+
 @main.command()
 @click.argument("script", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option(
@@ -527,6 +530,7 @@ def say(text: str, output: str, fmt: str | None, quiet: bool, **opts: Any) -> No
 )
 @click.option("--force", is_flag=True, help="Redo lines that a previous run finished.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@ray_options
 @synth_options()
 @handle_errors
 def batch(
@@ -536,6 +540,10 @@ def batch(
     jsonl: bool | None,
     force: bool,
     quiet: bool,
+    ray_address: str | None,
+    ray_workers: int | None,
+    ray_cpus: float,
+    ray_gpus: float,
     **opts: Any,
 ) -> None:
     """Speak every line of SCRIPT into OUTPUT_DIR (0001.wav, 0002.wav, ...).
@@ -546,6 +554,23 @@ def batch(
     """
     from mixvox.batch import read_script, run_batch, summary_lines
 
+    if ray_address is not None:
+        from mixvox.distributed_cli import batch_on_ray
+
+        batch_on_ray(
+            script,
+            output_dir,
+            fmt=fmt.lower(),
+            jsonl=jsonl,
+            force=force,
+            quiet=quiet,
+            settings=settings_from(opts, "batch"),
+            address=ray_address,
+            workers=ray_workers,
+            cpus_per_worker=ray_cpus,
+            gpus_per_worker=ray_gpus,
+        )
+        return
     if script == "-":
         data = binary_stream("stdin").read()
     else:
