@@ -216,6 +216,11 @@ def choose_engine(
         return choice
     decisive = request.decisive_keys(registry)
     engines = registry.engines_by_priority()
+    takers = [
+        i for i in engines if i.options is not None and _refuses(i, request, decisive) is None
+    ]
+    if decisive and len(takers) == 1:  # e.g. a weights folder: only one engine can mean it
+        return choose_engine(takers[0].name, registry, request)
     if request.options and engines and all(_refuses(i, request, set()) for i in engines):
         # nobody takes these keys: name the valid ones rather than "no engine is available"
         unknown = [k for k in request.options if all(_refuses(i, _only(k), set()) for i in engines)]
