@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from mixvox.engines.chattts.options import BACKENDS, PRECISIONS
 from mixvox.interfaces import MixvoxError
 
 
@@ -109,8 +110,8 @@ def download_cmd(dest: str | None, repo: str, revision: str | None, force: bool)
 @click.command("bench")
 @click.option("--model-dir", type=click.Path(file_okay=False, exists=True), required=True)
 @click.option("--frames", type=click.IntRange(min=1, max=2048), default=256, show_default=True)
-@click.option("--backend", default="onnx", show_default=True)
-@click.option("--precision", default="fp32", show_default=True)
+@click.option("--backend", type=click.Choice(BACKENDS), default="onnx", show_default=True)
+@click.option("--precision", type=click.Choice(PRECISIONS), default="fp32", show_default=True)
 @click.option("--device", default="cpu", show_default=True)
 @click.option(
     "--batch",
