@@ -16,7 +16,6 @@ import pytest
 import soundfile as sf
 from click.testing import CliRunner
 
-import mixvox.registry
 from mixvox.cli import main, register_plugin_commands
 from mixvox.interfaces import AudioChunk, EngineInfo, SynthesisOptions
 from mixvox.ir import Sentence, Span, Utterance, Word
@@ -95,18 +94,6 @@ class Recorder:
                 hint=self.hint,
             )
         )
-
-
-@pytest.fixture
-def use_plugins(monkeypatch: pytest.MonkeyPatch):
-    """Swap the process registry for one with extra plugins."""
-
-    def install(*plugins: tuple[str, object]) -> mixvox.registry.Registry:
-        reg = mixvox.registry.build_registry(extra_plugins=list(plugins))
-        monkeypatch.setattr(mixvox.registry, "_registry", reg)
-        return reg
-
-    return install
 
 
 # ---------------------------------------------------------------------------------------------
