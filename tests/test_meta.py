@@ -79,3 +79,22 @@ def test_builtin_plugin_list_is_kept_once_in_pyproject(monkeypatch: pytest.Monke
 
     monkeypatch.setattr(registry.metadata, "distribution", not_installed)
     assert registry._builtin_plugins() == declared
+
+
+def test_tests_never_touch_the_real_home(sealed_home: Path) -> None:
+    """conftest's session home: every user dir mixvox writes to lies inside it."""
+    import os
+
+    import platformdirs
+
+    from mixvox.engines.chattts import assets
+
+    for where in (
+        platformdirs.user_cache_dir("mixvox"),
+        platformdirs.user_config_dir("mixvox"),
+        platformdirs.user_data_dir("mixvox"),
+        assets.default_model_dir(),
+        Path.home(),
+    ):
+        assert Path(where).is_relative_to(sealed_home), where
+    assert not {"MIXVOX_CONFIG", "MIXVOX_CHATTTS_DIR"} & set(os.environ)
