@@ -61,6 +61,8 @@ class Config:
     engines: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: Other top-level tables, raw: ``[<engine name>]`` is the older ``[engine.<name>]``.
     tables: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: ``[voices]``: named voices for ``mixvox serve`` (name -> speaker string or ``seed:N``).
+    voices: dict[str, str] = field(default_factory=dict)
     path: Path | None = None
 
 
@@ -125,6 +127,10 @@ def _parse(doc: dict[str, Any], path: Path) -> Config:
             if value < 1:
                 raise ConfigError(f"config {path}: max_chunk_chars must be at least 1")
             cfg.max_chunk_chars = value
+        elif key == "voices":
+            if not isinstance(value, dict):
+                raise ConfigError(f"config {path}: voices must be a table ([voices])")
+            cfg.voices = {str(k): _string(v, f"voices.{k}", path) for k, v in value.items()}
         elif isinstance(value, dict):
             cfg.tables[key] = dict(value)
         else:

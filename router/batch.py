@@ -342,12 +342,14 @@ def run_batch(
     force: bool = False,
     progress: bool = True,
     stderr: TextIO | None = None,
+    subtitles: str | None = None,
 ) -> BatchResult:
     """Speak every item into ``out_dir`` and keep ``out_dir/manifest.jsonl`` up to date.
 
     ``make_synth`` is called once per distinct engine name (``None`` = the default engine)
     and its result reused. Failures are recorded and reported; ``KeyboardInterrupt`` stops the
-    run after the manifest is made consistent (``result.interrupted``).
+    run after the manifest is made consistent (``result.interrupted``). ``subtitles``
+    (``"srt"`` or ``"vtt"``) also writes each line's captions beside its audio file.
     """
     err = stderr or sys.stderr
     out = Path(out_dir)
@@ -405,7 +407,16 @@ def run_batch(
         """Stage 2 (engine): audio for one line."""
         item, engine_name, tts, target, kwargs, warnings_text = job
         try:
-            audio = tts.synthesize(target, **kwargs)
+            if subtitles:
+                from mixvox.audio import Audio
+                from mixvox.subtitles import Timeline, timed_stream
+
+                timeline = Timeline(item.text, tts.sample_rate)
+                pieces = timed_stream(tts, target, timeline, **kwargs)
+                audio = Audio.concat([Audio(p.samples, p.sample_rate) for p in pieces])
+                warnings_text = (warnings_text, timeline.finish())
+            else:
+                audio = tts.synthesize(target, **kwargs)
         except Exception as exc:
             raise _LineError(engine_name, exc) from exc
         if len(audio) == 0:
@@ -417,10 +428,15 @@ def run_batch(
         """Stage 3 (disk): the atomic file write."""
         item, engine_name, tts, audio, warnings_text = job
         try:
+            if subtitles:
+                from mixvox.subtitles import write_subtitles
+
+                warnings_text, segments = warnings_text
+                write_subtitles((out / item.file).with_suffix("." + subtitles), segments)
             audio.save(out / item.file)
         except Exception as exc:
             raise _LineError(engine_name, exc) from exc
-        return job
+        return item, engine_name, tts, audio, warnings_text
 
     todo: list[BatchItem] = []
     try:

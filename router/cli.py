@@ -435,35 +435,68 @@ def _write_audio(audio: Audio, output: str, fmt: str | None) -> None:
         audio.save(output, fmt.upper() if fmt else None)
 
 
+def _out_format(output: str, fmt: str | None) -> str:
+    """The output format, lower case (checked before synthesis, not after)."""
+    from mixvox.encoders import format_for_path
+
+    if fmt:
+        return fmt.lower()
+    if output == "-":
+        return "wav"
+    found = format_for_path(output)
+    if found:
+        return found
+    try:
+        return format_for(output).lower()
+    except MixvoxError:
+        exts = ", ".join(sorted({*FORMATS, ".mp3", ".opus", ".pcm"}))
+        raise CliError(f"cannot tell the audio format of {output!r}: use one of {exts}") from None
+
+
 @main.command()
 @click.argument("text")
 @click.option(
     "-o",
     "--output",
     required=True,
-    help="Output file (.wav, .flac, .ogg), or - for WAV on stdout.",
+    help="Output file (.wav, .flac, .ogg, .mp3, .opus, .pcm), or - for stdout (streamed).",
 )
 @click.option(
     "-f",
     "--format",
     "fmt",
-    type=click.Choice(sorted(e.lstrip(".") for e in FORMATS), case_sensitive=False),
-    help="Audio format (default: from the file extension; WAV for stdout).",
+    type=click.Choice(
+        sorted({*(e.lstrip(".") for e in FORMATS), "mp3", "opus", "pcm"}), case_sensitive=False
+    ),
+    help="Audio format (default: from the file extension; WAV for stdout). "
+    "pcm: raw 16-bit 24 kHz mono.",
+)
+@click.option(
+    "--subtitles",
+    type=click.Path(dir_okay=False),
+    help="Also write timed captions of the text (.srt or .vtt).",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No summary line on stderr.")
 @synth_options()
 @handle_errors
-def say(text: str, output: str, fmt: str | None, quiet: bool, **opts: Any) -> None:
+def say(
+    text: str, output: str, fmt: str | None, subtitles: str | None, quiet: bool, **opts: Any
+) -> None:
     """Speak TEXT (or stdin with -) into a file.
 
     \b
     mixvox say "今天的 meeting 改到 3:30 PM" -o out.wav
     echo "你好 world" | mixvox say - -o - > out.wav
+    mixvox say "你好 world" -o - -f pcm | aplay -f S16_LE -r 24000   # plays as it is made
     """
+    from mixvox.encoders import MEDIA_TYPES, save_encoded, write_stream
+    from mixvox.subtitles import Timeline, subtitle_writer, timed_stream, write_subtitles
+
     if output == "-" and sys.stdout.isatty():
         raise CliError("refusing to write audio to a terminal; redirect stdout or use -o FILE")
-    if output != "-" and fmt is None:
-        format_for(output)  # fail before synthesis, not after
+    out_fmt = _out_format(output, fmt)
+    if subtitles:
+        subtitle_writer(subtitles)  # a bad extension fails before synthesis
     settings = settings_from(opts, "say")
     body = get_text(text)
     if not body.strip():
@@ -476,18 +509,32 @@ def say(text: str, output: str, fmt: str | None, quiet: bool, **opts: Any) -> No
             target = tts.route(body)
             issues = list(target.warnings)
             _print_issues(issues)
-        if output == "-":  # a WAV header needs the length: stdout gets the whole file at once
-            audio = tts.synthesize(target, **overrides)
-            frames, rate = len(audio), audio.sample_rate
+        timeline = Timeline(body, tts.sample_rate) if subtitles else None
+        stream: Iterator[Any] = (
+            timed_stream(tts, target, timeline, **overrides)
+            if timeline is not None
+            else tts.stream(target, **overrides)
+        )
+        rate = tts.sample_rate
+        if output == "-" and out_fmt in MEDIA_TYPES:  # streamed: a player starts at once
+            stdout = binary_stream("stdout")
+            frames = write_stream((p.samples for p in stream), rate, out_fmt, stdout)
+        elif output == "-":  # ogg: written whole
+            audio = Audio.concat([Audio(p.samples, p.sample_rate) for p in stream], rate)
+            frames = len(audio)
+            if frames:
+                _write_audio(audio, output, out_fmt)
+        elif out_fmt in MEDIA_TYPES and out_fmt not in ("wav", "flac"):  # mp3, opus, pcm
+            frames = save_encoded((p.samples for p in stream), rate, out_fmt, output)
         else:  # files are written piece by piece: memory stays bounded however long the text
-            fmt_name = fmt.upper() if fmt else format_for(output)
-            frames, rate = _save_stream(tts.stream(target, **overrides), output, fmt_name)
+            pieces = (Audio(p.samples, p.sample_rate) for p in stream)
+            frames, rate = _save_stream(pieces, output, out_fmt.upper())
         engine = tts.engine_name
     if frames == 0:
         hint = " (see the warnings above)" if issues else ""
         raise CliError(f"nothing to speak in the text{hint}")
-    if output == "-":
-        _write_audio(audio, output, fmt)
+    if timeline is not None and subtitles:
+        write_subtitles(subtitles, timeline.finish())
     if not quiet:
         where = "stdout" if output == "-" else output
         click.echo(f"mixvox: wrote {where} ({frames / rate:.2f} s, {engine})", err=True)
@@ -528,6 +575,11 @@ from mixvox.distributed_cli import ray_options  # noqa: E402  (the --ray flags o
 @click.option(
     "--text", "jsonl", flag_value=False, help="Script lines are plain text (even for .jsonl files)."
 )
+@click.option(
+    "--subtitles",
+    type=click.Choice(["srt", "vtt"], case_sensitive=False),
+    help="Also write captions beside each audio file (0001.srt ...).",
+)
 @click.option("--force", is_flag=True, help="Redo lines that a previous run finished.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @ray_options
@@ -538,6 +590,7 @@ def batch(
     output_dir: str,
     fmt: str,
     jsonl: bool | None,
+    subtitles: str | None,
     force: bool,
     quiet: bool,
     ray_address: str | None,
@@ -556,6 +609,9 @@ def batch(
 
     if ray_address is not None:
         from mixvox.distributed_cli import batch_on_ray
+
+        if subtitles:
+            raise CliError("--subtitles does not work with --ray yet; run without --ray")
 
         batch_on_ray(
             script,
@@ -593,6 +649,7 @@ def batch(
         overrides=settings.overrides,
         force=force,
         progress=not quiet,
+        subtitles=subtitles.lower() if subtitles else None,
     )
     for line in summary_lines(result):
         click.echo(f"mixvox: {line}" if not line.startswith("  ") else line, err=True)
@@ -750,6 +807,9 @@ def plugins() -> None:
 # Plugin commands
 # ---------------------------------------------------------------------------------------------
 
+from mixvox.server.cli import serve as _serve  # noqa: E402  (needs the helpers above)
+
+main.add_command(_serve)
 BUILTIN_COMMANDS = frozenset(main.commands)
 
 
@@ -763,7 +823,7 @@ def register_plugin_commands(group: click.Group) -> None:
         return
     for _ in reg.call_all("mixvox_register_commands", cli=group):
         pass
-    for name in ("say", "batch"):
+    for name in ("say", "batch", "serve"):
         cmd = group.commands.get(name)
         if cmd is not None and not any(p.name == "engine_option_pairs" for p in cmd.params):
             cmd.params.append(option_pairs_param())

@@ -7,7 +7,6 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 
@@ -223,24 +222,27 @@ class Synthesizer:
     def route(self, text: str) -> Utterance:
         return self.router.route(text)
 
-    def _extra(self, overrides: Mapping[str, object]) -> dict[str, Any]:
-        """Per-call options the engine takes (validated); others dropped with one notice."""
-        extra, dropped = split_call(self.engine_info, {**self.call_defaults, **overrides})
+    def synthesis_options(self, overrides: Mapping[str, object]) -> SynthesisOptions:
+        """The :class:`SynthesisOptions` of one call: ``speaker``/``seed`` (else this
+        synthesizer's), the per-call defaults the request gave (config, flags, ``-O``), then
+        ``overrides``; validated by the engine's per-call options class, and keys the engine
+        does not take dropped with one notice. Every synthesis path builds them here."""
+        rest = dict(overrides)
+        speaker = rest.pop("speaker", self.options.speaker)
+        seed = rest.pop("seed", self.options.seed)
+        extra, dropped = split_call(self.engine_info, {**self.call_defaults, **rest})
         if dropped and tuple(dropped) not in self._dropped:
             self._dropped.add(tuple(dropped))
             notify(f"{self.engine_name} engine ignores option(s): " + ", ".join(dropped))
-        return extra
-
-    def stream_chunks(self, text: str | Utterance, **overrides: object) -> Iterator[AudioChunk]:
-        speaker = overrides.pop("speaker", self.options.speaker)
-        seed = overrides.pop("seed", self.options.seed)
-        extra = self._extra(overrides)
-        raw = bool(extra.get("raw"))
-        opts = SynthesisOptions(
+        return SynthesisOptions(
             speaker=speaker,  # type: ignore[arg-type]
             seed=seed,  # type: ignore[arg-type]
             extra=extra,
         )
+
+    def stream_chunks(self, text: str | Utterance, **overrides: object) -> Iterator[AudioChunk]:
+        opts = self.synthesis_options(overrides)
+        raw = bool(opts.extra.get("raw"))
         if not isinstance(text, str | Utterance):
             raise TypeError(f"synthesis needs a str, not {type(text).__name__}")
         if isinstance(text, Utterance):

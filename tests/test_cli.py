@@ -135,7 +135,7 @@ def test_say_routes_mixed_text(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "stdin", "message"),
     [
-        (["say", "hi", "-o", "x.mp3"], None, "cannot tell the audio format"),
+        (["say", "hi", "-o", "x.aac"], None, "cannot tell the audio format"),
         (["say", "hi", "--engine", "nope", "-o", "x.wav"], None, "unknown engine 'nope'"),
         (["say", "-", "-o", "x.wav"], b"ok \xff\xfe", "not valid UTF-8"),
         (["say", "   ", "-o", "x.wav"], None, "no text to speak"),

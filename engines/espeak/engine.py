@@ -224,6 +224,11 @@ class EspeakEngine:
         self._variants = set(binding.voice_variants())
         self._warned: set[str] = set()
 
+    @property
+    def voices(self) -> list[str]:
+        """The speaker names this engine knows (espeak voice variants), for voice pickers."""
+        return sorted(self._variants)
+
     # -- options ----------------------------------------------------------------------------
 
     def _warn_once(self, key: str, message: str) -> None:
