@@ -191,8 +191,10 @@ def test_say_help_lists_chattts_flags() -> None:
                  "--temperature", "--top-p", "--top-k", "--refine / --no-refine",
                  "--min-frames", "--max-frames", "--save-codes", "-O, --option"):  # fmt: skip
         assert flag in out, flag
-    batch = invoke("batch", "--help").output
-    assert "--model-dir" in batch and "--save-codes" not in batch
+    for command in ("batch", "serve"):
+        out = invoke(command, "--help").output
+        assert "--model-dir" in out and "-O, --option" in out, command
+        assert "--save-codes" not in out, command  # declared for `say` only
 
 
 def test_dash_o_reaches_the_engine_typed(
