@@ -110,7 +110,7 @@ def main() -> None:
     ap.add_argument("--chunks", default="16,48", help="streaming chunk sizes (code frames)")
     args = ap.parse_args()
 
-    from mixvox.engines.chattts.decoder import load_audio_models
+    from mixvox.engines.chattts.audio import load_audio_models
 
     asset = args.asset_dir
     if args.random_full is not None:
@@ -129,7 +129,7 @@ def main() -> None:
 
 def bench_models(m, n: int, repeat: int, chunks: list[int]) -> dict:
     """Time every path of one loaded AudioModels on n random code frames."""
-    from mixvox.engines.chattts.streaming import StreamingVocoder
+    from mixvox.engines.chattts.audio import StreamingVocoder
 
     audio_s = (2 * n - 1) * 256 / 24000
     rng = np.random.default_rng(0)

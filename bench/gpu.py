@@ -63,7 +63,7 @@ def copy_bandwidth() -> float:
 
 
 def parity_tiny(results: dict) -> None:
-    from mixvox.engines.chattts.gpt_cuda import CodeRequest, CudaGPT, CudaSampling
+    from mixvox.engines.chattts.gpt.cuda_graph import CodeRequest, CudaGPT, CudaSampling
 
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -129,7 +129,7 @@ def agreement(ckpt: Path, results: dict, frames: int) -> None:
     precision predicts every frame of the fp32 sequence from the true previous frames
     (top-1 agreement per code), and the Decoder's mel from each precision's hidden states.
     """
-    from mixvox.engines.chattts.gpt_cuda import CodeRequest, CudaGPT, CudaSampling
+    from mixvox.engines.chattts.gpt.cuda_graph import CodeRequest, CudaGPT, CudaSampling
 
     torch.backends.cuda.matmul.allow_tf32 = False
     gen = torch.Generator().manual_seed(0)
@@ -145,7 +145,7 @@ def agreement(ckpt: Path, results: dict, frames: int) -> None:
     )[0, prompt.shape[0] - 1 :].float()
     ref.close()
     try:
-        from mixvox.engines.chattts.decoder import load_audio_models
+        from mixvox.engines.chattts.audio import load_audio_models
 
         audio = load_audio_models(ckpt / "asset", backend="torch", device="cuda")
         mel32 = audio.decode_hidden(hidden32.cpu().numpy())
@@ -178,7 +178,7 @@ def agreement(ckpt: Path, results: dict, frames: int) -> None:
 
 
 def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> None:
-    from mixvox.engines.chattts.gpt_cuda import CodeRequest, CudaGPT, CudaSampling
+    from mixvox.engines.chattts.gpt.cuda_graph import CodeRequest, CudaGPT, CudaSampling
 
     torch.backends.cuda.matmul.allow_tf32 = True
     gen = torch.Generator().manual_seed(1)
@@ -242,7 +242,7 @@ def kernels_per_step(m) -> int:
 
 
 def peak_memory(ckpt: Path, results: dict, frames: int) -> None:
-    from mixvox.engines.chattts.gpt_cuda import CodeRequest, CudaGPT, CudaSampling
+    from mixvox.engines.chattts.gpt.cuda_graph import CodeRequest, CudaGPT, CudaSampling
 
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()

@@ -14,13 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mixvox.engines.chattts.decoder import (
-    AudioModelError,
-    dequantize_codes,
-    fsq_codebook,
-    load_audio_models,
-)
-from mixvox.engines.chattts.vocos import StreamingISTFT, istft
+from mixvox.engines.chattts.audio import AudioModelError, load_audio_models
+from mixvox.engines.chattts.audio.vocos import StreamingISTFT, istft
+from mixvox.engines.chattts.audio.weights import dequantize_codes, fsq_codebook
 
 TINY = Path(__file__).resolve().parents[2] / "shared" / "chattts" / "tiny"
 HAVE_TINY = (TINY / "golden.npz").is_file() and (TINY / "asset" / "Vocos.safetensors").is_file()

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from mixvox.engines.chattts import render
 from mixvox.engines.chattts.engine import ChatTTSEngine
-from mixvox.engines.chattts.generate import GenerationResult
+from mixvox.engines.chattts.gpt import GenerationResult
 from mixvox.interfaces import MixvoxError, SynthesisOptions
 from mixvox.ir import Chunk, Sentence, Span, Utterance, Word
 

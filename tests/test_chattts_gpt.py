@@ -9,13 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mixvox.engines.chattts.generate import GenerationResult, run_generation
 from mixvox.engines.chattts.gpt import (
+    GenerationResult,
     GPTConfig,
     GPTWeights,
     SamplingParams,
     load_gpt,
     normalize_speaker,
+    run_generation,
 )
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -385,7 +386,7 @@ def test_min_new_tokens_blocks_early_end():
 
 def test_graph_cache_reused_and_keyed(cache_dir):
     _need_shared()
-    from mixvox.engines.chattts.gpt_onnx import stack_graph_path
+    from mixvox.engines.chattts.gpt.onnx_stack import stack_graph_path
 
     w = GPTWeights.load(ASSET)
     p1 = stack_graph_path(w, "fp32", cache_dir)
@@ -431,7 +432,7 @@ def test_onnx_chunk_after_cache_and_position_limit(golden, cache_dir):
     GroupQueryAttention only takes such chunks at batch 1) equals one prefill of the whole
     sequence; positions past the rotary table are refused, not silently wrapped."""
     _need_shared()
-    from mixvox.engines.chattts.gpt_onnx import OnnxStack, runtime_graph_path
+    from mixvox.engines.chattts.gpt.onnx_stack import OnnxStack, runtime_graph_path
 
     w = GPTWeights.load(ASSET)
     stack = OnnxStack(w, cache_dir=cache_dir)
@@ -456,7 +457,7 @@ def test_onnx_chunk_after_cache_and_position_limit(golden, cache_dir):
 
 def test_onnx_head_matches_numpy(golden, cache_dir):
     _need_shared()
-    from mixvox.engines.chattts.gpt_onnx import OnnxHead
+    from mixvox.engines.chattts.gpt.onnx_stack import OnnxHead
 
     rng = np.random.default_rng(4)
     wt = rng.standard_normal((32, 50)).astype(np.float32)

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mixvox.engines.chattts.sampler import (
+from mixvox.engines.chattts.gpt.sampler import (
     SamplingParams,
     draw,
     process_logits,

@@ -35,26 +35,30 @@ def _no_hashing(*_a, **_k):
 
 @pytest.mark.skipif(not TINY.is_dir(), reason="tiny ChatTTS checkpoint not in ../shared")
 def test_audio_loader_takes_verified_hashes(monkeypatch, tmp_path) -> None:
-    from mixvox.engines.chattts import decoder, vocos
+    from mixvox.engines.chattts.audio import loader, vocos
+    from mixvox.engines.chattts.audio import weights as decoder
 
     names = ("Decoder.safetensors", "DVAE.safetensors", "Vocos.safetensors")
     given = {n: f"{i}" * 64 for i, n in enumerate(names)}
     monkeypatch.setattr(decoder, "sha256_file", _no_hashing)
     monkeypatch.setattr(vocos, "sha256_file", _no_hashing)
-    m = decoder.load_audio_models(TINY / "asset", backend="onnx", cache_dir=tmp_path, sha256=given)
+    m = loader.load_audio_models(TINY / "asset", backend="onnx", cache_dir=tmp_path, sha256=given)
     assert (m.decoder_weights.sha256, m.dvae_weights.sha256, m.vocos_weights.sha256) == tuple(
         given.values()
     )
     # a file without a given hash is hashed by the loader (the hashes key the graph cache)
     partial = {n: given[n] for n in names[:2]}
     with pytest.raises(AssertionError, match="hashed again"):
-        decoder.load_audio_models(TINY / "asset", cache_dir=tmp_path, sha256=partial)
+        loader.load_audio_models(TINY / "asset", cache_dir=tmp_path, sha256=partial)
 
 
 @pytest.mark.skipif(not TINY.is_dir(), reason="tiny ChatTTS checkpoint not in ../shared")
 def test_engine_does_not_rehash_verified_weights(monkeypatch, tmp_path) -> None:
-    from mixvox.engines.chattts import assets, decoder, gpt, vocos
+    from mixvox.engines.chattts import assets
+    from mixvox.engines.chattts.audio import vocos
+    from mixvox.engines.chattts.audio import weights as decoder
     from mixvox.engines.chattts.engine import ChatTTSEngine
+    from mixvox.engines.chattts.gpt import weights as gpt
 
     monkeypatch.setenv("MIXVOX_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("MIXVOX_DATA_DIR", str(tmp_path / "data"))

@@ -8,8 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mixvox.engines.chattts.decoder import AudioModelError, load_audio_models
-from mixvox.engines.chattts.streaming import StreamingVocoder
+from mixvox.engines.chattts.audio import AudioModelError, StreamingVocoder, load_audio_models
 
 TINY = Path(__file__).resolve().parents[2] / "shared" / "chattts" / "tiny"
 HAVE_TINY = (TINY / "asset" / "Vocos.safetensors").is_file()

@@ -13,7 +13,8 @@ import types
 import numpy as np
 import pytest
 
-from mixvox.engines.chattts import trt as T
+from mixvox.engines.chattts import runtime
+from mixvox.engines.chattts.gpt import trt as T
 from mixvox.interfaces import EngineUnavailable
 
 DIMS = T.StackDims(num_layers=20, num_heads=12, head_dim=64, hidden_size=768)
@@ -261,20 +262,20 @@ def test_load_or_build_uses_the_cache(onnx_file, tmp_path):
 def test_missing_tensorrt_is_reported(monkeypatch):
     monkeypatch.setitem(sys.modules, "tensorrt", None)  # import fails
     with pytest.raises(EngineUnavailable, match="TensorRT is not installed"):
-        T.import_tensorrt()
-    assert "TensorRT is not installed" in (T.tensorrt_unavailable_reason() or "")
+        runtime.import_tensorrt()
+    assert "TensorRT is not installed" in (runtime.tensorrt_unavailable_reason() or "")
 
 
 def test_old_tensorrt_is_refused(monkeypatch):
     trt, _ = fake_trt("8.6.1")
     monkeypatch.setitem(sys.modules, "tensorrt", trt)
     with pytest.raises(EngineUnavailable, match="too old"):
-        T.import_tensorrt()
+        runtime.import_tensorrt()
 
 
 def test_auto_backend_falls_back_without_tensorrt_or_gpu(monkeypatch):
     monkeypatch.setitem(sys.modules, "tensorrt", None)
-    backend, device, why = T.choose_backend("auto")
+    backend, device, why = runtime.choose_backend("auto")
     try:
         import torch
 
@@ -286,5 +287,5 @@ def test_auto_backend_falls_back_without_tensorrt_or_gpu(monkeypatch):
     else:
         assert backend == "onnx" and device in ("cpu", "cuda")
     assert why
-    assert T.choose_backend("tensorrt")[:2] == ("tensorrt", "cuda")
-    assert T.choose_backend("onnx")[:2] == ("onnx", "cpu")
+    assert runtime.choose_backend("tensorrt")[:2] == ("tensorrt", "cuda")
+    assert runtime.choose_backend("onnx")[:2] == ("onnx", "cpu")

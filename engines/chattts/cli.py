@@ -195,7 +195,7 @@ def run_bench(
     from mixvox.ir import Chunk, Sentence, Span, Utterance, Word
 
     from .engine import ChatTTSEngine
-    from .sampler import SamplingParams
+    from .gpt import SamplingParams
 
     t0 = time.perf_counter()
     eng = ChatTTSEngine(

@@ -8,9 +8,9 @@ Pipeline of one ``stream()`` call:
 2. all chunks of the utterance (up to ``max_batch`` at a time) decode as **one GPT batch**,
    each stopping at its own end code, each capped by the length guard (its own max frames);
 3. a worker thread runs the GPT while this generator turns finished frames into audio with a
-   :class:`~.streaming.StreamingVocoder` (Decoder + Vocos): the first chunk's audio comes out
-   while the GPT is still decoding, and later chunks' frames wait, buffered, for their turn, so
-   audio is yielded per chunk in order;
+   :class:`~mixvox.engines.chattts.audio.StreamingVocoder` (Decoder + Vocos): the first
+   chunk's audio comes out while the GPT is still decoding, and later chunks' frames wait,
+   buffered, for their turn, so audio is yielded per chunk in order;
 4. a chunk that ends with no frames at all is decoded again (alone), at most ``max_retries``
    times; a chunk that hits its frame cap is reported.
 
@@ -48,13 +48,15 @@ from typing import Any
 
 import numpy as np
 
+from mixvox.engines.chattts import render
+from mixvox.engines.chattts.assets import ModelAssets, VerifyMode, load_assets
+from mixvox.engines.chattts.audio import AudioModels, StreamingVocoder, load_audio_models
+from mixvox.engines.chattts.gpt import GPTRunner, SamplingParams, load_gpt
+from mixvox.engines.chattts.runtime import RuntimeDecision, resolve
+from mixvox.engines.chattts.speaker import Speaker, load_spk_stat
+from mixvox.engines.chattts.tokenizer import ChatTTSTokenizer
 from mixvox.interfaces import AudioChunk, MixvoxError, SynthesisOptions
 from mixvox.ir import Chunk, Utterance
-
-from . import render
-from .assets import ModelAssets, VerifyMode, load_assets
-from .speaker import Speaker, load_spk_stat
-from .tokenizer import ChatTTSTokenizer
 
 log = logging.getLogger("mixvox.chattts")
 
@@ -135,7 +137,7 @@ class ChatTTSEngine:
     skips (tests, trusted builds). ``source``: ``"hidden"`` (GPT hidden states -> Decoder, as
     the reference) or ``"codes"`` (codes -> DVAE). ``max_batch``: chunks decoded together.
     ``stream_every``: GPT frames per hand-over to the vocoder. ``first_chunk_frames`` /
-    ``chunk_frames`` / ``lookahead_frames``: :class:`~.streaming.StreamingVocoder` settings;
+    ``chunk_frames`` / ``lookahead_frames``: :class:`~.audio.StreamingVocoder` settings;
     the default exact lookahead (the vocoder's receptive field, 51 frames at full size) gives
     audio identical to a whole decode but delays the first piece: on the full-size model with
     onnx int8 the first audio comes after 1.9 s, with ``lookahead_frames=8`` after 0.5 s.
@@ -171,32 +173,17 @@ class ChatTTSEngine:
     ) -> None:
         for key in unknown:
             warnings.warn(f"chattts: ignoring unknown engine option {key!r}", stacklevel=2)
-        if backend not in ("onnx", "torch", "tensorrt", "auto"):
-            raise MixvoxError(
-                f"unknown ChatTTS backend {backend!r} (use onnx, torch, tensorrt or auto)"
-            )
-        if backend == "auto":
-            from .trt import choose_backend
-
-            backend, auto_device, why = choose_backend("auto")
-            device = auto_device if device == "cpu" else device
-            if backend == "onnx":
-                device = "cpu"  # the ONNX GPT runs on the CPU provider only (for now)
-            if precision not in (None, "fp32", "int8") and device == "cpu":
-                precision = None
-            log.info("chattts: backend auto -> %s on %s (%s)", backend, device, why)
-        if device.startswith("cuda") or backend == "tensorrt":
-            _require_cuda(backend)
-        if precision is None:  # fp16 where it is the fast choice (CUDA), fp32 on the CPU
-            precision = "fp16" if device.startswith("cuda") or backend == "tensorrt" else "fp32"
+        # Decided (and validated) before anything loads; see runtime.py for the rules.
+        self.runtime: RuntimeDecision = resolve(backend, device, precision)
+        log.info("chattts: %s", self.runtime.describe())
         if source not in ("hidden", "codes"):
             raise MixvoxError(f"source must be 'hidden' or 'codes', got {source!r}")
         if max_batch < 1 or max_retries < 0 or stream_every < 1:
             raise MixvoxError("max_batch and stream_every must be >= 1, max_retries >= 0")
         self.assets: ModelAssets = load_assets(model_dir, verify=verify)
-        self.backend = backend
-        self.precision = precision
-        self.device = device
+        self.backend = self.runtime.backend
+        self.precision = self.runtime.precision
+        self.device = self.runtime.device
         self.refine = bool(refine)
         self.source = source
         self.max_batch = max_batch
@@ -214,10 +201,6 @@ class ChatTTSEngine:
     # -- loading -----------------------------------------------------------------------------
 
     def _load_models(self, threads: int | None, cache_dir: str | os.PathLike[str] | None) -> None:
-        from .decoder import load_audio_models
-        from .gpt import load_gpt
-
-        audio_backend = self.backend
         # Hashed (or remembered) by load_assets already: the loaders need not hash the 850 MB
         # GPT and ~220 MB of audio weights again (``None`` when assets were not verified).
         gpt_sha256 = self.assets.verified_sha256("asset/gpt/model.safetensors")
@@ -225,36 +208,20 @@ class ChatTTSEngine:
             name: self.assets.verified_sha256(f"asset/{name}")
             for name in ("Decoder.safetensors", "DVAE.safetensors", "Vocos.safetensors")
         }
+        cache = Path(cache_dir) if cache_dir is not None else None
         try:
-            if self.backend == "torch" and self.device.startswith("cuda"):
-                # The GPU path: the code stage decodes with CUDA graphs (see gpt_cuda).
-                from .gpt_cuda import GraphGPT
-
-                self.gpt = GraphGPT(
-                    self.assets.asset,
-                    precision=self.precision,
-                    device=self.device,
-                    max_batch=self.max_batch,
-                    gpt_sha256=gpt_sha256,
-                )
-            elif self.backend == "tensorrt":
-                self.gpt = _tensorrt_gpt(self.assets.asset, self.precision, cache_dir, gpt_sha256)
-                audio_backend = "torch"
-            else:
-                self.gpt = load_gpt(
-                    self.assets.asset,
-                    backend=self.backend,
-                    precision=self.precision,
-                    device=self.device,
-                    cache_dir=cache_dir,
-                    threads=threads,
-                    gpt_sha256=gpt_sha256,
-                )
-            self.audio = load_audio_models(
+            self.gpt: GPTRunner = load_gpt(
                 self.assets.asset,
-                backend=audio_backend,
-                device=self.device,
-                cache_dir=cache_dir,
+                self.runtime,
+                cache_dir=cache,
+                threads=threads,
+                gpt_sha256=gpt_sha256,
+                max_batch=self.max_batch,
+            )
+            self.audio: AudioModels = load_audio_models(
+                self.assets.asset,
+                self.runtime,
+                cache_dir=cache,
                 threads=threads,
                 sha256=audio_sha256,
             )
@@ -370,8 +337,6 @@ class ChatTTSEngine:
 
     def _refine(self, items: list[_Item], call: _Call) -> None:
         """Run the refine stage over ``items`` (one batch) and replace their text."""
-        from .sampler import SamplingParams
-
         todo = [it for it in items if it.text]
         if not todo:
             return
@@ -416,8 +381,6 @@ class ChatTTSEngine:
         Events: ``("frames", index, ids, hidden, done)`` and finally ``("result", results)``.
         Closing the generator stops the worker at its next step.
         """
-        from .sampler import SamplingParams
-
         params = SamplingParams(
             temperature=call.temperature,
             top_p=call.top_p,
@@ -474,9 +437,7 @@ class ChatTTSEngine:
             cancel.set()
             worker.join()
 
-    def _vocoder(self) -> Any:
-        from .streaming import StreamingVocoder
-
+    def _vocoder(self) -> StreamingVocoder:
         return StreamingVocoder(
             self.audio,
             source=self.source,
@@ -622,50 +583,3 @@ def save_codes(path: str | os.PathLike[str], codes: list[np.ndarray], num_vq: in
     np.save(buf, arr, allow_pickle=False)
     atomic_write_bytes(path, buf.getvalue())
     return Path(path)
-
-
-def _tensorrt_gpt(
-    asset_dir: Path,
-    precision: str,
-    cache_dir: str | os.PathLike[str] | None,
-    gpt_sha256: str | None = None,
-):
-    """The GPT with its Llama stack on a TensorRT engine built from our ONNX graph.
-
-    Not run on hardware here (see :mod:`.trt`); embeddings, heads and sampling are the
-    shared numpy code, as for the ONNX backend.
-    """
-    from .gpt import GPT, GPTWeights
-    from .gpt_onnx import stack_graph_path
-    from .onnx_graph import default_cache_dir
-    from .trt import StackDims, TensorRTStack, import_cudart, import_tensorrt
-
-    import_tensorrt()
-    import_cudart()
-    weights = GPTWeights.load(asset_dir, gpt_sha256=gpt_sha256)
-    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    stack = TensorRTStack(
-        stack_graph_path(weights, "fp32", cache / "onnx"),
-        StackDims.from_config(weights.config),
-        precision="fp16" if precision in ("fp32", "fp16") else precision,  # TensorRT: fp16/int8
-        cache_dir=cache,
-    )
-    return GPT(weights, stack, "tensorrt")
-
-
-def _require_cuda(backend: str) -> None:
-    """A clear error instead of torch's assertion when no CUDA device can be used."""
-    if backend == "tensorrt":
-        return  # the TensorRT loader reports its own (missing TensorRT, no GPU)
-    try:
-        import torch
-    except ImportError:
-        raise MixvoxError(
-            "the ChatTTS torch backend needs torch (pip install 'mixvox[torch]'); "
-            "or use --backend onnx on the CPU"
-        ) from None
-    if not torch.cuda.is_available():
-        raise MixvoxError(
-            "no CUDA device is available to torch here (a CPU-only torch build, or no GPU); "
-            "use --device cpu, or --backend onnx (the fast CPU backend)"
-        )

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .assets import write_manifest
+from mixvox.engines.chattts.assets import write_manifest
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
 

@@ -1,27 +1,8 @@
-"""The ChatTTS GPT: config, weights, embeddings (with speaker injection), heads, public runner.
+"""The host-loop GPT runner: numpy embeddings (with speaker injection) and heads around one
+decoder stack (ONNX Runtime, torch or TensorRT), decoded by the one loop of :mod:`.decode`.
 
-The GPT is a Llama decoder stack (``asset/gpt/model.safetensors``; its ``embed_tokens`` is
-unused) between ChatTTS's own embeddings and heads (``asset/Embed.safetensors``):
+What every runner offers (:class:`~mixvox.engines.chattts.gpt.runner.GPTRunner`)::
 
-* ``emb_text`` ``[num_text_tokens, H]`` embeds prompt tokens (and refine-stage tokens);
-* ``emb_code.{q}`` ``[num_audio_tokens, H]``: a code-stage step's input is the *sum* of the
-  ``num_vq`` code embeddings of the previous frame;
-* ``head_text`` / ``head_code.{q}`` are weight-normed linears (``original0`` = g ``[out, 1]``,
-  ``original1`` = v ``[out, H]``, norm over dim 1 of v per output row). They are folded once
-  at load: ``W = g * v / ||v||_row``.
-
-All sizes come from ``asset/gpt/config.json`` and the tensor shapes.
-
-Public API (what the engine codes against)::
-
-    cfg = GPTConfig.from_asset_dir(asset_dir)
-    gpt = load_gpt(asset_dir, backend="onnx" | "torch", precision="fp32" | "int8" | "fp16"
-                   | "bf16", device="cpu" | "cuda", cache_dir=None, threads=None,
-                   gpt_sha256=None)
-    emb = gpt.embed(ids [B,T], spk_emb=None | [H] | [B,H], spk_emb_token_id=None)  # [B,T,H]
-    hid = gpt.hidden(emb, attention_mask [B,T])                                     # [B,T,H]
-    gpt.code_logits(hid [...,H]) -> [..., num_vq, num_audio_tokens]
-    gpt.text_logits(hid [...,H]) -> [..., num_text_tokens]
     results = gpt.generate(prompts: list[1-D int array], stage="code" | "refine",
                            spk_emb=None, spk_emb_token_id=None, params=SamplingParams(...),
                            rng=np.random.default_rng(seed), max_new_tokens=None | int | list,
@@ -32,6 +13,13 @@ Public API (what the engine codes against)::
                         # consumes exactly these, as the reference does)
     results[i].finished # True when the item emitted its end token (False: hit its cap)
 
+and, on this class, the pieces the tests compare with the reference one by one::
+
+    emb = gpt.embed(ids [B,T], spk_emb=None | [H] | [B,H], spk_emb_token_id=None)  # [B,T,H]
+    hid = gpt.hidden(emb, attention_mask [B,T])                                     # [B,T,H]
+    gpt.code_logits(hid [...,H]) -> [..., num_vq, num_audio_tokens]
+    gpt.text_logits(hid [...,H]) -> [..., num_text_tokens]
+
 ``on_frames(item_index, new_ids, new_hidden, done)`` is called during ``generate`` whenever an
 item has ``stream_every`` new frames, and once more when it ends (``done=True``, possibly with
 zero new frames), so the engine can stream without re-decoding the prefix.
@@ -39,242 +27,24 @@ zero new frames), so the engine can stream without re-decoding the prefix.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
 import numpy as np
 
-from mixvox.engines.chattts.generate import (
+from mixvox.engines.chattts.gpt.decode import (
     FramesCallback,
     GenerationResult,
     StackBackend,
     prompt_positions,
     run_generation,
 )
-from mixvox.engines.chattts.sampler import SamplingParams
+from mixvox.engines.chattts.gpt.sampler import SamplingParams
+from mixvox.engines.chattts.gpt.weights import GPTWeights
 
-__all__ = [
-    "GPT",
-    "FramesCallback",
-    "GPTConfig",
-    "GPTWeights",
-    "GenerationResult",
-    "SamplingParams",
-    "load_gpt",
-    "normalize_speaker",
-    "prompt_positions",
-    "weights_sha256",
-]
+__all__ = ["GPT", "Stage", "normalize_speaker"]
 
 Stage = Literal["code", "refine"]
-
-
-@dataclass(frozen=True)
-class GPTConfig:
-    """Sizes of the GPT, read from ``asset/gpt/config.json`` (a Llama config + ChatTTS keys)."""
-
-    hidden_size: int
-    num_layers: int
-    num_heads: int
-    num_kv_heads: int
-    head_dim: int
-    intermediate_size: int
-    rms_norm_eps: float
-    rope_theta: float
-    max_position_embeddings: int
-    num_text_tokens: int
-    num_audio_tokens: int
-    num_vq: int
-
-    @classmethod
-    def from_dict(cls, cfg: dict) -> GPTConfig:
-        try:
-            hidden = int(cfg["hidden_size"])
-            heads = int(cfg["num_attention_heads"])
-            kv = int(cfg.get("num_key_value_heads") or heads)
-            if cfg.get("rope_scaling"):
-                raise ValueError("rope_scaling is not supported")
-            if cfg.get("hidden_act", "silu") != "silu":
-                raise ValueError(f"hidden_act {cfg.get('hidden_act')!r} is not supported")
-            if cfg.get("attention_bias") or cfg.get("mlp_bias"):
-                raise ValueError("attention/mlp biases are not supported")
-            if kv != heads:
-                raise ValueError(
-                    "grouped-query attention (num_key_value_heads != "
-                    "num_attention_heads) is not supported"
-                )
-            head_dim = int(cfg.get("head_dim") or hidden // heads)
-            if head_dim * heads != hidden:
-                raise ValueError(f"hidden_size {hidden} != heads {heads} x head_dim {head_dim}")
-            return cls(
-                hidden_size=hidden,
-                num_layers=int(cfg["num_hidden_layers"]),
-                num_heads=heads,
-                num_kv_heads=kv,
-                head_dim=head_dim,
-                intermediate_size=int(cfg["intermediate_size"]),
-                rms_norm_eps=float(cfg.get("rms_norm_eps", 1e-6)),
-                rope_theta=float(cfg.get("rope_theta", 10000.0)),
-                max_position_embeddings=int(cfg.get("max_position_embeddings", 4096)),
-                num_text_tokens=int(cfg["num_text_tokens"]),
-                num_audio_tokens=int(cfg["num_audio_tokens"]),
-                num_vq=int(cfg.get("num_vq", 4)),
-            )
-        except KeyError as exc:
-            raise ValueError(f"GPT config lacks {exc.args[0]!r}") from None
-
-    @classmethod
-    def from_asset_dir(cls, asset_dir: str | Path) -> GPTConfig:
-        path = Path(asset_dir) / "gpt" / "config.json"
-        try:
-            cfg = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"cannot read GPT config {path}: {exc}") from exc
-        try:
-            return cls.from_dict(cfg)
-        except ValueError as exc:
-            raise ValueError(f"{path}: {exc}") from None
-
-    @property
-    def eos_code(self) -> int:
-        """The code-stage end code (``num_audio_tokens - 1``, 625)."""
-        return self.num_audio_tokens - 1
-
-
-_SHA_CACHE: dict[tuple[str, int, int], str] = {}
-_SHA_LOCK = threading.Lock()
-
-
-def weights_sha256(path: str | Path) -> str:
-    """SHA-256 of a weights file, computed once per (path, size, mtime) in this process.
-
-    Used as the graph cache key, so a graph built from other weights is never reused.
-    """
-    p = Path(path).resolve()
-    st = p.stat()
-    key = (str(p), st.st_size, st.st_mtime_ns)
-    with _SHA_LOCK:
-        if key in _SHA_CACHE:
-            return _SHA_CACHE[key]
-    h = hashlib.sha256()
-    with open(p, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    digest = h.hexdigest()
-    with _SHA_LOCK:
-        _SHA_CACHE[key] = digest
-    return digest
-
-
-def _fold_weight_norm(g: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """``torch.nn.utils.parametrizations.weight_norm`` with dim 0: per output row."""
-    norm = np.sqrt(np.sum(v.astype(np.float64) ** 2, axis=1, keepdims=True))
-    return (g.astype(np.float64).reshape(-1, 1) * v / norm).astype(np.float32)
-
-
-@dataclass
-class GPTWeights:
-    """All GPT tensors as float32 numpy arrays, heads folded.
-
-    ``layers[i]`` maps the Llama names (``q_proj``, ``k_proj``, ``v_proj``, ``o_proj``,
-    ``gate_proj``, ``up_proj``, ``down_proj`` as ``[out, in]``; ``input_layernorm``,
-    ``post_attention_layernorm``) to arrays; ``norm`` is the final RMSNorm.
-    """
-
-    config: GPTConfig
-    layers: list[dict[str, np.ndarray]]
-    norm: np.ndarray
-    emb_text: np.ndarray  # [V_text, H]
-    emb_code: np.ndarray  # [Q, V_audio, H]
-    head_text: np.ndarray  # [V_text, H]
-    head_code: np.ndarray  # [Q, V_audio, H]
-    gpt_sha256: str
-
-    @classmethod
-    def load(
-        cls, asset_dir: str | Path, config: GPTConfig | None = None, gpt_sha256: str | None = None
-    ) -> GPTWeights:
-        """Read ``gpt/model.safetensors`` and ``Embed.safetensors`` (safetensors only).
-
-        ``gpt_sha256``: the already verified SHA-256 of ``gpt/model.safetensors`` (the graph
-        cache key); computed from the file when not given.
-        """
-        from safetensors.numpy import load_file
-
-        asset_dir = Path(asset_dir)
-        cfg = config or GPTConfig.from_asset_dir(asset_dir)
-        gpt_path = asset_dir / "gpt" / "model.safetensors"
-        emb_path = asset_dir / "Embed.safetensors"
-        for p in (gpt_path, emb_path):
-            if not p.is_file():
-                raise FileNotFoundError(f"ChatTTS weights missing: {p}")
-        sd = load_file(str(gpt_path))
-        es = load_file(str(emb_path))
-        H, Q = cfg.hidden_size, cfg.num_vq
-
-        def get(d: dict, name: str, shape: tuple[int, ...], src: Path) -> np.ndarray:
-            if name not in d:
-                raise ValueError(f"{src.name}: tensor {name!r} missing")
-            a = d[name]
-            if tuple(a.shape) != shape:
-                raise ValueError(
-                    f"{src.name}: {name} has shape {tuple(a.shape)}, config expects {shape}"
-                )
-            return np.ascontiguousarray(a, dtype=np.float32)
-
-        inter, kvd = cfg.intermediate_size, cfg.num_kv_heads * cfg.head_dim
-        shapes = {
-            "self_attn.q_proj.weight": (H, H),
-            "self_attn.k_proj.weight": (kvd, H),
-            "self_attn.v_proj.weight": (kvd, H),
-            "self_attn.o_proj.weight": (H, H),
-            "mlp.gate_proj.weight": (inter, H),
-            "mlp.up_proj.weight": (inter, H),
-            "mlp.down_proj.weight": (H, inter),
-            "input_layernorm.weight": (H,),
-            "post_attention_layernorm.weight": (H,),
-        }
-        layers = []
-        for i in range(cfg.num_layers):
-            layers.append(
-                {
-                    k.split(".")[-2]: get(sd, f"layers.{i}.{k}", s, gpt_path)
-                    for k, s in shapes.items()
-                }
-            )
-        norm = get(sd, "norm.weight", (H,), gpt_path)
-        VT, VA = cfg.num_text_tokens, cfg.num_audio_tokens
-        emb_text = get(es, "emb_text.weight", (VT, H), emb_path)
-        emb_code = np.stack([get(es, f"emb_code.{q}.weight", (VA, H), emb_path) for q in range(Q)])
-        pre = "parametrizations.weight.original"
-        head_text = _fold_weight_norm(
-            get(es, f"head_text.{pre}0", (VT, 1), emb_path),
-            get(es, f"head_text.{pre}1", (VT, H), emb_path),
-        )
-        head_code = np.stack(
-            [
-                _fold_weight_norm(
-                    get(es, f"head_code.{q}.{pre}0", (VA, 1), emb_path),
-                    get(es, f"head_code.{q}.{pre}1", (VA, H), emb_path),
-                )
-                for q in range(Q)
-            ]
-        )
-        return cls(
-            cfg,
-            layers,
-            norm,
-            emb_text,
-            emb_code,
-            head_text,
-            head_code,
-            gpt_sha256 or weights_sha256(gpt_path),
-        )
 
 
 def normalize_speaker(spk_emb: np.ndarray) -> np.ndarray:
@@ -308,6 +78,12 @@ class GPT:
         self.backend = backend
         self._head_code: Callable[[np.ndarray], np.ndarray] | None = None
         self._head_text: Callable[[np.ndarray], np.ndarray] | None = None
+
+    def close(self) -> None:
+        """Free the stack's resources (TensorRT buffers, sessions) where it holds any."""
+        close = getattr(self.stack, "close", None)
+        if close is not None:
+            close()
 
     def _head(self, weight: np.ndarray, out_in: bool = False) -> Callable[[np.ndarray], np.ndarray]:
         """``x @ weight`` (``x @ weight.T`` with ``out_in``): the stack's own head runner when
@@ -504,40 +280,3 @@ class GPT:
             stream_every=stream_every,
             min_new=mins,
         )
-
-
-def load_gpt(
-    asset_dir: str | Path,
-    *,
-    backend: str = "onnx",
-    precision: str = "fp32",
-    device: str = "cpu",
-    cache_dir: str | Path | None = None,
-    threads: int | None = None,
-    gpt_sha256: str | None = None,
-) -> GPT:
-    """Load the GPT from an asset folder (hashes already verified by the caller).
-
-    ``backend="onnx"``: ONNX Runtime on CPU, ``precision`` ``fp32`` or ``int8`` (8-bit
-    weights in blocks of 128, int8 matmul kernels; see :mod:`.gpt_onnx`); graphs are built
-    without torch and cached under ``cache_dir`` (default: the user cache) keyed by the
-    weights' SHA-256, builder version and options.
-    ``backend="torch"``: torch (optional extra) on ``device`` ``cpu`` or ``cuda``,
-    ``precision`` ``fp32`` (``fp16``/``bf16`` on cuda). ``threads`` overrides the intra-op
-    thread count (default: physical cores). ``gpt_sha256``: the verified SHA-256 of
-    ``gpt/model.safetensors`` if the caller has it (saves hashing the file again).
-    """
-    weights = GPTWeights.load(asset_dir, gpt_sha256=gpt_sha256)
-    if backend == "onnx":
-        from mixvox.engines.chattts.gpt_onnx import OnnxStack
-
-        stack: StackBackend = OnnxStack(
-            weights, precision=precision, device=device, cache_dir=cache_dir, threads=threads
-        )
-    elif backend == "torch":
-        from mixvox.engines.chattts.gpt_torch import TorchStack
-
-        stack = TorchStack(weights, precision=precision, device=device, threads=threads)
-    else:
-        raise ValueError(f"unknown GPT backend {backend!r} (onnx or torch)")
-    return GPT(weights, stack, backend)

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from mixvox.engines.chattts.assets import sha256_file
-from mixvox.engines.chattts.decoder import (
+from mixvox.engines.chattts.audio.weights import (
     AudioModelError,
     ConvNeXtWeights,
     _get,

@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     import onnx
     import onnxruntime as ort
 
-    from mixvox.engines.chattts.gpt import GPTConfig, GPTWeights
+    from mixvox.engines.chattts.gpt.weights import GPTConfig, GPTWeights
 
 __all__ = [
     "BUILDER_VERSION",

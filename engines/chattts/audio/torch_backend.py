@@ -1,9 +1,9 @@
 """torch backend of the ChatTTS audio models (optional extra; torch is imported lazily).
 
-Same math as the ONNX graphs (``audio_onnx``), written with ``torch.nn.functional`` on the
+Same math as the ONNX graphs (``onnx_backend``), written with ``torch.nn.functional`` on the
 parsed numpy weights, so no reference code or module classes are needed. Runs on CPU or CUDA
 (``device="cuda"``); :meth:`TorchAudioBackend.wav_torch` also does the ISTFT on the device
-with ``torch.istft`` for the GPU pipeline, while :class:`~mixvox.engines.chattts.decoder.
+with ``torch.istft`` for the GPU pipeline, while :class:`~mixvox.engines.chattts.audio.models.
 AudioModels` uses the shared numpy ISTFT so both backends give the same samples.
 """
 
@@ -13,14 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from mixvox.engines.chattts.decoder import (
+from mixvox.engines.chattts.audio.models import StreamStage
+from mixvox.engines.chattts.audio.vocos import MAG_CLIP, VocosWeights
+from mixvox.engines.chattts.audio.weights import (
     LN_EPS,
     AudioModelError,
     ConvNeXtWeights,
     MelDecoderWeights,
-    StreamStage,
 )
-from mixvox.engines.chattts.vocos import MAG_CLIP, VocosWeights
 
 
 def _torch() -> Any:
@@ -35,7 +35,7 @@ def _torch() -> Any:
 
 
 class TorchAudioBackend:
-    """Decoder/DVAE/Vocos as torch functions; see ``decoder.AudioBackend`` for the contract."""
+    """Decoder/DVAE/Vocos as torch functions; see ``models.AudioBackend`` for the contract."""
 
     name = "torch"
 

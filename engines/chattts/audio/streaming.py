@@ -31,15 +31,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from mixvox.engines.chattts.decoder import (
+from mixvox.engines.chattts.audio.models import AudioModels, StreamStage
+from mixvox.engines.chattts.audio.vocos import StreamingISTFT
+from mixvox.engines.chattts.audio.weights import (
     SOURCES,
     AudioModelError,
-    AudioModels,
-    StreamStage,
     check_codes,
     check_hidden,
 )
-from mixvox.engines.chattts.vocos import StreamingISTFT
 
 
 class _StageState:

@@ -6,7 +6,7 @@ Graphs (stable I/O names, dynamic batch and length):
   float32 [B, n_mels, 2T].
 * ``chattts-dvae``: ``codes`` int64 [B, T, G*R], ``lengths`` -> ``mel``. The grouped residual
   FSQ is a Gather per (group, quantizer) on precomputed tables plus the projection bias
-  (see ``decoder.FSQWeights``).
+  (see ``weights.FSQWeights``).
 * ``chattts-vocos``: ``mel`` float32 [B, n_mels, F], ``lengths`` int64 [B] (mel frames) ->
   ``real``, ``imag`` float32 [B, F, n_fft//2+1] (the ISTFT input; the ISTFT is numpy).
 
@@ -28,15 +28,15 @@ from typing import Any
 import numpy as np
 import onnx
 
-from mixvox.engines.chattts.decoder import (
+from mixvox.engines.chattts.audio.models import StreamStage
+from mixvox.engines.chattts.audio.vocos import MAG_CLIP, VocosWeights
+from mixvox.engines.chattts.audio.weights import (
     LN_EPS,
     AudioModelError,
     ConvNeXtWeights,
     MelDecoderWeights,
-    StreamStage,
 )
 from mixvox.engines.chattts.onnx_graph import GraphBuilder, cached_graph
-from mixvox.engines.chattts.vocos import MAG_CLIP, VocosWeights
 
 #: Bump when the graphs change, so cached graphs from an older builder are never reused.
 BUILDER_VERSION = "audio-2"
@@ -314,7 +314,7 @@ def make_session(path: Path, *, device: str = "cpu", threads: int | None = None)
     # No busy-waiting: the streaming vocoder alternates between ~24 small sessions (and the
     # GPT's), and idle pools spinning on the same cores slowed each run ~10x.
     so.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    providers = ["CPUExecutionProvider"]
+    providers: list[str | tuple[str, dict[str, int]]] = ["CPUExecutionProvider"]
     if device.startswith("cuda"):
         if "CUDAExecutionProvider" not in ort.get_available_providers():
             raise AudioModelError("device 'cuda' requested but onnxruntime has no CUDA provider")

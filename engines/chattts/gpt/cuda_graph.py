@@ -21,20 +21,39 @@ What makes it fast is therefore structural:
 
 Sampling is exact: the draw uses the exponential-race form of sampling from a categorical
 (``argmax(p / E)``, ``E ~ Exp(1)``), which needs no host sync and is graph-safe.
+
+The host side is the one decode loop of :mod:`~mixvox.engines.chattts.gpt.decode`, driven by
+:class:`CudaSteps` (a window = ``sync_every`` graph replays, a slot refilled by a prefill);
+the parameters are the one :class:`~mixvox.engines.chattts.gpt.sampler.SamplingParams`.
+:func:`_process_logits` is the in-graph twin of the sampler's numpy processors (same order
+and boundary rules, checked against the reference's processors in the tests): sampling on
+the host instead would cost a device sync every step, which this runner exists to avoid.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 import torch.nn.functional as F
+
+from mixvox.engines.chattts.gpt.decode import (
+    FramesCallback,
+    GenerationResult,
+    decode,
+)
+from mixvox.engines.chattts.gpt.model import GPT, Stage
+from mixvox.engines.chattts.gpt.sampler import SamplingParams
+from mixvox.engines.chattts.gpt.torch_stack import TorchStack
+from mixvox.engines.chattts.gpt.weights import GPTConfig, GPTWeights
+
+__all__ = ["CodeRequest", "CodeResult", "CudaGPT", "CudaSampling", "CudaSteps", "GraphGPT"]
 
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64)
@@ -55,6 +74,22 @@ class CudaSampling:
     suppress_eos: bool = False
     greedy: bool = False  # argmax; equal to the reference at temperature -> 0
 
+    @classmethod
+    def from_params(cls, params: SamplingParams, num_vq: int, eos_id: int) -> CudaSampling:
+        """The in-graph sampler's settings for :class:`SamplingParams` (the one parameter
+        type of every runner); ``eos_id`` is the stage default when ``params`` names none."""
+        temps = np.broadcast_to(params.temperatures, (num_vq,))
+        return cls(
+            temperature=[float(t) for t in temps],
+            top_p=params.top_p,
+            top_k=params.top_k,
+            repetition_penalty=params.repetition_penalty,
+            penalty_window=params.penalty_window,
+            min_keep=params.min_keep,
+            eos_id=params.eos_id if params.eos_id is not None else eos_id,
+            suppress_eos=params.suppress_eos,
+        )
+
 
 @dataclass
 class CodeRequest:
@@ -72,13 +107,6 @@ class CodeResult:
     codes: torch.Tensor  # [n, num_vq] int64 (on the GPU)
     hidden: torch.Tensor  # [n, H] float32 (on the GPU): the hidden that predicted each frame
     finished: bool  # ended on the end code (False: hit max_new)
-
-
-@dataclass
-class _Slot:
-    req: CodeRequest
-    emitted: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def _bucket(n: int, buckets: Sequence[int]) -> int:
@@ -316,15 +344,14 @@ class CudaGPT:
                 dynamo.config.recompile_limit = max(
                     64, getattr(dynamo.config, "recompile_limit", 8)
                 )
-                opts = {"dynamic": True, "fullgraph": True}
-                self._process = torch.compile(_process_logits, **opts)
+                self._process = torch.compile(_process_logits, dynamic=True, fullgraph=True)
                 if fused == "stack":
-                    self._stack = torch.compile(_stack_pure, **opts)
+                    self._stack = torch.compile(_stack_pure, dynamic=True, fullgraph=True)
                 else:
-                    self._add_rmsnorm = torch.compile(_add_rmsnorm, **opts)
-                    self._rmsnorm = torch.compile(_rmsnorm, **opts)
-                    self._rope = torch.compile(_rope, **opts)
-                    self._silu_mul = torch.compile(_silu_mul, **opts)
+                    self._add_rmsnorm = torch.compile(_add_rmsnorm, dynamic=True, fullgraph=True)
+                    self._rmsnorm = torch.compile(_rmsnorm, dynamic=True, fullgraph=True)
+                    self._rope = torch.compile(_rope, dynamic=True, fullgraph=True)
+                    self._silu_mul = torch.compile(_silu_mul, dynamic=True, fullgraph=True)
                 self.compiled = True
             except Exception:  # no Triton: plain kernels
                 self.compiled = False
@@ -381,7 +408,7 @@ class CudaGPT:
         """Free GPU memory (weights, cache, graphs)."""
         self._graphs.clear()
         for name in list(vars(self)):
-            if isinstance(getattr(self, name), torch.Tensor | list):
+            if isinstance(getattr(self, name), torch.Tensor | list | tuple):
                 setattr(self, name, None)
         self.capacity = 0
         if torch.cuda.is_available():
@@ -576,16 +603,20 @@ class CudaGPT:
         """
         if self.device.type != "cuda":
             return self.finished[:b].tolist(), self.end_step[:b].tolist()
-        if getattr(self, "_host_fin", None) is None or self._host_fin.shape[0] < self.capacity:
-            self._host_fin = torch.empty(self.capacity, dtype=torch.bool, pin_memory=True)
-            self._host_end = torch.empty(self.capacity, dtype=torch.long, pin_memory=True)
-        self._host_fin[:b].copy_(self.finished[:b], non_blocking=True)
-        self._host_end[:b].copy_(self.end_step[:b], non_blocking=True)
+        host: tuple[torch.Tensor, torch.Tensor] | None = getattr(self, "_host_flags", None)
+        if host is None or host[0].shape[0] < self.capacity:
+            host = (
+                torch.empty(self.capacity, dtype=torch.bool, pin_memory=True),
+                torch.empty(self.capacity, dtype=torch.long, pin_memory=True),
+            )
+            self._host_flags = host
+        host[0][:b].copy_(self.finished[:b], non_blocking=True)
+        host[1][:b].copy_(self.end_step[:b], non_blocking=True)
         ev = torch.cuda.Event()
         ev.record()
         while not ev.query():  # sleeping releases the GIL for certain; a blocking wait may not
             time.sleep(0.0002)
-        return self._host_fin[:b].tolist(), self._host_end[:b].tolist()
+        return host[0][:b].tolist(), host[1][:b].tolist()
 
     def _state(self) -> list[torch.Tensor]:
         return [self.h_last, self.pos, self.step, self.finished, self.end_step, self.hist]
@@ -628,15 +659,23 @@ class CudaGPT:
     def generate(
         self,
         requests: Sequence[CodeRequest],
-        sampling: CudaSampling,
+        sampling: CudaSampling | SamplingParams,
         *,
         seed: int | None = None,
         max_batch: int | None = None,
         on_frames: Callable[[Any, torch.Tensor, torch.Tensor, bool], None] | None = None,
+        stream_every: int = 1,
     ) -> list[CodeResult]:
-        """Decode all ``requests`` (continuous batching) and return results in input order."""
+        """Decode all ``requests`` (continuous batching) and return results in input order.
+
+        ``sampling``: the :class:`SamplingParams` every runner takes (or its in-graph form).
+        ``on_frames(tag, codes, hidden, done)`` gets each request's new frames once it has
+        ``stream_every`` of them after a window of ``sync_every`` steps, and at its end.
+        """
         if not requests:
             return []
+        if isinstance(sampling, SamplingParams):
+            sampling = CudaSampling.from_params(sampling, self.num_vq, self.eos_id_)
         cap = max_batch or self.capacity
         self._alloc(cap)
         cap = min(cap, self.capacity)
@@ -649,83 +688,85 @@ class CudaGPT:
                     f"prompt ({r.embeds.shape[0]}) + max_new ({r.max_new}) exceeds the cache "
                     f"length {self.max_len}"
                 )
-        queue = deque(enumerate(requests))
-        slots: list[_Slot | None] = [None] * cap
-        results: list[CodeResult | None] = [None] * len(requests)
-        index_of: dict[int, int] = {}
-        host_pos = [0] * cap
-        host_step = [0] * cap
+        out = decode(
+            CudaSteps(self, requests, cap),
+            [r.max_new for r in requests],
+            on_frames=on_frames,
+            stream_every=stream_every,
+            tags=[r.tag for r in requests],
+        )
+        return [
+            CodeResult(tag=r.tag, codes=d.ids, hidden=d.hidden, finished=d.finished)
+            for r, d in zip(requests, out, strict=True)
+        ]
 
-        def refill() -> None:
-            free = [i for i in range(cap) if slots[i] is None]
-            new_slots, embeds = [], []
-            while free and queue:
-                i = free.pop(0)
-                j, req = queue.popleft()
-                slots[i] = _Slot(req)
-                index_of[i] = j
-                new_slots.append(i)
-                embeds.append(req.embeds)
-                host_pos[i] = req.embeds.shape[0]
-                host_step[i] = 0
-            if new_slots:
-                self.prefill(new_slots, embeds)
-                rows = torch.tensor(new_slots, device=self.device)
-                self.min_new[rows] = torch.tensor(
-                    [slots[i].req.min_new for i in new_slots],
-                    device=self.device,  # type: ignore[union-attr]
-                )
 
-        refill()
-        while any(s is not None for s in slots):
-            active = [i for i, s in enumerate(slots) if s is not None]
-            b = _bucket(max(active) + 1, BATCH_BUCKETS)
-            remaining = min(slots[i].req.max_new - host_step[i] for i in active)  # type: ignore[union-attr]
-            n = max(1, min(self.sync_every, remaining))
-            L = _bucket(max(host_pos[i] for i in active) + n + 1, LEN_BUCKETS)
-            L = min(L, self.max_len)
-            self._run_steps(b, L, n)
-            for i in range(b):
-                host_pos[i] += n
-                host_step[i] += n
-            fin, ends = self._poll(b)  # the one host sync per window
-            for i in active:
-                slot = slots[i]
-                assert slot is not None
-                done = fin[i] or host_step[i] >= slot.req.max_new
-                upto = ends[i] if fin[i] else min(host_step[i], slot.req.max_new)
-                if on_frames is not None and (upto > slot.emitted or done):
-                    on_frames(
-                        slot.req.tag,
-                        self.out_codes[i, slot.emitted : upto],
-                        self.out_hidden[i, slot.emitted : upto].float(),
-                        done,
-                    )
-                    slot.emitted = upto
-                if done:
-                    results[index_of[i]] = CodeResult(
-                        tag=slot.req.tag,
-                        codes=self.out_codes[i, :upto].clone(),
-                        hidden=self.out_hidden[i, :upto].float(),
-                        finished=bool(fin[i]),
-                    )
-                    slots[i] = None
-                    host_pos[i] = 0
-                    self.pos[i] = 0
-            if queue:
-                refill()
-            time.sleep(0)  # hand the GIL to a streaming consumer between windows
-        return [r for r in results if r is not None]
+class CudaSteps:
+    """The CUDA runner's step functions for :func:`~mixvox.engines.chattts.gpt.decode.decode`.
+
+    A window is ``sync_every`` steps replayed from one captured graph (sampling included);
+    each slot holds one request at its own position, so a freed slot is refilled by a
+    right-padded prefill while the others go on.
+    """
+
+    def __init__(self, gpt: CudaGPT, requests: Sequence[CodeRequest], capacity: int) -> None:
+        self.gpt = gpt
+        self.requests = requests
+        self._capacity = capacity
+        self.host_pos = [0] * capacity  # host mirror of each slot's position (length bucket)
+        self._b = 1
+
+    @property
+    def capacity(self) -> int:
+        return self._capacity
+
+    @property
+    def window(self) -> int:
+        return self.gpt.sync_every
+
+    def admit(self, slots: Sequence[int], items: Sequence[int]) -> None:
+        g = self.gpt
+        embeds = [self.requests[j].embeds for j in items]
+        for s, e in zip(slots, embeds, strict=True):
+            self.host_pos[s] = int(e.shape[0])
+        g.prefill(list(slots), embeds)
+        rows = torch.tensor(list(slots), device=g.device)
+        g.min_new[rows] = torch.tensor([self.requests[j].min_new for j in items], device=g.device)
+
+    def run(self, active: Sequence[int], n: int) -> None:
+        time.sleep(0)  # hand the GIL to a streaming consumer between windows
+        g = self.gpt
+        b = _bucket(max(active) + 1, BATCH_BUCKETS)
+        L = min(_bucket(max(self.host_pos[i] for i in active) + n + 1, LEN_BUCKETS), g.max_len)
+        g._run_steps(b, L, n)
+        for i in range(b):
+            self.host_pos[i] += n
+        self._b = b
+
+    def poll(self, active: Sequence[int]) -> tuple[list[bool], list[int]]:
+        return self.gpt._poll(self._b)  # the one host sync per window
+
+    def frames(self, slot: int, lo: int, hi: int, final: bool) -> tuple[torch.Tensor, torch.Tensor]:
+        g = self.gpt
+        if final:  # the slot's buffers are reused by the next request: copies
+            return g.out_codes[slot, lo:hi].clone(), g.out_hidden[slot, lo:hi].to(
+                torch.float32, copy=True
+            )
+        return g.out_codes[slot, lo:hi], g.out_hidden[slot, lo:hi].float()
+
+    def release(self, slot: int) -> None:
+        self.host_pos[slot] = 0
+        self.gpt.pos[slot] = 0
 
 
 class GraphGPT:
-    """``GPT.generate`` on CUDA with the code stage through :class:`CudaGPT`.
+    """The CUDA-graph GPT runner (a :class:`~mixvox.engines.chattts.gpt.runner.GPTRunner`).
 
-    A drop-in for :class:`mixvox.engines.chattts.gpt.GPT` in the engine: prompt embeddings
-    (speaker injection included) are made on the GPU by :meth:`CudaGPT.embed_prompt`, the code
-    stage decodes with CUDA graphs and continuous batching, and the rarely used refine stage
-    runs on the portable torch stack. Its host copy of the weights is loaded only when refine
-    is first used, so start-up reads the weights once and batch-1 memory stays small.
+    Prompt embeddings (speaker injection included) are made on the GPU by
+    :meth:`CudaGPT.embed_prompt`, the code stage decodes with CUDA graphs and continuous
+    batching, and the rarely used refine stage runs on the portable torch stack. Its host copy
+    of the weights is loaded only when refine is first used, so start-up reads the weights
+    once and batch-1 memory stays small.
     """
 
     def __init__(
@@ -742,8 +783,6 @@ class GraphGPT:
         # ``gpt_sha256``: the verified hash of the GPT weights, so they are not hashed again.
         # "ops" (small compiled kernels) starts in seconds; "stack" (the whole layer stack
         # compiled) decodes ~10% faster on an H200 but compiles for about a minute.
-        from mixvox.engines.chattts.gpt import GPTConfig
-
         self.asset_dir = Path(asset_dir)
         self._gpt_sha256 = gpt_sha256
         self.config = GPTConfig.from_asset_dir(asset_dir)
@@ -758,46 +797,37 @@ class GraphGPT:
             use_graphs=use_graphs,
             fused=fused,
         )
-        self._text_gpt = None
+        self._text_gpt: GPT | None = None
         # capture batch 1 for every length bucket now, so no capture happens mid-stream
         self.cuda.warmup((1,), [L for L in LEN_BUCKETS if L <= self.cuda.max_len])
 
-    def _portable(self):
+    def _portable(self) -> GPT:
         if self._text_gpt is None:
-            from mixvox.engines.chattts.gpt import GPT, GPTWeights
-            from mixvox.engines.chattts.gpt_torch import TorchStack
-
             weights = GPTWeights.load(self.asset_dir, gpt_sha256=self._gpt_sha256)
             stack = TorchStack(weights, precision=self.precision, device=self.device)
             self._text_gpt = GPT(weights, stack, "torch")
         return self._text_gpt
 
-    def _embed(self, ids, spk, spk_id: int | None) -> torch.Tensor:
+    def _embed(self, ids: np.ndarray, spk: np.ndarray | None, spk_id: int | None) -> torch.Tensor:
         """Prompt embeddings ``[T, H]`` for one prompt (speaker vector or ``None``)."""
-        import numpy as np
-
         vec = None if spk is None else torch.from_numpy(np.ascontiguousarray(spk))
         return self.cuda.embed_prompt(torch.from_numpy(ids), vec, spk_id)
 
     def generate(
         self,
-        prompts,
+        prompts: Sequence[np.ndarray],
         *,
-        stage="code",
-        spk_emb=None,
-        spk_emb_token_id=None,
-        params=None,
-        rng=None,
-        max_new_tokens=None,
-        on_frames=None,
-        stream_every=24,
-        min_new_tokens=None,
-    ):
-        import numpy as np
-
-        from mixvox.engines.chattts.generate import GenerationResult
-        from mixvox.engines.chattts.sampler import SamplingParams
-
+        stage: Stage = "code",
+        spk_emb: np.ndarray | Sequence[np.ndarray | None] | None = None,
+        spk_emb_token_id: int | None = None,
+        params: SamplingParams | None = None,
+        rng: np.random.Generator | None = None,
+        max_new_tokens: int | Sequence[int] | None = None,
+        on_frames: FramesCallback | None = None,
+        stream_every: int = 24,
+        min_new_tokens: int | Sequence[int] | None = None,
+    ) -> list[GenerationResult]:
+        """As :meth:`GPTRunner.generate`; the code stage on the GPU, refine on the torch stack."""
         if stage != "code":
             return self._portable().generate(
                 prompts,
@@ -817,13 +847,13 @@ class GraphGPT:
         if not arrs:
             return []
         B = len(arrs)
-        spks = (
-            list(spk_emb)
-            if isinstance(spk_emb, list | tuple)
-            else [spk_emb] * B
-            if spk_emb is None or np.asarray(spk_emb).ndim == 1
-            else list(spk_emb)
-        )
+        spks: list[np.ndarray | None]
+        if isinstance(spk_emb, list | tuple):
+            spks = list(spk_emb)
+        elif spk_emb is None or np.asarray(spk_emb).ndim == 1:
+            spks = [spk_emb] * B  # type: ignore[list-item]
+        else:
+            spks = list(spk_emb)
         caps = np.full(B, params.max_new_tokens, np.int64)
         if max_new_tokens is not None:
             caps = np.minimum(caps, np.broadcast_to(np.asarray(max_new_tokens, np.int64), (B,)))
@@ -837,27 +867,10 @@ class GraphGPT:
         for i, a in enumerate(arrs):
             emb = self._embed(a, spks[i], spk_emb_token_id)
             cap = int(min(caps[i], self.cuda.max_len - a.size - self.cuda.sync_every - 2))
-            reqs.append(
-                CodeRequest(
-                    emb,
-                    max_new=cap,
-                    min_new=int(mins[i]),
-                    tag=i,
-                )
-            )
-        temps = [float(t) for t in np.broadcast_to(params.temperatures, (self.config.num_vq,))]
-        samp = CudaSampling(
-            temperature=temps,
-            top_p=params.top_p,
-            top_k=params.top_k,
-            repetition_penalty=params.repetition_penalty,
-            penalty_window=params.penalty_window,
-            min_keep=params.min_keep,
-            eos_id=params.eos_id or self.config.num_audio_tokens - 1,
-            suppress_eos=params.suppress_eos,
-        )
+            reqs.append(CodeRequest(emb, max_new=cap, min_new=int(mins[i]), tag=i))
+        samp = CudaSampling.from_params(params, self.config.num_vq, self.config.eos_code)
 
-        def relay(tag, codes, hidden, done):
+        def relay(tag: Any, codes: torch.Tensor, hidden: torch.Tensor, done: bool) -> None:
             if on_frames is not None:
                 on_frames(tag, codes.cpu().numpy(), hidden.cpu().numpy(), done)
 
@@ -867,6 +880,7 @@ class GraphGPT:
             seed=int(rng.integers(2**31)),
             max_batch=max(self.cuda.capacity, min(B, BATCH_BUCKETS[-1])),
             on_frames=relay if on_frames is not None else None,
+            stream_every=stream_every,
         )
         return [
             GenerationResult(

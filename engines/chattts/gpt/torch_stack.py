@@ -27,7 +27,7 @@ import numpy as np
 if TYPE_CHECKING:
     import torch
 
-    from mixvox.engines.chattts.gpt import GPTConfig, GPTWeights
+    from mixvox.engines.chattts.gpt.weights import GPTConfig, GPTWeights
 
 __all__ = ["KVCache", "TorchGPTModel", "TorchStack", "decode_step", "forward", "prefill"]
 
@@ -76,7 +76,7 @@ class TorchGPTModel:
         self.dtype = getattr(torch, _DTYPES[precision])
         cfg = self.config
 
-        def t(a: np.ndarray) -> torch.Tensor:
+        def t(a: np.ndarray) -> Any:  # a torch.Tensor (torch is imported lazily here)
             return torch.from_numpy(np.ascontiguousarray(a)).to(self.device, self.dtype)
 
         self.layers = [{k: t(lw[k]) for k in _LAYER_KEYS} for lw in weights.layers]

@@ -9,7 +9,7 @@ buffer plans, precision choices and the fallbacks.
 Design:
 
 * **Engines from our own ONNX graphs.** The same stack graph the ``onnx`` backend runs
-  (:mod:`mixvox.engines.chattts.gpt_onnx`: inputs ``inputs_embeds``, ``position_ids``,
+  (:mod:`mixvox.engines.chattts.gpt.onnx_stack`: inputs ``inputs_embeds``, ``position_ids``,
   ``key_mask``, ``start``, ``past``; outputs ``hidden``, ``present``) is parsed with
   ``trt.OnnxParser``. Two optimization profiles: *prefill* (batch 1..B, 1..P new positions)
   and *decode* (batch 1..B, one position), both with the cache length fixed at ``S``.
@@ -41,58 +41,12 @@ from typing import Any
 
 import numpy as np
 
-from mixvox.interfaces import EngineUnavailable
+from mixvox.engines.chattts.runtime import import_cudart, import_tensorrt
 
 PRECISIONS = ("fp16", "int8")
 INPUTS = ("inputs_embeds", "position_ids", "key_mask", "start", "past")
 OUTPUTS = ("hidden", "present")
 DEFAULT_WORKSPACE = 4 << 30
-
-
-# ---------------------------------------------------------------------------------------------
-# availability
-# ---------------------------------------------------------------------------------------------
-
-
-def import_tensorrt() -> Any:
-    """The ``tensorrt`` module, or :class:`EngineUnavailable` saying how to get it."""
-    try:
-        import tensorrt as trt  # type: ignore[import-not-found]
-    except ImportError as exc:
-        raise EngineUnavailable(
-            "TensorRT is not installed (pip install tensorrt from NVIDIA's package index, "
-            f"version 10 or newer): {exc}"
-        ) from None
-    major = int(str(getattr(trt, "__version__", "0")).split(".")[0] or 0)
-    if major < 10:
-        raise EngineUnavailable(f"TensorRT {trt.__version__} is too old: version 10 is needed")
-    return trt
-
-
-def import_cudart() -> Any:
-    try:
-        from cuda.bindings import runtime as cudart  # type: ignore[import-not-found]
-    except ImportError:
-        try:
-            from cuda import cudart  # type: ignore[import-not-found,no-redef]
-        except ImportError as exc:
-            raise EngineUnavailable(
-                f"cuda-python is needed by the TensorRT backend (pip install cuda-python): {exc}"
-            ) from None
-    return cudart
-
-
-def tensorrt_unavailable_reason() -> str | None:
-    """``None`` when the TensorRT backend can run here, else why not."""
-    try:
-        import_tensorrt()
-        cudart = import_cudart()
-    except EngineUnavailable as exc:
-        return str(exc)
-    err, count = cudart.cudaGetDeviceCount()
-    if int(err) != 0 or count < 1:
-        return "no CUDA GPU is visible"
-    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -102,7 +56,7 @@ def tensorrt_unavailable_reason() -> str | None:
 
 @dataclass(frozen=True)
 class StackDims:
-    """Sizes of the GPT stack graph, from :class:`~mixvox.engines.chattts.gpt.GPTConfig`."""
+    """Sizes of the GPT stack graph, from :class:`~mixvox.engines.chattts.gpt.weights.GPTConfig`."""
 
     num_layers: int
     num_heads: int
@@ -457,7 +411,7 @@ def _check(err: Any, what: str) -> None:
 
 
 class TensorRTStack:
-    """``StackBackend`` (see :mod:`mixvox.engines.chattts.generate`) on a TensorRT engine."""
+    """``StackBackend`` (see :mod:`mixvox.engines.chattts.gpt.decode`) on a TensorRT engine."""
 
     def __init__(
         self,
@@ -593,36 +547,3 @@ class TensorRTStack:
     def close(self) -> None:
         self.close_buffers()
         self.context = self.engine = None
-
-
-# ---------------------------------------------------------------------------------------------
-# automatic choice
-# ---------------------------------------------------------------------------------------------
-
-
-def choose_backend(requested: str = "auto") -> tuple[str, str, str]:
-    """Resolve ``--backend`` to ``(backend, device, why)``.
-
-    ``auto``: tensorrt when importable and a GPU is present, else torch on CUDA, else onnx
-    (with ONNX Runtime's CUDA provider when onnxruntime-gpu is installed, else CPU).
-    """
-    if requested != "auto":
-        return requested, ("cuda" if requested == "tensorrt" else "cpu"), "requested"
-    reason = tensorrt_unavailable_reason()
-    if reason is None:
-        return "tensorrt", "cuda", "TensorRT and a GPU are present"
-    try:
-        import torch
-
-        if torch.cuda.is_available():
-            return "torch", "cuda", f"torch sees a CUDA GPU (tensorrt: {reason})"
-    except ImportError:
-        pass
-    try:
-        import onnxruntime as ort
-
-        if "CUDAExecutionProvider" in ort.get_available_providers():
-            return "onnx", "cuda", "onnxruntime-gpu is installed"
-    except ImportError:
-        pass
-    return "onnx", "cpu", "no GPU backend is available"
