@@ -14,14 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+# The choices come from the runtime decision (one list): the combinations it refuses
+# (``--backend onnx --device cuda``) are checked when the engine is built, still before loading.
+from mixvox.engines.chattts.runtime import BACKENDS, PRECISIONS
 from mixvox.errors import OptionError
 from mixvox.options import EngineOptions, option
 
 __all__ = ["BACKENDS", "PRECISIONS", "ChatTTSCallOptions", "ChatTTSOptions"]
 
-BACKENDS = ("onnx", "torch", "tensorrt", "auto")
-PRECISIONS = ("fp32", "int8", "fp16", "bf16")
-_DEVICE = re.compile(r"cpu|cuda(:\d+)?")
+_DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?")
 
 
 @dataclass
@@ -41,7 +42,7 @@ class ChatTTSOptions(EngineOptions):
         flag="--backend",
     )
     device: str | None = option(
-        None, help="ChatTTS device: cpu, cuda, cuda:N (torch backend).", flag="--device"
+        None, help="ChatTTS device: cpu, cuda, cuda:N, auto.", flag="--device"
     )
     precision: str | None = option(
         None,
@@ -72,7 +73,7 @@ class ChatTTSOptions(EngineOptions):
 
     def validate(self) -> None:
         if self.device is not None and not _DEVICE.fullmatch(self.device):
-            raise OptionError(f"device {self.device!r} is not one of cpu, cuda, cuda:N")
+            raise OptionError(f"device {self.device!r} is not one of cpu, cuda, cuda:N, auto")
 
     def engine_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for :class:`~.engine.ChatTTSEngine`: only what was set, so the
