@@ -44,7 +44,7 @@ def speaker_new(seed: int | None, dim: int, npy: str | None) -> None:
     mixvox speaker new --seed 42 > voice.txt
     mixvox say --speaker @voice.txt "你好" -o out.wav
     """
-    from .speaker import Speaker
+    from mixvox.engines.chattts.speaker import Speaker
 
     if seed is None:
         import secrets
@@ -66,7 +66,7 @@ def speaker_info(spec: str) -> None:
     """Show what a speaker (string, @file or seed:N) holds."""
     import numpy as np
 
-    from .speaker import Speaker
+    from mixvox.engines.chattts.speaker import Speaker
 
     try:
         spk = Speaker.parse(spec)
@@ -98,7 +98,7 @@ def speaker_info(spec: str) -> None:
 @click.option("--force", is_flag=True, help="Download again even if the files are there.")
 def download_cmd(dest: str | None, repo: str, revision: str | None, force: bool) -> None:
     """Download the ChatTTS weights (json + safetensors only) and verify their SHA-256."""
-    from .download import download
+    from mixvox.engines.chattts.download import download
 
     try:
         assets = download(dest, repo=repo, revision=revision, force=force)
@@ -191,11 +191,10 @@ def run_bench(
 
     import numpy as np
 
+    from mixvox.engines.chattts.engine import ChatTTSEngine
+    from mixvox.engines.chattts.gpt import SamplingParams
     from mixvox.interfaces import SynthesisOptions
     from mixvox.ir import Chunk, Sentence, Span, Utterance, Word
-
-    from .engine import ChatTTSEngine
-    from .gpt import SamplingParams
 
     t0 = time.perf_counter()
     eng = ChatTTSEngine(
@@ -235,7 +234,7 @@ def run_bench(
     # The refine stage's cost (what refine=True adds before the first audio): one refine pass
     # over the text producing as many tokens as the text has plus a few prosody tokens -- a
     # real model's typical output; random weights would otherwise run to the cap.
-    from . import render
+    from mixvox.engines.chattts import render
 
     ref_prompt = eng.tokenizer.encode(render.refine_prompt(body))
     ref_tokens = len(eng.tokenizer.encode(body)) + 8

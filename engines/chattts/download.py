@@ -17,9 +17,7 @@ import logging
 import os
 from pathlib import Path
 
-from mixvox.interfaces import MixvoxError
-
-from .assets import (
+from mixvox.engines.chattts.assets import (
     MANIFEST_NAME,
     OFFICIAL_SHA256,
     ModelAssets,
@@ -27,6 +25,7 @@ from .assets import (
     load_assets,
     parse_manifest,
 )
+from mixvox.interfaces import MixvoxError
 
 log = logging.getLogger("mixvox.chattts")
 
