@@ -383,7 +383,15 @@ def test_request_timeout_ends_a_long_synthesis(tmp_path):
             json={"input": LONG[:4000], "response_format": "pcm"},
             timeout=60,
         )
-        rec = [x for x in s.log_records() if x["path"] == "/v1/audio/speech"][-1]
+        # the access line is written just after the response ends: wait for this request's
+        # (the earlier ones are the start-up probe's, made while the engine was loading)
+        deadline = time.monotonic() + 10
+        while True:
+            recs = [x for x in s.log_records() if x["path"] == "/v1/audio/speech"]
+            if (recs and recs[-1].get("chars") == len(LONG[:4000])) or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        rec = recs[-1]
         if r.status_code == 504:  # still waiting for its first audio at the deadline
             assert r.json()["error"]["code"] == "timeout"
         else:
