@@ -375,10 +375,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--show-failures", type=int, default=0, help="print N failures per file")
     args = ap.parse_args(argv)
     print(f"{'file':62s} {'cases':>5s} {'pass':>5s} {'rate':>7s} {'no-and':>7s}")
-    for r in [*tn_results(), *g2pmix_results()]:
+    tn = tn_results()
+    for r in [*tn, *g2pmix_results()]:
         print(f"{r.name:62s} {r.total:5d} {r.passed:5d} {r.rate:7.1%} {r.rate_no_and:7.1%}")
         for src, hyp, ref in r.failures[: args.show_failures]:
             print(f"    {src!r}\n      got: {hyp!r}\n      ref: {ref!r}")
+    total = sum(r.total for r in tn)
+    passed, no_and = sum(r.passed for r in tn), sum(r.passed_no_and for r in tn)
+    print(
+        f"{'NeMo + WeText en TN TOTAL':62s} {total:5d} {passed:5d} {passed / total:7.1%} "
+        f"{no_and / total:7.1%}"
+    )
     for neural_only in (False, True):
         n, acc = charsiu_eval(neural_only=neural_only)
         label = "neural only" if neural_only else "CMUdict + neural"

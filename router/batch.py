@@ -53,6 +53,8 @@ class BatchResult:
     failed: list[tuple[int, str]] = field(default_factory=list)
     interrupted: bool = False
     manifest: Path | None = None
+    #: Seconds spent per stage (filled by the cluster path: route, synthesize, write, wait).
+    timings: dict[str, float] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

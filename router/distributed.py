@@ -98,6 +98,7 @@ class Routed:
     target: Any = None  # an Utterance, or the text itself with ``raw``
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
+    seconds: float = 0.0  # this line's share of its routing task
 
 
 @dataclass
@@ -110,6 +111,8 @@ class Spoken:
     engine: str | None = None
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
+    route_seconds: float = 0.0
+    synth_seconds: float = 0.0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -125,6 +128,7 @@ def route_lines(lexicons: Sequence[str], items: list[BatchItem], raw: bool) -> l
     out: list[Routed] = []
     if raw:
         return [Routed(item, item.text) for item in items]
+    t0 = time.perf_counter()
     key = tuple(lexicons)
     router = _ROUTERS.get(key)
     if router is None:
@@ -138,6 +142,9 @@ def route_lines(lexicons: Sequence[str], items: list[BatchItem], raw: bool) -> l
             out.append(Routed(item, error=_describe(exc)))
             continue
         out.append(Routed(item, utt, [f"{w.code}: {w.message}" for w in utt.warnings]))
+    share = (time.perf_counter() - t0) / max(len(out), 1)
+    for r in out:
+        r.seconds = share
     return out
 
 
@@ -169,8 +176,9 @@ class EngineWorker:
         for r in routed:
             item = r.item
             if r.error is not None:
-                out.append(Spoken(item, error=r.error))
+                out.append(Spoken(item, error=r.error, route_seconds=r.seconds))
                 continue
+            t0 = time.perf_counter()
             name = item.engine or self.default_engine
             kwargs = dict(overrides)
             if item.speaker is not None:
@@ -193,6 +201,8 @@ class EngineWorker:
                     audio.sample_rate,
                     getattr(tts, "engine_name", name),
                     r.warnings,
+                    route_seconds=r.seconds,
+                    synth_seconds=time.perf_counter() - t0,
                 )
             )
         return out
@@ -330,9 +340,16 @@ def run_on_ray(
         log.add(rec)
         result.failed.append((item.line, message))
 
+    timings = result.timings
+    for key in ("route", "synthesize", "write", "wait"):
+        timings[key] = 0.0
+
     def finish(spoken: Spoken) -> None:
         nonlocal audio_seconds
         item = spoken.item
+        timings["route"] += spoken.route_seconds
+        timings["synthesize"] += spoken.synth_seconds
+        t_write = time.perf_counter()
         if spoken.error is not None or spoken.samples is None:
             fail(item, spoken.error or "no audio", spoken.engine)
         else:
@@ -345,12 +362,15 @@ def run_on_ray(
                 log.add(success_record(item, audio.duration, spoken.engine, spoken.warnings))
                 result.done += 1
                 audio_seconds += audio.duration
+        timings["write"] += time.perf_counter() - t_write
         bar.update(1)
         elapsed = max(time.monotonic() - t0, 1e-9)
         bar.set_postfix_str(f"{audio_seconds / elapsed:.2f} audio-s/s", refresh=False)
 
     def drain_one() -> None:
+        t_wait = time.perf_counter()
         ready, _ = ray.wait(list(pending), num_returns=1)
+        timings["wait"] += time.perf_counter() - t_wait
         ref = ready[0]
         idx, batch = pending.pop(ref)
         inflight[idx] -= 1

@@ -122,12 +122,16 @@ def script_score(text: str) -> ScriptScore:
 
 def _word_weight(word: str) -> float:
     low = word.lower()
+    if len(word) == 1 and low != "i":
+        return 0.5  # a variable or a letter (当a≤b时): not evidence of an English sentence
     if low in EN_FUNCTION:
         return 3.0
     has_digit = not word.isalpha() and any(c.isdigit() for c in word)
+    if has_digit:
+        return 0.5  # H200, A100, GPT-4o: codes read in either language
     upper_inside = not word[1:].islower() and any(c.isupper() for c in word[1:])
-    if has_digit or upper_inside:
-        return 0.75  # GPU, TensorRT, H200: names embedded in either language
+    if upper_inside:
+        return 0.75  # GPU, TensorRT: names embedded in either language
     return 1.5
 
 

@@ -62,9 +62,22 @@ island it belongs to, by these rules in order:
 
 1. glued to a Han character (no space) -> ``zh``: ``3个``, ``2024年``, ``80GB显存``;
 2. reaching an ``en`` token across spaces (through other ``num``/punctuation tokens, never
-   across clause punctuation such as ``，,;：``) -> ``en``: ``3:30 PM``, ``RTX 4070``,
-   ``Windows 11``;
+   across clause punctuation such as ``，,;：``) -> ``en``: ``3:30 PM``, ``I have 3 cats``;
 3. otherwise the sentence's matrix language: ``只要 22ms`` -> ``zh``, ``it costs 5`` -> ``en``.
+
+A number spaced before a Han measure word counts in Chinese in any sentence (``on 8 张 A100``).
+
+In a ``zh`` sentence rule 2 holds only for English text (issue 7): an *island* (non-Han
+tokens joined by spaces) with digits or math symbols that is not English text (two lower-case
+words, a count before a lower-case noun as in ``3 apples``, a month before a day, a time before
+AM/PM) is a code or a name with a number (``RTX 4070``, ``Windows 11``, ``pytorch 2.1``,
+``A100``, ``GPT-4o``, ``降到 35 ms``, ``x<5``): all of it goes
+to the ``zh`` span, whose frontend reads the digits in Chinese and the letters with the
+English frontend. Identifiers (URLs, e-mail, paths, ``snake_case``) and ordinals stay ``en``;
+``March 3, 2025`` is ``en`` up to the year.
+
+A tab, and a ``|`` that is not glued between two ASCII letters/digits, end a sentence (table
+cells and pipe lists get a pause); a piece that is only pipes joins the next sentence.
 
 Punctuation goes with the token before it (opening brackets/quotes with the token after),
 falling back to the neighbour on the other side, then to the matrix language. Adjacent
@@ -78,6 +91,7 @@ a sentence with neither Han nor Latin words (``3.5``) takes the previous sentenc
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from mixvox.controls import Atom, scan_atoms
@@ -98,7 +112,7 @@ _SKIP = {
 }
 _NEWLINES = frozenset("\n\r\u2028\u2029")
 #: Characters read as symbols although their script is not Latin (units, dots between names).
-_SYMBOL_LIKE = frozenset("µμΩ\u2126·・")  # micro, mu, omega, ohm sign, middle dots
+_SYMBOL_LIKE = frozenset("µμΩ\u2126·・π")  # micro, mu, omega, ohm sign, middle dots, pi
 #: Chinese and full-width punctuation: a token of its own even when glued to letters or digits
 #: (``GPU，3块`` is ``GPU`` ``，`` ``3`` ``块``), except between two digits (``3：30``, ``1，000``).
 _CJK_PUNCT = frozenset(
@@ -364,6 +378,13 @@ def _sentence_bounds(
             i += 1
             start = i
             continue
+        if text[i] == "\t" or (f[i] == "|" and _pipe_separates(f, i)):
+            # table cells and "a | b" lists: a pause between cells (the pipe stays with the
+            # cell before it; a pipe-only piece is merged below)
+            raw.append((start, i + (text[i] != "\t")))
+            i += 1
+            start = i
+            continue
         if f[i] in _TERM_RUN and _is_terminator(text, f, i):
             j = _end_of_terminal(f, i, protected)
             if _quote_continues(f, i, j):
@@ -382,6 +403,32 @@ def _sentence_bounds(
             e -= 1
         if s < e:
             out.append((s, e))
+    return _merge_pipes(f, out)
+
+
+def _pipe_separates(f: str, i: int) -> bool:
+    """A ``|`` is a cell separator unless it is glued between two ASCII letters/digits (a|b)."""
+    prev = f[i - 1] if i > 0 else " "
+    nxt = f[i + 1] if i + 1 < len(f) else " "
+    return not (prev.isascii() and prev.isalnum() and nxt.isascii() and nxt.isalnum())
+
+
+def _merge_pipes(f: str, bounds: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """A piece that is only pipes (``| a | b |`` ends) joins the next sentence (or the last)."""
+    out: list[tuple[int, int]] = []
+    carry: int | None = None
+    for s, e in bounds:
+        if all(c == "|" or c.isspace() for c in f[s:e]):
+            if carry is None:
+                carry = s
+            continue
+        out.append((carry if carry is not None else s, e))
+        carry = None
+    if carry is not None:
+        if out:
+            out[-1] = (out[-1][0], bounds[-1][1])
+        else:
+            out.append((carry, bounds[-1][1]))
     return out
 
 
@@ -544,12 +591,21 @@ def _resolve(toks: list[_Tok], f: str, matrix: str, before: str | None) -> None:
         glued_han = (i > 0 and t.gap == "adj" and toks[i - 1].kind == _ZH) or (
             i + 1 < n and toks[i + 1].gap == "adj" and toks[i + 1].kind == _ZH
         )
-        if glued_han:
+        measure_next = (
+            i + 1 < n
+            and toks[i + 1].kind == _ZH
+            and toks[i + 1].gap == "space"
+            and f[toks[i + 1].start] in _MEASURE_WORDS
+            and f[t.start : t.end].replace(".", "").isdigit()
+        )
+        if glued_han or measure_next:  # 3个, "on 8 张 A100": a count with its measure word
             t.lang = ZH
         elif en_left[i] or en_right[i]:
             t.lang = EN
         else:
             t.lang = matrix
+    if matrix == ZH:
+        _zh_code_islands(toks, f, crossable)
     # punctuation: with the token before; opening marks with the token after
     for i, t in enumerate(toks):
         if t.kind == _PUNCT:
@@ -564,6 +620,121 @@ def _resolve(toks: list[_Tok], f: str, matrix: str, before: str | None) -> None:
     for i, t in enumerate(toks):
         if t.lang is None:
             t.lang = toks[i - 1].lang if i > 0 and toks[i - 1].lang else (before or matrix)
+
+
+#: Measure words: a number spaced before one is counted in Chinese (``8 张``).
+_MEASURE_WORDS = frozenset("个张台块元岁次件只条本辆座位名根颗片套部首项份杯瓶碗双对")
+_MONTH_WORDS = frozenset(
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec".split()
+)
+_MATH = frozenset("<>≤≥≈≠=±×÷")
+_ORDINAL_TOKEN = frozenset(("st", "nd", "rd", "th"))
+
+
+def _is_identifier(tok: str) -> bool:
+    """URL, e-mail, path, ``snake_case``, ``a.b``: read by parts in English, never as a code."""
+    if any(c in "/\\@_" for c in tok) or "://" in tok:
+        return True
+    host, sep, port = tok.partition(":")
+    if sep and port.isdigit() and 2 <= len(port) <= 5 and host[:1].isalpha():
+        return True  # localhost:8080
+    return any(
+        tok[k] == "." and is_latin_letter(tok[k - 1]) and is_latin_letter(tok[k + 1])
+        for k in range(1, len(tok) - 1)
+    )
+
+
+def _is_english_phrase(words: list[str], toks: list[_Tok], f: str) -> bool:
+    """Is an island of a zh sentence English text (``I have 3 cats``), not a code or a name?
+
+    English when it has two lower-case words that are not units (``I have 3 cats``), a number
+    followed by a lower-case word (``3 apples``, ``100 epochs``), a month name before a day
+    (``March 3``), or a time before AM/PM (``3:30 PM``). A lower-case name before a number
+    (``pytorch 2.1``, ``version 2``) and capitalised names (``RTX``, ``Python``, ``iOS``) are not.
+    """
+
+    def is_word(x: str) -> bool:
+        w = x.rstrip(".,;:!?")
+        return len(w) >= 2 and w.isalpha() and w.islower() and w not in UNITS
+
+    for k in range(len(toks) - 1):
+        a, b = toks[k], toks[k + 1]
+        ta, tb = f[a.start : a.end], f[b.start : b.end]
+        if a.kind == _EN and ta.rstrip(".").lower() in _MONTH_WORDS:
+            day = tb.rstrip(",")
+            if b.kind == _NUM and day.isdigit() and len(day) <= 2:
+                return True
+        if a.kind == _NUM and ":" in ta and tb.lower().replace(".", "") in ("am", "pm"):
+            return True  # 3:30 PM (DESIGN.md: a time with AM/PM is an English island)
+        if a.kind == _NUM and b.kind == _EN and is_word(tb):
+            return True  # 3 apples: a count and its noun
+    return sum(1 for w in words if is_word(w)) >= 2
+
+
+def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok], bool]) -> None:
+    """In a zh sentence, codes and numbers next to Latin words follow the matrix language.
+
+    An island is a run of non-Han tokens joined by spaces (never across clause punctuation).
+    When it holds digits or math symbols and is not an English phrase (see
+    :func:`_is_english_phrase`), its codes (``A100``, ``GPT-4o``, ``1e-5``), numbers and names
+    go to the zh span, whose frontend reads digits in Chinese and hands the letters to the
+    English frontend: ``RTX 4070`` is RTX 四零七零, ``降到 35 ms`` is 三十五毫秒. Identifiers
+    (URLs, e-mail, paths, snake_case) and ordinals (``1st``) stay English.
+    """
+    n = len(toks)
+    i = 0
+    while i < n:
+        if toks[i].kind == _ZH:
+            i += 1
+            continue
+        j = i + 1
+        while j < n and toks[j].kind != _ZH and crossable(toks[j - 1], toks[j]):
+            j += 1
+        island = toks[i:j]
+        texts = [f[t.start : t.end] for t in island]
+        en = [x for t, x in zip(island, texts, strict=True) if t.kind == _EN]
+        if en and any(
+            any(c.isdigit() for c in x) or any(c in _MATH for c in x)
+            for t, x in zip(island, texts, strict=True)
+            if t.kind in (_EN, _NUM)
+        ):
+            words = [x for x in en if x.replace("-", "").replace("'", "").isalpha()]
+            if not _is_english_phrase(words, island, f):
+                for t, x in zip(island, texts, strict=True):
+                    if t.kind not in (_EN, _NUM) or _is_identifier(x):
+                        continue
+                    if t.kind == _EN and x.lstrip("0123456789").lower() in _ORDINAL_TOKEN:
+                        continue
+                    t.lang = ZH
+        i = j
+    # "March 3, 2025": the day (even glued to Han) and the year belong to the English date
+    for k in range(n - 1):
+        m, d = toks[k], toks[k + 1]
+        day = f[d.start : d.end].rstrip(",")
+        if (
+            m.kind == _EN
+            and f[m.start : m.end].rstrip(".").lower() in _MONTH_WORDS
+            and d.gap == "space"
+            and d.kind == _NUM
+            and day.isdigit()
+            and 1 <= int(day) <= 31
+            and len(day) <= 2
+        ):
+            d.lang = EN
+    for k in range(n - 2):
+        m, d, y = toks[k : k + 3]
+        if (
+            m.kind == _EN
+            and f[m.start : m.end].rstrip(".").lower() in _MONTH_WORDS
+            and d.lang == EN
+            and f[d.start : d.end].endswith(",")
+            and f[d.start : d.end - 1].isdigit()
+            and y.gap == "space"
+            and f[y.start : y.end].isdigit()
+            and len(f[y.start : y.end]) == 4
+        ):
+            y.lang = EN
 
 
 def _spans_of_segment(

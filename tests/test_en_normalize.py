@@ -37,6 +37,43 @@ def analyze(text: str, start: int = 0, lexicon: Lexicon | None = None):
         ("1,000,000", "one million"),
         ("123,000,012", "one hundred twenty three million twelve"),
         ("-5", "minus five"),
+        # issue 7: scientific notation keeps its sign; comparison symbols are words
+        ("1e-5", "one E minus five"),
+        ("lr = 3e-4", "lr equals three E minus four"),
+        ("-1e-9", "minus one E minus nine"),
+        ("2.5E+3", "two point five E plus three"),
+        ("x < 5", "X less than five"),
+        ("x > 0", "X greater than zero"),
+        ("x<=5", "X less than or equal to five"),
+        ("x >= 3", "X greater than or equal to three"),
+        ("a != b", "a is not equal to B"),
+        ("a ≤ b", "a is less than or equal to B"),
+        ("±0.5", "plus or minus zero point five"),
+        ("~5 minutes", "about five minutes"),
+        ("5~10", "five to ten"),
+        ("10%~15%", "ten percent to fifteen percent"),
+        ("-5~3°C", "minus five to three degrees Celsius"),
+        ("it was .22", "it was point two two"),
+        ("A | B", "A | B"),
+        # all-capital words that are words (logs, code) are said; true acronyms spelled
+        ("a WARN and an INFO line", "a warn and an info line"),
+        ("Set DEBUG to TRUE, not NULL", "Set debug to true, not null"),
+        ("ERROR on the GPU", "error on the G P U"),
+        ("25 sept.", "the twenty fifth of September"),
+        ("open Mon.-Sun.", "open Monday to Sunday."),
+        ("a 401(k) plan", "a four oh one K plan"),
+        ("card ending in 8876", "card ending in eight eight seven six"),
+        ("mail enterpriseservices@nvidia.com", "mail enterprise services at nvidia dot com"),
+        # paths and host:port are read by parts, no slash or backslash left
+        ("open ~/.bashrc", "open tilde slash dot bashrc"),
+        ("run ./build.sh", "run dot slash build dot S H"),
+        ("at /etc/hosts", "at slash etc slash hosts"),
+        ("C:\\Users\\a.txt", "C colon backslash users backslash A dot T X T"),
+        ("localhost:8080", "local host colon eight zero eight zero"),
+        (
+            "go <noise/> home",
+            "go <noise/> home",
+        ),  # passed through; the frontend keeps it silent  # a silent separator (punctuation), not "bar"
         ("3.14", "three point one four"),
         (".5", "point five"),
         ("-0.1", "minus zero point one"),
@@ -469,3 +506,11 @@ def test_telephone_forms(text: str, spoken: str) -> None:
 )
 def test_ranges_units_dates(text: str, spoken: str) -> None:
     assert normalize_en(text) == spoken
+
+
+def test_markup_is_silent_with_a_warning() -> None:
+    words, warns = analyze("go <noise/> home [HH AH0 L OW1]")
+    assert [w.spoken for w in words] == ["go", "", "home", ""]
+    assert [w[0] for w in warns] == ["markup", "markup"]
+    words, warns = analyze("if a<b and c>d")  # comparisons, not a tag
+    assert "less than" in " ".join(w.spoken for w in words) and warns == []

@@ -33,9 +33,9 @@ MEASURED: dict[str, tuple[int, int, str]] = {
         13,
         "no 'and' in numbers; 13000 is a cardinal, not digits",
     ),
-    "nemo/test_cases_date.txt": (54, 51, "01.10.2010 is day.month for us"),
+    "nemo/test_cases_date.txt": (54, 52, "01.10.2010 is day.month for us"),
     "nemo/test_cases_decimal.txt": (12, 12, ""),
-    "nemo/test_cases_electronic.txt": (45, 40, "'jpg' -> jay peg; no splitting of long user names"),
+    "nemo/test_cases_electronic.txt": (45, 42, "'jpg' -> jay peg; 'rtxprohelp' is not split"),
     "nemo/test_cases_fraction.txt": (16, 13, "big denominators read 'X over Y'"),
     "nemo/test_cases_math.txt": (4, 3, ""),
     "nemo/test_cases_measure.txt": (21, 15, "no 'and'; 4.4x -> times"),
@@ -53,8 +53,8 @@ MEASURED: dict[str, tuple[int, int, str]] = {
     "nemo/test_cases_serial.txt": (33, 24, "5-6 digit groups read as cardinals; / is slash"),
     "nemo/test_cases_special_text.txt": (
         10,
-        0,
-        "inline markup/IPA is the router's job, not read here",
+        9,
+        "markup passed through (never spoken); one case differs by 'and'",
     ),
     "nemo/test_cases_telephone.txt": (
         20,
@@ -62,7 +62,7 @@ MEASURED: dict[str, tuple[int, int, str]] = {
         "",
     ),
     "nemo/test_cases_time.txt": (21, 18, ""),
-    "nemo/test_cases_whitelist.txt": (7, 6, ""),
+    "nemo/test_cases_whitelist.txt": (7, 7, ""),
     "nemo/test_cases_word.txt": (37, 37, ""),
     "wetext/cardinal.txt": (27, 11, "'negative' vs our 'minus'; no 'and' (no-and rate 78 %)"),
     "wetext/date.txt": (14, 6, "WeText says 'the fifth of january' for month-first dates"),
@@ -111,9 +111,9 @@ def test_overall_tn_rate(tn_results) -> None:
     passed = sum(r.passed for r in tn_results.values())
     no_and = sum(r.passed_no_and for r in tn_results.values())
     assert total == 679
-    # measured: 524 / 679 = 77.2 % strict, 575 / 679 = 84.7 % without the "and" convention
-    assert passed / total >= 0.755
-    assert no_and / total >= 0.83
+    # measured: 537 / 679 = 79.1 % strict, 591 / 679 = 87.0 % without the "and" convention
+    assert passed / total >= 0.775
+    assert no_and / total >= 0.855
 
 
 def test_canonical_form() -> None:

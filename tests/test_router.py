@@ -56,15 +56,25 @@ def check_offsets(utt: Utterance) -> None:
         ),
         ("3个GPU", [(ZH, "3个"), (EN, "GPU")]),
         ("80GB显存", [(ZH, "80GB显存")]),
+        # issue 7: codes and numbers beside a name follow the matrix language (RTX 四零七零);
+        # the zh frontend hands the letters to the English frontend
         (
             "RTX 4070 跑 TensorRT 只要 22ms",
-            [(EN, "RTX 4070"), (ZH, "跑"), (EN, "TensorRT"), (ZH, "只要 22ms")],
+            [(ZH, "RTX 4070 跑"), (EN, "TensorRT"), (ZH, "只要 22ms")],
         ),
-        ("我用 Windows 11", [(ZH, "我用"), (EN, "Windows 11")]),
-        ("i7-12700K 和 H200 都很快", [(EN, "i7-12700K"), (ZH, "和"), (EN, "H200"), (ZH, "都很快")]),
-        ("升级到 v2.0 了", [(ZH, "升级到"), (EN, "v2.0"), (ZH, "了")]),
-        ("价格是 USD $5.99", [(ZH, "价格是"), (EN, "USD $5.99")]),
-        ("Windows 11 很好用", [(EN, "Windows 11"), (ZH, "很好用")]),
+        ("我用 Windows 11", [(ZH, "我用 Windows 11")]),
+        ("i7-12700K 和 H200 都很快", [(ZH, "i7-12700K 和 H200 都很快")]),
+        ("升级到 v2.0 了", [(ZH, "升级到 v2.0 了")]),
+        ("价格是 USD $5.99", [(ZH, "价格是 USD $5.99")]),
+        ("Windows 11 很好用", [(ZH, "Windows 11 很好用")]),
+        ("延迟降到 35 ms", [(ZH, "延迟降到 35 ms")]),
+        # an English island keeps English: a phrase, a month date, a time with PM
+        ("他说 I have 3 cats", [(ZH, "他说"), (EN, "I have 3 cats")]),
+        ("会议定在March 3, 2025举行", [(ZH, "会议定在"), (EN, "March 3, 2025"), (ZH, "举行")]),
+        ("文件在 /usr/local/bin2 里", [(ZH, "文件在"), (EN, "/usr/local/bin2"), (ZH, "里")]),
+        ("训练了 100 epochs", [(ZH, "训练了"), (EN, "100 epochs")]),
+        # a lower-case name before a number is a name with a version, not English text
+        ("用 pytorch 2.1 训练", [(ZH, "用 pytorch 2.1 训练")]),
     ],
 )
 def test_chinese_matrix_spans(text: str, expected: list[tuple[str, str]]) -> None:
@@ -78,6 +88,14 @@ def test_chinese_matrix_spans(text: str, expected: list[tuple[str, str]]) -> Non
 def test_numbers_units_and_symbols_take_the_chinese_matrix() -> None:
     text = "价格¥5，涨了 50%，气温 -5℃，比分 3:2，2024年"
     assert spans(text) == [(ZH, text)]
+
+
+def test_number_spaced_before_a_measure_word_is_counted_in_chinese() -> None:
+    assert spans("We trained it on 8 张 A100") == [
+        (EN, "We trained it on"),
+        (ZH, "8 张"),
+        (EN, "A100"),
+    ]
 
 
 def test_number_with_space_before_english_word_joins_it() -> None:
@@ -123,7 +141,8 @@ def test_traditional_chinese_and_mixed_punctuation() -> None:
         (ZH, "這個軟體很好用，對吧？"),
         (EN, "OK!"),
     ]
-    assert spans("他说 (RTX 4070) 很快") == [(ZH, "他说"), (EN, "(RTX 4070)"), (ZH, "很快")]
+    assert spans("他说 (RTX 4070) 很快") == [(ZH, "他说 (RTX 4070) 很快")]  # a code: zh digits
+    assert spans("他说 (RTX) 很快") == [(ZH, "他说"), (EN, "(RTX)"), (ZH, "很快")]
     # an opening quote goes with the word after it, the closing one with the word before
     assert spans("“Hello” 他说") == [(EN, "“Hello”"), (ZH, "他说")]
 
@@ -389,7 +408,8 @@ def test_skipped_characters_are_reported_in_merged_runs() -> None:
 def test_tabs_and_newlines_are_whitespace_other_controls_are_not() -> None:
     utt = segment("a\tb\nc\x0bd\x1fe")
     assert [w.code for w in utt.warnings] == ["control-char", "control-char"]
-    assert [s.text for s in utt.sentences] == ["a\tb", "c\x0bd\x1fe"]
+    # a tab separates table cells: a pause between them (issue 7)
+    assert [s.text for s in utt.sentences] == ["a", "b", "c\x0bd\x1fe"]
 
 
 def test_only_skipped_characters_give_no_sentence() -> None:

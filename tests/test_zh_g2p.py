@@ -133,7 +133,7 @@ def test_words_cover_span_with_absolute_offsets(fe: ZhFrontend) -> None:
     assert gpu.lang == "en" and gpu.spoken == "G P U"
     assert gpu.phonemes == ["JH", "IY1", "P", "IY1", "Y", "UW1"]
     assert by_text["22ms"].spoken == "二十二毫秒"
-    assert by_text["¥1.50"].spoken == "一元五角"
+    assert by_text["¥1.50"].spoken == "一点五元"
     assert by_text["，"].kind == "punct" and by_text["，"].spoken == "，"
 
 
@@ -262,10 +262,15 @@ def test_letter_two_letter_reads_to(fe: ZhFrontend) -> None:
     assert words[0].phonemes == ["OW1", "T", "UW1", "OW1"]
 
 
-def test_latin_word_is_spelled_with_warning(fe: ZhFrontend) -> None:
+def test_latin_word_is_read_by_the_english_frontend(fe: ZhFrontend) -> None:
+    # issue 7: a Latin word inside a zh span is read as English reads it, not letter by letter
     words, warnings = run(fe, "喝coffee")
-    assert words[1].spoken == "C O F F E E" and words[1].lang == "en"
-    assert [w[0] for w in warnings] == ["spelled-out"]
+    assert words[1].spoken == "coffee" and words[1].lang == "en"
+    assert words[1].phonemes[0] == "K" and warnings == []
+    words, _ = run(fe, "日志里有WARNING和GPU")
+    assert [w.spoken for w in words if w.lang == "en"] == ["warning", "G P U"]
+    words, _ = run(fe, "用C++20和Wi-Fi 6")
+    assert [w.spoken for w in words][1:] == ["C plus plus", "二十", "和", "wifi", "六"]
 
 
 def test_en_lexicon_is_used_for_latin_words(fe: ZhFrontend) -> None:

@@ -60,7 +60,12 @@ CASES = [
     ("2024年", "二零二四年"),
     ("05年", "零五年"),
     ("公元前202年", "公元前二零二年"),
-    ("50年", "五十年"),
+    ("50年", "五零年"),  # a short year without a cue (NeMo)
+    ("工作了50年", "工作了五十年"),
+    ("他86年出生", "他八六年出生"),
+    ("30年前", "三十年前"),
+    ("20年3月", "二零年三月"),
+    ("50年代", "五十年代"),
     ("90后", "九零后"),
     ("2024-01-05", "二零二四年一月五日"),
     ("2024/1/5", "二零二四年一月五日"),
@@ -91,9 +96,13 @@ CASES = [
     ("2-3个", "两到三个"),
     # money
     ("¥5", "五元"),
-    ("¥1.50", "一元五角"),
-    ("￥1.25", "一元两角五分"),
-    ("¥3.05", "三元零五分"),
+    ("¥1.50", "一点五元"),  # WeText; trailing zeros are not said (issue 7)
+    ("￥1.25", "一点二五元"),
+    ("¥3.05", "三点零五元"),
+    ("¥36.00", "三十六元"),
+    ("36.00元", "三十六元"),
+    ("36.50元", "三十六点五元"),
+    ("$2.00", "两美元"),
     ("$5", "五美元"),
     ("€5", "五欧元"),
     ("£100", "一百英镑"),
@@ -143,6 +152,103 @@ CASES = [
     # plain text is untouched
     ("你好，世界！", "你好，世界！"),
     ("", ""),
+]
+
+
+# issue 7: codes, symbols and numbers read as people read them (normalize_zh view: Latin
+# letters stay letters here; the frontend reads them with the English frontend)
+CASES += [
+    # product and model codes
+    ("RTX 4070显卡", "RTX 四零七零显卡"),
+    ("RTX4090", "RTX四零九零"),
+    ("GTX 970", "GTX 九七零"),  # data/brands.tsv: digits
+    ("A100", "A一百"),
+    ("H200和H100", "H二百和H一百"),
+    ("1080p", "一零八零P"),
+    ("720p视频", "七二零P视频"),
+    ("5G和4K", "五G和四K"),
+    ("Wi-Fi 6", "Wi-Fi 六"),
+    ("GPT-4o", "GPT-四O"),
+    ("Python 3.12", "Python 三点一二"),
+    ("iOS 18", "IOS 十八"),
+    ("C++20", "C++二十"),
+    ("Q3营收", "Q三营收"),
+    ("Windows 2000", "Windows 两千"),  # brands.tsv: cardinal
+    ("i7-12700K", "I七-一二七零零K"),
+    ("Ryzen 9 7950X", "Ryzen 九七九五零X"),
+    ("4070Ti", "四零七零TI"),
+    ("下载Llama-2-7B", "下载Llama-二-七B"),
+    ("端口是8080", "端口是八零八零"),
+    ("分辨率1920x1080", "分辨率一千九百二十乘一千零八十"),
+    ("读速7000MB", "读速七千MB"),
+    ("读速7000MB/s", "读速七千MB每秒"),
+    ("10次/h", "十次每小时"),
+    # units with a space, symbols, scientific notation
+    ("降到 35 ms", "降到三十五毫秒"),
+    ("INT8（8位整数）", "INT八（八位整数）"),
+    ("1e-5", "一E负五"),
+    ("2.5E+3", "二点五E三"),
+    ("误差±0.5", "误差正负零点五"),
+    ("x<5且y>3", "X小于五且Y大于三"),
+    ("a≤b", "A小于等于B"),
+    ("a≥b", "A大于等于B"),
+    ("a≈b", "A约等于B"),
+    ("~5分钟", "约五分钟"),
+    ("约~5分钟", "约五分钟"),
+    # ranges
+    ("−5~3℃", "零下五到三摄氏度"),
+    ("-5~3℃", "零下五到三摄氏度"),
+    ("10%~15%", "百分之十到百分之十五"),
+    ("2020-2024年", "二零二零到二零二四年"),
+    # short years, money, leading-dot decimals, dates
+    ("在19年", "在一九年"),
+    ("18年底", "一八年底"),
+    ("工作了30年", "工作了三十年"),
+    ("价格36.00元", "价格三十六元"),
+    ("精度是.22", "精度是零点二二"),
+    ("12/2/2", "一二年二月二日"),
+    ("2022-23赛季", "二零二二到二三赛季"),
+    ("比分是3-1", "比分是三比一"),
+    ("以2-1获胜", "以二比一获胜"),
+    ("他以3-5岁为主", "他以三到五岁为主"),
+    ("电话：010-8888 6666", "电话：零幺零八八八八六六六六"),
+    ("价格为3.5元/斤", "价格为三点五元每斤"),
+    # spaces around numbers (tech writing): the reading does not change
+    ("在 2024 年 3 月 5 日", "在二零二四年三月五日"),
+    ("他 86 年出生", "他八六年出生"),
+    ("CPU 3000 元", "CPU 三千元"),  # a quantity after a name is no code
+    ("Ubuntu 22.04", "Ubuntu 二二点零四"),  # brands.tsv: digits, also for decimals
+    ("3 个 M.2 SSD", "三个 M点二 SSD"),
+    # a dash or tilde between two quantities with Han units is 到, never a sign
+    ("9月1日-9月5日", "九月一日到九月五日"),
+    ("12月1日~12月31日", "十二月一日到十二月三十一日"),
+    ("2019年-2020年", "二零一九年到二零二零年"),
+    ("温差是10℃-15℃", "温差是十摄氏度到十五摄氏度"),
+    ("-2~-10℃", "零下二到零下十摄氏度"),
+    ("5日-3℃", "五日零下三摄氏度"),
+    ("今天-3℃", "今天零下三摄氏度"),
+    # powers, pi, circled and Roman numeral characters, superscripts
+    ("2^10=1024", "二的十次方等于一千零二十四"),
+    ("10^-6", "十的负六次方"),
+    ("圆周率π约等于3.14", "圆周率派约等于三点一四"),
+    ("第Ⅲ卷", "第三卷"),
+    ("①号选手", "一号选手"),
+    ("x²+y²", "X的平方加Y的平方"),
+    ("1823年3月bc", "公元前一八二三年三月"),
+    ("遇到危险打110报警", "遇到危险打幺幺零报警"),
+    ("叫了120急救车", "叫了幺二零急救车"),
+    ("有120人", "有一百二十人"),
+    ("下周三 3pm 开会", "下周三下午三点开会"),
+    ("我们 10am 见", "我们上午十点见"),
+    ("2pm", "下午两点"),
+    ("Windows 11 23H2版本", "Windows 十一二三H二版本"),
+    ("速度快了2x", "速度快了两倍"),
+    ("提速1.5x", "提速一点五倍"),
+    ("支持50+语言", "支持五十多语言"),
+    ("10+年经验", "十多年经验"),
+    ("24/7客服", "二十四乘七客服"),
+    ("增长 50 %", "增长百分之五十"),
+    ("3 ~ 5 天", "三到五天"),
 ]
 
 
@@ -202,3 +308,85 @@ def test_identifiers_after_a_cue_and_a_space_and_long_numbers_read_digit_by_digi
     assert normalize_zh("是123456789012") == "是幺二三四五六七八九零幺二"
     assert normalize_zh("总共12345678901元") == "总共一百二十三亿四千五百六十七万八千九百零一元"
     assert normalize_zh("11000000000") == "一百一十亿"  # a round amount stays a cardinal
+
+
+def test_brand_table_is_data_and_lexicons_extend_it() -> None:
+    from mixvox.frontends.zh.normalize import brand_table
+
+    table = brand_table()
+    assert table["rtx"] == "digits" and table["windows"] == "cardinal"
+    # an extra table (what the frontend builds from lexicon entries) changes the reading
+    pieces = tokenize("Galaxy S 24", brands={"s": "digits"})
+    assert [p.spoken for p in pieces if p.kind == "num"] == ["二四"]
+    assert [p.spoken for p in tokenize("Galaxy S 24") if p.kind == "num"] == ["二十四"]
+
+
+def test_lexicon_entry_adds_a_brand_reading() -> None:
+    from mixvox.frontends.zh.plugin import ZhFrontend
+    from mixvox.interfaces import FrontendContext, LexEntry, Lexicon
+    from mixvox.ir import Span
+
+    lex = Lexicon("zh", [{"Galaxy S #": LexEntry("Galaxy S #", spoken="digits")}])
+    ctx = FrontendContext(lexicon=lex, warn=lambda *a: None, matrix="zh")
+    words = ZhFrontend().analyze(Span("zh", "买了Galaxy S 24", 0, 13), ctx)
+    assert [w.spoken for w in words if w.lang == "zh"][-1] == "二四"
+    plain = FrontendContext(lexicon=Lexicon("zh"), warn=lambda *a: None, matrix="zh")
+    words = ZhFrontend().analyze(Span("zh", "买了Galaxy S 24", 0, 13), plain)
+    assert [w.spoken for w in words if w.lang == "zh"][-1] == "二十四"
+
+
+MIXED = [
+    # (text, spoken words joined; <...> marks English words)
+    ("这台电脑用的是RTX 4070显卡", "这台电脑用的是<R T X>四零七零显卡"),
+    ("A100的显存是80GB", "<A>一百的显存是八十<G B>"),
+    ("路由器支持Wi-Fi 6", "路由器支持<wifi>六"),
+    ("我们用GPT-4o生成", "我们用<G P T>-四<O>生成"),
+    ("用C++20写的", "用<C plus plus>二十写的"),
+    ("延迟降到 35 ms", "延迟降到三十五毫秒"),
+    ("他说 I have 3 cats", "他说<I><have><three><cats>"),
+    ("学习率设为1e-5", "学习率设为一<E>负五"),
+    ("会议定在March 3, 2025举行", "会议定在<March><third><,><twenty twenty five>举行"),
+    ("日志里有WARNING和ERROR", "日志里有<warning>和<error>"),
+    ("当a≤b时成立", "当<A>小于等于<B>时成立"),
+    ("H200比H100快", "<H>二百比<H>一百快"),
+    ("用i7-12700K处理器", "用<I>七-一二七零零<K>处理器"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), MIXED)
+def test_mixed_technical_sentences_through_the_router(text: str, expected: str) -> None:
+    import mixvox
+
+    utt = mixvox.route(text)
+    got = "".join(
+        (w.spoken if w.lang == "zh" else f"<{w.spoken}>")
+        for s in utt.sentences
+        for sp in s.spans
+        for w in sp.words
+        if w.spoken
+    )
+    assert got == expected
+
+
+def test_identifiers_keep_no_underscore_or_slash_in_spoken() -> None:
+    import mixvox
+
+    for text in ("变量名是max_seq_len", "文件在/usr/local/bin里", "访问https://example.com/a_b",
+                 "邮箱是foo.bar@example.com", "配置config_v2.yaml", "打开 ~/.bashrc 文件",
+                 "运行 ./build.sh", "路径C:\\Users\\a.txt", "访问 localhost:8080"):  # fmt: skip
+        utt = mixvox.route(text)
+        spoken = [w.spoken for s in utt.sentences for sp in s.spans for w in sp.words]
+        assert spoken and not any(c in x for x in spoken for c in "_/\\"), (text, spoken)
+
+
+def test_cells_and_pipes_get_a_pause_between_them() -> None:
+    import mixvox
+
+    for text, cells in (
+        ("名称\t价格\t数量", ["名称", "价格", "数量"]),
+        ("A | B | C", ["A |", "B |", "C"]),
+        ("| 名称 | 价格 |", ["| 名称 |", "价格 |"]),
+    ):
+        utt = mixvox.route(text)
+        assert [s.text for s in utt.sentences] == cells  # one sentence each: a pause between
+    assert [s.text for s in mixvox.route("a|b").sentences] == ["a|b"]  # glued: not a table

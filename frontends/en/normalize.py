@@ -29,6 +29,7 @@ from functools import lru_cache
 
 from mixvox.frontends.en import numbers as num
 from mixvox.frontends.en.g2p import cmudict
+from mixvox.phonetics import ARPABET_CONSONANTS, ARPABET_VOWELS
 from mixvox.textutil import fold_width, is_emoji, is_latin_letter
 
 # ---------------------------------------------------------------------------------------------
@@ -108,7 +109,7 @@ _SPACED_SCALE = frozenset(("k", "K", "m", "M", "mm", "b", "B", "bn", "t", "T"))
 _LEAD_PUNCT = set("\"'([{<«¿¡_`")
 _TRAIL_PUNCT = set(".,;:!?\"')]}>»…_`")
 #: Punctuation that stays a ``punct`` piece with ``spoken`` = the character.
-_PUNCT_CHARS = set(".,;:!?\"'()[]{}-…«»‹›、。，：；！？*_`")
+_PUNCT_CHARS = set(".,;:!?\"'()[]{}-…«»‹›、。，：；！？*_`|")
 
 _REGNAL_NAMES = frozenset(
     "Henry Louis Elizabeth George Edward Charles James William Richard John Pope Pius Leo "
@@ -150,6 +151,28 @@ _RE_VANITY = re.compile(r"(?:1-)?8\d\d-[A-Z0-9]{1,10}(?:-[A-Z0-9]{1,10}){0,4}")
 #: Codes read character by character after a cue word: ``ab9453``, ``834921``, ``X7-55A``.
 _RE_CODE = re.compile(r"[A-Za-z0-9]{1,32}(?:-[A-Za-z0-9]{1,32}){0,4}")
 #: Ranges of two dimensions, ``2x8``, which a spaced unit may follow (``2x8 m2``).
+#: Two-character comparison operators, read as words wherever they stand.
+_MATH_PAIRS = {
+    "<=": "less than or equal to", ">=": "greater than or equal to", "!=": "not equal to",
+    "==": "equals", "=>": "implies", "->": "to", "<>": "not equal to",
+}  # fmt: skip
+_WEEKDAYS = {
+    "mon": "Monday", "tue": "Tuesday", "tues": "Tuesday", "wed": "Wednesday",
+    "thu": "Thursday", "thur": "Thursday", "thurs": "Thursday", "fri": "Friday",
+    "sat": "Saturday", "sun": "Sunday",
+}  # fmt: skip
+_RE_DAY_RANGE = re.compile(
+    r"(mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\.?(?:[-–~](mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\.?)?",
+    re.I,
+)
+#: File paths and host:port identifiers, read by parts like URLs.
+_RE_PATH = re.compile(
+    r"(?:~|\.{1,2})?/[\w.~-]+(?:/[\w.~-]*)*"  # /usr/bin, ~/.bashrc, ./build.sh, ../a
+    r"|[A-Za-z]:\\[\w.\\ -]*"  # C:\Users\a.txt
+    r"|[A-Za-z][\w.-]*:\d{2,5}"  # localhost:8080
+)
+_RE_TILDE_RANGE = re.compile(r"(-?)(\d+(?:\.\d+)?)(%?)[~～](-?\d\S*)")
+_RE_SCI = re.compile(r"([-+]?)(\d+(?:\.\d+)?|\.\d+)[eE]([-+−]?)(\d{1,3})")
 _RE_DIMENSION = re.compile(r"\d+(?:\.\d+)?[x×]\d+(?:\.\d+)?")
 _RE_QUARTER = re.compile(r"([1-4])Q(\d{2}|\d{4})")
 _RE_INITIALS = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]\.?")
@@ -284,17 +307,24 @@ class Normalizer:
         folded = fold_width(text)
         n = len(folded)
         chunks: list[tuple[int, int]] = []
+        markup: set[int] = set()  # chunk starts that are markup (<noise/>, [HH AH0 L OW1])
         i = 0
         while i < n:
             if folded[i].isspace():
                 i += 1
                 continue
             j = i
+            mk = _markup_at(folded, i)
+            if mk:
+                chunks.append((i, mk))
+                markup.add(i)
+                i = mk
+                continue
             # Inside a URL, ``?`` ``,`` ``;`` ``!`` before a letter belong to it (``a?b=1``).
             url = _RE_URL_START.match(folded, i) is not None
             while j < n and not folded[j].isspace():
-                if j > i and _is_hard_break(folded, j) and not (url and folded[j] in ",;!?"):
-                    break
+                if j > i and folded[j] in "<[" and _markup_at(folded, j):
+                    break  # go<noise/>home
                 j += 1
                 if _is_hard_break(folded, j - 1) and not (url and folded[j - 1] in ",;!?"):
                     break
@@ -304,6 +334,11 @@ class Normalizer:
         leads: list[list[Tok]] = []
         trails: list[list[Tok]] = []
         for a, b in chunks:
+            if a in markup:
+                leads.append([])
+                cores.append((b, b))
+                trails.append([Tok(a, b, folded[a:b], "punct", reason="markup")])
+                continue
             lead, (ca, cb), trail = self._split_chunk(folded, a, b)
             leads.append(lead)
             cores.append((ca, cb))
@@ -384,6 +419,8 @@ class Normalizer:
 
     def _special_at(self, s: str, a: int, b: int) -> bool:
         core = s[a:b]
+        if core in ("<", ">") or core in _MATH_PAIRS:
+            return True  # "x < 5": a comparison, not a bracket
         return core in self.t.special and len(core) > 1
 
     def _keeps_final_dot(self, core: str) -> bool:
@@ -444,6 +481,27 @@ class Normalizer:
             # ``/٣``) go to the fallback, which reads or reports them one by one.
             if _RE_EMAIL.fullmatch(core) or _RE_URL.fullmatch(core):
                 return self.read_electronic(core)
+        if core.isascii() and _RE_PATH.fullmatch(core):
+            return self.read_electronic(core)  # ~/.bashrc, ./build.sh, C:\Users, localhost:8080
+        m = _RE_DAY_RANGE.fullmatch(core)
+        if m is not None:
+            day, last = m.group(1).lower(), m.group(2)
+            # a lone day needs its dot and a capital; "the Sun.", "I sat." are words
+            single = "." in core and core[0].isupper() and day not in ("sun", "sat", "wed")
+            if last:  # Mon.-Sun., Mon-Fri
+                return f"{_WEEKDAYS[day]} to {_WEEKDAYS[last.lower()]}"
+            if single:  # Tue.
+                return _WEEKDAYS[day]
+        m = _RE_TILDE_RANGE.fullmatch(core)
+        if m:  # 10%~15%, -5~3°C: a tilde between two numbers is "to"
+            sign, left, pct, right = m.groups()
+            rw = self._read_whole(right, "", nxt, k, cores)
+            if rw is not None:
+                whole = None if sign or pct else self._read_whole(left, prev, "", k, cores)
+                lw = whole or (
+                    ("minus " if sign else "") + _plain_number(left) + (" percent" if pct else "")
+                )
+                return f"{lw} to {rw}"
         if self._after_id_cue(k, cores) and _RE_CODE.fullmatch(core):
             digits = sum(c.isdecimal() for c in core)
             if digits >= 3 or (digits and core.isdecimal() and len(core) > 1):
@@ -487,7 +545,9 @@ class Normalizer:
         if street and (_is_capitalized(prev) or _RE_ORDINAL.fullmatch(prev) or prev.isdecimal()):
             if core.rstrip(".").lower() != "dr" or not nxt[:1].isupper():
                 return street
-        if core[-1] == "." or "." in core:
+        if core[-1] == "." and _is_day(prev) and self._month_of(core, lenient=True):
+            pass  # "25 sept.": the month rule below says "of September"
+        elif core[-1] == "." or "." in core:
             r = self._abbreviation(core, prev, nxt)
             if r is not None:
                 return r
@@ -533,6 +593,8 @@ class Normalizer:
             w3 = word(k - 4)
             if w1 in _ID_CUES:
                 return True
+        if w1 in ("in", "with") and w2 in ("ending", "ends", "ended") and cores[k].isdecimal():
+            return True  # "card ending in 8876": the last digits of a number
         return (w1 in _NUMBER_WORDS or cores[k - 1] == "#") and w2 in _NUMBER_CUES
 
     def _vanity(self, core: str) -> str:
@@ -613,6 +675,12 @@ class Normalizer:
         return None
 
     def _numeric(self, core: str, prev: str, nxt: str, k: int, cores: list[str]) -> str | None:
+        m = _RE_SCI.fullmatch(core)
+        if m:  # 1e-5 -> one E minus five: the exponent's sign is never lost
+            sign, mant, exp_sign, exp = m.groups()
+            lead = "minus " if sign == "-" else ""
+            mid = " minus " if exp_sign in ("-", "−") else " plus " if exp_sign == "+" else " "
+            return f"{lead}{_plain_number(mant)} E{mid}{num.cardinal(exp)}"
         m = _RE_TIME.fullmatch(core)
         if m:
             r = _time(m.group(1), m.group(2), m.group(3), m.group(4), nxt)
@@ -1038,7 +1106,7 @@ class Normalizer:
             ".": "dot", "@": "at", "/": "slash", ":": "colon", "-": "dash", "_": "underscore",
             "?": "question mark", "=": "equals", "&": "ampersand", "#": "hash", "~": "tilde",
             "%": "percent", "+": "plus", ",": "comma", ";": "semicolon", "!": "exclamation mark",
-            "*": "star", "$": "dollar",
+            "*": "star", "$": "dollar", "\\": "backslash",
         }  # fmt: skip
         while i < n:
             c = core[i]
@@ -1069,6 +1137,10 @@ class Normalizer:
             return letters_spoken(low)
         if w.isupper() and len(w) > 1:
             return self._acronym(w)
+        if len(low) >= 8 and low not in cmudict():
+            parts = _dict_split(low)
+            if parts:
+                return " ".join(parts)  # enterpriseservices -> enterprise services
         return low
 
     # -- generic fallback -------------------------------------------------------------------
@@ -1172,6 +1244,11 @@ class Normalizer:
     def _symbol(self, s: str, i: int, prev: str, nxt: str) -> Tok:
         c = s[i]
         t = self.t
+        two = s[i : i + 2]
+        if two in _MATH_PAIRS:
+            return Tok(i, i + 2, _MATH_PAIRS[two])  # x<=5, a!=b
+        if c in "~～" and 0 < i and s[i - 1].isdecimal() and s[i + 1 : i + 2].isdecimal():
+            return Tok(i, i + 1, "to")  # 5~10
         if c == "-" and 0 < i and s[i - 1].isalnum() and s[i + 1 : i + 2].isalnum():
             return Tok(i, i + 1, "minus")  # only reached in equations (see _fallback)
         if c == "#":
@@ -1208,6 +1285,64 @@ class Normalizer:
 # ---------------------------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------------------------
+
+
+_RE_TAG = re.compile(
+    r"</?[A-Za-z][A-Za-z0-9_:-]{0,31}(?:=[^<>\s]{0,32})?"
+    r"(?:\s{1,4}[A-Za-z_:][\w:.-]{0,31}=(?:\"[^\"<>]{0,100}\"|'[^'<>]{0,100}'|[^\s<>]{1,100})){0,8}"
+    r"\s{0,4}/?>"
+)
+_RE_BRACKETED = re.compile(r"\[[^\[\]\n]{1,200}\]")
+_IPA_ONLY = frozenset("ˈˌəɪʊɑɔɛɹɫʃʒθðŋæʌɐɚɝɾʔːɒɜɡ")
+
+
+def _markup_at(s: str, i: int) -> int:
+    """End of markup starting at ``i`` (an XML-like tag, a bracketed ARPAbet or IPA
+    transcription), or 0. Markup is passed through, never read out (NeMo does the same)."""
+    if s[i] == "<":
+        m = _RE_TAG.match(s, i)
+        return m.end() if m else 0
+    if s[i] == "[":
+        m = _RE_BRACKETED.match(s, i)
+        if not m:
+            return 0
+        inner = m.group()[1:-1]
+        parts = inner.split()
+        arpabet = bool(parts) and all(
+            p.rstrip("012") in ARPABET_VOWELS | ARPABET_CONSONANTS and p.rstrip("012").isupper()
+            for p in parts
+        )
+        if (arpabet and len(parts) >= 2) or any(c in _IPA_ONLY for c in inner):
+            return m.end()
+    return 0
+
+
+def _dict_split(word: str, max_parts: int = 3, min_len: int = 4) -> list[str] | None:
+    """Cut a run-together lower-case name into CMUdict words (``stackoverflow`` -> stack
+    overflow): the fewest parts of at least ``min_len`` letters, ``None`` if there is none.
+    Linear in practice: ``word`` is at most a URL label and parts are tried longest first."""
+    if len(word) > 40:
+        return None
+    cmu = cmudict()
+    best: dict[int, list[str] | None] = {len(word): []}
+    for i in range(len(word) - min_len, -1, -1):
+        found: list[str] | None = None
+        for j in range(len(word), i + min_len - 1, -1):
+            rest = best.get(j)
+            if rest is None or word[i:j] not in cmu:
+                continue
+            cand = [word[i:j], *rest]
+            if len(cand) <= max_parts and (found is None or len(cand) < len(found)):
+                found = cand
+        best[i] = found
+    out = best.get(0)
+    return out if out and len(out) > 1 else None
+
+
+def _plain_number(s: str) -> str:
+    """``3`` -> three, ``2.5`` -> two point five, ``.5`` -> point five."""
+    ip, _, frac = s.partition(".")
+    return num.decimal(ip, frac) if frac else num.cardinal(ip or "0")
 
 
 def _is_digits(s: str, a: int, b: int) -> bool:

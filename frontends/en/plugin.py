@@ -93,6 +93,11 @@ class EnFrontend:
                 ctx.warn(t.reason, _WARN_MESSAGES.get(t.reason, "not spoken"), start, end)
                 words.append(Word(text, "", [], start, end, "en", kind="punct"))
                 continue
+            if t.kind == "punct" and t.reason == "markup":
+                ctx.warn("markup", "markup is not read aloud (use SSML or a control token)",
+                         start, end)  # fmt: skip
+                words.append(Word(text, "", [], start, end, "en", kind="punct"))
+                continue
             if t.kind == "punct":
                 words.append(Word(text, t.spoken, [], start, end, "en", kind="punct"))
                 continue

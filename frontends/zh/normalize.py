@@ -16,10 +16,13 @@ Reading conventions are documented in ``CONVENTIONS.md`` next to this file.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
 
-from mixvox.frontends.zh.numbers import read_cardinal, read_decimal, read_digits, read_number
+from mixvox.frontends.zh.numbers import read_cardinal, read_digits, read_number
+from mixvox.segment import UNITS as _SEGMENT_UNITS
 from mixvox.textutil import fold_width, is_emoji, is_han, is_latin_letter, script_of
 
 #: Digit runs longer than this never enter the regex rules (read digit by digit).
@@ -59,10 +62,16 @@ _QUANTITY_NEXT = _LIANG_NEXT | set("年月日号秒分多余来几万亿兆度�
 #: Words before a number that make it an identifier read digit by digit (with 幺).
 _ID_CUES = (
     "号码", "电话", "手机", "尾号", "拨打", "致电", "热线", "编号", "账号", "帐号", "卡号", "单号",
-    "工号", "学号", "房间", "房号", "邮编", "密码", "验证码", "代码", "车次", "航班", "型号",
+    "工号", "学号", "房间", "房号", "端口", "端口号", "port", "邮编", "密码", "验证码", "代码", "车次", "航班", "型号",
     "批号", "证号", "打", "拨", "QQ", "ID", "微信", "号",
 )  # fmt: skip
 
+_DASH_SCORE_BEFORE = ("比分", "比分是", "比分为", "战胜", "击败", "打成", "总比分", "大比分")
+_DASH_SCORE_AFTER = (
+    "获胜", "取胜", "战胜", "击败", "告负", "落败", "胜出", "赢", "输", "胜", "负", "战平",
+)  # fmt: skip
+#: After 110/119/120/122: the emergency numbers, read 幺幺零.
+_EMERGENCY_NEXT = ("报警", "警", "火警", "消防", "急救", "救护", "指挥", "交警", "电话", "求助")
 _SCORE_CUES = ("比分", "比赛", "战胜", "击败", "打成", "定格", "赢", "输", "胜", "负", "平", "比")
 
 #: Unit symbols after a number: symbol -> reading. Matched longest first, case-sensitive,
@@ -96,17 +105,72 @@ _SYMBOLS: dict[str, str] = {
     "÷": "除以", "±": "正负", "%": "百分号", "‰": "千分号", "°": "度", "℃": "摄氏度",
     "&": "和", "@": "艾特", "√": "根号", "∞": "无穷大",
     "¥": "元", "$": "美元", "€": "欧元", "£": "英镑", "§": "第", "№": "号",
+    "π": "派", "²": "的平方", "³": "的立方", "∑": "求和", "∫": "积分",
 }  # fmt: skip
+# circled numbers ①-⑳ and Roman numeral characters Ⅰ-Ⅻ / ⅰ-ⅻ read as the number they stand for
+for _k in range(20):
+    _SYMBOLS[chr(0x2460 + _k)] = read_cardinal(str(_k + 1))
+for _k in range(12):
+    _SYMBOLS[chr(0x2160 + _k)] = _SYMBOLS[chr(0x2170 + _k)] = read_cardinal(str(_k + 1))
+
+#: How digits after a brand are read (``data/brands.tsv``): ``digits``, ``cardinal``, ``decimal``.
+BRAND_MODES = ("digits", "cardinal", "decimal")
+
+
+@lru_cache(maxsize=1)
+def brand_table() -> Mapping[str, str]:
+    """``data/brands.tsv``: lower-cased brand -> reading mode of the digits after it."""
+    text = (
+        resources.files("mixvox.frontends.zh")
+        .joinpath("data")
+        .joinpath("brands.tsv")
+        .read_text("utf-8")
+    )
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        brand, _, rest = line.partition("\t")
+        mode = rest.partition("\t")[0].strip()
+        if mode in BRAND_MODES:
+            out[brand.strip().casefold()] = mode
+    return out
+
+
+#: Letter runs right after digits that are units or short codes, not a model-number suffix.
+_CODE_SUFFIX_UNITS = frozenset("g k b t d x p G K B T D P M".split())
+#: Words after a decimal amount that make it money: trailing zeros of the fraction are not said.
+_MONEY_WORDS = (
+    "元", "块", "美元", "欧元", "英镑", "日元", "港元", "韩元", "人民币", "澳元", "加元",
+)  # fmt: skip
+#: A 2-digit number before 年 is a year (八六年) with one of these before or after it ...
+_YEAR_BEFORE = (
+    "在", "于", "从", "自", "到", "至", "是", "生于", "截至", "截止", "直到", "那", "早在",
+)  # fmt: skip
+_YEAR_AFTER = (
+    "出生", "生人", "毕业", "入学", "入职", "结婚", "底", "初", "末", "年中", "春", "夏", "秋", "冬",
+    "版", "款", "届", "级", "月", "上半年", "下半年", "奥运", "世界杯", "以前", "以后",
+)  # fmt: skip
+#: ... and a duration (三十年) with one of these.
+_DURATION_BEFORE = (
+    "了", "过", "近", "约", "大约", "将近", "长达", "超过", "满", "第", "几", "每", "多", "有", "用",
+    "花", "经过", "历经", "持续", "工作", "干", "整整", "足足", "已经", "差不多", "这", "头",
+)  # fmt: skip
+_DURATION_AFTER = ("前", "后", "来", "间", "多", "里", "内", "之", "左右", "以上", "以下", "了",
+                   "的时间", "整", "半", "时间", "期间", "中")  # fmt: skip
 
 _ERA = re.compile(r"\s?(a\.d\.|b\.c\.|ad|bc|AD|BC|A\.D\.|B\.C\.)(?![A-Za-z])", re.ASCII)
 _AMPM = re.compile(r"\s?(a\.m\.|p\.m\.|am|pm|AM|PM|A\.M\.|P\.M\.)(?![A-Za-z])", re.ASCII)
 
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _RE_MOBILE = re.compile(r"(?:\+?86[- ]?)?1[3-9]\d(?:[- ]?\d{4}){2}(?!\d)", re.ASCII)
-_RE_LANDLINE = re.compile(r"(?:0\d{2,3}-\d{7,8}|[48]00-?\d{3}-?\d{4})(?![\d-])", re.ASCII)
+_RE_LANDLINE = re.compile(
+    r"(?:0\d{2,3}-(?:\d{7,8}|\d{3,4}[- ]\d{4})|[48]00-?\d{3}-?\d{4})(?![\d-])", re.ASCII
+)
 _RE_IP = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}(?![\d.])", re.ASCII)
 _RE_VERSION = re.compile(r"\d+(?:\.\d+){2,}(?!\d)", re.ASCII)
 _RE_YMD = re.compile(r"(\d{4})([-/.·])(\d{1,2})\2(\d{1,2})(?![\d])", re.ASCII)
+_RE_YMD2 = re.compile(r"(\d{2})(/)(\d{1,2})/(\d{1,2})(?![\d/])", re.ASCII)
 _RE_DMY = re.compile(r"(\d{2})([-/.])(\d{2})\2(\d{4})(?!\d)", re.ASCII)
 _RE_YM = re.compile(r"(\d{4})([-/.])(\d{1,2})(?![\d])(?!\2\d)", re.ASCII)
 _RE_MY = re.compile(r"(\d{2})([-/.])(\d{4})(?!\d)", re.ASCII)
@@ -118,6 +182,8 @@ _RE_PERCENT = re.compile(rf"({_NUM})[%‰]", re.ASCII)
 _RE_FRACTION = re.compile(r"(\d+) ?/ ?(\d+)(?![\d/])", re.ASCII)
 _RE_RANGE = re.compile(rf"({_NUM})[-~]({_NUM})", re.ASCII)
 _RE_NUMBER = re.compile(_NUM, re.ASCII)
+_RE_SCI = re.compile(r"(\d+(?:\.\d+)?)[eE]([-+−]?)(\d{1,3})(?![\dA-Za-z])", re.ASCII)
+_RE_TEMP_RANGE_END = re.compile(rf"[~～\-到至](-?)({_NUM})(°C|℃|°F|℉)", re.ASCII)
 
 
 def _is_digit(c: str) -> bool:
@@ -143,12 +209,14 @@ def _read_month_day(m: str, d: str | None = None) -> str:
 class _Scanner:
     """One pass over a zh span: collects :class:`Piece` objects."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, brands: Mapping[str, str] | None = None) -> None:
+        self.brands = {**brand_table(), **brands} if brands else brand_table()
         self.orig = text
         # fold full-width forms, but keep the Chinese comma: "100，200" is two numbers
         self.t = fold_width(text.replace("，", "\ue000")).replace("\ue000", "，")
         self.n = len(text)
         self.pieces: list[Piece] = []
+        self._era_end = 0
 
     # -- context helpers --------------------------------------------------------------------
     def before(self, i: int, k: int = 4) -> str:
@@ -188,6 +256,27 @@ class _Scanner:
                 if j > i:
                     i = j
                     continue
+            if c == "." and 0 < i < n - 1 and is_latin_letter(t[i - 1]) and _is_digit(t[i + 1]):
+                if not (i > 1 and is_latin_letter(t[i - 2])):  # M.2 (not Node.js 18)
+                    self.add(i, i + 1, "num", "点")
+                    i += 1
+                    continue
+            if c == "." and self._leading_dot_decimal(i):
+                j = i + 1
+                while j < n and _is_digit(t[j]):
+                    j += 1
+                self.add(i, j, "num", "零点" + read_digits(t[i + 1 : j]))  # .22 -> 零点二二
+                i = j
+                continue
+            if c in "-~～–—" and self._range_after_quantity(i):
+                self.add(i, i + 1, "num", "到")  # 9月1日-9月5日, 2019年~2020年
+                i += 1
+                continue
+            if c in "~～" and i + 1 < n and _is_digit(t[i + 1]) and not (i and _is_digit(t[i - 1])):
+                # "~5分钟": about five minutes; after 约/大约 the tilde adds nothing
+                self.add(i, i + 1, "num", "" if self.before(i, 1) == "约" else "约")
+                i += 1
+                continue
             cls = script_of(self.orig[i])
             if cls == "han":
                 j = i + 1
@@ -208,10 +297,13 @@ class _Scanner:
             elif c in "xX*" and 0 < i < n - 1 and _is_digit(t[i - 1]) and _is_digit(t[i + 1]):
                 self.add(i, i + 1, "num", "乘")  # 7x24, 1920x1080
                 i += 1
+            elif cls == "latin" and self._era_after_date(i):
+                i = self._era_end
+            elif cls == "latin" and t[i : i + 3].lower() == "no." and self._digit_after(i + 3):
+                self.add(i, i + 3, "latin", "No.")  # No.1, No. 12345: "number"
+                i += 3
             elif cls == "latin":
-                j = i + 1
-                while j < n and is_latin_letter(t[j]):
-                    j += 1
+                j = self._latin_end(i)
                 self.add(i, j, "latin", t[i:j])
                 i = j
             elif cls == "space":
@@ -224,14 +316,98 @@ class _Scanner:
         self._dash_ranges()
         return self.pieces
 
+    def _latin_end(self, i: int) -> int:
+        """End of the Latin word at ``i``: letters, inner hyphens (Wi-Fi), ``++``/``#`` (C++)."""
+        t, n = self.t, self.n
+        j = i + 1
+        while j < n:
+            if is_latin_letter(t[j]):
+                j += 1
+            elif t[j] in "-'" and j + 1 < n and is_latin_letter(t[j + 1]):
+                j += 2
+            else:
+                break
+        if t.startswith("++", j) or (j < n and t[j] == "#" and j - i == 1):
+            j += 2 if t[j] == "+" else 1  # C++, C#, F#
+        return j
+
+    def _era_after_date(self, i: int) -> bool:
+        """``1823年3月bc``: an era after a date written with 年/月/日 prefixes it (公元前)."""
+        m = _ERA.match(self.t, i)
+        ps = self.pieces
+        if not m or not ps or ps[-1].kind != "han" or ps[-1].spoken[-1:] not in "年月日":
+            return False
+        k = len(ps) - 1
+        first = None
+        while (
+            k >= 0
+            and ps[k].kind in ("num", "han")
+            and (k == len(ps) - 1 or ps[k].end == ps[k + 1].start)
+        ):
+            if ps[k].kind == "han" and not all(c in "年月日号" for c in ps[k].spoken):
+                break
+            if ps[k].kind == "num":
+                first = k
+            k -= 1
+        if first is None or "年" not in "".join(p.spoken for p in ps[first:]):
+            return False
+        prefix = "公元前" if m.group(1)[0] in "bB" else "公元"
+        ps[first] = Piece(ps[first].start, ps[first].end, "num", prefix + ps[first].spoken)
+        self.add(i, m.end(), "num", "")  # said by the prefix
+        self._era_end = m.end()
+        return True
+
+    def _range_after_quantity(self, i: int) -> bool:
+        """A dash/tilde after a number with its Han unit and before another number is 到."""
+        t = self.t
+        if i < 2 or i + 1 >= self.n:
+            return False
+        nxt = t[i + 1]
+        if not (_is_digit(nxt) or (nxt in "¥￥$" and i + 2 < self.n and _is_digit(t[i + 2]))):
+            return False
+        prev = t[i - 1]
+        if not (is_han(prev) or prev in "%‰℃"):
+            return False
+        m = _RE_NUMBER.match(t, i + 1)
+        unit = self.unit_at(m.end()) if m else None
+        if unit and unit[0] in _TEMPERATURE_UNITS and prev != "℃" and prev != "度":
+            return False  # 5日-3℃: a date, then a temperature below zero
+        return _is_digit(t[i - 2]) or (i >= 3 and is_han(t[i - 2]) and _is_digit(t[i - 3]))
+
+    def _digit_after(self, j: int) -> bool:
+        if j < self.n and self.t[j] == " ":
+            j += 1
+        return j < self.n and _is_digit(self.t[j])
+
+    def _leading_dot_decimal(self, i: int) -> bool:
+        """``.22`` (a decimal without its 0), not ``a.b`` or the end of a sentence."""
+        t = self.t
+        if not (i + 1 < self.n and _is_digit(t[i + 1])):
+            return False
+        prev = t[i - 1] if i > 0 else ""
+        return not (prev and (prev.isascii() and (prev.isalnum() or prev in "._/")))
+
     def _dash_ranges(self) -> None:
-        """A dash or tilde glued between two number pieces reads 到 (10:30-11:00)."""
+        """A dash or tilde glued between two number pieces reads 到 (10:30-11:00).
+
+        Not inside a model code (``i7-12700K``: the dash follows digits glued to letters).
+        """
         ps = self.pieces
         for k in range(1, len(ps) - 1):
             p = ps[k]
             if p.kind == "punct" and p.spoken in "-~" and p.end - p.start == 1:
                 a, b = ps[k - 1], ps[k + 1]
-                if a.kind == "num" and b.kind == "num" and a.end == p.start and b.start == p.end:
+                spaced_tilde = p.spoken == "~" and a.kind == b.kind == "num"  # 3 ~ 5 天
+                if (a.end != p.start or b.start != p.end) and not spaced_tilde:
+                    continue
+                code = k >= 2 and ps[k - 2].kind == "latin" and ps[k - 2].end == a.start
+                code = code or (
+                    k >= 3
+                    and ps[k - 2].spoken == "-"
+                    and ps[k - 2].end == a.start
+                    and ps[k - 3].kind == "latin"
+                )
+                if a.kind == "num" and b.kind == "num" and not code:
                     ps[k] = Piece(p.start, p.end, "num", "到")
 
     def add(self, i: int, j: int, kind: str, spoken: str, issue: tuple[str, str] | None = None):
@@ -251,6 +427,8 @@ class _Scanner:
     def _sign_or_currency_starts_number(self, i: int) -> bool:
         t = self.t
         if t[i] in "-+±" and i + 1 < self.n and _is_digit(t[i + 1]):
+            if t[i] == "-" and self._range_after_quantity(i):
+                return False  # 9月1日-9月5日: a range, not a sign
             prev = t[i - 1] if i > 0 else ""
             return not (prev and prev.isascii() and (prev.isalnum() or prev in "%)"))
         for cur in _CURRENCY_KEYS:
@@ -270,6 +448,30 @@ class _Scanner:
             if not (prev and prev.isascii() and prev.isalnum()):
                 self.add(i, i + 1, "num", "负")  # -百分之1
                 return i + 1
+        if (
+            c == "/"
+            and 0 < i < self.n - 1
+            and is_han(t[i + 1])
+            and (is_han(t[i - 1]) or is_latin_letter(t[i - 1]))
+            and any(_is_digit(x) for x in self.before(i, 8))
+        ):
+            self.add(i, i + 1, "num", "每")  # 3.5元/斤 -> 三点五元每斤
+            return i + 1
+        if c == "/" and 0 < i and (is_latin_letter(t[i - 1]) or is_han(t[i - 1])):
+            m = re.match(r"(s|h|min|ms|d)(?![A-Za-z])", t[i + 1 : i + 5])
+            if m and any(_is_digit(x) for x in self.before(i, 8)):
+                per = {"s": "秒", "h": "小时", "min": "分钟", "ms": "毫秒", "d": "天"}[m.group(1)]
+                self.add(i, i + 1 + m.end(), "num", "每" + per)  # 7000MB/s -> 七千 M B 每秒
+                return i + 1 + m.end()
+        if c == "^" and 0 < i < self.n - 1:
+            prev = t[i - 1]
+            neg = t[i + 1] == "-"
+            m = _RE_NUMBER.match(t, i + 1 + neg)
+            if m and (_is_digit(prev) or is_latin_letter(prev) or prev == ")"):
+                # 2^10 -> 二的十次方, 10^-6 -> 十的负六次方
+                exp = ("负" if neg else "") + read_number(m.group())
+                self.add(i, m.end(), "num", "的" + exp + "次方")
+                return m.end()
         two = t[i : i + 2]
         if len(two) == 2 and two in _SYMBOLS:
             self.add(i, i + 2, "num", _SYMBOLS[two])
@@ -332,10 +534,12 @@ class _Scanner:
                 if end < self.n and t[end] in "万亿":
                     mult = t[end]
                     end += 1
-                if name == "元" and not mult:
-                    spoken = _read_yuan(num)
-                else:
-                    spoken = read_number(num, liang=True) + mult + name
+                ip, _, fp = num.partition(".")
+                if fp.rstrip("0") and len(fp) <= 2:
+                    num = ip + "." + fp.rstrip("0")  # ¥1.50 -> 一点五元, $2.00 -> 两美元
+                elif len(fp) <= 2:
+                    num = ip
+                spoken = read_number(num, liang=True) + mult + name
                 self.add(i, end, "num", spoken)
                 return end
         return i
@@ -353,6 +557,12 @@ class _Scanner:
             self.add(i, end + 1, "num", sign + "百分之" + read_number(m.group()))
             return end + 1
         unit = self.unit_at(end)
+        rng = _RE_TEMP_RANGE_END.match(t, end) if t[i] == "-" else None
+        if rng:  # -5~3℃ -> 零下五到三摄氏度 (the sign is never lost)
+            hi = ("零下" if rng.group(1) else "") + read_number(rng.group(2))
+            spoken = "零下" + read_number(m.group()) + "到" + hi + _UNITS[rng.group(3)]
+            self.add(i, rng.end(), "num", spoken)
+            return rng.end()
         if t[i] == "-" and unit and unit[0] in _TEMPERATURE_UNITS:
             self.add(i, unit[1], "num", "零下" + read_number(m.group()) + _UNITS[unit[0]])
             return unit[1]
@@ -376,6 +586,18 @@ class _Scanner:
         self.add(i, m.end(), "num", plus + read_digits(m.group(), yao=True))
         return m.end()
 
+    def _r_sci(self, i: int) -> int:
+        """``1e-5`` -> 一 E 负五, ``2.5E+3`` -> 二点五 E 三: the exponent's sign is always said."""
+        m = _RE_SCI.match(self.t, i)
+        if not m or (i > 0 and is_latin_letter(self.t[i - 1])):
+            return i
+        e = m.start(2) - 1
+        self.add(i, e, "num", read_number(m.group(1)))
+        self.add(e, e + 1, "latin", "E")
+        sign = "负" if m.group(2) in "-−" and m.group(2) else ""
+        self.add(e + 1, m.end(), "num", sign + read_cardinal(m.group(3)))
+        return m.end()
+
     def _r_ip_version(self, i: int) -> int:
         m = _RE_IP.match(self.t, i)
         if m and all(int(p) <= 255 for p in m.group().split(".")):
@@ -391,6 +613,11 @@ class _Scanner:
         t = self.t
         m = _RE_YMD.match(t, i)
         if m and _valid_md(int(m.group(3)), int(m.group(4))):
+            spoken = _read_year(m.group(1)) + _read_month_day(m.group(3), m.group(4))
+            return self._date_end(i, m.end(), spoken)
+        m = _RE_YMD2.match(t, i)
+        if m and _valid_md(int(m.group(3)), int(m.group(4))) and not (i and t[i - 1] in "/."):
+            # 12/2/2: three slashed parts are a date, year first (the Chinese order)
             spoken = _read_year(m.group(1)) + _read_month_day(m.group(3), m.group(4))
             return self._date_end(i, m.end(), spoken)
         m = _RE_DMY.match(t, i)
@@ -470,6 +697,9 @@ class _Scanner:
         m = _RE_FRACTION.match(self.t, i)
         if not m or int(m.group(2)) == 0:
             return i
+        if m.group() == "24/7":
+            self.add(i, m.end(), "num", "二十四乘七")  # round the clock, as 7x24
+            return m.end()
         if i > 0 and self.t[i - 1] in "/.":
             return i
         # "拉齐奥 2/2" style scores are not handled; a fraction is the common reading
@@ -485,7 +715,26 @@ class _Scanner:
         end = m.end()
         if end < self.n and _is_digit(self.t[end]):
             return i
+        if i > 0 and is_latin_letter(self.t[i - 1]):
+            return i  # i7-12700K: a model code, not a range
+        if i > 1 and self.t[i - 1] == "-" and is_latin_letter(self.t[i - 2]):
+            return i  # Llama-2-7B
+        if end < self.n and is_latin_letter(self.t[end]) and not self.unit_at(end):
+            return i  # 2-7B: the letters make it a code
         unit = self.unit_at(end)
+        if self._score_dash(i, end) and "." not in a + b:
+            self.add(i, end, "num", read_cardinal(a) + "比" + read_cardinal(b))  # 比分3-1
+            return end
+        if (
+            len(a) == 4
+            and len(b) == 2
+            and 1000 <= int(a) <= 2999
+            and end < self.n
+            and is_han(self.t[end])
+            and not unit
+        ):
+            self.add(i, end, "num", read_digits(a) + "到" + read_digits(b))  # 2022-23赛季
+            return end
         ra = self._read_plain(a, end, year_ok=True)
         rb = self._read_plain(b, end, year_ok=True)
         spoken = ra + "到" + rb
@@ -494,6 +743,14 @@ class _Scanner:
             end = unit[1]
         self.add(i, end, "num", spoken)
         return end
+
+    def _score_dash(self, i: int, end: int) -> bool:
+        """``比分3-1``, ``以2-1获胜``: a dash between two scores reads 比."""
+        if self.before(i, 6).endswith(_DASH_SCORE_BEFORE) or any(
+            c in self.before(i, 6) for c in ("比分", "战胜", "击败", "打成")
+        ):
+            return True
+        return self.after(end, 2).startswith(_DASH_SCORE_AFTER)
 
     def _read_plain(self, num: str, next_pos: int, *, year_ok: bool = False) -> str:
         """Read a number whose following context starts at ``next_pos``."""
@@ -509,6 +766,18 @@ class _Scanner:
             return i
         num, end = m.group(), m.end()
         raw = num.replace(",", "")
+        k = end + 1 if self.after(end, 1) == " " and self.after(end + 1, 1) == "%" else end
+        if k != end:  # "50 %": the space changes nothing
+            self.add(i, k + 1, "num", "百分之" + read_number(raw))
+            return k + 1
+        nxt2 = self.after(end, 2)
+        if nxt2[:1] in ("x", "×") and not (nxt2[1:] and nxt2[1].isalnum()) and len(raw) <= 4:
+            self.add(i, end + 1, "num", read_number(raw, liang=True) + "倍")  # 快了2x -> 两倍
+            return end + 1
+        if nxt2[:1] == "+" and not (nxt2[1:] and (_is_digit(nxt2[1]) or nxt2[1] in "+-")):
+            value = read_number(raw, liang=self.liang_next(end + 1))
+            self.add(i, end + 1, "num", value + "多")  # 50+语言 -> 五十多, 10+年 -> 十多年
+            return end + 1
         unit = self.unit_at(end)
         if unit:
             u, uend = unit
@@ -526,20 +795,40 @@ class _Scanner:
                 spoken = value + reading
             self.add(i, uend, "num", spoken)
             return uend
+        if "." in raw and "," not in num:
+            brand = self._brand_before(i)
+            if brand is not None and self.brands.get(brand[0].casefold()) == "digits":
+                ip, _, fp = raw.partition(".")
+                self.add(i, end, "num", read_digits(ip) + "点" + read_digits(fp))  # Ubuntu 22.04
+                return end
         if "," in num or "." in raw:
+            if "." in raw and self.after(end, 3).lstrip(" ").startswith(_MONEY_WORDS):
+                ip, _, fp = raw.partition(".")
+                raw = ip + ("." + fp.rstrip("0") if fp.rstrip("0") else "")  # 36.00元 -> 三十六元
             self.add(i, end, "num", read_number(raw))
             return end
+        ap = _AMPM.match(t, end)
+        if ap and 1 <= int(raw) <= 12 and len(raw) <= 2:  # 3pm -> 下午三点, 10am -> 上午十点
+            prefix = "上午" if ap.group(1)[0] in "aA" else "下午"
+            self.add(i, ap.end(), "num", prefix + read_cardinal(raw, liang=True) + "点")
+            return ap.end()
         era = _ERA.match(t, end)
         if era and len(raw) <= 4:  # 2934ad -> 公元二九三四年, 1234b.c. -> 公元前一二三四年
             prefix = "公元前" if era.group(1)[0] in "bB" else "公元"
             self.add(i, era.end(), "num", prefix + read_digits(raw) + "年")
             return era.end()
+        code = self._code_reading(raw, i, end)
+        if code is not None:
+            self.add(i, end, "num", code)
+            return end
         self.add(i, end, "num", self._read_integer(raw, i, end))
         return end
 
     def _read_integer(self, raw: str, i: int, end: int) -> str:
         """The context rules for a bare integer (see CONVENTIONS.md)."""
         prev = self.before(i, 6)
+        if self.after(end, 1) == " " and is_han(self.after(end + 1, 1) or " "):
+            end += 1  # "2024 年 3 月" (spaces around numbers, as tech writing does)
         nxt = self.after(end, 3)
         nxt1 = nxt[:1]
         if nxt1 in "月日号" and len(raw) <= 2:
@@ -548,12 +837,18 @@ class _Scanner:
             return read_digits(raw)  # 007, 05年, 0571
         if prev.endswith("第"):
             return read_cardinal(raw)
+        if prev.rstrip(" ").lower().endswith("no.") and len(raw) >= 3:
+            return read_digits(raw)  # No.12345 -> 一二三四五
         if nxt1 == "年" and prev.endswith(("公元", "公元前", "纪元", "西元")):
             return read_digits(raw)
         if nxt1 == "年" and len(raw) == 4:
             return read_digits(raw)
+        if nxt1 == "年" and len(raw) == 2 and self._short_year(prev, end, raw[0] in "56789"):
+            return read_digits(raw)  # 86年出生 -> 八六年
         if nxt1 == "后" and len(raw) == 2 and raw[1] in "05":
             return read_digits(raw)  # 80后, 90后, 95后
+        if raw in ("110", "119", "120", "122") and nxt.startswith(_EMERGENCY_NEXT):
+            return read_digits(raw, yao=True)  # 110报警, 120急救车
         if prev.rstrip(" \t\u3000是为:：").endswith(_ID_CUES) and not self.liang_next(end):
             return read_digits(raw, yao=True)
         if (
@@ -566,13 +861,109 @@ class _Scanner:
         if len(raw) >= 5 and nxt1 and is_han(nxt1) and nxt1 not in _QUANTITY_NEXT:
             if not self.liang_next(end):
                 return read_digits(raw, yao=True)  # 拨打12306来咨询
-        if len(raw) >= 4 and prev and is_latin_letter(prev[-1]):
-            return read_digits(raw)  # model numbers: RTX4090 -> 四零九零
         return read_cardinal(raw, liang=self.liang_next(end))
+
+    def _short_year(self, prev: str, end: int, default: bool) -> bool:
+        """Is a 2-digit number before 年 (at ``end``) a year (八六年) or a count (三十年)?
+
+        Cues decide (在19年, 20年3月, 18年底 / 工作了30年, 30年前, 50年代); without one,
+        ``default`` (50年-99年 are more often years: NeMo reads 50年 五零年).
+        """
+        after = self.after(end + 1, 3)
+        if after.startswith(_DURATION_AFTER) or prev.endswith(_DURATION_BEFORE):
+            return False
+        if after.startswith("代"):
+            return False
+        if after[:1] and _is_digit(after[0]) and "月" in after:
+            return True
+        if prev.endswith(_YEAR_BEFORE) or after.startswith(_YEAR_AFTER):
+            return True
+        return default
+
+    def _brand_before(self, i: int) -> tuple[str, bool] | None:
+        """The Latin word (with ``-+#``) right before ``i``, and whether it is glued to it."""
+        t = self.t
+        k = i
+        glued = True
+        if k > 0 and t[k - 1] == " ":
+            k -= 1
+            glued = False
+        j = k
+        while j > 0 and k - j < 24 and (is_latin_letter(t[j - 1]) or t[j - 1] in "-+#"):
+            j -= 1
+        word = t[j:k].strip("-")
+        if not word or not any(is_latin_letter(c) for c in word):
+            return None
+        if word in ("x", "X") and j > 0 and _is_digit(t[j - 1]):
+            return None  # 1920x1080: a dimension, not a code
+        return word, glued
+
+    def _code_reading(self, raw: str, i: int, end: int) -> str | None:
+        """Digits inside a product or model code, or ``None`` when the number is no code.
+
+        ``RTX 4070`` -> 四零七零 (``data/brands.tsv``), ``A100`` -> 一百, ``H200`` -> 二百,
+        ``1080p`` -> 一零八零, ``12700K`` (after ``i7-``) -> 一二七零零; see CONVENTIONS.md.
+        """
+        t = self.t
+        after = t[end] if end < self.n else ""
+        brand = self._brand_before(i)
+        resolution = raw in ("240", "360", "480", "576", "720", "1080", "1440", "2160", "4320")
+        if (
+            resolution
+            and after
+            and after in "pPi"
+            and not is_latin_letter(self.after(end + 1, 1) or " ")
+        ):
+            return read_digits(raw)  # 1080p: 一零八零 P
+        suffix_j = end
+        while suffix_j < self.n and is_latin_letter(t[suffix_j]):
+            suffix_j += 1
+        suffix = t[end:suffix_j]
+        after_code_dash = (
+            i >= 2 and t[i - 1] == "-" and (_is_digit(t[i - 2]) or is_latin_letter(t[i - 2]))
+        )
+        if (
+            len(suffix) == 1
+            and suffix.isupper()
+            and suffix_j < self.n
+            and _is_digit(t[suffix_j])
+            and not (i > 0 and _is_digit(t[i - 1]))
+        ):
+            return read_digits(raw)  # 23H2, 2A3: digits on both sides of a letter
+        if brand is None and not after_code_dash:
+            if (
+                len(raw) >= 4
+                and suffix
+                and suffix not in _CODE_SUFFIX_UNITS
+                and not (len(suffix) > 1 and suffix.lower() in _SEGMENT_UNITS)
+            ):
+                if not (suffix_j < self.n and is_han(t[suffix_j]) and len(suffix) > 2):
+                    return read_digits(raw)  # 7950X, 4070Ti
+            return None
+        nxt = self.after(end + 1 if self.after(end, 1) == " " else end, 1)
+        if (
+            brand is not None
+            and not brand[1]
+            and (nxt in _QUANTITY_NEXT or self.liang_next(end) or self.unit_at(end))
+        ):
+            return None  # "CPU 3000 元", "GPU 2 张": a quantity after a name, not a code
+        mode = self.brands.get(brand[0].casefold()) if brand is not None else None
+        if mode is None and brand is not None:
+            mode = self.brands.get(brand[0].rstrip("+#").casefold())
+        if mode == "digits":
+            return read_digits(raw)
+        if mode == "cardinal":
+            return read_cardinal(raw)
+        if brand is not None and not brand[1] and len(raw) < 4:
+            return None  # "Windows 11", "Top 3": the ordinary rules (两个, 第, units)
+        if len(raw) >= 4:
+            return read_digits(raw)
+        return read_cardinal(raw, liang_bai=False)  # A100 -> 一百, H200 -> 二百
 
     _rules: list[Callable[[_Scanner, int], int]] = [
         _r_currency,
         _r_phone,
+        _r_sci,
         _r_negative,
         _r_ip_version,
         _r_date,
@@ -584,29 +975,30 @@ class _Scanner:
     ]
 
 
-def _read_yuan(num: str) -> str:
-    """``1.50`` -> 一元五角, ``3.05`` -> 三元零五分, ``0.5`` -> 五角 (the ¥ convention)."""
-    ip, _, fp = num.partition(".")
-    fp = (fp + "00")[:2] if fp else ""
-    if len(num.partition(".")[2]) > 2:  # more than fen precision: plain decimal
-        return read_decimal(ip, num.partition(".")[2]) + "元"
-    ip = ip.lstrip("0")
-    out = read_cardinal(ip, liang=True) + "元" if ip else ""
-    jiao, fen = (fp[0], fp[1]) if fp else ("0", "0")
-    if jiao != "0":
-        out += read_cardinal(jiao, liang=True) + "角"
-    if fen != "0":
-        if jiao == "0" and out:
-            out += "零"
-        out += read_cardinal(fen, liang=True) + "分"
-    return out or "零元"
+def tokenize(text: str, brands: Mapping[str, str] | None = None) -> list[Piece]:
+    """Cut ``text`` (one zh span) into pieces with local offsets; see :class:`Piece`.
 
-
-def tokenize(text: str) -> list[Piece]:
-    """Cut ``text`` (one zh span) into pieces with local offsets; see :class:`Piece`."""
+    ``brands`` adds to or replaces rows of :func:`brand_table` (lower-cased brand -> mode).
+    """
     if not text:
         return []
-    return _Scanner(text).run()
+    return _Scanner(text, brands).run()
+
+
+def brands_from_lexicon(words: Mapping[str, str | None]) -> dict[str, str]:
+    """Brand rows from lexicon entries ``"<brand> #"`` whose spoken text names a mode.
+
+    ``{"Galaxy S #": "digits"}`` -> ``{"galaxy s": "digits"}``; the brand key is matched
+    against the Latin word right before the number, so the last word counts (``s``) as well.
+    """
+    out: dict[str, str] = {}
+    for key, spoken in words.items():
+        if key.endswith(" #") and spoken in BRAND_MODES:
+            brand = key[:-2].strip()
+            if brand:
+                out[brand.casefold()] = spoken
+                out[brand.split()[-1].casefold()] = spoken
+    return out
 
 
 def normalize_zh(text: str) -> str:

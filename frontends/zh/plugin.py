@@ -22,7 +22,13 @@ from typing import Any
 
 from mixvox.frontends.zh.g2p import ZhG2P
 from mixvox.frontends.zh.letters import spell
-from mixvox.frontends.zh.normalize import Piece, is_acronym, normalize_zh, tokenize
+from mixvox.frontends.zh.normalize import (
+    Piece,
+    brands_from_lexicon,
+    is_acronym,
+    normalize_zh,
+    tokenize,
+)
 from mixvox.frontends.zh.sandhi import apply_sandhi
 from mixvox.interfaces import FrontendContext, FrontendInfo, LexEntry, Lexicon
 from mixvox.ir import Span, Word
@@ -78,6 +84,8 @@ class ZhFrontend:
         self.g2p = ZhG2P()
         self._t2s: Any = None  # an OpenCC converter once loaded; False when unavailable
         self._lex_cache: tuple[Lexicon, int, dict[str, int]] | None = None
+        self._brand_cache: tuple[Lexicon, int, dict[str, str] | None] | None = None
+        self._en: Any = None  # the English frontend, for Latin words (made on first use)
 
     # -- helpers -----------------------------------------------------------------------------
     def to_simplified(self, text: str) -> str:
@@ -211,9 +219,22 @@ class ZhFrontend:
             out = [p or "e5" for p in out]
         return out
 
+    def _brands(self, lex: Lexicon | None) -> dict[str, str] | None:
+        """Brand rows added by lexicon entries ``"<brand> #"`` (see ``data/brands.tsv``)."""
+        if lex is None or not len(lex):
+            return None
+        cached = self._brand_cache
+        if cached is not None and cached[0] is lex and cached[1] == len(lex):
+            return cached[2]
+        rows = brands_from_lexicon(
+            {w: e.spoken for w in lex.words() if w.endswith(" #") and (e := lex.get(w))}
+        )
+        self._brand_cache = (lex, len(lex), rows or None)
+        return rows or None
+
     def _gap(self, b: _Builder, text: str, simp: str, start: int, end: int) -> None:
         last = start
-        for p in tokenize(text[start:end]):
+        for p in tokenize(text[start:end], self._brands(b.ctx.lexicon)):
             p = Piece(p.start + start, p.end + start, p.kind, p.spoken, p.issue)
             if p.start > last:  # spaces between pieces end a phrase
                 b.end_phrase()
@@ -300,6 +321,11 @@ class ZhFrontend:
                      b.base + p.start, b.base + p.end, "en")
             )  # fmt: skip
             return
+        if len(word) > 1 and any(c.isalpha() for c in word):
+            words = self._english(b, text, p)
+            if words:
+                b.words.extend(words)
+                return
         spoken, phones, bad = spell(word)
         if not is_acronym(word):
             b.warn(
@@ -313,6 +339,31 @@ class ZhFrontend:
         b.words.append(
             Word(text[p.start : p.end], spoken, phones, b.base + p.start, b.base + p.end, "en")
         )
+
+    def _english(self, b: _Builder, text: str, p: Piece) -> list[Word]:
+        """A Latin word inside a zh span, read by the English frontend (``WARNING`` is a word,
+        ``GPU`` is spelled, ``Wi-Fi`` and ``C++`` are said as people say them)."""
+        from mixvox.frontends.en.plugin import EnFrontend
+
+        if self._en is None:
+            self._en = EnFrontend()
+        en_lex = b.ctx.lexicons.get("en") if b.ctx.lexicons else None
+        ctx = FrontendContext(
+            lexicon=en_lex if en_lex is not None else Lexicon("en"),
+            warn=b.ctx.warn,
+            matrix="zh",
+            lexicons=b.ctx.lexicons,
+        )
+        if p.spoken == "No.":  # No.1: the abbreviation of "number"
+            words = self._en.analyze(Span("en", "number", b.base + p.start, b.base + p.end), ctx)
+            for w in words:
+                w.text, w.start, w.end = text[p.start : p.end], b.base + p.start, b.base + p.end
+            return words
+        span = Span("en", text[p.start : p.end], b.base + p.start, b.base + p.end)
+        words = self._en.analyze(span, ctx)
+        if not any(w.spoken for w in words):
+            return []
+        return words
 
     def char_readings(self, text: str, *, sandhi: bool = True) -> dict[int, str]:
         """Pinyin of each Han character of ``text`` that is read as itself, by index.
