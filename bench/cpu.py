@@ -3,7 +3,7 @@
     python bench/make_checkpoint.py /tmp/chattts-full          # once: full-size random weights
     python bench/cpu.py /tmp/chattts-full [--frames 128] [--threads 2] [--json out.jsonl]
 
-For each configuration (onnx fp32, onnx int8, torch fp32 by default; ``--configs`` to change)
+For each configuration (onnx fp32, onnx int8, onnx int4, torch fp32 by default; ``--configs`` to change)
 a fresh process runs ``mixvox bench`` (:func:`mixvox.engines.chattts.cli.run_bench`), so peak
 RSS is per configuration and no runtime state leaks between them. Reported per configuration:
 
@@ -135,6 +135,8 @@ def run_config(model_dir: Path, backend: str, precision: str, args: argparse.Nam
         cmd += ["--batch", str(b)]
     if args.threads:
         cmd += ["--threads", str(args.threads)]
+    if args.first_lookahead is not None:
+        cmd += ["--first-lookahead", str(args.first_lookahead)]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
     wall = time.perf_counter() - t0
@@ -178,8 +180,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("model_dir", type=Path)
     ap.add_argument("--frames", type=int, default=128, help="frames decoded per item")
     ap.add_argument("--batches", type=lambda s: [int(x) for x in s.split(",")], default=[1, 8])
-    ap.add_argument("--configs", default="onnx:fp32,onnx:int8,torch:fp32")
+    ap.add_argument("--configs", default="onnx:fp32,onnx:int8,onnx:int4,torch:fp32")
     ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument(
+        "--first-lookahead",
+        type=int,
+        default=None,
+        help="reduced first-chunk look-ahead (frames) for the mixvox configs' synthesis",
+    )
     ap.add_argument("--timeout", type=int, default=1800)
     ap.add_argument("--json", dest="json_out", type=Path, help="also append JSON lines here")
     ap.add_argument(

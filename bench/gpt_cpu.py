@@ -3,20 +3,34 @@
 Usage::
 
     python bench/gpt_cpu.py ASSET_DIR [--batch 1 8] [--frames 128] [--prompt 40]
-        [--configs onnx:fp32 onnx:int8 torch:fp32 torch:bf16@cuda] [--threads N]
-        [--cache-dir DIR]
+        [--configs onnx:fp32 onnx:int8 onnx:int4/32 torch:fp32 torch:bf16@cuda] [--threads N]
+        [--cache-dir DIR] [--agreement 100] [--reference-fps 22.32]
 
-A config is ``backend:precision[@device]`` (device defaults to cpu). ASSET_DIR is a ChatTTS
+A config is ``backend:precision[/int4_block][@device]`` (device defaults to cpu; the block
+size only for ``int4``: 32, 64 or 128). All configurations run in this one process, one
+after the other, so their ratios are fair on a loaded machine. ASSET_DIR is a ChatTTS
 asset folder (``gpt/config.json``, ``gpt/model.safetensors``,
 ``Embed.safetensors``), e.g. a full-size random checkpoint. Sampling uses the code-stage
 defaults with the end code suppressed, so every item decodes exactly ``--frames`` frames.
 Reported: prefill time, decode frames/s summed over the batch (one frame = 4 codes =
 1/46.875 s of audio), and the real-time factor that implies for the GPT alone.
+
+``--agreement N`` (needs an ``onnx:fp32`` config, the reference of the comparison): N greedy
+fp32 frames are decoded once; every config then predicts each frame of that sequence from
+the true previous frames (teacher forcing) and is scored by its top-1 code agreement with
+fp32, the max relative error of its hidden states (``max|h - h32| / max|h32|``) and of its
+code logits. Free-running codes are not compared: random weights have tiny logit margins,
+so sequences part at the first near-tie. A side-by-side table ends the run, with each
+batch-1 figure's ratio to ``--reference-fps`` (reference ChatTTS 0.2.5 batch-1 frames/s on
+the same machine, as recorded in BENCHMARKS.md; it is not rerun here).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
+import json
+import os
 import platform
 import time
 from pathlib import Path
@@ -24,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from mixvox.engines.chattts.gpt import SamplingParams, load_gpt
+from mixvox.interfaces import MixvoxError
 
 FRAMES_PER_SECOND_OF_AUDIO = 46.875
 
@@ -51,6 +66,23 @@ def bench_one(gpt, batch: int, frames: int, prompt_len: int, repeats: int) -> di
     return best
 
 
+def teacher_forced(gpt, prompt: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Hidden states and code logits predicting each frame of ``codes`` after ``prompt``."""
+    emb = gpt.embed(prompt[None])
+    seq = np.concatenate([emb[0], gpt.embed_codes(codes[:-1])])[None]
+    h = np.array(gpt.hidden(seq)[0, len(prompt) - 1 :], np.float32)
+    return h, np.asarray(gpt.code_logits(h), np.float32)
+
+
+def agreement_row(ref: dict, h: np.ndarray, logits: np.ndarray) -> dict:
+    """Teacher-forced scores of one config against the fp32 reference ``ref``."""
+    return {
+        "top1": float((logits.argmax(-1) == ref["logits"].argmax(-1)).mean()),
+        "hidden_rel_err": float(np.abs(h - ref["h"]).max() / np.abs(ref["h"]).max()),
+        "logits_rel_err": float(np.abs(logits - ref["logits"]).max() / np.abs(ref["logits"]).max()),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("asset_dir", type=Path)
@@ -61,14 +93,32 @@ def main() -> None:
     ap.add_argument("--configs", nargs="+", default=["onnx:fp32", "onnx:int8", "torch:fp32"])
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--cache-dir", type=Path, default=None)
+    ap.add_argument("--agreement", type=int, default=0, metavar="N", help="teacher-forced frames")
+    ap.add_argument("--reference-fps", type=float, default=None, help="reference batch-1 frames/s")
+    ap.add_argument(
+        "--interleave",
+        type=int,
+        default=0,
+        metavar="R",
+        help="load every config first, then R rounds of one measurement per config in turn "
+        "(best per config): fair ratios when the machine's load changes during the run",
+    )
     args = ap.parse_args()
     if args.prompt < 3 * max(args.batch) + 2:
         ap.error("--prompt must exceed 3 x the largest batch (prompts differ in length)")
 
+    load = os.getloadavg()
     print(f"# {platform.processor() or platform.machine()}, python {platform.python_version()}")
-    for spec in args.configs:
+    print(f"# {os.cpu_count()} CPUs, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+    if args.agreement and "onnx:fp32" not in args.configs:
+        ap.error("--agreement needs the onnx:fp32 config (the reference)")
+    ref: dict | None = None
+    rows: list[tuple[str, dict, dict | None]] = []
+    loaded: list[tuple[str, object, dict]] = []
+    for spec in sorted(args.configs, key=lambda c: c != "onnx:fp32" if args.agreement else 0):
         backend, _, rest = spec.partition(":")
-        precision, _, device = rest.partition("@")
+        rest, _, device = rest.partition("@")
+        precision, _, block = rest.partition("/")
         try:
             t0 = time.perf_counter()
             gpt = load_gpt(
@@ -78,20 +128,66 @@ def main() -> None:
                 device=device or "cpu",
                 cache_dir=args.cache_dir,
                 threads=args.threads,
+                int4_block=int(block) if block else None,
             )
             t_load = time.perf_counter() - t0
-        except (ImportError, ValueError) as exc:
+        except (ImportError, ValueError, MixvoxError) as exc:
             print(f"{spec}: skipped ({exc})")
             continue
         cfg = gpt.config
         print(f"{spec}: load {t_load:.2f}s (H={cfg.hidden_size}, L={cfg.num_layers})")
-        for b in args.batch:
+        fps: dict = {}
+        for b in args.batch if not args.interleave else ():
             r = bench_one(gpt, b, args.frames, args.prompt, args.repeats)
+            fps[b] = r["frames_per_s"]
             print(
                 f"  batch {b:2d}: prefill {r['prefill_s'] * 1e3:7.1f} ms, "
-                f"decode {r['frames_per_s']:8.1f} frames/s, GPT RTF {r['rtf']:.3f}"
+                f"decode {r['frames_per_s']:8.1f} frames/s, GPT RTF {r['rtf']:.3f}",
+                flush=True,
             )
-        del gpt
+        agree = None
+        if args.agreement:
+            rng = np.random.default_rng(7)
+            if ref is None:  # onnx:fp32 runs first: decode the reference sequence once
+                prompt = rng.integers(0, cfg.num_text_tokens, args.prompt)
+                greedy = SamplingParams(temperature=0.0, suppress_eos=True)
+                (res,) = gpt.generate([prompt], params=greedy, max_new_tokens=args.agreement)
+                h, lg = teacher_forced(gpt, prompt, np.asarray(res.codes))
+                ref = {"prompt": prompt, "codes": np.asarray(res.codes), "h": h, "logits": lg}
+            h, lg = teacher_forced(gpt, ref["prompt"], ref["codes"])
+            agree = agreement_row(ref, h, lg)
+            print(f"  agreement vs fp32 ({len(ref['codes'])} frames): {json.dumps(agree)}")
+        rows.append((spec, fps, agree))
+        if args.interleave:
+            loaded.append((spec, gpt, fps))
+        else:
+            del gpt
+            gc.collect()
+    for rnd in range(args.interleave):
+        for spec, gpt, fps in loaded:
+            for b in args.batch:
+                res = bench_one(gpt, b, args.frames, args.prompt, 1)
+                fps[b] = max(fps.get(b, 0.0), res["frames_per_s"])
+                print(f"  round {rnd + 1} {spec} batch {b}: {res['frames_per_s']:.1f} frames/s")
+    print(f"# load average at the end {os.getloadavg()[0]:.1f}")
+    head = ["config"] + [f"frames/s b{b}" for b in args.batch]
+    if args.reference_fps:
+        head.append(f"b1 vs reference {args.reference_fps}")
+    if args.agreement:
+        head += ["teacher-forced top-1", "hidden rel. err", "logits rel. err"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + " --- |" * len(head))
+    for spec, fps, agree in rows:
+        cells = [spec] + [f"{fps[b]:.1f}" for b in args.batch]
+        if args.reference_fps:
+            cells.append(f"{fps.get(1, float('nan')) / args.reference_fps:.2f}x")
+        if agree is not None:
+            cells += [
+                f"{100 * agree['top1']:.1f} %",
+                f"{agree['hidden_rel_err']:.2e}",
+                f"{agree['logits_rel_err']:.2e}",
+            ]
+        print("| " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -5,8 +5,12 @@ ones on the tiny checkpoint, graphs vs no graphs, fp16/bf16 agreement with fp32 
 random checkpoint), then timings side by side on the same full-size random checkpoint made by
 the project's generator (``mixvox.engines.chattts.randckpt``):
 
-* batch-1 decode frames/s for torch fp16/bf16 with CUDA graphs, fp16 without graphs, and the
-  reference ChatTTS 0.2.5 when importable;
+* every fused Triton kernel (``gpt/triton_decode.py``) against its torch twin, fp32/fp16,
+  batch 1/5/64, with and without programmatic dependent launch (``kernels``); a tile sweep
+  (``sweep``); fused-path parity with the golden codes and teacher-forced agreement;
+* batch-1 decode frames/s and graph step time for the fused Triton path (fp16/bf16, PDL on
+  and off) and the torch graphs path side by side, kernels per step and the GPU time per
+  kernel (profiler), and the reference ChatTTS 0.2.5 when importable;
 * aggregate frames/s at batch 8, 32, 64;
 * end-to-end RTF (text -> wav) for about 10 s of audio, time to the first streamed chunk;
 * peak GPU memory at batch 1;
@@ -64,6 +68,7 @@ def copy_bandwidth() -> float:
 
 def parity_tiny(results: dict) -> None:
     from mixvox.engines.chattts.gpt.cuda_graph import CodeRequest, CudaGPT, CudaSampling
+    from mixvox.engines.chattts.gpt.triton_decode import TritonGPT
 
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -74,8 +79,12 @@ def parity_tiny(results: dict) -> None:
     want_h = g["greedy/hiddens"]
     samp = CudaSampling(greedy=True, suppress_eos=True)
     out = {}
-    for graphs in (True, False):
-        m = CudaGPT(tiny / "asset", precision="fp32", max_batch=1, use_graphs=graphs, max_len=512)
+    variants = [("graphs", CudaGPT, True), ("eager", CudaGPT, False)]
+    variants += [("fused_graphs", TritonGPT, True), ("fused_eager", TritonGPT, False)]
+    variants += [("fused_pdl_graphs", TritonGPT, True)]
+    for name, cls, graphs in variants:
+        kw = {"pdl": True} if "pdl" in name else {}
+        m = cls(tiny / "asset", precision="fp32", max_batch=1, use_graphs=graphs, max_len=512, **kw)
         # the prompt embedding computed on the GPU from the token ids must match too
         ids = torch.from_numpy(g["tok/code_spk/ids"])
         spk = torch.from_numpy(g["speaker/vector_f16"])
@@ -85,7 +94,7 @@ def parity_tiny(results: dict) -> None:
         r = m.generate([CodeRequest(emb, max_new=len(want))], samp)[0]
         codes = r.codes.cpu().numpy()
         herr = float(np.abs(r.hidden.cpu().numpy() - want_h).max() / np.abs(want_h).max())
-        out["graphs" if graphs else "eager"] = {
+        out[name] = {
             "codes_equal": bool((codes == want).all()),
             "steps_equal": int((codes == want).all(1).sum()),
             "hidden_rel_err": herr,
@@ -102,13 +111,78 @@ def parity_tiny(results: dict) -> None:
                 samp,
                 max_batch=2,
             )
-            out["continuous_batching_equal"] = bool(
+            out[f"{name}_continuous_batching_equal"] = bool(
                 (rs[0].codes.cpu().numpy() == want).all()
                 and (rs[2].codes.cpu().numpy() == want).all()
             )
         m.close()
     results["parity_tiny_fp32"] = out
     log("parity tiny fp32:", json.dumps(out))
+
+
+def fused_kernels(ckpt: Path, results: dict) -> None:
+    """Every fused Triton kernel against its plain-torch twin, full size, random states."""
+    from mixvox.engines.chattts.gpt.triton_decode import TritonGPT, compare_ops
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    out = {}
+    limits = {"fp32": 1e-4, "fp16": 2e-2, "bf16": 3e-2}
+    for prec in ("fp32", "fp16", "bf16"):
+        m = TritonGPT(ckpt / "asset", precision=prec, max_batch=64, use_graphs=False, max_len=512)
+        if prec == "bf16":
+            m.close()
+            continue  # bf16 shares every code path with fp16 (run 2 of 2026-12-01 checked it)
+        for b, pdl in ((1, False), (5, False), (64, False), (1, True), (64, True)):
+            errs = compare_ops(m, b, 256, seed=b, pdl=pdl)
+            errs["pass"] = all(v <= limits[prec] for k, v in errs.items() if k != "pass")
+            key = f"{prec}_b{b}" + ("_pdl" if pdl else "")
+            out[key] = errs
+            log(f"fused kernels vs torch twins, {key}: {json.dumps(errs)}")
+        m.close()
+        torch.cuda.empty_cache()
+    results["fused_kernel_equality"] = out
+
+
+def tile_sweep(ckpt: Path, results: dict) -> None:
+    """Graph step time of the fused fp16 + PDL path for a few tile shapes (batch 1: CUDA-core
+    rows per program and warps; batch 64: tensor-core batch block and K step), each checked
+    against the torch twins first."""
+    from mixvox.engines.chattts.gpt.triton_decode import TritonGPT, TritonOps, compare_ops
+
+    m = TritonGPT(ckpt / "asset", precision="fp16", max_batch=64, pdl=True)
+    variants = [
+        (1, "fma default", {}),
+        (
+            1,
+            "fma wide x2, 8 warps",
+            {"fma": {"qkv": 8, "o": 8, "gu": 8, "down": 4, "head": 16, "warps": 8}},
+        ),
+        (
+            1,
+            "fma narrow /2, 2 warps",
+            {"fma": {"qkv": 2, "o": 2, "gu": 2, "down": 1, "head": 4, "warps": 2}},
+        ),
+        (1, "fma default, 2 warps", {"fma": {"warps": 2}}),
+        (64, "dot default (bm 64)", {}),
+        (64, "dot bm 16, o/down 16", {"dot": {"bm": 16, "o": 16, "down": 16}}),
+        (64, "dot bm 16, bk 128", {"dot": {"bm": 16, "o": 16, "down": 16, "bk": 128}}),
+        (64, "dot bk 128", {"dot": {"bk": 128}}),
+    ]
+    rows = []
+    for b, name, tiles in variants:
+        errs = compare_ops(m, b, 256, seed=b, pdl=True, tiles=tiles)
+        ok = all(v <= 2e-2 for v in errs.values())
+        m.ops = TritonOps(2, True, tiles)
+        m._graphs.clear()
+        us = graph_step_us(m, b, 256)
+        rows.append(
+            {"batch": b, "tiles": name, "step_us": us, "frames_per_s": b * 1e6 / us, "equal": ok}
+        )
+        log(
+            f"tile sweep b{b} {name:28s}: {us:8.1f} us/step ({b * 1e6 / us:9.0f} frames/s), equal {ok}"
+        )
+    results["tile_sweep"] = rows
+    m.close()
 
 
 def make_full_checkpoint(path: Path) -> Path:
@@ -173,6 +247,23 @@ def agreement(ckpt: Path, results: dict, frames: int) -> None:
             row["mel_rel_err"] = float(np.abs(mel - mel32).max() / np.abs(mel32).max())
         out[prec] = row
         m.close()
+    # the fused Triton step, fed the true codes frame by frame (its own decode path)
+    from mixvox.engines.chattts.gpt.triton_decode import TritonGPT
+
+    for prec in ("fp32", "fp16", "bf16", "fp16-pdl"):
+        m = TritonGPT(ckpt / "asset", precision=prec[:4], max_batch=1, pdl="pdl" in prec)
+        tf = m.teacher_forced_step_logits(prompt, codes)
+        r = m.generate([CodeRequest(prompt, max_new=frames, min_new=frames)], samp)[0]
+        out[f"fused_{prec}"] = {
+            "teacher_forced_top1_agreement": (tf.argmax(-1) == tf32.argmax(-1))
+            .float()
+            .mean()
+            .item(),
+            "free_running_code_agreement": (r.codes == codes).float().mean().item(),
+            "logit_max_abs_err": (tf - tf32).abs().max().item(),
+            "logit_rel_err": ((tf - tf32).abs().max() / tf32.abs().max()).item(),
+        }
+        m.close()
     results["agreement_vs_fp32"] = out
     log("agreement:", json.dumps(out))
 
@@ -184,21 +275,38 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
     gen = torch.Generator().manual_seed(1)
     ids = torch.randint(0, 20000, (32,), generator=gen)
     samp = CudaSampling()
+    from mixvox.engines.chattts.gpt.triton_decode import TritonGPT
+
     rows = []
     configs = [
+        ("fp16", True, "triton-pdl"),
+        ("fp16", True, "triton"),
         ("fp16", True, "ops"),
-        ("bf16", True, "ops"),
-        ("fp16", True, "stack"),
-        ("fp16", False, "none"),
+        ("bf16", True, "triton-pdl"),
     ]
     for prec, graphs, fused in configs:
-        name = f"mixvox torch {prec} " + (f"graphs+{fused}" if graphs else "no graphs")
-        m = CudaGPT(
-            ckpt / "asset", precision=prec, max_batch=max(batches), use_graphs=graphs, fused=fused
-        )
+        if fused.startswith("triton"):
+            name = f"mixvox fused Triton {prec} graphs" + (" + PDL" if "pdl" in fused else "")
+            m = TritonGPT(
+                ckpt / "asset",
+                precision=prec,
+                max_batch=max(batches),
+                pdl="pdl" in fused,
+            )
+        else:
+            name = f"mixvox torch {prec} " + (f"graphs+{fused}" if graphs else "no graphs")
+            m = CudaGPT(
+                ckpt / "asset",
+                precision=prec,
+                max_batch=max(batches),
+                use_graphs=graphs,
+                fused=fused,
+            )
         emb = m.embed_prompt(ids, None, None)
         for b in batches:
-            if (not graphs and b > 8) or (prec == "bf16" and b not in (1, 64)):
+            if (not graphs and b > 8) or (prec != "fp16" and b not in (1, 64)):
+                continue
+            if fused in ("stack", "triton-dot1") and b not in (1, 64):
                 continue
             reqs = [CodeRequest(emb, max_new=frames, min_new=frames) for _ in range(b)]
             m.generate(reqs, samp, seed=0, max_batch=b)  # warm-up: captures graphs
@@ -208,6 +316,7 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
                 repeat=3,
             )
             fps = b * frames / t
+            us = graph_step_us(m, b, 256) if graphs else None
             rows.append(
                 {
                     "impl": name,
@@ -215,15 +324,63 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
                     "frames": frames,
                     "seconds": t,
                     "frames_per_s": fps,
+                    "graph_step_us": us,
                 }
             )
-            log(f"{rows[-1]['impl']:32s} batch {b:3d}: {fps:10.1f} frames/s")
+            log(f"{rows[-1]['impl']:44s} batch {b:3d}: {fps:10.1f} frames/s, step {us} us")
         if graphs:
             results.setdefault("kernels_per_step", {})[name] = kernels_per_step(m)
+            for b in (1, 64):
+                if b in batches:
+                    bd = kernel_breakdown(m, b, 256)
+                    results.setdefault("kernel_time_us", {})[f"{name} b{b}"] = bd
+                    log(f"kernel time per step, {name} batch {b}: {json.dumps(bd)}")
         m.close()
         torch.cuda.empty_cache()
     results["decode"] = rows
     log("kernels per decode step (batch 1):", results.get("kernels_per_step"))
+
+
+def graph_step_us(m, b: int, L: int, n: int = 100) -> float:
+    """Median-free mean time of one captured decode step (graph replays only, no host loop)."""
+    g = m._graphs.get((b, L)) or m._capture(b, L)
+    saved = [t.clone() for t in m._state()]
+    g.replay()
+    torch.cuda.synchronize()
+    t0, t1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    t0.record()
+    for _ in range(n):
+        g.replay()
+    t1.record()
+    torch.cuda.synchronize()
+    for t, v in zip(m._state(), saved, strict=True):
+        t.copy_(v)
+    return t0.elapsed_time(t1) * 1000 / n
+
+
+def kernel_breakdown(m, b: int, L: int) -> dict:
+    """GPU time per decode step by kernel (eager step under the profiler), in us, and the
+    sum: against the graph step time this separates kernel time from launch gaps."""
+    from torch.profiler import ProfilerActivity, profile
+
+    saved = [t.clone() for t in m._state()]
+    m._step(b, L)
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        m._step(b, L)
+        torch.cuda.synchronize()
+    for t, v in zip(m._state(), saved, strict=True):
+        t.copy_(v)
+    agg: dict[str, float] = {}
+    for e in prof.events():
+        if e.device_type.name != "CUDA":
+            continue
+        us = getattr(e, "device_time", None) or getattr(e, "cuda_time", 0.0)
+        key = e.name[:60]
+        agg[key] = agg.get(key, 0.0) + float(us)
+    top = dict(sorted(agg.items(), key=lambda kv: -kv[1])[:12])
+    top["_sum_all_kernels"] = sum(agg.values())
+    return {k: round(v, 1) for k, v in top.items()}
 
 
 def kernels_per_step(m) -> int:
@@ -243,18 +400,23 @@ def kernels_per_step(m) -> int:
 
 def peak_memory(ckpt: Path, results: dict, frames: int) -> None:
     from mixvox.engines.chattts.gpt.cuda_graph import CodeRequest, CudaGPT, CudaSampling
+    from mixvox.engines.chattts.gpt.triton_decode import TritonGPT
 
-    torch.cuda.empty_cache()
-    torch.cuda.reset_peak_memory_stats()
-    base = torch.cuda.memory_allocated()
-    m = CudaGPT(ckpt / "asset", precision="fp16", max_batch=1)
-    emb = m.embed_prompt(torch.arange(100, 140), None, None)
-    m.generate([CodeRequest(emb, max_new=frames, min_new=frames)], CudaSampling(), seed=0)
-    torch.cuda.synchronize()
-    peak = torch.cuda.max_memory_allocated() - base
-    results["peak_gpu_mb_batch1_gpt"] = peak / 2**20
-    log(f"peak GPU memory, batch 1, GPT fp16 (graphs): {peak / 2**20:.1f} MiB")
-    m.close()
+    for key, cls in (
+        ("peak_gpu_mb_batch1_gpt", CudaGPT),
+        ("peak_gpu_mb_batch1_gpt_fused", TritonGPT),
+    ):
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        m = cls(ckpt / "asset", precision="fp16", max_batch=1)
+        emb = m.embed_prompt(torch.arange(100, 140), None, None)
+        m.generate([CodeRequest(emb, max_new=frames, min_new=frames)], CudaSampling(), seed=0)
+        torch.cuda.synchronize()
+        peak = torch.cuda.max_memory_allocated() - base
+        results[key] = peak / 2**20
+        log(f"{key}: {peak / 2**20:.1f} MiB")
+        m.close()
 
 
 def weight_bytes_per_step(ckpt: Path, dtype_bytes: int = 2) -> int:
@@ -331,7 +493,7 @@ def main() -> int:
     ap.add_argument("--frames", type=int, default=200)
     ap.add_argument("--batches", default="1,8,32,64")
     ap.add_argument("--skip-reference", action="store_true")
-    ap.add_argument("--only", default="parity,agreement,decode,memory,e2e,reference")
+    ap.add_argument("--only", default="parity,kernels,sweep,agreement,decode,memory,e2e,reference")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     only = set(args.only.split(","))
@@ -348,6 +510,8 @@ def main() -> int:
     log(f"GPU {results['gpu']}, torch {torch.__version__}, copy bandwidth {bw / 1e12:.2f} TB/s")
     steps = [
         ("parity", lambda: parity_tiny(results)),
+        ("kernels", lambda: fused_kernels(make_full_checkpoint(args.ckpt), results)),
+        ("sweep", lambda: tile_sweep(make_full_checkpoint(args.ckpt), results)),
         ("agreement", lambda: agreement(make_full_checkpoint(args.ckpt), results, args.frames)),
         ("e2e", lambda: bench_e2e(make_full_checkpoint(args.ckpt), results)),
         ("memory", lambda: peak_memory(make_full_checkpoint(args.ckpt), results, args.frames)),
@@ -377,6 +541,7 @@ def main() -> int:
         except Exception:
             results.setdefault("errors", {})[name] = traceback.format_exc()
             log(f"step {name} failed:\n{traceback.format_exc()}")
+        (args.out / "gpu_results.json").write_text(json.dumps(results, indent=2, default=str))
     if (args.ckpt / "asset").exists():
         wb = weight_bytes_per_step(args.ckpt)
         # HBM moves about the copy figure (read + write traffic) in any direction, so a step
@@ -390,9 +555,40 @@ def main() -> int:
         for row in results.get("decode", []):
             if row["batch"] == 1:
                 row["fraction_of_floor"] = row["frames_per_s"] * floor_s
+                if row.get("graph_step_us"):
+                    row["graph_step_fraction_of_floor"] = floor_s * 1e6 / row["graph_step_us"]
     (args.out / "gpu_results.json").write_text(json.dumps(results, indent=2, default=str))
+    table = summary_table(results)
+    (args.out / "gpu_table.md").write_text(table)
     log(json.dumps(results, indent=2, default=str))
+    log(table)
     return 1 if results.get("errors") else 0
+
+
+def summary_table(results: dict) -> str:
+    """The decode rows side by side (frames/s per batch, graph step time, floor fraction)."""
+    rows: dict[str, dict] = {}
+    for r in results.get("decode", []):
+        rows.setdefault(r["impl"], {})[r["batch"]] = r
+    batches = sorted({r["batch"] for r in results.get("decode", [])})
+    kps = results.get("kernels_per_step", {})
+    head = "| implementation | " + " | ".join(f"b{b} frames/s" for b in batches)
+    head += " | b1 step us (graph) | b1 fraction of floor (step) | kernels/step |\n"
+    head += "|" + " --- |" * (len(batches) + 4) + "\n"
+    lines = []
+    for impl, by in rows.items():
+        cells = [f"{by[b]['frames_per_s']:,.0f}" if b in by else "-" for b in batches]
+        b1 = by.get(1, {})
+        us = b1.get("graph_step_us")
+        frac = b1.get("graph_step_fraction_of_floor")
+        lines.append(
+            f"| {impl} | "
+            + " | ".join(cells)
+            + f" | {us:.0f} | {frac:.1%} | {kps.get(impl, '-')} |"
+            if us and frac
+            else f"| {impl} | " + " | ".join(cells) + f" | - | - | {kps.get(impl, '-')} |"
+        )
+    return head + "\n".join(lines) + "\n"
 
 
 def bench_e2e(ckpt: Path, results: dict) -> None:

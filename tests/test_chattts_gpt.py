@@ -438,7 +438,7 @@ def test_onnx_chunk_after_cache_and_position_limit(golden, cache_dir):
     stack = OnnxStack(w, cache_dir=cache_dir)
     assert runtime_graph_path(w, "fp32", cache_dir) == stack.graph_path  # cached, reused
     assert runtime_graph_path(w, "int8", cache_dir) != stack.graph_path
-    with pytest.raises(ValueError, match="fp32 or int8"):
+    with pytest.raises(ValueError, match="fp32, int8 or int4"):
         runtime_graph_path(w, "fp8", cache_dir)
     rng = np.random.default_rng(3)
     for B in (1, 2):

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 import mixvox
 from mixvox.choice import EngineRequest, choose_engine
 from mixvox.cli import main
-from mixvox.engines.chattts.options import ChatTTSCallOptions, ChatTTSOptions
+from mixvox.engines.chattts.options import PRECISIONS, ChatTTSCallOptions, ChatTTSOptions
 from mixvox.errors import EngineUnavailable, MixvoxError, MixvoxWarning, OptionError
 from mixvox.options import EngineOptions, build_options, option, parse_pairs
 from mixvox.registry import build_registry
@@ -81,7 +81,8 @@ def test_parse_pairs() -> None:
 
 
 def test_chattts_options_declare_choices() -> None:
-    with pytest.raises(OptionError, match="'fp8' is not one of fp32, int8, fp16, bf16"):
+    assert {"fp32", "int8", "fp16", "bf16"} <= set(PRECISIONS)
+    with pytest.raises(OptionError, match=f"'fp8' is not one of {', '.join(PRECISIONS)}$"):
         build_options(ChatTTSOptions, {"precision": "fp8"}, engine="chattts")
     with pytest.raises(OptionError, match="cpu, cuda, cuda:N"):
         build_options(ChatTTSOptions, {"device": "gpu0"}, engine="chattts")
@@ -138,15 +139,16 @@ def test_model_dir_without_weights_does_not_fall_back(tmp_path: Path) -> None:
 def test_fp8_is_refused_before_any_weight_file_is_opened(
     tiny_dir: Path, no_chattts_load: list[str]
 ) -> None:
-    with pytest.raises(OptionError, match="'fp8' is not one of fp32, int8, fp16, bf16"):
+    names = ", ".join(PRECISIONS)  # fp32, int8, fp16, bf16 (and what else the runtime has)
+    with pytest.raises(OptionError, match=f"'fp8' is not one of {names}"):
         mixvox.Synthesizer("chattts", model_dir=str(tiny_dir), precision="fp8")
-    with pytest.raises(OptionError, match="fp32, int8, fp16, bf16"):
+    with pytest.raises(OptionError, match=names):
         mixvox.Synthesizer(model_dir=str(tiny_dir), precision="fp8")
     r = invoke("say", "hi", "-o", "x.wav", "--engine", "chattts", "--precision", "fp8")
     assert r.exit_code == 2 and "fp32" in r.stderr and "bf16" in r.stderr
     r = invoke("say", "hi", "-o", "x.wav", "--model-dir", str(tiny_dir), "-O", "precision=fp8")
     assert r.exit_code == 1, r.output
-    assert "'fp8' is not one of fp32, int8, fp16, bf16" in r.stderr
+    assert f"'fp8' is not one of {names}" in r.stderr
     assert "Traceback" not in r.output
     assert no_chattts_load == []
 
@@ -348,3 +350,16 @@ def test_fallback_notice_gives_the_advice_once(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     assert "using the espeak engine because chattts: no ChatTTS weights" in r.stderr
     assert r.stderr.count("`mixvox download`") == 1  # the reason has it: the hint is not repeated
+
+
+def test_chattts_options_cover_the_engine_keywords() -> None:
+    """Every ChatTTSEngine keyword can be set (a new one added there must be declared here)."""
+    import inspect
+
+    from mixvox.engines.chattts.engine import ChatTTSEngine
+    from mixvox.options import option_keys
+
+    params = inspect.signature(ChatTTSEngine.__init__).parameters
+    keywords = {n for n, p in params.items() if p.kind is not p.VAR_KEYWORD} - {"self"}
+    # speaker: Synthesizer's own argument; verify: set by verify/reverify
+    assert keywords - {"speaker"} <= set(option_keys(ChatTTSOptions))

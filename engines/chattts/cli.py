@@ -122,6 +122,12 @@ def download_cmd(dest: str | None, repo: str, revision: str | None, force: bool)
 )
 @click.option("--threads", type=click.IntRange(min=1), help="Intra-op threads.")
 @click.option("--text", default=None, help="Text for the whole-synthesis run.")
+@click.option(
+    "--first-lookahead",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Reduced look-ahead (code frames) of the first chunk, cross-faded into exact audio.",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON line on stdout.")
 def bench_cmd(
     model_dir: str,
@@ -132,6 +138,7 @@ def bench_cmd(
     batches: tuple[int, ...],
     threads: int | None,
     text: str | None,
+    first_lookahead: int | None,
     as_json: bool,
 ) -> None:
     """Measure decode speed, real-time factor, first-chunk latency and peak memory."""
@@ -145,6 +152,7 @@ def bench_cmd(
             batches=batches or (1,),
             threads=threads,
             text=text,
+            first_lookahead=first_lookahead,
         )
     except MixvoxError as exc:
         raise _fail(exc) from None
@@ -173,6 +181,7 @@ def run_bench(
     threads: int | None = None,
     text: str | None = None,
     synth_seconds: float = 10.0,
+    first_lookahead: int | None = None,
 ) -> dict[str, object]:
     """One benchmark run in this process (run each configuration in its own process: the peak
     RSS figure is per process).
@@ -198,7 +207,12 @@ def run_bench(
 
     t0 = time.perf_counter()
     eng = ChatTTSEngine(
-        model_dir, backend=backend, precision=precision, device=device, threads=threads
+        model_dir,
+        backend=backend,
+        precision=precision,
+        device=device,
+        threads=threads,
+        first_lookahead_frames=first_lookahead,
     )
     load_s = time.perf_counter() - t0
     body = text or BENCH_TEXT
@@ -285,6 +299,7 @@ def run_bench(
         "synth_s": round(synth_s, 3),
         "rtf": round(synth_s / audio_s, 4) if audio_s else None,
         "first_chunk_ms": round(1000 * first, 1) if first is not None else None,
+        "first_lookahead": first_lookahead,
         "refine_tokens": ref_tokens,
         "refine_ms": round(1000 * refine_s, 1),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),

@@ -51,6 +51,7 @@ import numpy as np
 from mixvox.engines.chattts import render
 from mixvox.engines.chattts.assets import ModelAssets, VerifyMode, load_assets
 from mixvox.engines.chattts.audio import AudioModels, StreamingVocoder, load_audio_models
+from mixvox.engines.chattts.audio.faststart import FastStartVocoder
 from mixvox.engines.chattts.gpt import GPTRunner, SamplingParams, load_gpt
 from mixvox.engines.chattts.runtime import RuntimeDecision, resolve
 from mixvox.engines.chattts.speaker import Speaker, load_spk_stat
@@ -129,6 +130,19 @@ class _Call:
     rng: np.random.Generator
 
 
+def _frames_option(name: str, value: object) -> int | None:
+    """``None`` or a frame count >= 0 (an int or its decimal text); else a clear error."""
+    if value is None:
+        return None
+    try:
+        n = int(str(value).strip()) if not isinstance(value, bool) else -1
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise MixvoxError(f"{name} must be an integer >= 0 (code frames), got {value!r}")
+    return n
+
+
 class ChatTTSEngine:
     """ChatTTS through ONNX Runtime (default, no torch needed) or torch.
 
@@ -141,6 +155,11 @@ class ChatTTSEngine:
     the default exact lookahead (the vocoder's receptive field, 51 frames at full size) gives
     audio identical to a whole decode but delays the first piece: on the full-size model with
     onnx int8 the first audio comes after 1.9 s, with ``lookahead_frames=8`` after 0.5 s.
+    ``first_lookahead_frames``: a reduced look-ahead for the start only, cross-faded into the
+    exact stream (:class:`~.audio.faststart.FastStartVocoder`): early first audio, and every
+    sample after the first ~1 s exact; None (default) = plain streaming. ``int4_block``:
+    inputs per 4-bit scale with ``precision="int4"`` (32: more faithful, 64 default, 128:
+    faster; BENCHMARKS.md).
     ``speaker``: the voice when a call names none (default :data:`DEFAULT_SPEAKER`).
     """
 
@@ -168,6 +187,8 @@ class ChatTTSEngine:
         first_chunk_frames: int = 8,
         chunk_frames: int = 32,
         lookahead_frames: int | None = None,
+        first_lookahead_frames: int | None = None,
+        int4_block: int | None = None,
         speaker: str | None = None,
         **unknown: Any,
     ) -> None:
@@ -180,6 +201,23 @@ class ChatTTSEngine:
             raise MixvoxError(f"source must be 'hidden' or 'codes', got {source!r}")
         if max_batch < 1 or max_retries < 0 or stream_every < 1:
             raise MixvoxError("max_batch and stream_every must be >= 1, max_retries >= 0")
+        first_lookahead = _frames_option("first_lookahead_frames", first_lookahead_frames)
+        if first_lookahead is not None and lookahead_frames is not None:
+            warnings.warn(
+                "chattts: first_lookahead_frames is ignored with lookahead_frames (every "
+                "chunk is already approximate)",
+                stacklevel=2,
+            )
+        self.int4_block = _frames_option("int4_block", int4_block)
+        from mixvox.engines.chattts.gpt.onnx_stack import INT4_BLOCKS  # numpy + onnx only
+
+        if self.int4_block is not None and (
+            self.runtime.precision != "int4" or self.int4_block not in INT4_BLOCKS
+        ):
+            raise MixvoxError(
+                f"int4_block must be one of {', '.join(map(str, INT4_BLOCKS))} and goes with "
+                f"precision int4 (got {int4_block!r} with {self.runtime.precision})"
+            )
         self.assets: ModelAssets = load_assets(model_dir, verify=verify)
         self.backend = self.runtime.backend
         self.precision = self.runtime.precision
@@ -192,6 +230,7 @@ class ChatTTSEngine:
         self.first_chunk_frames = first_chunk_frames
         self.chunk_frames = chunk_frames
         self.lookahead_frames = lookahead_frames
+        self.first_lookahead_frames = first_lookahead
         self.default_speaker = speaker or DEFAULT_SPEAKER
         self.tokenizer = ChatTTSTokenizer(self.assets.tokenizer_json)
         self._lock = threading.Lock()  # one GPT generation at a time
@@ -217,6 +256,7 @@ class ChatTTSEngine:
                 threads=threads,
                 gpt_sha256=gpt_sha256,
                 max_batch=self.max_batch,
+                int4_block=self.int4_block,
             )
             self.audio: AudioModels = load_audio_models(
                 self.assets.asset,
@@ -441,7 +481,15 @@ class ChatTTSEngine:
             cancel.set()
             worker.join()
 
-    def _vocoder(self) -> StreamingVocoder:
+    def _vocoder(self) -> StreamingVocoder | FastStartVocoder:
+        if self.first_lookahead_frames is not None and self.lookahead_frames is None:
+            return FastStartVocoder(
+                self.audio,
+                source=self.source,
+                first_lookahead_frames=self.first_lookahead_frames,
+                first_chunk_frames=self.first_chunk_frames,
+                chunk_frames=self.chunk_frames,
+            )
         return StreamingVocoder(
             self.audio,
             source=self.source,

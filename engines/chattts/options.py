@@ -42,11 +42,13 @@ class ChatTTSOptions(EngineOptions):
         flag="--backend",
     )
     device: str | None = option(
-        None, help="ChatTTS device: cpu, cuda, cuda:N, auto.", flag="--device"
+        None,
+        help="ChatTTS device: cpu, cuda, cuda:N, auto (torch; onnx with onnxruntime-gpu).",
+        flag="--device",
     )
     precision: str | None = option(
         None,
-        help="Engine precision: fp32, fp16, bf16, int8.",
+        help="Engine precision: " + ", ".join(PRECISIONS) + ".",
         choices=PRECISIONS,
         flag="--precision",
     )
@@ -70,6 +72,10 @@ class ChatTTSOptions(EngineOptions):
     first_chunk_frames: int | None = option(None, help="Frames of the first audio piece.", min=1)
     chunk_frames: int | None = option(None, help="Frames of later audio pieces.", min=1)
     lookahead_frames: int | None = option(None, help="Vocoder lookahead frames.", min=0)
+    first_lookahead_frames: int | None = option(
+        None, help="Vocoder lookahead of the first audio piece.", min=0
+    )
+    int4_block: int | None = option(None, help="Weights per int4 quantization block.", min=1)
 
     def validate(self) -> None:
         if self.device is not None and not _DEVICE.fullmatch(self.device):

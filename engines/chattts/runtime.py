@@ -13,7 +13,8 @@ The rules (``auto`` = left to this module):
 ============  =========  ==================================  =========================
 backend       device     GPT runner                          precision (default first)
 ============  =========  ==================================  =========================
-onnx          cpu        ONNX Runtime, CPU provider          fp32, int8
+onnx          cpu        ONNX Runtime, CPU provider          fp32, int8, int4
+onnx          cuda[:N]   ONNX Runtime, CUDA provider         fp32
 torch         cpu        portable torch stack                fp32
 torch         cuda[:N]   CUDA graphs (``gpt.cuda_graph``)    fp16, fp32, bf16
 tensorrt      (GPU)      TensorRT engine                     fp16, int8 (fp32 -> fp16)
@@ -21,9 +22,16 @@ tensorrt      (GPU)      TensorRT engine                     fp16, int8 (fp32 ->
 
 * ``backend=auto``: TensorRT when it and a GPU are usable, else torch when it sees a CUDA
   GPU, else onnx on the CPU (also when only onnxruntime-gpu is installed: the ONNX GPT runs
-  on the CPU provider only). ``device=cpu`` counts as unnamed here, as it always did (it
+  on the CPU provider unless a cuda device is named). ``device=cpu`` counts as unnamed here, as it always did (it
   was the engine's default): ``--backend onnx`` is the way to stay on the CPU. A named
-  ``cuda`` device keeps the choice on the GPU, and is refused when no GPU backend can run.
+  ``cuda`` device keeps the choice on the GPU (ONNX Runtime's CUDA provider when it is the
+  only GPU runtime installed), and is refused when no GPU backend can run.
+* ``--backend onnx --device cuda[:N]``: allowed when ONNX Runtime offers the
+  ``CUDAExecutionProvider`` (the onnxruntime-gpu package, instead of onnxruntime); else
+  :class:`~mixvox.interfaces.EngineUnavailable` says to install it or to use torch. The same
+  graphs run there (fp32: the int8/int4 ``MatMulNBits`` graphs are the CPU's), with the
+  KV cache bound on the device. Not verified on our machines (no onnxruntime-gpu wheel for
+  their CUDA 13); the provider choice is unit-tested with a faked provider list.
   A precision the automatic choice cannot run (fp16 on the CPU) falls back to that
   backend's default, as before, and the reason says so.
 * ``device=auto``: the GPT backend's natural device (onnx: cpu; torch: cuda when torch sees
@@ -56,10 +64,11 @@ __all__ = [
 #: The backends a user may name (``auto`` included).
 BACKENDS = ("onnx", "torch", "tensorrt", "auto")
 #: Every precision some backend runs (``auto`` aside); each backend takes a subset.
-PRECISIONS = ("fp32", "int8", "fp16", "bf16")
+PRECISIONS = ("fp32", "int8", "int4", "fp16", "bf16")
 #: Precisions per (backend, device kind), the default first.
 _BACKEND_PRECISIONS: dict[tuple[str, str], tuple[str, ...]] = {
-    ("onnx", "cpu"): ("fp32", "int8"),
+    ("onnx", "cpu"): ("fp32", "int8", "int4"),
+    ("onnx", "cuda"): ("fp32",),
     ("torch", "cpu"): ("fp32",),
     ("torch", "cuda"): ("fp16", "fp32", "bf16"),
     ("tensorrt", "cuda"): ("fp16", "int8", "fp32"),
@@ -170,11 +179,23 @@ def _torch_cuda() -> bool:
 
 
 def _ort_cuda() -> bool:
+    """Whether ONNX Runtime offers its CUDA execution provider (onnxruntime-gpu installed)."""
     try:
         import onnxruntime as ort
     except ImportError:
         return False
     return "CUDAExecutionProvider" in ort.get_available_providers()
+
+
+def _require_ort_cuda(device: str) -> None:
+    """A clear error when ``--backend onnx --device cuda`` cannot run here."""
+    if not _ort_cuda():
+        raise EngineUnavailable(
+            f"--backend onnx --device {device} needs ONNX Runtime's CUDAExecutionProvider, "
+            "which this onnxruntime lacks (pip uninstall onnxruntime && pip install "
+            "onnxruntime-gpu, matching your CUDA); or use --backend torch for CUDA, or "
+            "--device cpu"
+        )
 
 
 def choose_backend(requested: str = "auto") -> tuple[str, str, str]:
@@ -233,8 +254,8 @@ def resolve(
     """Decide backend, device and precision once (see the module docstring for the rules).
 
     ``None`` means ``auto``. Raises :class:`RuntimeChoiceError` for a value that is no choice
-    or a combination no backend runs (``--backend onnx --device cuda``, ``--precision bf16``
-    on the CPU), and :class:`EngineUnavailable` when a valid choice cannot run here.
+    or a combination no backend runs (``--precision bf16`` on the CPU, ``int4`` off the
+    ONNX CPU path), and :class:`EngineUnavailable` when a valid choice cannot run here.
     """
     b = _choice("backend", backend, BACKENDS)
     d = _choice("device", device, ("auto", "cpu", "cuda"))
@@ -243,7 +264,7 @@ def resolve(
     automatic = b == "auto"
     if automatic:
         b, auto_device, reason = choose_backend("auto")
-        if d.startswith("cuda") and b == "onnx":
+        if d.startswith("cuda") and b == "onnx" and not _ort_cuda():
             _require_torch_cuda(d)  # a GPU was asked for by name, and none can be used
         if d in ("auto", "cpu"):  # "cpu": the engine's old default, so it names nothing here
             d = "cpu" if b == "onnx" else auto_device
@@ -252,10 +273,7 @@ def resolve(
     elif b == "torch" and d == "auto":
         d = "cuda" if _torch_cuda() else "cpu"
     if b == "onnx" and d != "cpu":
-        raise RuntimeChoiceError(
-            f"the ChatTTS onnx backend runs on the CPU only, not on {d!r} (valid: cpu); "
-            "use --backend torch for CUDA"
-        )
+        _require_ort_cuda(d)
     if b == "torch":
         if d.startswith("cuda"):
             _require_torch_cuda(d)

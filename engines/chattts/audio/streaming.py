@@ -82,6 +82,20 @@ class _StageState:
         return out
 
 
+def _share(budget: int, radii: list[int]) -> list[int]:
+    """Split ``budget`` look-ahead frames over stages in proportion to their radii, summing to
+    the budget (largest remainders first; each at most its radius). Plain floor division gave
+    most 6-radius Decoder blocks nothing for small budgets, so look-ahead 4 and 8 acted alike.
+    """
+    total = sum(radii)
+    exact = [r * budget / total for r in radii]
+    las = [int(x) for x in exact]
+    order = sorted(range(len(radii)), key=lambda i: las[i] - exact[i])
+    for i in order[: max(0, budget - sum(las))]:
+        las[i] = min(radii[i], las[i] + 1)
+    return las
+
+
 class StreamingVocoder:
     """Feed frames as the GPT produces them; get new float32 waveform pieces back.
 
@@ -123,8 +137,7 @@ class StreamingVocoder:
         if self.exact:
             las = [st.radius for st in stages]
         else:  # share the budget in proportion to each stage's radius
-            budget = 2 * int(lookahead_frames or 0)
-            las = [st.radius * budget // total for st in stages]
+            las = _share(2 * int(lookahead_frames or 0), [st.radius for st in stages])
         self._stages = [_StageState(st, la) for st, la in zip(stages, las, strict=True)]
         self.first_chunk_frames = first_chunk_frames
         self.chunk_frames = chunk_frames

@@ -783,13 +783,29 @@ class GraphGPT:
         # ``gpt_sha256``: the verified hash of the GPT weights, so they are not hashed again.
         # "ops" (small compiled kernels) starts in seconds; "stack" (the whole layer stack
         # compiled) decodes ~10% faster on an H200 but compiles for about a minute.
+        # gpt.triton_decode.TritonGraphGPT: the same with the fused Triton step.
         self.asset_dir = Path(asset_dir)
         self._gpt_sha256 = gpt_sha256
         self.config = GPTConfig.from_asset_dir(asset_dir)
         self.backend = "torch-cuda-graphs" if use_graphs else "torch-cuda"
         self.precision = precision
         self.device = device
-        self.cuda = CudaGPT(
+        self.cuda = self._make_runner(asset_dir, device, precision, max_batch, use_graphs, fused)
+        self._text_gpt: GPT | None = None
+        # capture batch 1 for every length bucket now, so no capture happens mid-stream
+        self.cuda.warmup((1,), [L for L in LEN_BUCKETS if L <= self.cuda.max_len])
+
+    def _make_runner(
+        self,
+        asset_dir: str | Path,
+        device: str,
+        precision: str,
+        max_batch: int,
+        use_graphs: bool,
+        fused: str,
+    ) -> CudaGPT:
+        """The code-stage runner (a subclass swaps in another :class:`CudaGPT`)."""
+        return CudaGPT(
             asset_dir,
             device=device,
             precision=precision,
@@ -797,9 +813,6 @@ class GraphGPT:
             use_graphs=use_graphs,
             fused=fused,
         )
-        self._text_gpt: GPT | None = None
-        # capture batch 1 for every length bucket now, so no capture happens mid-stream
-        self.cuda.warmup((1,), [L for L in LEN_BUCKETS if L <= self.cuda.max_len])
 
     def _portable(self) -> GPT:
         if self._text_gpt is None:

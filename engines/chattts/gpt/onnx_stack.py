@@ -46,6 +46,11 @@ Runtime graph
     ``DynamicQuantizeMatMul`` graph (code logits max rel error 0.050 vs 0.106 on a full-size
     random checkpoint, teacher-forced argmax agreement 91 % vs 86 %), since both its weight
     and its activation scales are per block rather than per column / per tensor.
+    ``int4`` is the same with 4-bit weights (``bits=4``, two per byte, zero point 8, one
+    scale per ``INT4_BLOCK`` inputs, chosen per block from a few clipping factors for the
+    least weight error; block 32, 64 or 128): half int8's weight bytes per step, at a clear
+    cost in agreement (BENCHMARKS.md's CPU section). Each precision and block size has its
+    own graph cache key.
 """
 
 from __future__ import annotations
@@ -77,12 +82,21 @@ __all__ = [
 
 #: Bump when the portable graph changes, so cached graphs are rebuilt.
 BUILDER_VERSION = "gpt-stack-2"
-#: Bump when the runtime graph (or its int8 quantization) changes.
-RUNTIME_BUILDER_VERSION = "gpt-ort-1"
+#: Bump when the runtime graph (or its int8/int4 quantization) changes. ``-2``: int4 added
+#: (fp32/int8 graphs are unchanged, but the key names the block size of either kind).
+RUNTIME_BUILDER_VERSION = "gpt-ort-2"
 
 _MS = "com.microsoft"
 #: Weights per int8 scale along the input dimension (MatMulNBits ``block_size``).
 INT8_BLOCK = 128
+#: Block sizes MatMulNBits takes for 4-bit weights that we offer (inputs per scale).
+INT4_BLOCKS = (32, 64, 128)
+#: The int4 default (see ``bench/cpu.py --int4-blocks`` and BENCHMARKS.md's CPU section).
+INT4_BLOCK = 64
+#: Scale shrink factors tried per 4-bit block (the one with the least weight error is kept).
+_INT4_ALPHAS = (1.0, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7)
+#: The runtime graph's precisions (the ONNX CPU path's, default first).
+RUNTIME_PRECISIONS = ("fp32", "int8", "int4")
 
 _BIG = np.iinfo(np.int64).max
 
@@ -260,18 +274,85 @@ def _quantize_int8_blocks(weight: np.ndarray, block: int) -> tuple[np.ndarray, n
     return q.astype(np.uint8), scale.reshape(-1)
 
 
+def _int4_trial(
+    wb: np.ndarray, m: np.ndarray, alpha: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Codes (-8..7), scales and squared weight error per block for scale ``alpha * m / -8``."""
+    sc = (m * np.float32(alpha / -8.0)).astype(np.float32)
+    q = np.clip(np.rint(wb / sc[..., None]), -8, 7)
+    return q, sc, np.square(q * sc[..., None] - wb).sum(axis=-1)
+
+
+def _quantize_int4_blocks(weight: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray]:
+    """``[N, K]`` float weights -> MatMulNBits' 4-bit layout: ``[N, ceil(K/block), block/2]``
+    uint8, two weights per byte (the lower input index in the low nibble), zero point 8
+    implied, and ``[N * blocks]`` float32 scales.
+
+    Symmetric with the sign trick: the block's largest-magnitude weight ``m`` maps to -8
+    (scale ``m / -8``, negative when ``m`` is), so all 16 levels are used; the opposite
+    extreme clips from 8 to 7. Each block then keeps whichever of the scales ``alpha * m / -8``
+    (alpha in :data:`_INT4_ALPHAS`) gives the least squared weight error: clipping the few
+    largest weights a little buys a finer step for all the others (on Gaussian weights, block
+    32: matmul output error 8.4 % instead of 8.7 %; zero points would give 8.2 % but cost an
+    extra input per kernel). Build time only; done in row slabs to bound the temporaries.
+    """
+    N, K = weight.shape
+    nb = -(-K // block)
+    packed = np.empty((N, nb, block // 2), np.uint8)
+    scales = np.empty((N, nb), np.float32)
+    for r0 in range(0, N, 1024):
+        r1 = min(N, r0 + 1024)
+        wb = np.zeros((r1 - r0, nb * block), np.float32)
+        wb[:, :K] = weight[r0:r1]
+        wb = wb.reshape(r1 - r0, nb, block)
+        idx = np.abs(wb).argmax(axis=-1)
+        m = np.take_along_axis(wb, idx[..., None], axis=-1)[..., 0]
+        m = np.where(m != 0, m, -8.0).astype(np.float32)  # all-zero block: scale 1, codes 8
+        best_q, best_s, best_e = _int4_trial(wb, m, _INT4_ALPHAS[0])
+        for alpha in _INT4_ALPHAS[1:]:
+            q, sc, err = _int4_trial(wb, m, alpha)
+            better = err < best_e
+            best_q = np.where(better[..., None], q, best_q)
+            best_s = np.where(better, sc, best_s)
+            best_e = np.minimum(err, best_e)
+        q8 = (best_q + 8).astype(np.uint8)
+        packed[r0:r1] = q8[..., 0::2] | (q8[..., 1::2] << 4)
+        scales[r0:r1] = best_s
+    return packed, scales.reshape(-1)
+
+
+def _check_precision(precision: str, int4_block: int | None = None) -> int | None:
+    """Validate a runtime-graph precision; return the MatMulNBits block size (None: fp32)."""
+    if precision not in RUNTIME_PRECISIONS:
+        raise ValueError(f"ONNX GPT precision must be fp32, int8 or int4, got {precision!r}")
+    if precision == "int4":
+        block = INT4_BLOCK if int4_block is None else int(int4_block)
+        if block not in INT4_BLOCKS:
+            raise ValueError(
+                f"int4 block size must be one of {', '.join(map(str, INT4_BLOCKS))}, got {block}"
+            )
+        return block
+    if int4_block is not None:
+        raise ValueError(f"an int4 block size was given for precision {precision}")
+    return INT8_BLOCK if precision == "int8" else None
+
+
 def build_runtime_graph(
-    w: GPTWeights, precision: str = "fp32", rope_rows: int | None = None
+    w: GPTWeights,
+    precision: str = "fp32",
+    rope_rows: int | None = None,
+    *,
+    int4_block: int | None = None,
 ) -> onnx.ModelProto:
-    """Build the runtime graph (module docstring) for ``precision`` ``fp32`` or ``int8``.
+    """Build the runtime graph (module docstring) for ``precision`` fp32, int8 or int4.
 
     ``rope_rows``: rows of the rotary cos/sin tables, i.e. the largest position id + 1
-    (default: twice the config's ``max_position_embeddings``).
+    (default: twice the config's ``max_position_embeddings``). ``int4_block``: inputs per
+    4-bit scale (one of :data:`INT4_BLOCKS`, default :data:`INT4_BLOCK`; int4 only).
     """
     from onnx import helper
 
-    if precision not in ("fp32", "int8"):
-        raise ValueError(f"ONNX GPT precision must be fp32 or int8, got {precision!r}")
+    block = _check_precision(precision, int4_block)
     cfg: GPTConfig = w.config
     H, nh, D, L = cfg.hidden_size, cfg.num_heads, cfg.head_dim, cfg.num_layers
     rows = rope_rows or 2 * cfg.max_position_embeddings
@@ -325,7 +406,10 @@ def build_runtime_graph(
             # constant [K, N] initializer: ORT prepacks it for MLAS once, at load
             return g.op("MatMul", v, g.const(hint, np.ascontiguousarray(weight.T)))
         N, K = weight.shape
-        q, scales = _quantize_int8_blocks(weight, INT8_BLOCK)
+        assert block is not None
+        bits = 8 if precision == "int8" else 4
+        quantize = _quantize_int8_blocks if bits == 8 else _quantize_int4_blocks
+        q, scales = quantize(weight, block)
         return g.op(
             "MatMulNBits",
             v,
@@ -334,8 +418,8 @@ def build_runtime_graph(
             domain=_MS,
             K=K,
             N=N,
-            bits=8,
-            block_size=INT8_BLOCK,
+            bits=bits,
+            block_size=block,
             accuracy_level=4,
         )
 
@@ -409,20 +493,31 @@ def build_runtime_graph(
 
 
 def runtime_graph_path(
-    w: GPTWeights, precision: str = "fp32", cache_dir: str | os.PathLike[str] | None = None
+    w: GPTWeights,
+    precision: str = "fp32",
+    cache_dir: str | os.PathLike[str] | None = None,
+    *,
+    int4_block: int | None = None,
 ) -> Path:
-    """Path of the (cached) runtime graph for ``precision`` ``fp32`` or ``int8``."""
-    if precision not in ("fp32", "int8"):
-        raise ValueError(f"ONNX GPT precision must be fp32 or int8, got {precision!r}")
+    """Path of the (cached) runtime graph for ``precision`` fp32, int8 or int4 (each
+    precision and int4 block size has its own cache key)."""
+    block = _check_precision(precision, int4_block)
     cache = Path(cache_dir) if cache_dir is not None else None
     parts = {
         "weights_sha256": w.gpt_sha256,
         "builder": RUNTIME_BUILDER_VERSION,
         "precision": precision,
-        "int8_block": INT8_BLOCK if precision == "int8" else None,
+        "block": block,
+        "bits": {"int8": 8, "int4": 4}.get(precision),
     }
+    name = f"chattts-gpt-ort-{precision}" + (f"-b{block}" if precision == "int4" else "")
     return cached_graph(
-        f"chattts-gpt-ort-{precision}", parts, lambda: build_runtime_graph(w, precision), cache
+        name,
+        parts,
+        lambda: build_runtime_graph(
+            w, precision, int4_block=block if precision == "int4" else None
+        ),
+        cache,
     )
 
 
@@ -453,8 +548,32 @@ def physical_cores() -> int:
     return max(1, min(n, allowed))
 
 
-def make_session(path: Path | bytes, threads: int | None = None) -> ort.InferenceSession:
-    """A CPU session tuned for decode: all graph optimisations, sequential execution.
+def session_providers(device: str = "cpu") -> list[str | tuple[str, dict[str, int]]]:
+    """ONNX Runtime providers for ``device`` ("cpu" or "cuda[:N]"), best first.
+
+    ``cuda[:N]`` needs the ``CUDAExecutionProvider`` (onnxruntime-gpu); the CPU provider
+    stays listed after it for the nodes ORT's CUDA provider has no kernel for (it places
+    them itself). Raises ValueError naming the fix when the provider is missing.
+    """
+    import onnxruntime as ort
+
+    if device == "cpu":
+        return ["CPUExecutionProvider"]
+    if device != "cuda" and not (device.startswith("cuda:") and device[5:].isdigit()):
+        raise ValueError(f"unknown ONNX device {device!r} (use 'cpu' or 'cuda[:N]')")
+    if "CUDAExecutionProvider" not in ort.get_available_providers():
+        raise ValueError(
+            f"device {device!r} needs ONNX Runtime's CUDAExecutionProvider: install "
+            "onnxruntime-gpu instead of onnxruntime, or use backend='torch' for cuda"
+        )
+    dev_id = int(device.split(":")[1]) if ":" in device else 0
+    return [("CUDAExecutionProvider", {"device_id": dev_id}), "CPUExecutionProvider"]
+
+
+def make_session(
+    path: Path | bytes, threads: int | None = None, device: str = "cpu"
+) -> ort.InferenceSession:
+    """A session tuned for decode: all graph optimisations, sequential execution.
 
     Worker threads spin between the kernels of one run (a decode step is ~150 short kernels),
     but ``session.force_spinning_stop`` parks them as soon as the run returns, so they do not
@@ -474,7 +593,7 @@ def make_session(path: Path | bytes, threads: int | None = None) -> ort.Inferenc
     so.log_severity_level = 3
     so.add_session_config_entry("session.force_spinning_stop", "1")
     src = path if isinstance(path, bytes) else str(path)
-    return ort.InferenceSession(src, sess_options=so, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(src, sess_options=so, providers=session_providers(device))
 
 
 class OnnxHead:
@@ -525,6 +644,12 @@ class OnnxStack:
     (grown, never shrunk) and bound by pointer; each layer's past and present are bound to the
     same slice of the cache, which GroupQueryAttention updates in place. A decode step only
     fills the small input buffers and runs.
+
+    ``device="cuda[:N]"`` (onnxruntime-gpu, fp32 only): the same graph on the CUDA provider;
+    the KV cache is allocated on the device (one ORT value per layer and kind, bound as both
+    past and present, as on the CPU), the small inputs and the hidden output stay in host
+    memory and ORT copies them. Not verified here (no onnxruntime-gpu on our machines); ORT
+    may place nodes it has no CUDA kernel for (fp32 ``GroupQueryAttention``) on the CPU.
     """
 
     def __init__(
@@ -536,21 +661,29 @@ class OnnxStack:
         cache_dir: str | os.PathLike[str] | None = None,
         threads: int | None = None,
         warmup: bool = True,
+        int4_block: int | None = None,
     ) -> None:
-        if device != "cpu":
-            raise ValueError("the ONNX GPT backend runs on cpu; use backend='torch' for cuda")
+        providers = session_providers(device)  # ValueError: unknown device / no provider
+        if device != "cpu" and precision != "fp32":
+            raise ValueError(
+                f"the ONNX GPT on {device} runs fp32 only (int8/int4 are CPU graphs), "
+                f"not {precision}"
+            )
         import onnxruntime as ort
 
+        self.device = device
+        self.providers = providers
         self._ort = ort
         self.config = weights.config
         self.precision = precision
-        self.graph_path = runtime_graph_path(weights, precision, cache_dir)
-        self.session = make_session(self.graph_path, threads)
+        self.graph_path = runtime_graph_path(weights, precision, cache_dir, int4_block=int4_block)
+        self.session = make_session(self.graph_path, threads, device)
         self._threads = threads
         self.max_position = 2 * self.config.max_position_embeddings  # rotary table rows
         self._B = self._S = 0
         self._limit = 0
         self._past: np.ndarray | None = None
+        self._device_kv: list[tuple[object, object]] = []  # cuda: per layer (key, value)
         self._kmask: np.ndarray | None = None
         self._start = np.zeros(1, np.int64)
         self._binding = None
@@ -571,7 +704,22 @@ class OnnxStack:
 
     def _allocate(self, B: int, S: int) -> None:
         cfg = self.config
-        self._past = np.zeros((cfg.num_layers, 2, B, cfg.num_heads, S, cfg.head_dim), np.float32)
+        if self.device == "cpu":
+            self._past = np.zeros(
+                (cfg.num_layers, 2, B, cfg.num_heads, S, cfg.head_dim), np.float32
+            )
+        else:  # the cache lives on the GPU; never read past what GQA has written
+            kind, _, idx = self.device.partition(":")
+            shape = [B, cfg.num_heads, S, cfg.head_dim]
+            new = self._ort.OrtValue.ortvalue_from_shape_and_type
+            self._past = np.zeros(0, np.float32)  # marks "allocated"
+            self._device_kv = [
+                (
+                    new(shape, np.float32, kind, int(idx or 0)),
+                    new(shape, np.float32, kind, int(idx or 0)),
+                )
+                for _ in range(cfg.num_layers)
+            ]
         self._kmask = np.zeros((B, S), np.int64)
         self._emb1 = np.zeros((B, 1, cfg.hidden_size), np.float32)
         self._pos1 = np.zeros((B, 1), np.int64)
@@ -592,7 +740,10 @@ class OnnxStack:
             b.bind_ortvalue_input(name, from_numpy(arr))
         for i in range(self.config.num_layers):
             for j, kind in enumerate(("key", "value")):
-                buf = from_numpy(self._past[i, j])  # a contiguous view: shares the cache
+                if self._device_kv:
+                    buf = self._device_kv[i][j]
+                else:
+                    buf = from_numpy(self._past[i, j])  # a contiguous view: shares the cache
                 b.bind_ortvalue_input(f"past_{kind}_{i}", buf)
                 b.bind_ortvalue_output(f"present_{kind}_{i}", buf)
         b.bind_ortvalue_output("hidden", from_numpy(hid))

@@ -72,6 +72,7 @@ def load_gpt(
     threads: int | None = None,
     gpt_sha256: str | None = None,
     max_batch: int = 8,
+    int4_block: int | None = None,
 ) -> GPTRunner:
     """Load the GPT of ``asset_dir`` (hashes already verified by the caller) as ``runtime``
     decides.
@@ -81,7 +82,8 @@ def load_gpt(
     and TensorRT engines are cached (default: the user cache), keyed by the weights' SHA-256;
     ``threads``: intra-op threads (default: physical cores); ``gpt_sha256``: the verified
     SHA-256 of ``gpt/model.safetensors`` if the caller has it (saves hashing the file again);
-    ``max_batch``: the CUDA runner's batch slots.
+    ``max_batch``: the CUDA runner's batch slots; ``int4_block``: inputs per 4-bit scale of
+    the ONNX int4 graph (32, 64 or 128; default ``onnx_stack.INT4_BLOCK``).
     """
     if runtime is None:
         runtime = resolve(backend or "onnx", device or "cpu", precision or "auto")
@@ -109,6 +111,7 @@ def load_gpt(
             device=runtime.device,
             cache_dir=cache_dir,
             threads=threads,
+            int4_block=int4_block if runtime.precision == "int4" else None,
         )
     elif kind == "torch":
         from mixvox.engines.chattts.gpt.torch_stack import TorchStack

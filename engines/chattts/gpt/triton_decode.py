@@ -1,0 +1,1015 @@
+"""Fused GPU decode step for the ChatTTS GPT: hand-written Triton kernels, five per layer.
+
+Why: at batch 1 the step of this small model (20 Llama layers, hidden 768, ~385 MB of fp16
+weights) is bound by the number of kernels, not by memory. The torch path of
+:class:`~mixvox.engines.chattts.gpt.cuda_graph.CudaGPT` runs 368 kernels per step, one after
+the other inside a CUDA graph (~1.1 ms per step against a ~93 us bandwidth floor). Here one
+step is ``2 + 5 * layers`` kernels, JIT-compiled by Triton (users need no compiler):
+
+1. RMSNorm + QKV GEMV + RoPE + KV-cache write (layer 0 also gathers the code embeddings of
+   the codes just drawn and sets the end flags),
+2. decode attention over the cache, one (head, slot) per program, online softmax over
+   chunks of up to 256 positions (a split over programs needed a combine pass that cost
+   more than it saved at these lengths: run 1 of 2026-12-01),
+3. O-projection GEMV + residual add,
+4. RMSNorm + gate/up GEMV + SiLU-mul,
+5. down GEMV + residual add (the last layer also advances positions and step counters),
+
+plus the final RMSNorm + the four code heads (one GEMV) and one sampler kernel per
+(slot, codebook) (temperature, repetition penalty, top-p, top-k, end-code block, the
+exponential-race draw, codes and history). Every RMSNorm is recomputed by each program from
+the full hidden vector (768 values), which costs less than a launch. With ``pdl=True`` the
+kernels use programmatic dependent launch (Hopper): each reads its weights before waiting for
+the previous kernel (377 vs 450 us per step on an H200, BENCHMARKS.md).
+
+Each kernel has a plain-torch twin in :class:`TorchOps` with the same inputs, outputs and
+rounding points. The twins are the reference the kernels are tested against (on the GPU by
+``bench/gpu.py``, on CPU through Triton's interpreter when it is installed), and
+``TritonGPT(kernels="torch")`` runs the whole fused step through them, which is how CI checks
+the step's logic against the golden codes without a GPU.
+
+Numerics follow the torch path: GEMVs accumulate in fp32 and round their output to the model
+dtype; norms, RoPE and SiLU-mul compute in fp32 from dtype inputs and round once; attention
+and the sampler are fp32. Batch >= 2 uses tensor-core ``tl.dot`` tiles (batch padded to 16),
+batch 1 CUDA-core tiles that hold whole weight rows (one load per operand: a loop over K
+serialised the memory latency, run 1).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from mixvox.engines.chattts.gpt.cuda_graph import (
+    LEN_BUCKETS,
+    CudaGPT,
+    GraphGPT,
+    _bucket,
+    _rmsnorm,
+    _rope,
+    _silu_mul,
+)
+
+try:  # Triton is optional: without it the fused step runs only through the torch twins.
+    import triton
+    import triton.language as tl
+
+    HAVE_TRITON = True
+except Exception:  # pragma: no cover - depends on the environment
+    triton = None
+    tl = None
+    HAVE_TRITON = False
+
+WIN = 16  # repetition-penalty window (frames)
+
+
+def _pow2(n: int) -> int:
+    return 1 << max(0, int(n) - 1).bit_length()
+
+
+# ----------------------------------------------------------------------------------------------
+# Triton kernels
+# ----------------------------------------------------------------------------------------------
+
+if HAVE_TRITON:
+
+    @triton.jit
+    def _mv(acc, x, w, USE_DOT: tl.constexpr, PREC: tl.constexpr):
+        """acc[BM, BN] += x[BM, BK] @ w[BN, BK]^T (fp32 accumulate)."""
+        if USE_DOT:
+            acc = tl.dot(x, tl.trans(w), acc, input_precision=PREC)
+        else:
+            acc += tl.sum(x.to(tl.float32)[:, None, :] * w.to(tl.float32)[None, :, :], axis=2)
+        return acc
+
+    @triton.jit
+    def _gdc(PDL: tl.constexpr):
+        """Programmatic dependent launch (Hopper): everything above this call may overlap the
+        previous kernel (only constant weights are read there); wait for it, then let the
+        next kernel start its own prologue."""
+        if PDL:
+            tl.extra.cuda.gdc_wait()
+            tl.extra.cuda.gdc_launch_dependents()
+
+    @triton.jit
+    def _end_flags(
+        ids_ptr, step_ptr, fin_ptr, end_ptr, m, mmask, NQ: tl.constexpr, EOS: tl.constexpr
+    ):
+        """End flags of the codes just drawn (all codebooks are known once the sampler ran)."""
+        qq = tl.arange(0, NQ)
+        idv = tl.load(ids_ptr + m[:, None] * NQ + qq[None, :], mask=mmask[:, None], other=0)
+        ended = tl.max((idv == EOS).to(tl.int32), 1) > 0
+        fin = tl.load(fin_ptr + m, mask=mmask, other=0) != 0
+        st = tl.load(step_ptr + m, mask=mmask, other=0)
+        ev = tl.load(end_ptr + m, mask=mmask, other=0)
+        tl.store(end_ptr + m, tl.where(ended & ~fin, st, ev), mask=mmask)
+        tl.store(fin_ptr + m, fin | ended, mask=mmask)
+
+    @triton.jit
+    def _load_x(
+        h_ptr,
+        ids_ptr,
+        emb_ptr,
+        m,
+        mmask,
+        k,
+        kmask,
+        H: tl.constexpr,
+        NQ: tl.constexpr,
+        V: tl.constexpr,
+        BM: tl.constexpr,
+        BK: tl.constexpr,
+        EMBED: tl.constexpr,
+    ):
+        """The residual input [BM, BK] in fp32: the stream ``h``, or on layer 0 the sum of the
+        four code embeddings of the codes just drawn (rounded to the model dtype, as torch)."""
+        msk = mmask[:, None] & kmask[None, :]
+        if EMBED:
+            acc = tl.zeros([BM, BK], tl.float32)
+            for q in tl.static_range(NQ):
+                idq = tl.load(ids_ptr + m * NQ + q, mask=mmask, other=0)
+                e = tl.load(emb_ptr + (idq[:, None] + q * V) * H + k[None, :], mask=msk, other=0.0)
+                acc += e.to(tl.float32)
+            return acc.to(emb_ptr.dtype.element_ty).to(tl.float32)
+        else:
+            x = tl.load(h_ptr + m[:, None] * H + k[None, :], mask=msk, other=0.0)
+            return x.to(tl.float32)
+
+    @triton.jit
+    def _normed(x, rstd, lnw_ptr, k, kmask, DT: tl.constexpr):
+        """RMSNorm as transformers': statistics in fp32, weight applied in the model dtype."""
+        lw = tl.load(lnw_ptr + k, mask=kmask, other=0.0)
+        return (x * rstd[:, None]).to(DT) * lw[None, :]
+
+    @triton.jit
+    def _rstd(
+        h_ptr, ids_ptr, emb_ptr, m, mmask, eps,
+        H: tl.constexpr, NQ: tl.constexpr, V: tl.constexpr, BM: tl.constexpr,
+        BKS: tl.constexpr, EMBED: tl.constexpr,
+    ):  # fmt: skip
+        ss = tl.zeros([BM], tl.float32)
+        for k0 in range(0, H, BKS):
+            k = k0 + tl.arange(0, BKS)
+            x = _load_x(h_ptr, ids_ptr, emb_ptr, m, mmask, k, k < H, H, NQ, V, BM, BKS, EMBED)
+            ss += tl.sum(x * x, axis=1)
+        return tl.math.rsqrt(ss / H + eps)
+
+    @triton.jit
+    def _qkv_rope_kernel(
+        h_ptr, ids_ptr, emb_ptr, lnw_ptr, w_ptr, pos_ptr, cos_ptr, sin_ptr,
+        q_ptr, kc_ptr, vc_ptr, step_ptr, fin_ptr, end_ptr,
+        b, Lm1, eps, s_cb, s_ch, s_cp,
+        H: tl.constexpr, HD: tl.constexpr, NH: tl.constexpr, NQ: tl.constexpr,
+        V: tl.constexpr, EOS: tl.constexpr, BM: tl.constexpr, BH: tl.constexpr,
+        BK: tl.constexpr, BKS: tl.constexpr, ONE: tl.constexpr, EMBED: tl.constexpr,
+        USE_DOT: tl.constexpr, PREC: tl.constexpr,
+     PDL: tl.constexpr,
+    ):  # fmt: skip
+        pid_n = tl.program_id(0)
+        pid_m = tl.program_id(1)
+        PPH: tl.constexpr = HD // 2 // BH  # programs per (section, head)
+        sh = pid_n // PPH  # section * NH + head
+        sub = pid_n % PPH
+        sec = sh // NH
+        head = sh % NH
+        d = sub * BH + tl.arange(0, BH)  # dims in the lower half of the head
+        rows_lo = sh * HD + d
+        rows_hi = rows_lo + HD // 2
+        m = pid_m * BM + tl.arange(0, BM)
+        mmask = m < b
+        DT = w_ptr.dtype.element_ty
+        acc_lo = tl.zeros([BM, BH], tl.float32)
+        acc_hi = tl.zeros([BM, BH], tl.float32)
+        if ONE:  # the whole row in one tile: one load of x, one of each weight tile
+            k = tl.arange(0, BK)
+            kmask = k < H
+            wlo = tl.load(w_ptr + rows_lo[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
+            whi = tl.load(w_ptr + rows_hi[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
+            _gdc(PDL)
+            if EMBED:
+                if pid_n == 0:
+                    _end_flags(ids_ptr, step_ptr, fin_ptr, end_ptr, m, mmask, NQ, EOS)
+            x = _load_x(h_ptr, ids_ptr, emb_ptr, m, mmask, k, kmask, H, NQ, V, BM, BK, EMBED)
+            if EMBED:
+                if pid_n == 0:  # one program writes the new residual stream
+                    msk = mmask[:, None] & kmask[None, :]
+                    tl.store(h_ptr + m[:, None] * H + k[None, :], x.to(DT), mask=msk)
+            rstd = tl.math.rsqrt(tl.sum(x * x, axis=1) / H + eps)
+            n = _normed(x, rstd, lnw_ptr, k, kmask, DT)
+            acc_lo = _mv(acc_lo, n, wlo, USE_DOT, PREC)
+            acc_hi = _mv(acc_hi, n, whi, USE_DOT, PREC)
+        else:
+            _gdc(PDL)
+            if EMBED:
+                if pid_n == 0:
+                    _end_flags(ids_ptr, step_ptr, fin_ptr, end_ptr, m, mmask, NQ, EOS)
+            rstd = _rstd(h_ptr, ids_ptr, emb_ptr, m, mmask, eps, H, NQ, V, BM, BKS, EMBED)
+            for k0 in range(0, H, BK):
+                k = k0 + tl.arange(0, BK)
+                kmask = k < H
+                x = _load_x(h_ptr, ids_ptr, emb_ptr, m, mmask, k, kmask, H, NQ, V, BM, BK, EMBED)
+                if EMBED:
+                    if pid_n == 0:
+                        msk = mmask[:, None] & kmask[None, :]
+                        tl.store(h_ptr + m[:, None] * H + k[None, :], x.to(DT), mask=msk)
+                n = _normed(x, rstd, lnw_ptr, k, kmask, DT)
+                wlo = tl.load(
+                    w_ptr + rows_lo[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0
+                )
+                whi = tl.load(
+                    w_ptr + rows_hi[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0
+                )
+                acc_lo = _mv(acc_lo, n, wlo, USE_DOT, PREC)
+                acc_hi = _mv(acc_hi, n, whi, USE_DOT, PREC)
+        lo = acc_lo.to(DT).to(tl.float32)
+        hi = acc_hi.to(DT).to(tl.float32)
+        p = tl.minimum(tl.load(pos_ptr + m, mask=mmask, other=0), Lm1)
+        if sec == 2:  # V: no rotation
+            base = vc_ptr + m[:, None] * s_cb + head * s_ch + p[:, None] * s_cp + d[None, :]
+            tl.store(base, lo.to(DT), mask=mmask[:, None])
+            tl.store(base + HD // 2, hi.to(DT), mask=mmask[:, None])
+        else:
+            c = tl.load(cos_ptr + p[:, None] * HD + d[None, :], mask=mmask[:, None], other=0.0)
+            s = tl.load(sin_ptr + p[:, None] * HD + d[None, :], mask=mmask[:, None], other=0.0)
+            c = c.to(tl.float32)
+            s = s.to(tl.float32)
+            nlo = (lo * c - hi * s).to(DT)
+            nhi = (hi * c + lo * s).to(DT)
+            if sec == 0:
+                base = q_ptr + m[:, None] * H + head * HD + d[None, :]
+            else:
+                base = kc_ptr + m[:, None] * s_cb + head * s_ch + p[:, None] * s_cp + d[None, :]
+            tl.store(base, nlo, mask=mmask[:, None])
+            tl.store(base + HD // 2, nhi, mask=mmask[:, None])
+
+    @triton.jit
+    def _attn_kernel(
+        q_ptr, kc_ptr, vc_ptr, pos_ptr, att_ptr, Lm1, scale, s_cb, s_ch, s_cp,
+        H: tl.constexpr, HD: tl.constexpr, CH: tl.constexpr, NCH: tl.constexpr,
+     PDL: tl.constexpr,
+    ):  # fmt: skip
+        """One (head, slot) per program: online softmax over the cache in chunks of CH."""
+        head = tl.program_id(0)
+        m = tl.program_id(1)
+        _gdc(PDL)
+        p = tl.minimum(tl.load(pos_ptr + m), Lm1)
+        dd = tl.arange(0, HD)
+        q = tl.load(q_ptr + m * H + head * HD + dd).to(tl.float32)
+        mrun = tl.max(tl.full([CH], float("-inf"), tl.float32), 0)
+        den = tl.sum(tl.zeros([CH], tl.float32), 0)
+        acc = tl.zeros([HD], tl.float32)
+        base = m * s_cb + head * s_ch
+        for c in range(NCH):
+            t = c * CH + tl.arange(0, CH)
+            valid = t <= p
+            off = base + t[:, None] * s_cp + dd[None, :]
+            kk = tl.load(kc_ptr + off, mask=valid[:, None], other=0.0).to(tl.float32)
+            vv = tl.load(vc_ptr + off, mask=valid[:, None], other=0.0).to(tl.float32)
+            sc = tl.sum(kk * q[None, :], axis=1) * scale
+            sc = tl.where(valid, sc, float("-inf"))
+            mn = tl.maximum(mrun, tl.max(sc, 0))  # chunk 0 always holds position 0
+            alpha = tl.exp(mrun - mn)
+            pe = tl.exp(sc - mn)
+            acc = acc * alpha + tl.sum(pe[:, None] * vv, axis=0)
+            den = den * alpha + tl.sum(pe, 0)
+            mrun = mn
+        tl.store(att_ptr + m * H + head * HD + dd, (acc / den).to(att_ptr.dtype.element_ty))
+
+    @triton.jit
+    def _oproj_kernel(
+        att_ptr, w_ptr, h_ptr, b,
+        H: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+        USE_DOT: tl.constexpr, PREC: tl.constexpr,
+     PDL: tl.constexpr,
+    ):  # fmt: skip
+        pid_n = tl.program_id(0)
+        pid_m = tl.program_id(1)
+        n = pid_n * BN + tl.arange(0, BN)
+        m = pid_m * BM + tl.arange(0, BM)
+        mmask = m < b
+        DT = w_ptr.dtype.element_ty
+        acc = tl.zeros([BM, BN], tl.float32)
+        if BK >= H:
+            k = tl.arange(0, BK)
+            kmask = k < H
+            w = tl.load(w_ptr + n[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
+            _gdc(PDL)
+            x = tl.load(
+                att_ptr + m[:, None] * H + k[None, :],
+                mask=mmask[:, None] & kmask[None, :],
+                other=0.0,
+            )
+            acc = _mv(acc, x, w, USE_DOT, PREC)
+        else:
+            _gdc(PDL)
+            for k0 in range(0, H, BK):
+                k = k0 + tl.arange(0, BK)
+                kmask = k < H
+                x = tl.load(
+                    att_ptr + m[:, None] * H + k[None, :],
+                    mask=mmask[:, None] & kmask[None, :],
+                    other=0.0,
+                )
+                w = tl.load(w_ptr + n[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
+                acc = _mv(acc, x, w, USE_DOT, PREC)
+        y = acc.to(DT).to(tl.float32)
+        hp = h_ptr + m[:, None] * H + n[None, :]
+        hv = tl.load(hp, mask=mmask[:, None], other=0.0).to(tl.float32)
+        tl.store(hp, (hv + y).to(DT), mask=mmask[:, None])
+
+    @triton.jit
+    def _gateup_kernel(
+        h_ptr, lnw_ptr, w_ptr, act_ptr, b, eps,
+        H: tl.constexpr, INTER: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+        BK: tl.constexpr, BKS: tl.constexpr, ONE: tl.constexpr,
+        USE_DOT: tl.constexpr, PREC: tl.constexpr,
+     PDL: tl.constexpr,
+    ):  # fmt: skip
+        pid_n = tl.program_id(0)
+        pid_m = tl.program_id(1)
+        n = pid_n * BN + tl.arange(0, BN)
+        m = pid_m * BM + tl.arange(0, BM)
+        mmask = m < b
+        DT = w_ptr.dtype.element_ty
+        acc_g = tl.zeros([BM, BN], tl.float32)
+        acc_u = tl.zeros([BM, BN], tl.float32)
+        if ONE:
+            k = tl.arange(0, BK)
+            kmask = k < H
+            wg = tl.load(w_ptr + n[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
+            wu = tl.load(
+                w_ptr + (n[:, None] + INTER) * H + k[None, :], mask=kmask[None, :], other=0.0
+            )
+            _gdc(PDL)
+            x = _load_x(h_ptr, h_ptr, h_ptr, m, mmask, k, kmask, H, 1, 1, BM, BK, False)
+            rstd = tl.math.rsqrt(tl.sum(x * x, axis=1) / H + eps)
+            nx = _normed(x, rstd, lnw_ptr, k, kmask, DT)
+            acc_g = _mv(acc_g, nx, wg, USE_DOT, PREC)
+            acc_u = _mv(acc_u, nx, wu, USE_DOT, PREC)
+        else:
+            _gdc(PDL)
+            rstd = _rstd(h_ptr, h_ptr, h_ptr, m, mmask, eps, H, 1, 1, BM, BKS, False)
+            for k0 in range(0, H, BK):
+                k = k0 + tl.arange(0, BK)
+                kmask = k < H
+                x = _load_x(h_ptr, h_ptr, h_ptr, m, mmask, k, kmask, H, 1, 1, BM, BK, False)
+                nx = _normed(x, rstd, lnw_ptr, k, kmask, DT)
+                wg = tl.load(w_ptr + n[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
+                wu = tl.load(
+                    w_ptr + (n[:, None] + INTER) * H + k[None, :], mask=kmask[None, :], other=0.0
+                )
+                acc_g = _mv(acc_g, nx, wg, USE_DOT, PREC)
+                acc_u = _mv(acc_u, nx, wu, USE_DOT, PREC)
+        g = acc_g.to(DT).to(tl.float32)
+        u = acc_u.to(DT).to(tl.float32)
+        a = g / (1.0 + tl.exp(-g)) * u
+        tl.store(act_ptr + m[:, None] * INTER + n[None, :], a.to(DT), mask=mmask[:, None])
+
+    @triton.jit
+    def _down_kernel(
+        act_ptr, w_ptr, h_ptr, pos_ptr, step_ptr, b,
+        H: tl.constexpr, INTER: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+        BK: tl.constexpr, LAST: tl.constexpr, USE_DOT: tl.constexpr, PREC: tl.constexpr,
+     PDL: tl.constexpr,
+    ):  # fmt: skip
+        pid_n = tl.program_id(0)
+        pid_m = tl.program_id(1)
+        n = pid_n * BN + tl.arange(0, BN)
+        m = pid_m * BM + tl.arange(0, BM)
+        mmask = m < b
+        DT = w_ptr.dtype.element_ty
+        acc = tl.zeros([BM, BN], tl.float32)
+        if BK >= INTER:
+            k = tl.arange(0, BK)
+            kmask = k < INTER
+            w = tl.load(w_ptr + n[:, None] * INTER + k[None, :], mask=kmask[None, :], other=0.0)
+            _gdc(PDL)
+            x = tl.load(
+                act_ptr + m[:, None] * INTER + k[None, :],
+                mask=mmask[:, None] & kmask[None, :],
+                other=0.0,
+            )
+            acc = _mv(acc, x, w, USE_DOT, PREC)
+        else:
+            _gdc(PDL)
+            for k0 in range(0, INTER, BK):
+                k = k0 + tl.arange(0, BK)
+                kmask = k < INTER
+                x = tl.load(
+                    act_ptr + m[:, None] * INTER + k[None, :],
+                    mask=mmask[:, None] & kmask[None, :],
+                    other=0.0,
+                )
+                w = tl.load(w_ptr + n[:, None] * INTER + k[None, :], mask=kmask[None, :], other=0.0)
+                acc = _mv(acc, x, w, USE_DOT, PREC)
+        y = acc.to(DT).to(tl.float32)
+        hp = h_ptr + m[:, None] * H + n[None, :]
+        hv = tl.load(hp, mask=mmask[:, None], other=0.0).to(tl.float32)
+        tl.store(hp, (hv + y).to(DT), mask=mmask[:, None])
+        if LAST:
+            if pid_n == 0:
+                pv = tl.load(pos_ptr + m, mask=mmask, other=0)
+                tl.store(pos_ptr + m, pv + 1, mask=mmask)
+                sv = tl.load(step_ptr + m, mask=mmask, other=0)
+                tl.store(step_ptr + m, sv + 1, mask=mmask)
+
+    @triton.jit
+    def _head_kernel(
+        h_ptr, lnw_ptr, w_ptr, logits_ptr, hlast_ptr, ohid_ptr, step_ptr,
+        b, eps, maxlen_m1, s_ob, NOUT,
+        H: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+        BKS: tl.constexpr, USE_DOT: tl.constexpr,
+     PDL: tl.constexpr,
+    ):  # fmt: skip
+        pid_n = tl.program_id(0)
+        pid_m = tl.program_id(1)
+        n = pid_n * BN + tl.arange(0, BN)
+        nmask = n < NOUT
+        m = pid_m * BM + tl.arange(0, BM)
+        mmask = m < b
+        DT = h_ptr.dtype.element_ty
+        _gdc(PDL)
+        rstd = _rstd(h_ptr, h_ptr, h_ptr, m, mmask, eps, H, 1, 1, BM, BKS, False)
+        at = tl.minimum(tl.load(step_ptr + m, mask=mmask, other=0), maxlen_m1)
+        acc = tl.zeros([BM, BN], tl.float32)
+        for k0 in range(0, H, BK):
+            k = k0 + tl.arange(0, BK)
+            kmask = k < H
+            x = _load_x(h_ptr, h_ptr, h_ptr, m, mmask, k, kmask, H, 1, 1, BM, BK, False)
+            nx = _normed(x, rstd, lnw_ptr, k, kmask, DT)
+            if pid_n == 0:  # the normalised hidden is also the output hidden of this frame
+                msk = mmask[:, None] & kmask[None, :]
+                tl.store(hlast_ptr + m[:, None] * H + k[None, :], nx, mask=msk)
+                tl.store(ohid_ptr + m[:, None] * s_ob + at[:, None] * H + k[None, :], nx, mask=msk)
+            w = tl.load(
+                w_ptr + n[:, None] * H + k[None, :], mask=nmask[:, None] & kmask[None, :], other=0.0
+            )
+            acc = _mv(acc, nx.to(tl.float32), w, USE_DOT, "ieee")
+        tl.store(
+            logits_ptr + m[:, None] * NOUT + n[None, :], acc, mask=mmask[:, None] & nmask[None, :]
+        )
+
+    @triton.jit
+    def _sample_kernel(
+        logits_ptr, hist_ptr, step_ptr, minnew_ptr, temp_ptr, pen_ptr, topp_ptr, topk_ptr,
+        topkon_ptr, greedy_ptr, eosblock_ptr, seed_ptr, noise_ptr, forceon_ptr, force_ptr,
+        ids_ptr, codes_ptr, maxlen_m1, s_codes,
+        NQ: tl.constexpr, V: tl.constexpr, VP: tl.constexpr, EOS: tl.constexpr,
+        WINDOW: tl.constexpr, USE_NOISE: tl.constexpr,
+     PDL: tl.constexpr,
+    ):  # fmt: skip
+        """One (slot, codebook) per program; the end flags are set by the next kernel."""
+        m = tl.program_id(0)
+        q = tl.program_id(1)
+        _gdc(PDL)
+        v = tl.arange(0, VP)
+        valid = v < V
+        lg = tl.load(logits_ptr + m * (NQ * V) + q * V + v, mask=valid, other=float("-inf"))
+        lg = lg / tl.load(temp_ptr + q)
+        cnt = tl.zeros([VP], tl.int32)
+        for j in tl.static_range(WINDOW):
+            hj = tl.load(hist_ptr + (m * NQ + q) * WINDOW + j)
+            cnt += (v == hj).to(tl.int32)
+        pen = tl.load(pen_ptr)
+        alpha = tl.full([VP], 1.0, tl.float32)
+        for j in tl.static_range(WINDOW):
+            alpha = tl.where(cnt > j, alpha * pen, alpha)
+        lg = tl.where(lg < 0, lg * alpha, lg / alpha)
+        # top-p on the ascending sort, as transformers' warper (the 3 largest always kept)
+        srt = tl.sort(lg)
+        e = tl.exp(srt - tl.max(srt, 0))
+        cum = tl.cumsum(e / tl.sum(e, 0), axis=0)
+        drop = (cum <= 1.0 - tl.load(topp_ptr)) & (v < VP - 3)
+        ndrop = tl.sum(drop.to(tl.int32), 0)
+        thr = tl.sum(tl.where(v == ndrop, srt, 0.0), 0)
+        kk = tl.minimum(tl.maximum(tl.load(topk_ptr), 3), 20).to(tl.int32)
+        kidx = VP - kk
+        kth = tl.sum(tl.where(v == kidx, srt, 0.0), 0)
+        kth = tl.where(kidx >= ndrop, kth, float("-inf"))
+        topk_on = tl.load(topkon_ptr) != 0
+        keep = (lg >= thr) & ~((lg < kth) & topk_on)
+        lg2 = tl.where(keep, lg, float("-inf"))
+        step = tl.load(step_ptr + m)
+        block = (step < tl.load(minnew_ptr + m)) | (tl.load(eosblock_ptr) != 0)
+        lg2 = tl.where((v == EOS) & block, float("-inf"), lg2)
+        id_g = tl.argmax(lg2, 0)
+        e2 = tl.exp(lg2 - tl.max(lg2, 0))
+        probs = e2 / tl.sum(e2, 0)
+        if USE_NOISE:
+            ex = tl.load(noise_ptr + m * (NQ * VP) + q * VP + v)
+        else:
+            seed = tl.load(seed_ptr + m)
+            ex = -tl.log(tl.rand(seed, (step.to(tl.int32) * NQ + q) * VP + v))
+        id_s = tl.argmax(probs / ex, 0)
+        ids = tl.where(tl.load(greedy_ptr) != 0, id_g, id_s).to(tl.int64)
+        ids = tl.where(tl.load(forceon_ptr) != 0, tl.load(force_ptr + m * NQ + q), ids)
+        at = tl.minimum(step, maxlen_m1)
+        tl.store(ids_ptr + m * NQ + q, ids)
+        tl.store(codes_ptr + m * s_codes + at * NQ + q, ids)
+        tl.store(hist_ptr + (m * NQ + q) * WINDOW + step % WINDOW, ids)
+
+
+# ----------------------------------------------------------------------------------------------
+# the two implementations of the fused ops (same signatures, same buffers)
+# ----------------------------------------------------------------------------------------------
+
+
+# Tile sizes. "fma": batch 1, CUDA-core tiles holding whole rows (output rows per program);
+# "dot": tensor-core tiles over a batch block of up to ``bm`` rows. On the H200 (run 4 of
+# 2026-12-01, bench/gpu.py tile sweep) 16-row blocks, which give 4x more programs at batch
+# 64, were slower (1,774 vs 1,344 us per step with PDL), so one block holds up to 64 rows.
+TILES = {
+    "fma": {"qkv": 4, "o": 4, "gu": 4, "down": 2, "head": 8, "warps": 4},
+    "dot": {"bm": 64, "qkv": 16, "o": 32, "gu": 32, "down": 32, "head": 32, "bk": 64},
+}
+
+
+def _cfg(b: int, dims: Sequence[int], min_dot_batch: int, bm: int = 16) -> tuple[int, bool]:
+    """Batch block and whether to use tensor-core dot tiles (needs every tile dim >= 16)."""
+    if b >= min_dot_batch and min(dims) >= 16:
+        return max(16, min(bm, _pow2(b))), True
+    return 1, False
+
+
+class TorchOps:
+    """Plain-torch twins of the Triton kernels: the reference path (CPU or GPU)."""
+
+    name = "torch"
+
+    def qkv_rope(self, g, li: int, b: int, L: int, embed: bool) -> None:
+        p = g.layers[li]
+        if embed:
+            ids = g.ids[:b]
+            ended = (ids == g.eos_id_).any(-1)
+            g.end_step[:b] = torch.where(ended & ~g.finished[:b], g.step[:b], g.end_step[:b])
+            g.finished[:b] |= ended
+            x = g.emb_code[ids + g.code_offsets].float().sum(1).to(g.dtype)
+            g.hres[:b] = x
+        h = g.hres[:b]
+        qkv = F.linear(_rmsnorm(h, p["ln1"], g.eps), p["qkv"])
+        nh, hd = g.num_heads, g.head_dim
+        pos = g.pos[:b].clamp(max=L - 1)
+        qkv = qkv.view(b, 3, nh, hd)
+        cos = g.cos[pos].view(b, 1, hd).float()
+        sin = g.sin[pos].view(b, 1, hd).float()
+        q = _rope(qkv[:, 0].float(), cos, sin).to(g.dtype)
+        k = _rope(qkv[:, 1].float(), cos, sin).to(g.dtype)
+        g.q[:b] = q.reshape(b, -1)
+        rows = torch.arange(b, device=g.device)
+        g.k[li, rows, :, pos] = k
+        g.v[li, rows, :, pos] = qkv[:, 2]
+
+    def attention(self, g, li: int, b: int, L: int) -> None:
+        nh, hd = g.num_heads, g.head_dim
+        pos = g.pos[:b].clamp(max=L - 1)
+        kc = g.k[li, :b, :, :L].float()  # [b, nh, L, hd]
+        vc = g.v[li, :b, :, :L].float()
+        q = g.q[:b].float().view(b, nh, 1, hd)
+        valid = torch.arange(L, device=g.device).view(1, 1, L) <= pos.view(b, 1, 1)
+        sc = (q * kc).sum(-1) * hd**-0.5  # [b, nh, L]
+        pr = sc.masked_fill(~valid, -math.inf).softmax(-1)
+        g.att[:b] = (pr.unsqueeze(-1) * vc).sum(-2).reshape(b, -1).to(g.dtype)
+
+    def oproj(self, g, li: int, b: int, L: int) -> None:
+        y = F.linear(g.att[:b], g.layers[li]["o"])
+        g.hres[:b] = (g.hres[:b].float() + y.float()).to(g.dtype)
+
+    def gateup(self, g, li: int, b: int) -> None:
+        p = g.layers[li]
+        gu = F.linear(_rmsnorm(g.hres[:b], p["ln2"], g.eps), p["gu"]).float()
+        gg, uu = gu.chunk(2, dim=-1)
+        g.act[:b] = (F.silu(gg) * uu).to(g.dtype)
+
+    def down(self, g, li: int, b: int, last: bool) -> None:
+        y = F.linear(g.act[:b], g.layers[li]["down"])
+        g.hres[:b] = (g.hres[:b].float() + y.float()).to(g.dtype)
+        if last:
+            g.pos[:b] += 1
+            g.step[:b] += 1
+
+    def head(self, g, b: int) -> None:
+        n = _rmsnorm(g.hres[:b], g.norm, g.eps)
+        g.h_last[:b] = n
+        at = g.step[:b].clamp(max=g.max_len - 1)
+        g.out_hidden[torch.arange(b, device=g.device), at] = n
+        g.logits[:b] = F.linear(n.float(), g.head_code)
+
+    def sample(self, g, b: int, noise: torch.Tensor | None = None) -> None:
+        nq, V = g.num_vq, g.num_audio
+        step = g.step[:b]
+        lg = g.logits[:b].view(b, nq, V) / g.temperature.view(1, nq, 1)
+        counts = torch.zeros(b, nq, V + 1, device=g.device)
+        counts.scatter_add_(2, g.hist[:b], torch.ones_like(g.hist[:b], dtype=counts.dtype))
+        alpha = torch.pow(g.penalty, counts[..., :V])
+        lg = torch.where(lg < 0, lg * alpha, lg / alpha)
+        srt, order = torch.sort(lg, dim=-1)
+        cum = srt.softmax(-1).cumsum(-1)
+        keep_tail = torch.arange(V, device=g.device) >= V - 3
+        drop = (cum <= (1 - g.top_p)) & ~keep_tail
+        lg = lg.masked_fill(drop.scatter(-1, order, drop), -math.inf)
+        kth = torch.topk(lg, 20, dim=-1).values
+        k_idx = (g.top_k.clamp(min=3, max=20) - 1).view(1, 1, 1).expand(b, nq, 1)
+        lg = lg.masked_fill((lg < kth.gather(-1, k_idx)) & g.topk_on, -math.inf)
+        block = (step < g.min_new[:b]) | g.eos_block
+        is_eos = torch.arange(V, device=g.device) == g.eos_id_
+        lg = lg.masked_fill(is_eos.view(1, 1, V) & block.view(b, 1, 1), -math.inf)
+        probs = lg.softmax(-1)
+        if noise is None:
+            noise = torch.empty_like(probs).exponential_()
+        else:
+            noise = noise[:b, :, :V]
+        ids = torch.where(g.greedy, lg.argmax(-1), (probs / noise).argmax(-1))
+        ids = torch.where(g.force_on, g.force_ids[:b], ids)
+        at = step.clamp(max=g.max_len - 1)
+        rows = torch.arange(b, device=g.device)
+        g.ids[:b] = ids
+        g.out_codes[rows, at] = ids
+        g.hist[:b].scatter_(2, (step % WIN).view(b, 1, 1).expand(b, nq, 1), ids.unsqueeze(-1))
+
+
+class TritonOps:
+    """The fused Triton kernels (JIT-compiled on first use, captured in CUDA graphs).
+
+    Batch 1 (and any size with a tile dim under 16): CUDA-core tiles that hold a whole
+    weight row, so each program issues one load of x and one of each weight tile (a loop over
+    K would serialise memory latency). Batch >= ``min_dot_batch``: tensor-core tiles over
+    a batch block of 16-64 rows, looping over K.
+    """
+
+    name = "triton"
+
+    def __init__(
+        self, min_dot_batch: int = 2, pdl: bool = False, tiles: dict | None = None
+    ) -> None:
+        if not HAVE_TRITON:
+            raise RuntimeError("the fused decode path needs Triton (pip install triton)")
+        self.min_dot_batch = int(min_dot_batch)
+        # programmatic dependent launch: each kernel reads its weights while the previous
+        # one finishes (Hopper and newer; not in Triton's interpreter)
+        self.pdl = bool(pdl)
+        self._pdl = {"PDL": True, "launch_pdl": True} if pdl else {"PDL": False}
+        self.tiles = {k: dict(v) for k, v in TILES.items()}
+        for k, v in (tiles or {}).items():
+            self.tiles[k].update(v)
+
+    def _warps(self, dot: bool) -> dict:
+        return {} if dot else {"num_warps": self.tiles["fma"]["warps"]}
+
+    @staticmethod
+    def _prec(g) -> str:
+        return "ieee" if g.dtype == torch.float32 else "tf32"
+
+    def qkv_rope(self, g, li: int, b: int, L: int, embed: bool) -> None:
+        H, hd = g.hidden_size, g.head_dim
+        f, d = self.tiles["fma"], self.tiles["dot"]
+        BM, dot = _cfg(b, (hd // 2, H), self.min_dot_batch, d["bm"])
+        BH = min(hd // 2, d["qkv"] if dot else f["qkv"])
+        BK = d["bk"] if dot else _pow2(H)
+        kc, vc = g.k[li], g.v[li]
+        grid = (3 * g.num_heads * (hd // 2 // BH), -(-b // BM))
+        _qkv_rope_kernel[grid](
+            g.hres, g.ids, g.emb_code, g.layers[li]["ln1"], g.layers[li]["qkv"], g.pos,
+            g.cos, g.sin, g.q, kc, vc, g.step, g.finished, g.end_step,
+            b, L - 1, g.eps, kc.stride(0), kc.stride(1), kc.stride(2),
+            H=H, HD=hd, NH=g.num_heads, NQ=g.num_vq, V=g.num_audio, EOS=g.eos_id_,
+            BM=BM, BH=BH, BK=BK, BKS=min(256, _pow2(H)), ONE=BK >= H, EMBED=embed,
+            USE_DOT=dot, PREC=self._prec(g), **self._pdl, **self._warps(dot),
+        )  # fmt: skip
+
+    def attention(self, g, li: int, b: int, L: int) -> None:
+        kc, vc = g.k[li], g.v[li]
+        CH = min(256, _pow2(L))
+        _attn_kernel[(g.num_heads, b)](
+            g.q, kc, vc, g.pos, g.att, L - 1, g.head_dim**-0.5,
+            kc.stride(0), kc.stride(1), kc.stride(2),
+            H=g.hidden_size, HD=g.head_dim, CH=CH, NCH=-(-L // CH),
+            num_warps=4 if CH * g.head_dim <= 4096 else 8, **self._pdl,
+        )  # fmt: skip
+
+    def oproj(self, g, li: int, b: int, L: int) -> None:
+        H = g.hidden_size
+        f, d = self.tiles["fma"], self.tiles["dot"]
+        BM, dot = _cfg(b, (H,), self.min_dot_batch, d["bm"])
+        BN = min(H, d["o"] if dot else f["o"])
+        BK = d["bk"] if dot else _pow2(H)
+        _oproj_kernel[(H // BN, -(-b // BM))](
+            g.att, g.layers[li]["o"], g.hres, b,
+            H=H, BM=BM, BN=BN, BK=BK, USE_DOT=dot, PREC=self._prec(g), **self._pdl, **self._warps(dot),
+        )  # fmt: skip
+
+    def gateup(self, g, li: int, b: int) -> None:
+        H, inter = g.hidden_size, g.inter
+        f, d = self.tiles["fma"], self.tiles["dot"]
+        BM, dot = _cfg(b, (H, inter), self.min_dot_batch, d["bm"])
+        BN = min(inter, d["gu"] if dot else f["gu"])
+        BK = d["bk"] if dot else _pow2(H)
+        _gateup_kernel[(inter // BN, -(-b // BM))](
+            g.hres, g.layers[li]["ln2"], g.layers[li]["gu"], g.act, b, g.eps,
+            H=H, INTER=inter, BM=BM, BN=BN, BK=BK, BKS=min(256, _pow2(H)), ONE=BK >= H,
+            USE_DOT=dot, PREC=self._prec(g), **self._pdl, **self._warps(dot),
+        )  # fmt: skip
+
+    def down(self, g, li: int, b: int, last: bool) -> None:
+        H, inter = g.hidden_size, g.inter
+        f, d = self.tiles["fma"], self.tiles["dot"]
+        BM, dot = _cfg(b, (H, inter), self.min_dot_batch, d["bm"])
+        BN = min(H, d["down"] if dot else f["down"])
+        BK = d["bk"] if dot else _pow2(inter)
+        _down_kernel[(H // BN, -(-b // BM))](
+            g.act, g.layers[li]["down"], g.hres, g.pos, g.step, b,
+            H=H, INTER=inter, BM=BM, BN=BN, BK=BK, LAST=last, USE_DOT=dot, PREC=self._prec(g), **self._pdl, **self._warps(dot),
+        )  # fmt: skip
+
+    def head(self, g, b: int) -> None:
+        H = g.hidden_size
+        nout = g.num_vq * g.num_audio
+        f, d = self.tiles["fma"], self.tiles["dot"]
+        BM, dot = _cfg(b, (H,), self.min_dot_batch, d["bm"])
+        BN = d["head"] if dot else f["head"]
+        BK = d["bk"] if dot else _pow2(H)
+        _head_kernel[(-(-nout // BN), -(-b // BM))](
+            g.hres, g.norm, g.head_code, g.logits, g.h_last, g.out_hidden, g.step, b, g.eps,
+            g.max_len - 1, g.out_hidden.stride(0), nout,
+            H=H, BM=BM, BN=BN, BK=BK, BKS=min(256, _pow2(H)), USE_DOT=dot, **self._pdl,
+            **self._warps(dot),
+        )  # fmt: skip
+
+    def sample(self, g, b: int, noise: torch.Tensor | None = None) -> None:
+        V = g.num_audio
+        _sample_kernel[(b, g.num_vq)](
+            g.logits, g.hist, g.step, g.min_new, g.temperature, g.penalty, g.top_p, g.top_k,
+            g.topk_on, g.greedy, g.eos_block, g.slot_seed,
+            noise if noise is not None else g.logits, g.force_on, g.force_ids,
+            g.ids, g.out_codes, g.max_len - 1, g.out_codes.stride(0),
+            NQ=g.num_vq, V=V, VP=_pow2(V), EOS=g.eos_id_, WINDOW=WIN,
+            USE_NOISE=noise is not None, **self._pdl,
+        )  # fmt: skip
+
+
+# ----------------------------------------------------------------------------------------------
+# the runner
+# ----------------------------------------------------------------------------------------------
+
+
+class TritonGPT(CudaGPT):
+    """:class:`CudaGPT` with the decode step as ``2 + 5 * layers`` fused kernels.
+
+    Everything else (prefill, continuous batching, the host loop, graph capture per
+    (batch, length) bucket, streaming) is inherited. ``kernels="torch"`` runs the same fused
+    step through :class:`TorchOps` (any device; the CPU reference path used by CI).
+    ``min_dot_batch``: smallest batch that uses tensor-core tiles (the rest: CUDA cores).
+    ``pdl``: programmatic dependent launch between the kernels (Hopper or newer).
+    """
+
+    def __init__(
+        self,
+        asset_dir: str | Path,
+        *,
+        kernels: str = "triton",
+        min_dot_batch: int = 2,
+        pdl: bool = False,
+        tiles: dict | None = None,
+        **kw,
+    ) -> None:
+        if kernels not in ("triton", "torch"):
+            raise ValueError(f"kernels must be 'triton' or 'torch', not {kernels!r}")
+        self.ops = TritonOps(min_dot_batch, pdl, tiles) if kernels == "triton" else TorchOps()
+        kw["fused"] = "none"  # no torch.compile: the fused step needs none
+        super().__init__(asset_dir, **kw)
+        interp = os.environ.get("TRITON_INTERPRET") == "1"
+        if kernels == "triton" and self.device.type != "cuda" and not interp:
+            raise ValueError("Triton kernels need a CUDA device; use kernels='torch' on CPU")
+        if self.head_dim % 2 or self.head_dim & (self.head_dim - 1):
+            raise ValueError(f"head_dim {self.head_dim} must be a power of two")
+        self.inter = int(self.layers[0]["down"].shape[1])
+        self.backend_name = f"fused-{self.ops.name}"
+
+    def _alloc(self, slots: int) -> None:
+        had = self.capacity
+        super()._alloc(slots)
+        if self.capacity == had:
+            return
+        dev, dt, S, H = self.device, self.dtype, self.capacity, self.hidden_size
+        self.inter = int(self.layers[0]["down"].shape[1])
+        self.hres = torch.zeros(S, H, device=dev, dtype=dt)
+        self.q = torch.zeros(S, H, device=dev, dtype=dt)
+        self.act = torch.zeros(S, self.inter, device=dev, dtype=dt)
+        self.ids = torch.zeros(S, self.num_vq, device=dev, dtype=torch.long)
+        self.logits = torch.zeros(S, self.num_vq * self.num_audio, device=dev)
+        self.att = torch.zeros(S, H, device=dev, dtype=dt)
+        self.slot_seed = torch.zeros(S, device=dev, dtype=torch.long)
+        self.force_on = torch.zeros((), device=dev, dtype=torch.bool)
+        self.force_ids = torch.zeros(S, self.num_vq, device=dev, dtype=torch.long)
+
+    def _state(self) -> list[torch.Tensor]:
+        return super()._state() + [self.hres, self.ids]
+
+    def _forward_prenorm(self, x: torch.Tensor, rows: torch.Tensor | None) -> torch.Tensor:
+        """Causal forward over ``x`` ``[n, T, H]`` to the residual stream before the final
+        norm (the fused head normalises it itself); K/V go to ``rows`` of the cache."""
+        n, T, H = x.shape
+        nh, hd = self.num_heads, self.head_dim
+        cos = self.cos[:T].view(1, 1, T, hd)
+        sin = self.sin[:T].view(1, 1, T, hd)
+        h = x.to(self.dtype)
+        for li, p in enumerate(self.layers):
+            normed = _rmsnorm(h, p["ln1"], self.eps)
+            qkv = F.linear(normed, p["qkv"]).view(n, T, 3, nh, hd).permute(2, 0, 3, 1, 4)
+            q, k, v = _rope(qkv[0], cos, sin), _rope(qkv[1], cos, sin), qkv[2]
+            if rows is not None:
+                self.k[li, rows, :, :T] = k
+                self.v[li, rows, :, :T] = v
+            att = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            h = h + F.linear(att.transpose(1, 2).reshape(n, T, H), p["o"])
+            normed = _rmsnorm(h, p["ln2"], self.eps)
+            h = h + F.linear(_silu_mul(F.linear(normed, p["gu"])), p["down"])
+        return h
+
+    def prefill(self, slots: list[int], embeds: list[torch.Tensor]) -> None:
+        n = len(slots)
+        T = max(e.shape[0] for e in embeds)
+        if T + 1 >= self.max_len:
+            raise ValueError(f"prompt of {T} tokens exceeds the cache length {self.max_len}")
+        x = torch.zeros(n, T, self.hidden_size, device=self.device, dtype=self.dtype)
+        for i, e in enumerate(embeds):
+            x[i, : e.shape[0]] = e.to(self.dtype)
+        rows = torch.tensor(slots, device=self.device)
+        h = self._forward_prenorm(x, rows)
+        lens = torch.tensor([e.shape[0] for e in embeds], device=self.device)
+        last = h[torch.arange(n, device=self.device), lens - 1]
+        self.hres[rows] = last
+        self.h_last[rows] = _rmsnorm(last, self.norm, self.eps)
+        self.pos[rows] = lens
+        self.step[rows] = 0
+        self.finished[rows] = False
+        self.end_step[rows] = -1
+        self.hist[rows] = self.num_audio
+        # per-request noise streams, drawn from torch's generator (seeded by ``generate``)
+        self.slot_seed[rows] = torch.randint(0, 2**31 - 1, (n,), device=self.device)
+
+    def _step(self, b: int, L: int, noise: torch.Tensor | None = None) -> None:
+        ops = self.ops
+        ops.head(self, b)
+        ops.sample(self, b, noise)
+        last = self.num_layers - 1
+        for li in range(self.num_layers):
+            ops.qkv_rope(self, li, b, L, li == 0)
+            ops.attention(self, li, b, L)
+            ops.oproj(self, li, b, L)
+            ops.gateup(self, li, b)
+            ops.down(self, li, b, li == last)
+
+    def kernels_per_step(self) -> int:
+        """Kernel launches of one decode step (the fused path's design figure)."""
+        return 2 + 5 * self.num_layers
+
+    def teacher_forced_step_logits(self, prompt: torch.Tensor, codes: torch.Tensor) -> torch.Tensor:
+        """Raw code logits ``[n, num_vq, V]`` of the fused decode step, fed the true codes.
+
+        Each step's logits come from the fused kernels given the true previous frames, so
+        precisions (and the fused path against the torch path) compare frame by frame.
+        """
+        self._alloc(1)
+        self.prefill([0], [prompt])
+        n = codes.shape[0]
+        out = torch.empty(n, self.num_vq * self.num_audio, device=self.device)
+        self.force_on.fill_(True)
+        try:
+            for i in range(n):
+                self.force_ids[0] = codes[i].to(self.device)
+                L = min(self.max_len, _bucket(int(prompt.shape[0]) + i + 2, LEN_BUCKETS))
+                self._step(1, L)
+                out[i] = self.logits[0]
+        finally:
+            self.force_on.fill_(False)
+        return out.view(n, self.num_vq, self.num_audio)
+
+
+class TritonGraphGPT(GraphGPT):
+    """:class:`GraphGPT` (the engine's GPU GPT) with the fused Triton step for the code
+    stage, with programmatic dependent launch on Hopper or newer."""
+
+    def _make_runner(
+        self,
+        asset_dir: str | Path,
+        device: str,
+        precision: str,
+        max_batch: int,
+        use_graphs: bool,
+        fused: str,
+    ) -> CudaGPT:
+        return TritonGPT(
+            asset_dir,
+            device=device,
+            precision=precision,
+            max_batch=max_batch,
+            use_graphs=use_graphs,
+            pdl=torch.cuda.get_device_capability(device) >= (9, 0),
+        )
+
+
+# ----------------------------------------------------------------------------------------------
+# kernel-by-kernel equality (used by bench/gpu.py on the GPU and by the tests on CPU)
+# ----------------------------------------------------------------------------------------------
+
+_OUTPUTS = {
+    "head": ("logits", "h_last", "out_hidden"),
+    "sample": ("ids", "out_codes", "hist"),
+    "qkv_rope": ("hres", "q", "k", "v", "finished", "end_step"),
+    "attention": ("att",),
+    "oproj": ("hres",),
+    "gateup": ("act",),
+    "down": ("hres", "pos", "step"),
+}
+
+
+def _err(a: torch.Tensor, b: torch.Tensor) -> float:
+    """Max |a - b| / max |b|, NaN-aware: NaN in both (a poisoned, unwritten entry) is equal,
+    NaN in one only is an infinite error."""
+    if not a.is_floating_point():
+        return 0.0 if torch.equal(a, b) else math.inf
+    a, b = a.double(), b.double()
+    both = torch.isnan(a) & torch.isnan(b)
+    d = (a - b).abs().masked_fill(both, 0.0).nan_to_num(math.inf)
+    ref = b.masked_fill(torch.isnan(b), 0.0).abs().max().clamp_min(1e-30)
+    return float(d.max() / ref)
+
+
+def compare_ops(
+    g: TritonGPT,
+    batch: int,
+    L: int,
+    *,
+    seed: int = 0,
+    layers: Sequence[int] = (0, 1),
+    pdl: bool = False,
+    tiles: dict | None = None,
+) -> dict[str, float]:
+    """Run every fused op through :class:`TritonOps` and :class:`TorchOps` from the same state
+    and return the worst relative error of each op's outputs (``sample``: 0 or inf, codes and
+    flags must be equal). Outputs are poisoned with NaN before each run, so an element the
+    kernel fails to write shows up as an infinite error. The state walks through a real step:
+    random prompts are prefilled, and each op starts from the torch twin's previous result."""
+    from mixvox.engines.chattts.gpt.cuda_graph import CudaSampling
+
+    tri, ref = TritonOps(pdl=pdl, tiles=tiles), TorchOps()
+    dev = g.device
+    gen = torch.Generator().manual_seed(seed)
+    g._alloc(batch)
+    g.set_sampling(CudaSampling(temperature=[0.3, 0.5, 0.7, 1.0], top_p=0.7, top_k=20))
+    lens = torch.randint(3, min(40, L - 8), (batch,), generator=gen)
+    prompts = [
+        g.emb_text[torch.randint(0, g.emb_text.shape[0], (int(n),), generator=gen)] for n in lens
+    ]
+    g.prefill(list(range(batch)), prompts)
+    g.ids[:batch] = torch.randint(0, g.num_audio, (batch, g.num_vq), generator=gen).to(dev)
+    hist = torch.randint(0, g.num_audio + 1, (batch, g.num_vq, WIN), generator=gen)
+    g.hist[:batch] = hist.to(dev)
+    g.step[:batch] = torch.randint(0, 30, (batch,), generator=gen).to(dev)
+    g.min_new[:batch] = torch.randint(0, 30, (batch,), generator=gen).to(dev)
+    noise = torch.empty(batch, g.num_vq, _pow2(g.num_audio)).exponential_(generator=gen).to(dev)
+    seq: list[tuple[str, Any]] = [  # (step name, fn(ops)); lambdas bind the layer
+        ("head", lambda o: o.head(g, batch)),
+        ("sample", lambda o: o.sample(g, batch, noise)),
+    ]
+    last = max(layers)
+    for li in layers:
+        seq += [
+            ("qkv_rope", lambda o, li=li: o.qkv_rope(g, li, batch, L, li == 0)),
+            ("attention", lambda o, li=li: o.attention(g, li, batch, L)),
+            ("oproj", lambda o, li=li: o.oproj(g, li, batch, L)),
+            ("gateup", lambda o, li=li: o.gateup(g, li, batch)),
+            ("down", lambda o, li=li: o.down(g, li, batch, li == last)),
+        ]
+    worst: dict[str, float] = {}
+    for name, fn in seq:
+        names = _OUTPUTS[name]
+        before = {k: getattr(g, k).clone() for k in names}
+
+        def poison(names: tuple[str, ...] = names) -> None:
+            for k in names:
+                t = getattr(g, k)
+                if k in ("q", "act", "logits", "h_last", "att"):
+                    t[:batch] = float("nan")
+
+        poison()
+        fn(tri)
+        got = {k: getattr(g, k).clone() for k in names}
+        for k in names:
+            getattr(g, k).copy_(before[k])
+        poison()
+        fn(ref)  # the walk goes on from the reference result
+        e = max(_err(got[k], getattr(g, k)) for k in names)
+        worst[name] = max(worst.get(name, 0.0), e)
+    # the in-kernel random draw (no noise tensor): valid codes, distinct per slot stream
+    tri.sample(g, batch)
+    worst["sample_rand_valid"] = float(
+        0.0 if bool(((g.ids[:batch] >= 0) & (g.ids[:batch] < g.num_audio)).all()) else math.inf
+    )
+    return worst

@@ -1,0 +1,144 @@
+"""The fused decode step (engines/chattts/gpt/triton_decode.py) on CPU.
+
+* The torch twins of the fused kernels, run as a whole step (``TritonGPT(kernels="torch")``),
+  reproduce the golden greedy codes of the tiny checkpoint and equal the plain torch step of
+  :class:`CudaGPT` (this always runs: torch only).
+* The Triton kernels themselves against their twins, through Triton's CPU interpreter
+  (``TRITON_INTERPRET=1``, in a subprocess so the flag is set before Triton is imported):
+  skipped with a reason when Triton is not installed. On the GPU, ``bench/gpu.py`` runs the
+  same comparison (``compare_ops``) on the full-size model.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from mixvox.engines.chattts.gpt.cuda_graph import CodeRequest, CudaGPT, CudaSampling  # noqa: E402
+from mixvox.engines.chattts.gpt.triton_decode import TritonGPT  # noqa: E402
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "chattts"
+TINY = SHARED / "tiny"
+HAVE_TRITON = importlib.util.find_spec("triton") is not None
+
+
+@pytest.fixture(scope="module")
+def golden():
+    if not (TINY / "golden.npz").exists():
+        pytest.skip("shared fixtures missing")
+    return np.load(TINY / "golden.npz")
+
+
+def _torch_twins(**kw) -> TritonGPT:
+    return TritonGPT(
+        TINY / "asset", kernels="torch", device="cpu", precision="fp32", max_len=512, **kw
+    )
+
+
+def test_fused_step_reference_path_reproduces_golden_codes(golden):
+    emb = torch.from_numpy(golden["code_spk/emb"])
+    want = golden["greedy/codes"]
+    m = _torch_twins(max_batch=1)
+    r = m.generate(
+        [CodeRequest(emb, max_new=len(want))], CudaSampling(greedy=True, suppress_eos=True)
+    )[0]
+    assert (r.codes.numpy() == want).all()
+    h = golden["greedy/hiddens"]
+    assert np.abs(r.hidden.numpy() - h).max() / np.abs(h).max() < 1e-5
+
+
+def test_fused_step_reference_path_equals_torch_step_when_sampling(golden):
+    """Sampling (temperature, penalty, top-p/top-k) with continuous batching: the fused
+    step's twins and CudaGPT's torch step draw the same codes from the same generator."""
+    emb = torch.from_numpy(golden["code_spk/emb"])
+    reqs = [CodeRequest(emb, max_new=20, min_new=5), CodeRequest(emb[:-4], max_new=12)]
+    reqs.append(CodeRequest(emb[:-2], max_new=16))
+    samp = CudaSampling(temperature=[0.3, 0.5, 0.7, 1.0])
+    a = CudaGPT(TINY / "asset", device="cpu", precision="fp32", max_batch=2, max_len=512)
+    b = _torch_twins(max_batch=2)
+    # CudaGPT draws its noise inside its step and TritonGPT draws a per-request seed at
+    # prefill; with greedy off the draws differ, so compare the processed distributions:
+    # greedy codes through the full sampler path (penalty, top-p/k, eos block) must match.
+    g = CudaSampling(temperature=[0.3, 0.5, 0.7, 1.0], greedy=True)
+    ra = a.generate(reqs, g, seed=0, max_batch=2)
+    rb = b.generate(reqs, g, seed=0, max_batch=2)
+    for x, y in zip(ra, rb, strict=True):
+        assert torch.equal(x.codes, y.codes)
+        assert x.finished == y.finished
+        assert torch.allclose(x.hidden, y.hidden, atol=1e-5)
+    # sampled codes: valid, reproducible with the same seed, different with another
+    s1 = b.generate(reqs, samp, seed=1, max_batch=2)
+    s2 = b.generate(reqs, samp, seed=1, max_batch=2)
+    s3 = b.generate(reqs, samp, seed=2, max_batch=2)
+    assert all(torch.equal(x.codes, y.codes) for x, y in zip(s1, s2, strict=True))
+    assert any(not torch.equal(x.codes, y.codes) for x, y in zip(s1, s3, strict=True))
+    assert all(((r.codes >= 0) & (r.codes < 626)).all() for r in s1)
+
+
+def test_teacher_forced_step_logits_match_full_forward(golden):
+    emb = torch.from_numpy(golden["code_spk/emb"])
+    codes = torch.from_numpy(golden["greedy/codes"])
+    m = _torch_twins(max_batch=1)
+    full = m.teacher_forced_logits(emb, codes)
+    step = m.teacher_forced_step_logits(emb, codes)
+    assert step.shape == full.shape
+    assert (step - full).abs().max() / full.abs().max() < 1e-5
+
+
+def test_triton_kernels_refuse_cpu_without_interpreter(monkeypatch):
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    if not HAVE_TRITON:
+        with pytest.raises(RuntimeError, match="needs Triton"):
+            TritonGPT(TINY / "asset", device="cpu", precision="fp32", max_len=512)
+    else:
+        with pytest.raises(ValueError, match="CUDA device"):
+            TritonGPT(TINY / "asset", device="cpu", precision="fp32", max_len=512)
+    with pytest.raises(ValueError, match="kernels must be"):
+        TritonGPT(TINY / "asset", kernels="cuda", device="cpu")
+
+
+_INTERP = r"""
+import json, sys
+from pathlib import Path
+from mixvox.engines.chattts import randckpt
+from mixvox.engines.chattts.gpt.triton_decode import TritonGPT, compare_ops
+out = {}
+tiny, mid, shared = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+randckpt.make_checkpoint(mid, shared, seed=0, sizes=randckpt.Sizes.small(
+    hidden=64, intermediate=128, heads=2, layers=2))
+for name, asset, b in (("tiny_b1", tiny, 1), ("mid_b1", mid / "asset", 1), ("mid_b2_dot", mid / "asset", 2)):
+    m = TritonGPT(asset, kernels="torch", device="cpu", precision="fp32", max_batch=b,
+                  max_len=256, use_graphs=False)
+    out[name] = compare_ops(m, b, 128, seed=b)
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAVE_TRITON, reason="Triton not installed: its CPU interpreter is needed")
+def test_triton_kernels_equal_torch_twins_in_interpreter(golden, tmp_path):
+    """Every kernel (CUDA-core tiles at batch 1, tensor-core tiles at batch 2 on a model with
+    16-wide tiles) against its twin, fp32, with poisoned outputs (unwritten = inf error)."""
+    env = dict(os.environ, TRITON_INTERPRET="1")
+    r = subprocess.run(
+        [sys.executable, "-c", _INTERP, str(TINY / "asset"), str(tmp_path / "mid"), str(SHARED)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    res = json.loads(r.stdout.strip().splitlines()[-1])
+    for name, errs in res.items():
+        assert set(errs) >= {"head", "sample", "qkv_rope", "attention", "oproj", "gateup", "down"}
+        for op, e in errs.items():
+            assert e < 1e-5, (name, op, e)
