@@ -71,3 +71,13 @@ def mixvox_register_commands(cli: click.Group) -> None:
 
     Engines with their own tools (``mixvox speaker``, ``mixvox download``) add them here.
     """
+
+
+@hookspec
+def mixvox_word_rendering(word: Word) -> tuple[str, str] | None:
+    """``(engine name, how it will say word)`` for a word with an override, or ``None``.
+
+    ``mixvox route`` prints one line per engine under each override word, so a user sees
+    whether the override is heard exactly (espeak: phonemes) or approximated (a text-reading engine reads a
+    respelling). Must be cheap and must not load a model.
+    """

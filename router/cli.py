@@ -680,6 +680,8 @@ def route_line(router: Router, raw: bytes) -> dict[str, Any]:
         bad = f"line is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); invalid bytes read as U+FFFD"
     try:
         obj = router.route(text).to_dict()
+    except MixvoxError as exc:  # invalid SSML: the message names line and column
+        obj = error_object(text, str(exc), getattr(exc, "code", "error"))
     except Exception as exc:  # one bad line must not cost the others their output
         obj = error_object(text, f"analysis failed: {type(exc).__name__}: {exc}")
     if bad:

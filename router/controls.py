@@ -45,6 +45,8 @@ Bracket text is at most :data:`MAX_BRACKET` characters and the pronunciation at 
 
 from __future__ import annotations
 
+import bisect
+import unicodedata
 from dataclasses import dataclass, field
 
 from mixvox.ir import CTRL, EN, ZH, Span, Word
@@ -160,6 +162,9 @@ def parse_override(
     paren = text[pstart + 1 : pend]
     end = pend + 1
     whole = text[start:end]
+    odd = _odd_char(text, start + 1, pend)
+    if odd is not None and (paren.startswith("/") or any(is_han(c) for c in bracket)):
+        return None, odd
     if paren.startswith("/"):
         body = paren[1:-1] if len(paren) >= 2 and paren.endswith("/") else None
         if body is None:
@@ -197,6 +202,50 @@ def parse_override(
     return Span(ZH, whole, start, end, [word]), None
 
 
+def _odd_char(text: str, start: int, end: int) -> str | None:
+    """Why ``text[start:end]`` cannot be an override: a control, format (bidi), private-use,
+    unassigned or surrogate character, or a combining mark with no letter to sit on."""
+    for i in range(start, end):
+        ch = text[i]
+        cat = unicodedata.category(ch)
+        if cat in ("Cc", "Cf", "Co", "Cn", "Cs"):
+            return (
+                f"it holds the invisible character U+{ord(ch):04X} ({_char_name(ch)}) at {i}; "
+                "remove it"
+            )
+        if cat.startswith("M") and (i == start or not text[i - 1].isalnum()):
+            return f"it holds a combining mark U+{ord(ch):04X} with no letter under it at {i}"
+    return None
+
+
+def _char_name(ch: str) -> str:
+    return unicodedata.name(ch, "control character")
+
+
+def _unclosed(text: str, i: int, close: int, out: AtomScan) -> None:
+    """``[word](/EH1 N`` with no ``)``: an override attempt that will be read as text."""
+    n = len(text)
+    if close + 2 > n or text[close + 1 : close + 2] != "(":
+        return
+    stop = min(n, close + 3 + MAX_PAREN)
+    nl = text.find("\n", close + 2, stop)
+    rest = text[close + 2 : nl if nl != -1 else stop]
+    if ")" in rest or "(" in rest:
+        return
+    if rest.startswith("/") or (
+        any(is_han(c) for c in text[i + 1 : close]) and _looks_like_pinyin(rest)
+    ):
+        out.issues.append(
+            (
+                "bad-override",
+                f"override {_clip(text[i : close + 2 + len(rest)])} at {i} has no closing ')'; "
+                "read as text",
+                i,
+                close + 2 + len(rest),
+            )
+        )
+
+
 def scan_atoms(text: str) -> AtomScan:
     """Find control tokens, reserved tokens and overrides, left to right, non-overlapping.
 
@@ -218,8 +267,52 @@ def scan_atoms(text: str) -> AtomScan:
                 if atom is not None:
                     out.atoms.append(atom)
                     nxt = atom.end
+                else:
+                    _unclosed(text, i, close, out)
+        elif (j := text.find("(/", i + 1, min(n, i + 2 + MAX_BRACKET))) != -1:
+            if text.find("\n", i + 1, j) == -1 and text.find("[", i + 1, j) == -1:
+                _half_override(text, i, j, "'[' has no closing ']'", out)
         i = text.find("[", nxt)
+    _orphan_closers(text, out)
     return out
+
+
+def _half_override(text: str, start: int, paren: int, why: str, out: AtomScan) -> None:
+    """An override with a bracket missing (``[nginx(/EH1 N/)``, ``nginx](/EH1 N/)``)."""
+    end = text.find(")", paren, min(len(text), paren + MAX_PAREN))
+    end = end + 1 if end != -1 and text.find("\n", paren, end) == -1 else paren + 2
+    out.issues.append(
+        (
+            "bad-override",
+            f"unbalanced override {_clip(text[start:end])} at {start}: {why}; an override is "
+            "written [word](/P1 P2/) or [汉字](pin1 yin1); read as text",
+            start,
+            end,
+        )
+    )
+
+
+def _orphan_closers(text: str, out: AtomScan) -> None:
+    """``nginx](/EH1 N/)``: a ``](/`` with no ``[`` before it on the line (linear scan)."""
+    n = len(text)
+    k = text.find("](/")
+    if k == -1:
+        return
+    covered = sorted(
+        [(a.start, a.end) for a in out.atoms] + [(s, e) for _c, _m, s, e in out.issues]
+    )
+    starts = [s for s, _e in covered]
+    while k != -1:
+        lo = max(0, k - MAX_BRACKET - 1)
+        line_start = max(text.rfind("\n", lo, k) + 1, lo)
+        at = bisect.bisect_right(starts, k) - 1
+        inside = at >= 0 and covered[at][0] <= k < covered[at][1]
+        if not inside and text.find("[", line_start, k) == -1:
+            w = k
+            while w > line_start and not text[w - 1].isspace():
+                w -= 1
+            _half_override(text, w, k + 1, "']' has no opening '['", out)
+        k = text.find("](/", k + 3, n)
 
 
 def _clip(s: str, limit: int = 60) -> str:

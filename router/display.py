@@ -76,7 +76,21 @@ def _format_word(word: Word, width: int) -> str:
         line += f"  /{safe(phon)}/"
     if tags:
         line += "  (" + ", ".join(tags) + ")"
+    if word.override:
+        for engine, how in engine_renderings(word):
+            line += f"\n      {'':<{width}}      {safe(engine)}: {safe(how)}"
     return line
+
+
+def engine_renderings(word: Word) -> list[tuple[str, str]]:
+    """``(engine, how)`` per installed engine for an override word (``mixvox route``)."""
+    from mixvox.registry import get_registry
+
+    out: list[tuple[str, str]] = []
+    for _plugin, res in get_registry().call_all("mixvox_word_rendering", word=word):
+        if isinstance(res, tuple) and len(res) == 2:
+            out.append((str(res[0]), str(res[1])))
+    return sorted(out)
 
 
 def format_span(span: Span) -> list[str]:

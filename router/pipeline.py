@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 
@@ -12,7 +13,7 @@ import numpy as np
 
 from mixvox.audio import Audio
 from mixvox.choice import EngineRequest, choose_engine, split_call
-from mixvox.errors import notify
+from mixvox.errors import MixvoxError, notify
 from mixvox.interfaces import (
     AudioChunk,
     Engine,
@@ -22,7 +23,9 @@ from mixvox.interfaces import (
     SynthesisOptions,
 )
 from mixvox.ir import CTRL, Chunk, Utterance, Word
+from mixvox.overrides import fill_builtin_spoken
 from mixvox.registry import Registry, get_registry
+from mixvox.ssml import is_ssml, route_ssml
 from mixvox.stages import Failed, Pipeline, Stage
 
 __all__ = ["Router", "Synthesizer", "choose_engine", "load_lexicons", "route", "synthesize"]
@@ -84,12 +87,19 @@ class Router:
         return fe
 
     def route(self, text: str) -> Utterance:
+        """Analyse ``text``; text starting with ``<speak`` is SSML (:mod:`mixvox.ssml`)."""
         from mixvox.segment import segment
 
-        utt = segment(text)
+        if is_ssml(text):
+            return route_ssml(self, text)
+        return self.analyze(segment(text))
+
+    def analyze(self, utt: Utterance) -> Utterance:
+        """Run the frontends over the spans of a segmented utterance (in place)."""
         for sent in utt.sentences:
             for span in sent.spans:
                 if span.words or span.lang == CTRL:
+                    fill_builtin_spoken(span, self._frontend, sent.matrix)
                     continue  # control tokens and inline overrides come pre-analysed
                 ctx = FrontendContext(
                     lexicon=self.lexicons.get(span.lang) or Lexicon(span.lang),
@@ -168,9 +178,49 @@ def text_blocks(text: str, size: int = BLOCK_CHARS) -> Iterator[str]:
         i = k
 
 
+_ROUTERS: dict[tuple[object, ...], Router] = {}
+_ROUTERS_LOCK = threading.Lock()
+#: Distinct lexicon sets whose routers :func:`route` keeps (oldest dropped first).
+MAX_CACHED_ROUTERS = 8
+
+
+def _lexicon_key(path: str | os.PathLike[str]) -> tuple[str, int, int]:
+    """A lexicon file's identity for the router cache: edited files are reloaded."""
+    name = os.path.abspath(os.fspath(path))
+    try:
+        st = os.stat(name)
+    except OSError:
+        return (name, -1, -1)  # let Router() report the missing file
+    return (name, st.st_mtime_ns, st.st_size)
+
+
+def shared_router(lexicons: Iterable[str | os.PathLike[str]] = ()) -> Router:
+    """The process-wide :class:`Router` for these lexicon files (built once, then reused).
+
+    Building a router loads the frontends and lexicons; doing that per call made
+    :func:`route` about ten times slower than the CLI (``bench/text_speed.py --rebuild``). Keyed by the registry in use and each
+    lexicon file's path, mtime and size, so a rebuilt registry or an edited lexicon file gets
+    a fresh router.
+    """
+    files = list(lexicons)
+    key = (id(get_registry()), *(_lexicon_key(f) for f in files))
+    with _ROUTERS_LOCK:
+        router = _ROUTERS.get(key)
+        if router is None:
+            router = Router(lexicons=files)
+            if len(_ROUTERS) >= MAX_CACHED_ROUTERS:
+                _ROUTERS.pop(next(iter(_ROUTERS)))
+            _ROUTERS[key] = router
+        return router
+
+
 def route(text: str, *, lexicons: Iterable[str | os.PathLike[str]] = ()) -> Utterance:
-    """Analyse ``text`` (sentences, language spans, normalization, pronunciations)."""
-    return Router(lexicons=lexicons).route(text)
+    """Analyse ``text`` (sentences, language spans, normalization, pronunciations).
+
+    Text starting with ``<speak>`` is read as SSML (see :mod:`mixvox.ssml`). Reuses one
+    router per lexicon set (:func:`shared_router`).
+    """
+    return shared_router(lexicons).route(text)
 
 
 class Synthesizer:
@@ -248,6 +298,8 @@ class Synthesizer:
         if isinstance(text, Utterance):
             utts: Iterable[Utterance] = [text]
         elif raw:
+            if is_ssml(text):  # raw text goes to the engine as it is: tags would be read aloud
+                raise MixvoxError("raw mode sends text unchanged; SSML needs routing (drop raw)")
             utt = self.router.raw(text)
             if text.strip():
                 yield from self.engine.stream(utt, [Chunk(0, utt.words)], opts)
@@ -255,7 +307,8 @@ class Synthesizer:
         else:
             # Long text is routed block by block, so the first audio does not wait for the
             # analysis of the whole text and memory stays bounded by the block size.
-            utts = (self.route(block) for block in text_blocks(text))
+            blocks = [text] if is_ssml(text) else text_blocks(text)  # SSML: one document
+            utts = (self.route(block) for block in blocks)
         index = 0
         for utt in utts:
             chunks = self.router.chunks(utt, self.max_chunk_chars)

@@ -86,11 +86,9 @@ def prepare(
 
 def _blocks(text: str) -> Iterator[str]:
     """Routing blocks; an SSML document (where this build reads SSML) stays one block."""
-    try:
-        from mixvox.ssml import is_ssml  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        is_ssml = None
-    if is_ssml is not None and is_ssml(text):
+    from mixvox.ssml import is_ssml  # SSML support is part of this build now
+
+    if is_ssml(text):
         yield text
     else:
         yield from text_blocks(text)

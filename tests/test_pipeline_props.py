@@ -180,3 +180,117 @@ def test_long_tokens_give_bounded_words_and_chunks(text: str) -> None:
     assert max((len(w.spoken) for w in utt.words), default=0) <= MAX_WORD_SPOKEN
     for chunk in ROUTER.chunks(utt, 120):
         assert len(chunk.spoken) <= MAX_WORD_SPOKEN + 8, chunk.spoken[:80]
+
+
+# --- SSML ------------------------------------------------------------------------------------
+
+from mixvox.ssml import SsmlError  # noqa: E402
+
+
+def _xml_legal(ch: str) -> bool:
+    o = ord(ch)
+    return (
+        ch in "\t\n\r" or 0x20 <= o <= 0xD7FF or 0xE000 <= o <= 0xFFFD or 0x10000 <= o <= 0x10FFFF
+    )
+
+
+def _escape(s: str) -> str:
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+_XML_FRAGMENTS = [f for f in FRAGMENTS if all(_xml_legal(c) for c in f)]
+_SSML_ELEMENTS = [
+    '<break time="300ms"/>', '<break strength="strong"/>', "<break/>", '<break time="2s"/>',
+    '<say-as interpret-as="characters">{}</say-as>', '<say-as interpret-as="digits">{}</say-as>',
+    '<say-as interpret-as="cardinal">{}</say-as>', '<say-as interpret-as="ordinal">{}</say-as>',
+    '<say-as interpret-as="date">{}</say-as>', '<say-as interpret-as="time">{}</say-as>',
+    '<say-as interpret-as="telephone">{}</say-as>', '<sub alias="{}">x</sub>',
+    '<phoneme alphabet="pinyin" ph="yin2 hang2">银行</phoneme>',
+    '<phoneme alphabet="pinyin" ph="{}">银行</phoneme>',
+    '<phoneme alphabet="arpabet" ph="EH1 N JH AH0 N EH1 K S">{}</phoneme>',
+    '<phoneme alphabet="ipa" ph="ˈhɛloʊ">{}</phoneme>', '<lang xml:lang="en-US">{}</lang>',
+    '<lang xml:lang="zh-CN">{}</lang>', '<prosody rate="slow">{}</prosody>', "<p>{}</p>",
+    "<s>{}</s>", "<emphasis>{}</emphasis>", '<mark name="a"/>', "<!-- {} -->",
+]  # fmt: skip
+_TAG_READ = re.compile(r"</?(speak|break|say-as|sub|phoneme|lang|prosody|p|s|emphasis|mark)\b")
+
+_ssml_parts = st.lists(
+    st.one_of(
+        st.sampled_from(_XML_FRAGMENTS).map(lambda f: ("text", _escape(f))),
+        st.tuples(st.sampled_from(_SSML_ELEMENTS), st.sampled_from(_XML_FRAGMENTS)).map(
+            lambda t: ("elem", t[0].replace("{}", _escape(t[1]).replace("--", "")))
+        ),
+    ),
+    max_size=12,
+)
+
+
+def _build(parts: list[tuple[str, str]]) -> tuple[str, list[tuple[int, int]]]:
+    """An SSML document and the ranges of its top-level text parts."""
+    out = "<speak>"
+    ranges = []
+    for kind, s in parts:
+        if kind == "text":
+            ranges.append((len(out), len(out) + len(s)))
+        out += s
+    return out + "</speak>", ranges
+
+
+def check_ssml_utterance(text: str, utt: Utterance, text_ranges: list[tuple[int, int]]) -> None:
+    """The SSML version of :func:`check_utterance`: the same structure, offsets into the SSML,
+    coverage of every text character, and no tag ever in what is spoken."""
+    assert utt.input == text
+    n = len(text)
+    covered = bytearray(n)
+    for sent in utt.sentences:
+        assert text[sent.start : sent.end] == sent.text
+        for span in sent.spans:
+            assert 0 <= span.start <= span.end <= n and text[span.start : span.end] == span.text
+            for w in span.words:
+                assert span.start <= w.start <= w.end <= span.end, (w, span)
+                assert text[w.start : w.end] == w.text
+                covered[w.start : w.end] = b"\x01" * (w.end - w.start)
+                assert not _TAG_READ.search(w.spoken), w.spoken
+                if w.kind == "control":
+                    assert w.spoken in CONTROL_TOKENS
+                elif w.lang == ZH:
+                    assert len(w.phonemes) == sum(1 for c in w.spoken if is_han(c)), w
+                    assert all(PINYIN.fullmatch(p) for p in w.phonemes), w.phonemes
+                elif w.lang == EN:
+                    assert all(is_arpabet(p) for p in w.phonemes), w.phonemes
+    for issue in utt.warnings:
+        assert 0 <= issue.start <= issue.end <= n and text[issue.start : issue.end] == issue.text
+        covered[issue.start : issue.end] = b"\x01" * (issue.end - issue.start)
+    for a, b in text_ranges:
+        lost = [(i, text[i]) for i in range(a, b) if not covered[i] and not text[i].isspace()]
+        assert not lost, f"text characters neither spoken nor reported: {lost[:5]}"
+    assert not any(c.isdigit() for c in _CONTROL_RE.sub(" ", utt.spoken)), utt.spoken
+    json.dumps(utt.to_dict())
+
+
+@SETTINGS
+@given(_ssml_parts)
+def test_ssml_route_properties(parts: list[tuple[str, str]]) -> None:
+    text, ranges = _build(parts)
+    check_ssml_utterance(text, ROUTER.route(text), ranges)
+
+
+@SETTINGS
+@given(
+    st.text(max_size=40),
+    st.sampled_from(["<speak>{}</speak>", "<speak>{}", "<speak><s>{}</speak>"]),
+)
+def test_any_ssml_is_an_utterance_or_an_error_with_a_place(body: str, template: str) -> None:
+    """Arbitrary (often malformed) SSML: either an analysis whose spoken text holds no tag, or
+    an :class:`SsmlError` whose line/column/offset lie inside the input. Never anything else."""
+    text = template.format(body)
+    try:
+        utt = ROUTER.route(text)
+    except SsmlError as exc:
+        assert 0 <= exc.offset <= len(text)
+        assert exc.line == text.count("\n", 0, exc.offset) + 1 and exc.column >= 1
+        assert f"line {exc.line}, column {exc.column}" in str(exc)
+        return
+    for w in utt.words:
+        assert not _TAG_READ.search(w.spoken), w.spoken
+        assert text[w.start : w.end] == w.text

@@ -217,3 +217,55 @@ def test_control_token_between_spaces_is_always_a_control_span(
     check_invariants(text, utt)
     ctrl = [sp for s in utt.sentences for sp in s.spans if sp.lang == CTRL]
     assert any(sp.start == len(prefix) and sp.text == token for sp in ctrl)
+
+
+# --- SSML: the offset map under segmentation ----------------------------------------------------
+
+from mixvox.ssml import SsmlError, parse_ssml  # noqa: E402
+
+_XML_TEXT = st.text(
+    alphabet=st.characters(
+        blacklist_categories=("Cs",),
+        blacklist_characters="<&\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0c\x0e\x0f\x10\x11"
+        "\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\ufffe\uffff",
+    ),
+    max_size=12,
+)
+_ELEMENT = st.sampled_from(
+    ["<s>{}</s>", "<p>{}</p>", "<emphasis>{}</emphasis>", '<lang xml:lang="en-US">{}</lang>',
+     '<prosody rate="fast">{}</prosody>', "{}<break/>", '<sub alias="x">{}</sub>', "{}<!--c-->",
+     "<![CDATA[{}]]>", "{}&amp;", "&#x4e2d;{}"]
+)  # fmt: skip
+
+
+@st.composite
+def _ssml_docs(draw: st.DrawFn) -> str:
+    body = ""
+    for _ in range(draw(st.integers(0, 6))):
+        text = draw(_XML_TEXT).replace("]]>", "")
+        body += draw(_ELEMENT).replace("{}", text) if draw(st.booleans()) else text
+    return "<speak>" + body + "</speak>"
+
+
+@SETTINGS
+@given(_ssml_docs())
+def test_ssml_offset_map_points_at_the_characters(doc: str) -> None:
+    """Plain text made from SSML maps back into the document: ordered, inside it, and every
+    character copied from text content sits exactly where it was typed."""
+    try:
+        parsed = parse_ssml(doc)
+    except SsmlError as exc:  # only for text the generator cannot keep legal (e.g. "\r" alone)
+        assert 0 <= exc.offset <= len(doc)
+        return
+    plain, s, e = parsed.plain, parsed.src_start, parsed.src_end
+    assert len(s) == len(e) == len(plain)
+    last = 0
+    for i, ch in enumerate(plain):
+        assert last <= s[i] < e[i] <= len(doc)
+        last = s[i]
+        if e[i] - s[i] == 1 and ch not in " \n":
+            assert doc[s[i]] == ch
+    utt = segment(plain)
+    for sent in utt.sentences:
+        a, b = parsed.to_input(sent.start, sent.end)
+        assert 0 <= a <= b <= len(doc)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mixvox.engines.chattts.options import ChatTTSCallOptions, ChatTTSOptions
 from mixvox.interfaces import Engine, EngineInfo
@@ -78,3 +78,16 @@ def mixvox_register_commands(cli: click.Group) -> None:
     from mixvox.engines.chattts.cli import register
 
     register(cli)
+
+
+@hookimpl(trylast=True)
+def mixvox_word_rendering(word: Any) -> tuple[str, str] | None:
+    """The text ChatTTS will read for an override word, and whether it says the override."""
+    if not word.override:
+        return None
+    from mixvox.engines.chattts.render import render_words
+
+    rendered = render_words([word])
+    if any(n.code == "override-approximate" for n in rendered.notes):
+        return "chattts", f"text {rendered.text!r} (approximate: no respelling says it)"
+    return "chattts", f"text {rendered.text!r}"

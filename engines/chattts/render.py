@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mixvox.engines.chattts.respell import respell_override
 from mixvox.interfaces import MixvoxError
 from mixvox.ir import BREAK_CLAUSE, Chunk, Word, join_spoken
 
@@ -90,10 +91,24 @@ class HomophoneTable:
             if _is_han(ch):
                 py = pinyin[i].lower() if i < len(pinyin) else ""
                 i += 1
-                out.append(self.subs.get((ch, py), ch))
+                out.append(self.subs.get((ch, py)) or self.subs.get((ch, _lexical(ch, py)), ch))
             else:
                 out.append(ch)
         return "".join(out)
+
+
+def _lexical(ch: str, py: str) -> str:
+    """Undo third-tone sandhi where it is unambiguous: 行长很好 says zhang2, the word is zhang3.
+
+    Only when the tone-2 syllable is not itself a reading of ``ch`` (强 qiang2 stays qiang2).
+    """
+    if not py.endswith("2"):
+        return py
+    from pypinyin.constants import PINYIN_DICT
+    from pypinyin.contrib.tone_convert import to_tone3
+
+    readings = {to_tone3(r) for r in PINYIN_DICT.get(ord(ch), "").split(",") if r}
+    return py if py in readings else py[:-1] + "3"
 
 
 def load_homophones(path: Path | None = None) -> HomophoneTable:
@@ -246,6 +261,11 @@ def render_words(words: list[Word], homophones: HomophoneTable | None = None) ->
             parts.append(w.spoken)
             continue
         source = w.respelling if w.respelling else w.spoken
+        said = respell_override(w)  # an English ARPAbet override: words that say it
+        if said is not None:
+            source = said.text
+            if not said.faithful:
+                notes.append(Note("override-approximate", said.message, w.start, w.end))
         lang = "zh" if w.lang == "zh" else "en"
         if lang == "zh" and not w.respelling and w.phonemes:
             source = table.respell(source, w.phonemes, override=w.override)

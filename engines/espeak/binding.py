@@ -26,6 +26,8 @@ AUDIO_OUTPUT_SYNCHRONOUS = 2
 POS_CHARACTER = 1
 # espeak_Synth flags
 CHARS_UTF8 = 1
+#: espeak_Synth flag: read ``[[...]]`` in the text as espeak phoneme mnemonics.
+PHONEME_INPUT = 0x100
 # espeak_PARAMETER
 PARAM_RATE = 1
 PARAM_VOLUME = 2
@@ -154,10 +156,14 @@ class _Espeak:
             self.lib.espeak_SetParameter(PARAM_RATE, rate, 0)
             self._rate = rate
 
-    def synth(self, text: str, voice: str, rate: int = DEFAULT_RATE) -> np.ndarray:
+    def synth(
+        self, text: str, voice: str, rate: int = DEFAULT_RATE, *, phonemes: bool = False
+    ) -> np.ndarray:
         """Speak ``text`` with ``voice`` (``cmn``, ``en-us``, ``en-us+f3`` ...) -> int16 samples.
 
-        The returned array is a fresh copy; an empty text gives an empty array.
+        With ``phonemes=True``, ``[[...]]`` in ``text`` holds espeak phoneme mnemonics (how
+        pronunciation overrides are spoken exactly); off by default so that typed brackets
+        stay text. The returned array is a fresh copy; an empty text gives an empty array.
         """
         if not text.strip():
             return np.zeros(0, np.int16)
@@ -169,7 +175,14 @@ class _Espeak:
             self._buffers = []
             try:
                 err = self.lib.espeak_Synth(
-                    buf, len(raw), 0, POS_CHARACTER, 0, CHARS_UTF8, None, None
+                    buf,
+                    len(raw),
+                    0,
+                    POS_CHARACTER,
+                    0,
+                    CHARS_UTF8 | (PHONEME_INPUT if phonemes else 0),
+                    None,
+                    None,
                 )
                 pieces, self._buffers = self._buffers, []
             finally:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mixvox.engines.espeak import binding
+from mixvox.engines.espeak.arpabet import to_espeak
 from mixvox.errors import notify
 from mixvox.interfaces import AudioChunk, EngineUnavailable, SynthesisOptions
 from mixvox.ir import BREAK_CLAUSE, BREAK_SENTENCE, EN, ZH, Chunk, Utterance, Word, join_spoken
@@ -49,6 +50,7 @@ CONTROL_PAUSE_MS: dict[str, int] = {
     "[llbreak]": 500,
 }
 _BREAK_N = re.compile(r"\[break_(\d)\]")
+_SPEED_N = re.compile(r"\[speed_(\d)\]")
 
 #: Options espeak understands besides speaker/seed/speed; ``raw`` is handled by the pipeline.
 KNOWN_EXTRA = frozenset({"raw", "speed"})
@@ -102,6 +104,24 @@ def break_ms(level: int) -> int:
 class _Speech:
     lang: str
     text: str
+    #: The text holds ``[[...]]`` espeak phonemes (an English pronunciation override).
+    phonemes: bool = False
+    #: Speaking-rate factor from ``[speed_N]`` tokens (SSML ``<prosody rate>``): N / 5.
+    speed: float = 1.0
+
+
+def speed_of(token: str) -> float | None:
+    """The rate factor a ``[speed_N]`` token asks for (``[speed_5]`` is 1.0), else ``None``."""
+    m = _SPEED_N.fullmatch(token.strip())
+    return max(1, int(m.group(1))) / 5 if m else None
+
+
+def override_phonemes(word: Word) -> str | None:
+    """``[[...]]`` espeak input for an English word whose ARPAbet came from an override."""
+    if word.lang != EN or not word.override or not word.phonemes:
+        return None
+    mnemonics = to_espeak(word.phonemes)
+    return f"[[{mnemonics}]]" if mnemonics else None
 
 
 @dataclass
@@ -134,7 +154,7 @@ def split_script(text: str) -> list[tuple[str, str]]:
 
 
 def plan(
-    words: list[Word], readable: Callable[[str], bool] | None = None
+    words: list[Word], readable: Callable[[str], bool] | None = None, speed: float = 1.0
 ) -> list[_Speech | _Pause]:
     """Turn a chunk's words into espeak calls and silences, in order.
 
@@ -144,17 +164,28 @@ def plan(
     ``[uv_break]`` is one pause, not two. Non-pause control tokens (``[laugh]``) are dropped
     on purpose: espeak cannot laugh. ``readable`` (a pinyin syllable -> bool test) enables
     reading zh words from their pinyin (see :func:`pinyin_for`); ``None`` reads characters.
+    English words whose ARPAbet is an override are spoken from it through espeak's phoneme
+    input (see :func:`override_phonemes`); ``[speed_N]`` tokens change the rate from there on,
+    starting at ``speed``.
     """
     out: list[_Speech | _Pause] = []
     lang: str | None = None
     texts: list[str] = []
+    phon_run = False
     pending = 0
 
     def flush() -> None:
-        nonlocal lang, texts
+        nonlocal lang, texts, phon_run
         if lang is not None and texts:
-            out.append(_Speech(lang, join_spoken(texts)))
-        lang, texts = None, []
+            if phon_run:  # typed brackets must not become phoneme input
+                plain = [
+                    t if t.startswith("[[") else t.replace("[", "(").replace("]", ")")
+                    for t in texts
+                ]
+                out.append(_Speech(lang, " ".join(plain), phonemes=True, speed=speed))
+            else:
+                out.append(_Speech(lang, join_spoken(texts), speed=speed))
+        lang, texts, phon_run = None, [], False
 
     def add_pause(ms: int) -> None:
         nonlocal pending
@@ -177,6 +208,12 @@ def plan(
     for w in words:
         if w.kind == "control":
             ms = pause_ms(w.spoken)
+            factor = speed_of(w.spoken)
+            if factor is not None:
+                if factor != speed:
+                    flush()
+                    speed = factor
+                continue
             if ms is None:
                 log.debug("espeak: control token %r ignored", w.spoken)
             else:
@@ -191,7 +228,11 @@ def plan(
         if w.lang == EN and w.respelling:
             text = w.respelling
         pinyin = pinyin_for(w, readable) if w.lang == ZH else None
-        if pinyin is not None:
+        phon = override_phonemes(w)
+        if phon is not None:
+            add_speech(EN, phon)
+            phon_run = True
+        elif pinyin is not None:
             add_speech(PINYIN, pinyin)
         elif w.lang in (ZH, EN):
             add_speech(w.lang, text)
@@ -273,17 +314,23 @@ class EspeakEngine:
 
     # -- synthesis ---------------------------------------------------------------------------
 
-    def render_chunk(self, words: list[Word], options: SynthesisOptions) -> np.ndarray:
-        """Float32 samples for one chunk's words."""
+    def render_chunk(
+        self, words: list[Word], options: SynthesisOptions, speed: float = 1.0
+    ) -> np.ndarray:
+        """Float32 samples for one chunk's words (``speed``: the ``[speed_N]`` rate in force)."""
         extra = options.extra or {}
         variant = self._variant(options.speaker)
         rate = self._rate(options, extra)
         pieces: list[np.ndarray] = []
-        for step in plan(words, self._lib.pinyin_readable):
+        for step in plan(words, self._lib.pinyin_readable, speed):
             if isinstance(step, _Pause):
                 pieces.append(np.zeros(int(self.sample_rate * step.ms / 1000), np.float32))
             else:
-                pcm = self._lib.synth(step.text, VOICES[step.lang] + variant, rate)
+                voice, speed_rate = VOICES[step.lang] + variant, round(rate * step.speed)
+                if step.phonemes:
+                    pcm = self._lib.synth(step.text, voice, speed_rate, phonemes=True)
+                else:
+                    pcm = self._lib.synth(step.text, voice, speed_rate)
                 pieces.append(pcm.astype(np.float32) / 32768.0)
         if not pieces:
             return np.zeros(0, np.float32)
@@ -294,8 +341,15 @@ class EspeakEngine:
     ) -> Iterator[AudioChunk]:
         """One :class:`AudioChunk` (``final=True``) per IR chunk, in order."""
         self._check_extra(options.extra or {})
+        speed = 1.0  # [speed_N] tokens hold across chunks, as a <prosody> element does
         for chunk in chunks:
-            samples = self.render_chunk(chunk.words, options)
+            if speed == 1.0:
+                samples = self.render_chunk(chunk.words, options)
+            else:
+                samples = self.render_chunk(chunk.words, options, speed)
+            for w in chunk.words:
+                factor = speed_of(w.spoken) if w.kind == "control" else None
+                speed = factor if factor is not None else speed
             yield AudioChunk(samples, self.sample_rate, chunk=chunk.index, final=True)
 
     def close(self) -> None:

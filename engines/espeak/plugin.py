@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from mixvox.engines.espeak import binding
 from mixvox.interfaces import Engine, EngineInfo
+from mixvox.ir import Word
 from mixvox.options import EngineOptions
 from mixvox.plugins.hookspecs import hookimpl
 
@@ -50,3 +51,20 @@ def mixvox_register_engines(register: Callable[[EngineInfo], None]) -> None:
             call_options=EspeakCallOptions,
         )
     )
+
+
+@hookimpl(trylast=True)
+def mixvox_word_rendering(word: Word) -> tuple[str, str] | None:
+    """How espeak says an override word: its phonemes (en) or its pinyin (zh)."""
+    if not word.override or not word.phonemes:
+        return None
+    from mixvox.engines.espeak.engine import override_phonemes
+
+    if word.lang == "en":
+        phon = override_phonemes(word)
+        if phon is not None:
+            return "espeak", f"phonemes {phon} (exact)"
+        return "espeak", f"text {word.spoken!r}"
+    if word.lang == "zh":
+        return "espeak", "pinyin " + " ".join(word.phonemes) + " (exact)"
+    return None

@@ -458,8 +458,12 @@ class Normalizer:
                 return [Tok(a, b, sing if _is_one(prev) else plur)]
             return self._fallback(s, a, b, prev, nxt)
         if entry is not None:
-            spoken = getattr(entry, "spoken", None) or core
-            return [Tok(a, b, spoken, "word", True, entry)]
+            spoken = getattr(entry, "spoken", None)
+            if spoken is None and not getattr(entry, "respelling", None):
+                # Phonemes only: engines that read text keep the built-in reading (XYZW ->
+                # "X Y Z W"), so an override never reads worse than none.
+                spoken = self.builtin_reading(s, a, b, cores, k)
+            return [Tok(a, b, spoken or core, "word", True, entry)]
         spoken = self._read_whole(core, prev, nxt, k, cores)
         if spoken is None and core.endswith("'s") and len(core) > 2 and core[0].isdecimal():
             inner = self._read_whole(core[:-2], prev, nxt, k, cores)
@@ -468,6 +472,19 @@ class Normalizer:
         if spoken is not None:
             return [Tok(a, b, spoken)]
         return self._fallback(s, a, b, prev, nxt)
+
+    def builtin_reading(self, s: str, a: int, b: int, cores: list[str], k: int) -> str:
+        """What ``s[a:b]`` is read as without a lexicon entry (whole, else cut into runs)."""
+        core = s[a:b]
+        prev = cores[k - 1] if k > 0 else ""
+        nxt = cores[k + 1] if k + 1 < len(cores) else ""
+        try:
+            spoken = self._read_whole(core, prev, nxt, k, cores)
+            if spoken is None:
+                spoken = " ".join(t.spoken for t in self._fallback(s, a, b, prev, nxt) if t.spoken)
+        except Exception:  # only a better spelling for text engines; never fail the word
+            return core
+        return spoken or core
 
     def _read_whole(self, core: str, prev: str, nxt: str, k: int, cores: list[str]) -> str | None:
         """Spoken text for the whole core, or ``None`` to cut it up generically."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from functools import lru_cache
 from importlib import resources
 
@@ -26,6 +27,9 @@ from pypinyin.contrib.tone_convert import to_tone3
 from mixvox.frontends.zh import polyphone
 
 _MAX_WORD = 8
+
+#: ``guess(k)`` -> the context model's reading of character ``k`` of a word, or ``None``.
+Guess = Callable[[int], "str | None"]
 
 
 @lru_cache(maxsize=4096)
@@ -153,12 +157,30 @@ class ZhG2P:
         return w in self._logp
 
     # -- pinyin ------------------------------------------------------------------------------
-    def word_pinyin(self, word: str, left: str = "", right: str = "") -> list[str]:
+    def word_pinyin(
+        self,
+        word: str,
+        left: str = "",
+        right: str = "",
+        guess: Guess | None = None,
+        prev: str = "",
+        nxt: str = "",
+    ) -> list[str]:
         """Lexical pinyin of one word (simplified Han), using the text around it for context.
 
-        Returns one syllable per character; a character without any reading gets ``""``.
+        ``guess(k)``: the context model's reading of the word's ``k``-th character (or
+        ``None``), asked only where no dictionary entry covers that character (a dictionary
+        word is never overruled: on CPP even lines that lost more than it won, and it turned
+        已经了结 into le5). Returns one
+        syllable per character; a character without any reading gets ``""``. ``prev``/``nxt``:
+        the words around this one in the same run of Han text (word-sequence rules for
+        one-character words: 认真/地 de5, 跑/得/很快 de5).
         """
-        py = self._word_pinyin(word, left, right)
+        if len(word) == 1:
+            by_word = polyphone.after_word(word, prev, nxt)
+            if by_word:
+                return [by_word]
+        py = self._word_pinyin(word, left, right, guess)
         if (
             len(word) > 1
             and word[-1] == "儿"
@@ -169,7 +191,9 @@ class ZhG2P:
             py[-1] = "er5"  # erhua suffix (这儿, 一点儿), not the noun 儿 'child'
         return py
 
-    def _word_pinyin(self, word: str, left: str = "", right: str = "") -> list[str]:
+    def _word_pinyin(
+        self, word: str, left: str = "", right: str = "", guess: Guess | None = None
+    ) -> list[str]:
         self.load()
         assert self._own is not None
         own = self._own.get(word)
@@ -181,8 +205,8 @@ class ZhG2P:
                 return [mark_to_tone3(p[0]) for p in ph]
         if len(word) == 4 and word[0] == word[1] and word[2] == word[3]:
             # AABB reduplication (马马虎虎): each character keeps its own reading
-            a = self.char_pinyin(word[0], left, word[1:] + right, word[0])
-            b = self.char_pinyin(word[2], left + word[:2], word[3:] + right, word[2])
+            a = self.char_pinyin(word[0], "", "", word[0], 0, _at(guess, 0))
+            b = self.char_pinyin(word[2], "", "", word[2], 0, _at(guess, 2))
             return [a, a, b, b]
         if len(word) > 2:
             parts = self._phrase_split(word)
@@ -190,16 +214,24 @@ class ZhG2P:
                 out2: list[str] = []
                 pos = 0
                 for part in parts:
+                    if len(part) == 1:  # a lone character: rules see the whole word (数一数)
+                        ctx_l, ctx_r = word[:pos], word[pos + 1 :]
+                        out2.append(self.char_pinyin(part, ctx_l, ctx_r, word, pos,
+                                                     _at(guess, pos)))  # fmt: skip
+                        pos += 1
+                        continue
                     out2 += self.word_pinyin(
-                        part, left + word[:pos], word[pos + len(part) :] + right
+                        part,
+                        left + word[:pos],
+                        word[pos + len(part) :] + right,
+                        _shift(guess, pos),
                     )
                     pos += len(part)
                 return out2
         out: list[str] = []
         for k, ch in enumerate(word):
-            ctx_left = left + word[:k]
-            ctx_right = word[k + 1 :] + right
-            out.append(self.char_pinyin(ch, ctx_left, ctx_right, word, k))
+            # context rules see the word only: a rule for 了结 must not fire in 递交/了/结案
+            out.append(self.char_pinyin(ch, word[:k], word[k + 1 :], word, k, _at(guess, k)))
         return out
 
     def _phrase_split(self, word: str) -> list[str]:
@@ -216,16 +248,44 @@ class ZhG2P:
                     break
         return parts
 
-    def char_pinyin(self, ch: str, left: str, right: str, word: str, idx: int = -1) -> str:
-        """Reading of one character: neutral suffix rule, context rule, then pypinyin."""
+    def char_pinyin(
+        self,
+        ch: str,
+        left: str,
+        right: str,
+        word: str,
+        idx: int = -1,
+        model: Callable[[], str | None] | None = None,
+    ) -> str:
+        """Reading of one character: neutral suffix rule, context rule, model, then pypinyin.
+
+        ``left``/``right`` are the rest of the word the character is in; ``model`` is the
+        context model's reading of it in the sentence (asked only if nothing before decides).
+        """
         if idx >= 0:
             suffix = polyphone.suffix_reading(word, idx)
             if suffix:
                 return suffix
-        rule = polyphone.choose(ch, left, right)
+        rule = polyphone.rule(ch, left, right)
         if rule:
             return rule
+        guessed = model() if model is not None else None
+        if guessed:
+            return guessed
+        default = polyphone.default(ch)
+        if default:
+            return default
         readings = PINYIN_DICT.get(ord(ch))
         if not readings:
             return ""
         return mark_to_tone3(readings.split(",", 1)[0])
+
+
+def _at(guess: Guess | None, k: int) -> Callable[[], str | None] | None:
+    return (lambda: guess(k)) if guess is not None else None
+
+
+def _shift(guess: Guess | None, pos: int) -> Guess | None:
+    if guess is None or pos == 0:
+        return guess
+    return lambda k: guess(k + pos)

@@ -18,9 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
-from mixvox.frontends.zh.g2p import ZhG2P
+from pypinyin.constants import PINYIN_DICT
+
+from mixvox.frontends.zh.g2p import ZhG2P, mark_to_tone3
 from mixvox.frontends.zh.letters import spell
 from mixvox.frontends.zh.normalize import (
     Piece,
@@ -29,6 +32,7 @@ from mixvox.frontends.zh.normalize import (
     normalize_zh,
     tokenize,
 )
+from mixvox.frontends.zh.polymodel import SentenceReadings, default_model
 from mixvox.frontends.zh.sandhi import apply_sandhi
 from mixvox.interfaces import FrontendContext, FrontendInfo, LexEntry, Lexicon
 from mixvox.ir import Span, Word
@@ -39,6 +43,15 @@ from mixvox.textutil import is_han
 __all__ = ["ZhFrontend", "g2p_zh", "mixvox_register_frontends", "normalize_zh"]
 
 _CTX = 4  # characters of context each side for polyphone rules
+
+
+@lru_cache(maxsize=4096)
+def _reading_changes(trad: str, simp: str) -> bool:
+    """True when ``simp`` shares no reading with ``trad`` (pypinyin's lists, tones included)."""
+    a, b = PINYIN_DICT.get(ord(trad)), PINYIN_DICT.get(ord(simp))
+    if not a or not b:
+        return False
+    return not {mark_to_tone3(r) for r in a.split(",")} & {mark_to_tone3(r) for r in b.split(",")}
 
 
 def _has_digit(s: str) -> bool:
@@ -62,6 +75,7 @@ class _Builder:
     words: list[Word] = field(default_factory=list)
     phrase: list[_Unit] = field(default_factory=list)
     phrases: list[list[_Unit]] = field(default_factory=list)
+    sentence: tuple[str, SentenceReadings] | None = None  # the polyphone model's view
 
     def end_phrase(self) -> None:
         if self.phrase:
@@ -80,8 +94,9 @@ class ZhFrontend:
 
     lang = "zh"
 
-    def __init__(self) -> None:
+    def __init__(self, polyphone_model: bool = True) -> None:
         self.g2p = ZhG2P()
+        self.model = default_model() if polyphone_model else None
         self._t2s: Any = None  # an OpenCC converter once loaded; False when unavailable
         self._lex_cache: tuple[Lexicon, int, dict[str, int]] | None = None
         self._brand_cache: tuple[Lexicon, int, dict[str, str] | None] | None = None
@@ -100,13 +115,15 @@ class ZhFrontend:
         if not self._t2s:
             return text
         conv = self._t2s.convert(text)
-        if len(conv) == len(text):
+        if len(conv) != len(text):
+            conv = "".join(c if len(c := self._t2s.convert(ch)) == 1 else ch for ch in text)
+        if conv == text:
             return conv
-        out = []
-        for ch in text:
-            c = self._t2s.convert(ch)
-            out.append(c if len(c) == 1 else ch)
-        return "".join(out)
+        # keep a traditional character whose simplified form has none of its readings
+        # (閤门 ge2 men2 must not become 合门 he2 men2)
+        return "".join(
+            t if t != c and _reading_changes(t, c) else c for t, c in zip(text, conv, strict=True)
+        )
 
     def _lex_index(self, lex: Lexicon) -> dict[str, int]:
         """First character -> longest lexicon word starting with it (bounded lookups)."""
@@ -264,11 +281,19 @@ class ZhFrontend:
     def _han(self, b: _Builder, text: str, simp: str, p: Piece) -> None:
         s = simp[p.start : p.end]
         pos = 0
-        for w in self.g2p.segment(s):
+        if self.model is not None and (b.sentence is None or b.sentence[0] != simp):
+            # the model reads the whole span (punctuation included), once, on first need
+            b.sentence = (simp, SentenceReadings(self.model, simp))
+        sent = b.sentence[1] if b.sentence is not None else None
+        seg = self.g2p.segment(s)
+        for wi, w in enumerate(seg):
             a, z = p.start + pos, p.start + pos + len(w)
             left = simp[max(p.start, a - _CTX) : a]
             right = simp[z : min(p.end, z + _CTX)]
-            py = self.g2p.word_pinyin(w, left, right)
+            guess = (lambda k, a=a: sent.reading(a + k)) if sent is not None else None
+            prev = seg[wi - 1] if wi else ""
+            nxt = seg[wi + 1] if wi + 1 < len(seg) else ""
+            py = self.g2p.word_pinyin(w, left, right, guess, prev, nxt)
             if all(py):
                 b.words.append(Word(text[a:z], w, py, b.base + a, b.base + z, "zh"))
                 b.phrase.append(_Unit(w, list(py), len(b.words) - 1))

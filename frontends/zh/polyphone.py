@@ -40,15 +40,78 @@ def tables() -> tuple[dict[str, str], dict[str, list[Rule]]]:
     return defaults, rules
 
 
-def choose(ch: str, left: str, right: str) -> str | None:
-    """The reading of ``ch`` between ``left`` and ``right``, or ``None`` (pypinyin decides)."""
-    defaults, rules = tables()
+def rule(ch: str, left: str, right: str) -> str | None:
+    """The reading a context rule gives ``ch`` between ``left`` and ``right``, or ``None``.
+
+    Callers pass the rest of the character's own word as context, so that a rule never fires
+    across a word boundary (吉林/省/长岭县 is not 省长).
+    """
+    _, rules = tables()
     for reading, lefts, rights, both in rules.get(ch, ()):
         hit_l = bool(lefts) and left.endswith(lefts)
         hit_r = bool(rights) and right.startswith(rights)
         if (hit_l and hit_r) if both else (hit_l or hit_r):
             return reading
-    return defaults.get(ch)
+    return None
+
+
+WordRule = tuple[str, tuple[str, ...], tuple[str, ...], bool]
+
+
+@lru_cache(maxsize=1)
+def word_rules() -> dict[str, list[WordRule]]:
+    """``data/word_rules.tsv`` (see its header): char -> [(reading, prev, next, both)]."""
+    out: dict[str, list[WordRule]] = {}
+    for lineno, cols in enumerate(_lines("word_rules.tsv"), 1):
+        if len(cols) < 4 or len(cols[0]) != 1:
+            raise ValueError(f"word_rules.tsv: bad rule {cols!r} (rule {lineno})")
+        ch, reading, prev, nxt = (c.strip() for c in cols[:4])
+        both = len(cols) > 4 and cols[4].strip() == "both"
+        prevs = () if prev == "-" else tuple(prev.split())
+        nexts = () if nxt == "-" else tuple(nxt.split())
+        out.setdefault(ch, []).append((reading, prevs, nexts, both))
+    return out
+
+
+def _prev_hit(entry: str, prev: str) -> bool:
+    if entry == "*":
+        return True
+    if entry == "AA":
+        return len(prev) >= 2 and prev[-1] == prev[-2]
+    if entry.startswith("~"):
+        return len(prev) >= 2 and prev.endswith(entry[1:])
+    return prev == entry
+
+
+def _next_hit(entry: str, nxt: str) -> bool:
+    if entry.endswith("…"):
+        return nxt.startswith(entry[:-1])
+    return nxt == entry
+
+
+def after_word(ch: str, prev: str, nxt: str = "") -> str | None:
+    """Reading of the one-character word ``ch`` decided by the whole words around it.
+
+    Works on words, not characters: ``prev`` and ``nxt`` are the complete neighbouring words
+    ("" at the edge of a run of Han text), so 土地 or 地震 (one word each) never reach here and
+    递交/了/结案 is not 了结.
+    """
+    for reading, prevs, nexts, both in word_rules().get(ch, ()):
+        hit_p = any(_prev_hit(e, prev) for e in prevs)
+        hit_n = any(_next_hit(e, nxt) for e in nexts)
+        if (hit_p and hit_n) if both else (hit_p or hit_n):
+            return reading
+    return None
+
+
+def default(ch: str) -> str | None:
+    """Our default reading of ``ch`` where pypinyin lists a rare one first, or ``None``."""
+    return tables()[0].get(ch)
+
+
+def choose(ch: str, left: str, right: str) -> str | None:
+    """A context rule's reading, else our default reading, else ``None`` (pypinyin decides)."""
+    return rule(ch, left, right) or default(ch)
 
 
 #: First characters of two-character words ending in 子 where 子 keeps its full tone zi3.

@@ -1,0 +1,224 @@
+"""The polyphone layers: context model, word-internal rules, word-sequence rules, t2s."""
+
+from __future__ import annotations
+
+import zipfile
+from importlib import resources
+
+import numpy as np
+import pytest
+
+from mixvox.frontends.zh import polyphone
+from mixvox.frontends.zh.plugin import ZhFrontend, g2p_zh
+from mixvox.frontends.zh.polymodel import PolyphoneModel, SentenceReadings, default_model
+
+
+def lexical(text: str) -> list[str]:
+    """Lexical (pre-sandhi) pinyin of every Han character of ``text``."""
+    r = ZhFrontend().char_readings(text, sandhi=False)
+    return [r[i] for i in sorted(r)]
+
+
+def reading_at(text: str, ch_index: int) -> str:
+    return ZhFrontend().char_readings(text, sandhi=False)[ch_index]
+
+
+# -- the weights file ---------------------------------------------------------------------------
+
+
+def test_weights_are_plain_arrays_loaded_without_pickle() -> None:
+    ref = resources.files("mixvox.frontends.zh").joinpath("data", "polyphone_bilstm.npz")
+    with ref.open("rb") as fh, zipfile.ZipFile(fh) as z:
+        names = z.namelist()
+    assert all(n.endswith(".npy") for n in names)
+    with ref.open("rb") as fh, np.load(fh, allow_pickle=False) as z:  # raises on object arrays
+        for k in z.files:
+            assert z[k].dtype.kind in "fU", (k, z[k].dtype)
+        assert z["embedding"].shape[0] == len(z["vocab"])
+        assert z["w_fc2"].shape[0] == len(z["classes"])
+        assert "Apache-2.0" in str(z["source"])
+
+
+def _reference_bilstm(m: PolyphoneModel, text: str) -> np.ndarray:
+    """A plain two-pass LSTM straight from the PyTorch equations, to check the fused one."""
+    ref = resources.files("mixvox.frontends.zh").joinpath("data", "polyphone_bilstm.npz")
+    with ref.open("rb") as fh, np.load(fh, allow_pickle=False) as z:
+        a = {k: z[k] for k in z.files}
+    idx = {str(c): i for i, c in enumerate(a["vocab"])}
+    ids = [idx["시"]] + [idx.get(c, idx["<UNK>"]) for c in text] + [idx["끝"]]
+    x = a["embedding"][ids].astype(np.float64)
+
+    def run(d: str, seq: np.ndarray) -> np.ndarray:
+        hid = a[f"w_hh_{d}"].shape[1]
+        h, c, out = np.zeros(hid), np.zeros(hid), []
+        for xt in seq:
+            g = a[f"w_ih_{d}"] @ xt + a[f"b_ih_{d}"] + a[f"w_hh_{d}"] @ h + a[f"b_hh_{d}"]
+            i, f, gg, o = np.split(g, 4)
+            sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+            c = sig(f) * c + sig(i) * np.tanh(gg)
+            h = sig(o) * np.tanh(c)
+            out.append(h)
+        return np.array(out)
+
+    return np.concatenate([run("fw", x), run("bw", x[::-1])[::-1]], axis=1)
+
+
+@pytest.mark.parametrize("use_onnx", [True, False])
+def test_lstm_matches_the_plain_equations(use_onnx: bool) -> None:
+    m = PolyphoneModel()
+    m.load()
+    assert m.wait_onnx()  # onnxruntime is a core dependency
+    m.use_onnx = use_onnx
+    text = "专案组反复调查，于是向上级递交了结案报告。Hello 123"
+    got = m.hidden_states(text)
+    want = _reference_bilstm(m, text)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, atol=2e-5)
+
+
+def test_onnx_graph_holds_the_npz_weights() -> None:
+    import onnx
+    from onnx import numpy_helper
+
+    data = resources.files("mixvox.frontends.zh").joinpath("data", "polyphone_bilstm.onnx")
+    graph = onnx.load_from_string(data.read_bytes()).graph
+    inits = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    ref = resources.files("mixvox.frontends.zh").joinpath("data", "polyphone_bilstm.npz")
+    with ref.open("rb") as fh, np.load(fh, allow_pickle=False) as z:
+        np.testing.assert_array_equal(inits["emb"], z["embedding"])
+    assert [n.op_type for n in graph.node].count("LSTM") == 1
+
+
+def test_model_is_lazy() -> None:
+    m = PolyphoneModel()
+    fe = ZhFrontend()
+    fe.model = m
+    fe.char_readings("北京欢迎你")  # dictionary words and 你: the model is not needed
+    assert not m._loaded
+    assert fe.char_readings("我看了书", sandhi=False)[2] == "le5"  # one-character word 了
+    assert m._loaded
+
+
+def test_only_trained_characters_are_decided() -> None:
+    m = default_model()
+    assert m.is_polyphone("还") and m.is_polyphone("了")
+    assert not m.is_polyphone("他")  # pypinyin lists tuo2 too, but CPP does not: not ours
+    assert m.predict("他们") == {}
+    assert m.only_reading("晟") == "sheng4"  # CPP knows one reading: pypinyin's first is rare
+
+
+def test_model_view_leaves_out_unreadable_characters() -> None:
+    m = default_model()
+    a = SentenceReadings(m, "他还\x00😀没来").reading(1)
+    b = SentenceReadings(m, "他还没来").reading(1)
+    assert a == b == "hai2"
+    assert SentenceReadings(m, "他").reading(5) is None
+
+
+# -- the model where the dictionary does not decide --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "idx", "reading"),
+    [
+        ("他还没有回来。", 1, "hai2"),
+        ("这条路很长。", 4, "chang2"),
+        ("他为人民服务。", 1, "wei4"),
+        ("他被选为主席。", 3, "wei2"),
+        ("我看了一本书。", 2, "le5"),
+        ("他们在场外等着。", 6, "zhe5"),
+    ],
+)
+def test_model_reads_one_character_words(text: str, idx: int, reading: str) -> None:
+    assert reading_at(text, idx) == reading
+
+
+def test_dictionary_words_stay_ours() -> None:
+    assert lexical("行长") == ["hang2", "zhang3"]
+    assert lexical("银行") == ["yin2", "hang2"]
+    assert lexical("头发") == ["tou2", "fa5"]  # our table's neutral tone survives the model
+
+
+# -- rules never cross a word boundary ---------------------------------------------------------
+
+
+def test_word_internal_rule_does_not_cross_into_the_next_word() -> None:
+    text = "专案组向上级递交了结案报告。"
+    assert reading_at(text, text.index("了")) == "le5"  # 递交/了/结案, not 了结
+    assert reading_at("此案已经了结。", 4) == "liao3"
+
+
+def test_province_is_not_governor() -> None:
+    text = "吉林省长岭县"
+    assert reading_at(text, 3) == "chang2"  # 吉林省/长岭县, not 省长
+    assert reading_at("他当上了省长。", 5) == "zhang3"
+
+
+def test_rule_context_is_the_word_only() -> None:
+    # the 了 rule lists 结 on its right; given only the word's own characters it cannot
+    # see the next word's 结
+    assert polyphone.rule("了", "", "") is None
+    assert polyphone.rule("了", "", "结") == "liao3"
+
+
+@pytest.mark.parametrize(
+    ("text", "pinyin"),
+    [
+        ("他跑得很快", "ta1 pao3 de5 hen3 kuai4"),
+        ("我得去上班", "wo2 dei3 qu4 shang4 ban1"),
+        ("他得了第一名", "ta1 de2 le5 di4 yi1 ming2"),
+        ("东西都挺便宜的", "dong1 xi5 dou1 ting3 pian2 yi5 de5"),
+        ("他认真地学习", "ta1 ren4 zhen1 de5 xue2 xi2"),
+        ("他慢慢地走", "ta1 man4 man4 de5 zou3"),
+        ("我去图书馆还书", "wo3 qu4 tu2 shu1 guan3 huan2 shu1"),
+        ("这件事我做不了", "zhe4 jian4 shi4 wo3 zuo4 bu5 liao3"),
+        ("突然地震了", "tu1 ran2 di4 zhen4 le5"),  # 地震 is one word: no 地 rule
+    ],
+)
+def test_word_sequence_rules(text: str, pinyin: str) -> None:
+    assert " ".join(g2p_zh(text)) == pinyin
+
+
+def test_word_rules_match_whole_words() -> None:
+    assert polyphone.after_word("地", "突然", "跑") == "de5"
+    assert polyphone.after_word("地", "然", "跑") is None  # one-character 然 is no adverb
+    assert polyphone.after_word("还", "他", "书法") is None  # 书法 is not 书
+    assert polyphone.after_word("还", "他", "书") == "huan2"
+    assert polyphone.after_word("得", "跑", "很快") == "de5"  # function-word prefix
+
+
+# -- traditional -> simplified keeps the reading ------------------------------------------------
+
+
+def test_t2s_does_not_change_a_reading() -> None:
+    assert g2p_zh("閤门") == ["ge2", "men2"]
+    assert g2p_zh("閤門") == ["ge2", "men2"]
+    fe = ZhFrontend()
+    assert fe.to_simplified("閤門") == "閤门"  # 閤 -> 合 would read he2
+    assert fe.to_simplified("頭髮長了") == "头发长了"  # ordinary conversion is untouched
+    assert g2p_zh("頭髮") == ["tou2", "fa5"]
+
+
+# -- ChatTTS homophones follow the same decision ------------------------------------------------
+
+
+def _chattts_text(text: str) -> str:
+    from mixvox.engines.chattts.render import render_words
+    from mixvox.interfaces import FrontendContext, Lexicon
+    from mixvox.ir import Span
+
+    ctx = FrontendContext(lexicon=Lexicon("zh"), warn=lambda *a: None, matrix="zh")
+    words = ZhFrontend().analyze(Span("zh", text, 0, len(text)), ctx)
+    return render_words(words).text
+
+
+def test_chattts_homophones_follow_the_frontend() -> None:
+    assert _chattts_text("他长得很高") == "他掌得很高"  # one-character word, rare reading
+    assert _chattts_text("这条路太长了") == "这条路太长了"  # usual reading: left alone
+    assert _chattts_text("行长很好") == "航掌很好"  # zhang3 said zhang2 by sandhi: still found
+    assert _chattts_text("他很强") == "他很强"  # qiang2 is 强's own reading: no 抢
+    assert _chattts_text("我去图书馆还书") == "我去图书馆环书"
+
+
+def test_chattts_reads_a_kept_traditional_character_right() -> None:
+    assert _chattts_text("閤门") == "阁门"  # 閤 kept for its reading, written 阁 for ChatTTS
