@@ -1,5 +1,5 @@
 """Plugin support: the hook specifications and the built-in lexicon and prosody plugins."""
 
-from .hookspecs import PROJECT, hookimpl, hookspec
+from mixvox.plugins.hookspecs import PROJECT, hookimpl, hookspec
 
 __all__ = ["PROJECT", "hookimpl", "hookspec"]

@@ -7,18 +7,22 @@ because a typo there would otherwise silently ignore their settings.
 
 ::
 
-    engine = "chattts"            # or "espeak", "auto"
-    speaker = "蘁淰敥欀..."        # a ChatTTS speaker string (what --speaker takes)
+    engine = "espeak"             # the default engine ("auto": the best available)
+    speaker = "f3"                # what --speaker takes (the engine says what it means)
     lexicons = ["my-words.toml"]  # relative paths are relative to this file
     max_chunk_chars = 120
 
-    [chattts]
-    model_dir = "~/models/chattts"
-    backend = "onnx"              # onnx | torch | tensorrt | auto
-    precision = "fp16"
+    [engine.<name>]               # one table per engine: that engine's options
+    some_dir = "~/models/x"       # validated by the engine's options class when used
 
-Unknown keys only log a warning naming the key (a newer mixvox may know them); a value of the
-wrong type is a :class:`~mixvox.MixvoxError` naming the key and the file.
+With engine tables the default engine moves into the table too (TOML cannot have both
+``engine = "x"`` and ``[engine.x]``): ``[engine]`` then ``default = "espeak"``.
+
+Unknown top-level keys only log a warning naming the key (a newer mixvox may know them);
+unknown top-level *tables* are kept in :attr:`Config.tables`, because a table named after an
+engine is the older spelling of ``[engine.<name>]`` (the CLI reads it with a deprecation
+notice). A value of the wrong type is a :class:`~mixvox.errors.ConfigError` naming the key and
+the file; the values inside engine tables are checked by the engine's options.
 """
 
 from __future__ import annotations
@@ -30,28 +34,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mixvox.interfaces import MixvoxError
+from mixvox.errors import ConfigError
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-__all__ = ["ENV_VAR", "ChatTTSConfig", "Config", "default_config_path", "load_config"]
+__all__ = ["ENV_VAR", "Config", "default_config_path", "load_config"]
 
 log = logging.getLogger("mixvox.config")
 
 #: Environment variable naming the config file.
 ENV_VAR = "MIXVOX_CONFIG"
-
-
-@dataclass
-class ChatTTSConfig:
-    """The ``[chattts]`` table; ``None`` means "let the engine decide"."""
-
-    model_dir: Path | None = None
-    backend: str | None = None
-    precision: str | None = None
 
 
 @dataclass
@@ -62,7 +57,10 @@ class Config:
     speaker: str | None = None
     lexicons: list[Path] = field(default_factory=list)
     max_chunk_chars: int | None = None
-    chattts: ChatTTSConfig = field(default_factory=ChatTTSConfig)
+    #: ``[engine.<name>]`` tables, raw (the engine's options validate them when used).
+    engines: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Other top-level tables, raw: ``[<engine name>]`` is the older ``[engine.<name>]``.
+    tables: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: ``[voices]``: named voices for ``mixvox serve`` (name -> speaker string or ``seed:N``).
     voices: dict[str, str] = field(default_factory=dict)
     path: Path | None = None
@@ -83,9 +81,9 @@ def _type_name(value: object) -> str:
 
 def _string(value: Any, key: str, path: Path) -> str:
     if not isinstance(value, str):
-        raise MixvoxError(f"config {path}: {key} must be a string (got {_type_name(value)})")
+        raise ConfigError(f"config {path}: {key} must be a string (got {_type_name(value)})")
     if not value.strip():
-        raise MixvoxError(f"config {path}: {key} must not be empty")
+        raise ConfigError(f"config {path}: {key} must not be empty")
     return value
 
 
@@ -98,44 +96,43 @@ def _parse(doc: dict[str, Any], path: Path) -> Config:
     cfg = Config(path=path)
     for key, value in doc.items():
         if key == "engine":
-            cfg.engine = _string(value, key, path)
+            if isinstance(value, dict):
+                for sub, v in value.items():
+                    if sub == "default":
+                        cfg.engine = _string(v, "engine.default", path)
+                    elif isinstance(v, dict):
+                        cfg.engines[sub] = dict(v)
+                    else:
+                        raise ConfigError(
+                            f"config {path}: engine.{sub} must be a table ([engine.{sub}]) "
+                            f"or engine.default a string (got {_type_name(v)})"
+                        )
+            else:
+                cfg.engine = _string(value, key, path)
         elif key == "speaker":
             cfg.speaker = _string(value, key, path)
         elif key == "lexicons":
             if isinstance(value, str):  # a single path is a common slip; accept it
                 value = [value]
             if not isinstance(value, list):
-                raise MixvoxError(
+                raise ConfigError(
                     f"config {path}: lexicons must be an array of paths (got {_type_name(value)})"
                 )
             cfg.lexicons = [_rel_path(v, f"lexicons[{i}]", path) for i, v in enumerate(value)]
         elif key == "max_chunk_chars":
             if isinstance(value, bool) or not isinstance(value, int):
-                raise MixvoxError(
+                raise ConfigError(
                     f"config {path}: max_chunk_chars must be an integer (got {_type_name(value)})"
                 )
             if value < 1:
-                raise MixvoxError(f"config {path}: max_chunk_chars must be at least 1")
+                raise ConfigError(f"config {path}: max_chunk_chars must be at least 1")
             cfg.max_chunk_chars = value
-        elif key == "chattts":
-            if not isinstance(value, dict):
-                raise MixvoxError(
-                    f"config {path}: chattts must be a table ([chattts]) (got {_type_name(value)})"
-                )
-            for sub, v in value.items():
-                name = f"chattts.{sub}"
-                if sub == "model_dir":
-                    cfg.chattts.model_dir = _rel_path(v, name, path)
-                elif sub == "backend":
-                    cfg.chattts.backend = _string(v, name, path)
-                elif sub == "precision":
-                    cfg.chattts.precision = _string(v, name, path)
-                else:
-                    log.warning("config %s: unknown key %r ignored", path, name)
         elif key == "voices":
             if not isinstance(value, dict):
-                raise MixvoxError(f"config {path}: voices must be a table ([voices])")
+                raise ConfigError(f"config {path}: voices must be a table ([voices])")
             cfg.voices = {str(k): _string(v, f"voices.{k}", path) for k, v in value.items()}
+        elif isinstance(value, dict):
+            cfg.tables[key] = dict(value)
         else:
             log.warning("config %s: unknown key %r ignored", path, key)
     return cfg
@@ -156,13 +153,13 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         return Config()
     if not os.path.lexists(p):
         origin = "" if path is not None else f" (from ${ENV_VAR})"
-        raise MixvoxError(f"config file not found: {p}{origin}")
+        raise ConfigError(f"config file not found: {p}{origin}")
     # a regular file under a size cap, read with a bound (a FIFO or /dev/zero never hangs)
     data = read_bounded(p, "config")
     try:
         doc = tomllib.loads(data.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
-        raise MixvoxError(f"config {p} is not UTF-8 text: {exc}") from None
+        raise ConfigError(f"config {p} is not UTF-8 text: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise MixvoxError(f"config {p} is not valid TOML: {exc}") from None
+        raise ConfigError(f"config {p} is not valid TOML: {exc}") from None
     return _parse(doc, p.resolve())

@@ -32,7 +32,13 @@ def mixvox_register_frontends(register: Callable[[FrontendInfo], None]) -> None:
 
 @hookspec
 def mixvox_register_engines(register: Callable[[EngineInfo], None]) -> None:
-    """Call ``register(EngineInfo(name, factory, check, priority))`` for each engine provided."""
+    """Call ``register(EngineInfo(name, factory, check, priority, options=...))`` per engine.
+
+    ``options`` (and ``call_options``) are the engine's typed options classes
+    (:class:`mixvox.options.EngineOptions` dataclasses): the core validates user settings into
+    them before anything loads and passes the object to ``check`` and ``factory``; fields with
+    a ``flag`` become CLI flags of ``say`` and ``batch``.
+    """
 
 
 @hookspec
@@ -74,7 +80,7 @@ def mixvox_word_rendering(word: Word) -> tuple[str, str] | None:
     """``(engine name, how it will say word)`` for a word with an override, or ``None``.
 
     ``mixvox route`` prints one line per engine under each override word, so a user sees
-    whether the override is heard exactly (espeak: phonemes) or approximated (ChatTTS reads a
+    whether the override is heard exactly (espeak: phonemes) or approximated (a text-reading engine reads a
     respelling). Must be cheap and must not load a model.
     """
 

@@ -39,9 +39,8 @@ from typing import Any
 from mixvox.interfaces import LexEntry, MixvoxError
 from mixvox.ir import EN, ZH
 from mixvox.phonetics import ARPABET_CONSONANTS, ARPABET_VOWELS, parse_arpabet, parse_pinyin
+from mixvox.plugins.hookspecs import hookimpl
 from mixvox.textutil import is_han
-
-from .hookspecs import hookimpl
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -87,7 +86,7 @@ def _check_text(value: str, what: str) -> str:
         if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn"):
             raise _EntryError(f"{what} {value!r} contains control character U+{ord(ch):04X}")
     if "[" in v or "]" in v:
-        # ChatTTS reads [..] as control tokens; a lexicon must not inject them.
+        # text-reading engines read [..] as control tokens; a lexicon must not inject them.
         raise _EntryError(f"{what} {value!r} must not contain '[' or ']'")
     return v
 

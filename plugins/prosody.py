@@ -1,6 +1,6 @@
 """Built-in prosody: break levels on words, and synthesis chunks cut at natural boundaries.
 
-Why it matters: ChatTTS speaks one chunk per GPT run; a chunk cut inside a clause, or one too
+Why it matters: a neural engine speaks one chunk per model run; a chunk cut inside a clause, or one too
 long for the model, is heard as a wrong pause or a run-on. So chunks end where a reader would
 pause anyway: sentence ends first, then clause ends, then word boundaries, never inside a word
 or a number read as several words.
@@ -39,9 +39,8 @@ from mixvox.ir import (
     Word,
     join_spoken,
 )
+from mixvox.plugins.hookspecs import hookimpl
 from mixvox.textutil import is_han
-
-from .hookspecs import hookimpl
 
 __all__ = [
     "LONG_CLAUSE_SYLLABLES",

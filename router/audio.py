@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .interfaces import MixvoxError
+from mixvox.interfaces import MixvoxError
 
 
 class BadAudioError(MixvoxError):

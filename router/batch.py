@@ -40,9 +40,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from .audio import FORMATS, atomic_write_bytes
-from .interfaces import MixvoxError
-from .stages import Failed, Pipeline, Stage
+from mixvox.audio import FORMATS, atomic_write_bytes
+from mixvox.interfaces import MixvoxError
+from mixvox.stages import Failed, Pipeline, Stage
 
 MANIFEST = "manifest.jsonl"
 #: The lock file that keeps two runs out of one output folder.
@@ -777,13 +777,13 @@ def _run_locked(
         item, engine_name, tts, target, kwargs, warnings_text = job
         try:
             if subtitles:
-                from .audio import Audio
-                from .subtitles import Timeline, timed_stream
+                from mixvox.audio import Audio
+                from mixvox.subtitles import Timeline, timed_stream
 
                 timeline = Timeline(item.text, tts.sample_rate)
                 pieces = timed_stream(tts, target, timeline, **kwargs)
                 audio = Audio.concat([Audio(p.samples, p.sample_rate) for p in pieces])
-                warnings_text = (warnings_text, timeline.finish())  # type: ignore[assignment]
+                warnings_text = (warnings_text, timeline.finish())
             else:
                 audio = tts.synthesize(target, **kwargs)
         except Exception as exc:
@@ -798,7 +798,7 @@ def _run_locked(
         item, engine_name, tts, audio, warnings_text = job
         try:
             if subtitles:
-                from .subtitles import write_subtitles
+                from mixvox.subtitles import write_subtitles
 
                 warnings_text, segments = warnings_text
                 write_subtitles((out / item.file).with_suffix("." + subtitles), segments)

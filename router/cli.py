@@ -6,9 +6,9 @@ Engines add their own commands (``mixvox download``, ``mixvox speaker``) through
 Errors a user can cause (bad input, a missing model, an unwritable file) end with one line
 on stderr and a non-zero exit, never a traceback; ``--debug`` (or ``MIXVOX_DEBUG=1``) shows
 tracebacks of unexpected failures for bug reports. Engine options reach the engine only when
-given, so each engine keeps its own defaults: ``--model-dir/--backend/--device/--precision`` go to the
-engine factory, ``--temperature/--top-p/...`` to each synthesis call as
-:attr:`~mixvox.interfaces.SynthesisOptions.extra`.
+given, so each engine keeps its own defaults: the flags each engine contributes (see
+:mod:`mixvox.cliflags`), ``-O KEY=VALUE`` and the config's ``[engine.<name>]`` table are
+validated by the chosen engine's options class (:mod:`mixvox.choice`) before it loads.
 """
 
 from __future__ import annotations
@@ -18,33 +18,35 @@ import functools
 import json
 import logging
 import os
+import re
 import signal
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import asdict, is_dataclass
-from typing import Any, TypeVar
+from dataclasses import asdict
+from typing import Any, BinaryIO, TypeVar
 
 import click
 
+from mixvox import __version__
+from mixvox.audio import FORMATS, Audio, format_for, save_stream
+from mixvox.choice import EngineRequest, prepare
+from mixvox.cliflags import add_engine_flags, option_pairs_param, split_flag_values
+from mixvox.display import engine_status, format_issue, format_table, format_utterance, safe
+from mixvox.errors import MixvoxError, OptionError, notify
+from mixvox.ir import Issue, Utterance
+from mixvox.keys_cli import register as register_key_commands
+from mixvox.options import parse_pairs
+from mixvox.pipeline import Router, Synthesizer
+from mixvox.plugins.config import Config
 from mixvox.plugins.config import load_config as _load_config_file
-
-from . import __version__
-from .audio import FORMATS, Audio, format_for, save_stream
-from .display import engine_status, format_issue, format_table, format_utterance, safe
-from .interfaces import MixvoxError
-from .ir import Issue, Utterance
-from .keys_cli import register as register_key_commands
-from .pipeline import Router, Synthesizer, choose_engine
-from .registry import get_registry
-from .safeio import read_bounded, read_stream_bounded
+from mixvox.registry import Registry, get_registry
+from mixvox.safeio import read_bounded, read_stream_bounded
 
 log = logging.getLogger("mixvox.cli")
+config_log = logging.getLogger("mixvox.config")
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-#: Environment variable the ChatTTS engine reads for its weights folder.
-CHATTTS_DIR_ENV = "MIXVOX_CHATTTS_DIR"
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -109,8 +111,22 @@ def handle_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def _show_warning(message: Any, category: Any, filename: Any, lineno: Any, *a: Any) -> None:
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
     click.echo(f"mixvox: warning: {message}", err=True)
+
+
+def binary_stream(name: str) -> BinaryIO:
+    """The binary side of ``stdin``/``stdout`` (click's ``get_binary_stream`` is deprecated
+    in click 8.5; ``CliRunner`` swaps ``sys.stdin``/``sys.stdout`` for ones with a buffer)."""
+    stream = sys.stdin if name == "stdin" else sys.stdout
+    return stream.buffer
 
 
 def check_arg_text(text: str, what: str = "TEXT") -> str:
@@ -127,7 +143,7 @@ MAX_TEXT_BYTES = 256 * 1024 * 1024
 
 
 def read_stdin_text() -> str:
-    data = read_stream_bounded(click.get_binary_stream("stdin"), "text", MAX_TEXT_BYTES)
+    data = read_stream_bounded(binary_stream("stdin"), "text", MAX_TEXT_BYTES)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -140,23 +156,6 @@ def read_stdin_text() -> str:
 def get_text(text: str) -> str:
     """``-`` reads all of stdin, anything else is the text itself."""
     return read_stdin_text() if text == "-" else check_arg_text(text)
-
-
-@contextlib.contextmanager
-def _env(name: str, value: str | None) -> Iterator[None]:
-    """Set an environment variable for the duration of the block (``None``: leave as is)."""
-    if value is None:
-        yield
-        return
-    old = os.environ.get(name)
-    os.environ[name] = value
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = old
 
 
 # ---------------------------------------------------------------------------------------------
@@ -176,13 +175,31 @@ def load_config() -> dict[str, Any]:
     return asdict(cfg)
 
 
-def _section(cfg: Mapping[str, Any], name: str) -> dict[str, Any]:
-    sec = cfg.get(name)
-    if isinstance(sec, Mapping):
-        return {k: v for k, v in sec.items() if v is not None}
-    if sec is not None and is_dataclass(sec) and not isinstance(sec, type):
-        return {k: v for k, v in asdict(sec).items() if v is not None}
-    return {}
+def engine_tables(cfg: Config | Mapping[str, Any], registry: Registry) -> dict[str, dict[str, Any]]:
+    """The config's ``[engine.<name>]`` tables, plus older ``[<engine name>]`` tables.
+
+    A top-level table named after a registered engine is read as its engine table, with a
+    deprecation notice (it was the only form before engine tables); its unknown keys are
+    only logged, as they always were. Other unknown tables are logged as unknown keys.
+    """
+    if not isinstance(cfg, Config):
+        return {k: dict(v) for k, v in (cfg.get("engines") or {}).items()}
+    out = {name: dict(t) for name, t in cfg.engines.items()}
+    for name, table in cfg.tables.items():
+        info = registry.engine(name)
+        if info is None:
+            config_log.warning("config %s: unknown key %r ignored", cfg.path, name)
+            continue
+        if name in out:
+            notify(f"config {cfg.path}: [{name}] ignored: [engine.{name}] is set")
+            continue
+        notify(f"config {cfg.path}: [{name}] is deprecated; write it as [engine.{name}]")
+        known = info.options_keys()
+        keys = set(table) if known is None else set(known)
+        for key in sorted(set(table) - keys):
+            config_log.warning("config %s: unknown key %r ignored", cfg.path, f"{name}.{key}")
+        out[name] = {k: v for k, v in table.items() if k in keys}
+    return out
 
 
 def lexicon_files(flags: Iterable[str], cfg: Mapping[str, Any]) -> list[str]:
@@ -204,18 +221,18 @@ class SynthSettings:
         seed: int | None,
         lexicons: tuple[str, ...],
         max_chunk_chars: int | None,
-        factory_options: dict[str, Any],
+        request: EngineRequest,
         overrides: dict[str, Any],
-        cfg: Mapping[str, Any] | None = None,
+        cfg: Config | None = None,
     ) -> None:
-        cfg = cfg or {}
-        self.engine = engine or cfg.get("engine") or None
+        cfg = cfg or Config()
+        self.engine = engine or cfg.engine or None
         self.engine_named = self.engine is not None and self.engine != "auto"
-        self.speaker = speaker if speaker is not None else cfg.get("speaker")
-        self.seed = seed if seed is not None else cfg.get("seed")
-        self.lexicons = lexicon_files(lexicons, cfg)
-        self.max_chunk_chars = max_chunk_chars or cfg.get("max_chunk_chars") or None
-        self.factory_options = factory_options
+        self.speaker = speaker if speaker is not None else cfg.speaker
+        self.seed = seed if seed is not None else getattr(cfg, "seed", None)
+        self.lexicons = lexicon_files(lexicons, {"lexicons": cfg.lexicons})
+        self.max_chunk_chars = max_chunk_chars or cfg.max_chunk_chars or None
+        self.request = request
         self.overrides = overrides
         self.cfg = cfg
         self._announced = False
@@ -224,61 +241,43 @@ class SynthSettings:
         """A Synthesizer for ``engine`` (``None``: the configured or best available one)."""
         name = engine or self.engine
         named = engine is not None or self.engine_named
-        if not named and self.factory_options.get("model_dir") is not None:
-            name, named = "chattts", True  # --model-dir names ChatTTS weights: no fallback
-        # The ChatTTS availability check reads MIXVOX_CHATTTS_DIR; --model-dir must count too,
-        # and so must the config file's [chattts] model_dir unless the variable is set.
-        model_dir = self.factory_options.get("model_dir")
-        if model_dir is None and not os.environ.get(CHATTTS_DIR_ENV):
-            model_dir = _section(self.cfg, "chattts").get("model_dir")
-        with _env(CHATTTS_DIR_ENV, str(model_dir) if model_dir else None):
-            # Choose here (not inside Synthesizer) to know which config section applies.
-            info, reason = choose_engine(name, get_registry(), self.factory_options)
-            kwargs = {**_section(self.cfg, info.name), **self.factory_options}
-            tts = Synthesizer(
-                info.name,
-                speaker=self.speaker,
-                seed=self.seed,
-                lexicons=self.lexicons,
-                max_chunk_chars=self.max_chunk_chars,
-                **kwargs,
-            )
-        tts.fallback_reason = reason
+        tts = Synthesizer(
+            name,
+            speaker=self.speaker,
+            seed=self.seed,
+            lexicons=self.lexicons,
+            max_chunk_chars=self.max_chunk_chars,
+            engine_request=self.request,
+        )
+        reason = tts.fallback_reason
         if not named and reason and not self._announced:
             self._announced = True  # once per command, however many lines a batch has
-            click.echo(fallback_message(info.name, reason), err=True)
+            click.echo(fallback_message(tts.engine_name, reason, get_registry()), err=True)
         return tts
 
 
-def engine_overrides(tts: Synthesizer, overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """The per-call options ``tts``'s engine takes; the others (a flag for another engine,
-    e.g. ``--top-k`` when espeak was chosen) are dropped with one warning line. The Python API
-    raises on unknown options instead; CLI flags are never typos."""
-    ignored = sorted(k for k in overrides if not tts.accepts(k))
-    if ignored:
-        msg = f"{tts.engine_name} engine ignores option(s): {', '.join(ignored)}"
-        warnings.warn(msg, stacklevel=2)
-    return {k: v for k, v in overrides.items() if k not in ignored}
-
-
-def fallback_message(engine: str, reason: str) -> str:
+def fallback_message(engine: str, reason: str, registry: Registry | None = None) -> str:
+    """The one-line note when a better engine was passed over, with what to do about it."""
     msg = f"mixvox: using the {engine} engine because {reason}."
-    if "chattts" in reason.lower() and "mixvox download" not in reason:
-        msg += (
-            " For ChatTTS voices run `mixvox download`, or point --model-dir or "
-            f"{CHATTTS_DIR_ENV} at downloaded weights."
-        )
+    for info in registry.engines_by_priority() if registry is not None else []:
+        if not info.hint or f"{info.name}: " not in reason:
+            continue
+        # a reason that already names the hint's commands (`mixvox download`) needs no repeat
+        commands = re.findall(r"`[^`]+`", info.hint)
+        if info.hint not in reason and not (commands and all(c in reason for c in commands)):
+            msg += " " + info.hint
     return msg
 
 
-def synth_options(save_codes: bool) -> Callable[[F], F]:
-    """The options shared by ``say`` and ``batch`` (``--save-codes`` only for ``say``)."""
+def synth_options() -> Callable[[F], F]:
+    """The core options shared by ``say`` and ``batch``; engines add their own flags later
+    (:func:`mixvox.cliflags.add_engine_flags`, called by :func:`register_plugin_commands`)."""
     opts = [
         click.option(
             "-e", "--engine", help="Engine name (default: best available; see `mixvox engines`)."
         ),
         click.option(
-            "-s", "--speaker", help="Speaker (ChatTTS speaker string, or espeak variant like f3)."
+            "-s", "--speaker", help="Speaker (engine-specific: a voice string, a variant like f3)."
         ),
         click.option(
             "-l",
@@ -295,37 +294,6 @@ def synth_options(save_codes: bool) -> Callable[[F], F]:
             help="Longest text piece sent to the engine at once.",
         ),
         click.option(
-            "--model-dir", type=click.Path(file_okay=False), help="ChatTTS weights folder."
-        ),
-        click.option("--backend", help="ChatTTS backend: onnx, torch, tensorrt, auto."),
-        click.option(
-            "--device", help="ChatTTS device: cpu, cuda, cuda:N (torch; onnx with onnxruntime-gpu)."
-        ),
-        click.option(
-            "--key-file",
-            type=click.Path(dir_okay=False),
-            help="Key of an encrypted model (see `mixvox keygen`; or MIXVOX_MODEL_KEY_FILE).",
-        ),
-        click.option(
-            "--reverify",
-            is_flag=True,
-            default=False,
-            help="Re-hash the ChatTTS weights even when an earlier check is cached.",
-        ),
-        click.option("--precision", help="Engine precision: fp32, fp16, bf16, int8, int4."),
-        click.option(
-            "--temperature",
-            type=click.FloatRange(min=0),
-            help="Sampling temperature (0 = greedy, always the most likely code).",
-        ),
-        click.option("--top-p", type=click.FloatRange(min=0, max=1, min_open=True), help="Top-p."),
-        click.option("--top-k", type=click.IntRange(min=1), help="Top-k."),
-        click.option(
-            "--refine/--no-refine",
-            default=None,
-            help="Run (or skip) ChatTTS text refinement (default: the engine's choice).",
-        ),
-        click.option(
             "--speed",
             type=click.FloatRange(min=0.1, max=3.0),
             help="Speaking rate, 1 = normal (0.1 to 3).",
@@ -336,21 +304,7 @@ def synth_options(save_codes: bool) -> Callable[[F], F]:
             default=False,
             help="Send the text as is: no routing or normalization.",
         ),
-        click.option(
-            "--min-frames", type=click.IntRange(min=0), help="Minimum audio-code frames per chunk."
-        ),
-        click.option(
-            "--max-frames", type=click.IntRange(min=1), help="Maximum audio-code frames per chunk."
-        ),
     ]
-    if save_codes:
-        opts.append(
-            click.option(
-                "--save-codes",
-                type=click.Path(dir_okay=False),
-                help="Also save the generated audio codes to this file.",
-            )
-        )
 
     def deco(fn: F) -> F:
         for opt in reversed(opts):
@@ -360,37 +314,36 @@ def synth_options(save_codes: bool) -> Callable[[F], F]:
     return deco
 
 
-def settings_from(opts: dict[str, Any]) -> SynthSettings:
-    """Split the shared options into factory kwargs and per-call overrides (given ones only)."""
-    factory = {
-        k: opts[k]
-        for k in ("model_dir", "backend", "device", "precision", "key_file")
-        if opts.get(k) is not None
-    }
+def settings_from(opts: dict[str, Any], command: str) -> SynthSettings:
+    """Split the options into the engine request and per-call overrides (given ones only)."""
     overrides: dict[str, Any] = {}
-    keys = ("temperature", "top_p", "top_k", "refine", "speed", "min_frames", "max_frames")
-    for key in (*keys, "save_codes"):
-        if opts.get(key) is not None:
-            overrides[key] = opts[key]
+    if opts.get("speed") is not None:
+        overrides["speed"] = opts["speed"]
     if opts.get("raw"):
         overrides["raw"] = True
-    if opts.get("reverify"):
-        factory["verify"] = "force"
-    if (
-        overrides.get("min_frames") is not None
-        and overrides.get("max_frames") is not None
-        and overrides["min_frames"] > overrides["max_frames"]
-    ):
-        raise click.BadParameter("--min-frames is larger than --max-frames")
+    flags, call_flags = split_flag_values(command, opts)
+    try:
+        pairs = parse_pairs(opts.get("engine_option_pairs") or ())
+    except OptionError as exc:
+        raise click.BadParameter(str(exc), param_hint="'-O' / '--option'") from None
+    cfg = _load_config_file()
+    request = EngineRequest(
+        options=pairs,
+        flags=flags,
+        call_flags=call_flags,
+        tables=engine_tables(cfg, get_registry()),
+        source=f"config {cfg.path}" if cfg.path else "",
+        base_dir=cfg.path.parent if cfg.path else None,
+    )
     return SynthSettings(
         engine=opts.get("engine"),
         speaker=opts.get("speaker"),
         seed=opts.get("seed"),
         lexicons=tuple(opts.get("lexicons") or ()),
         max_chunk_chars=opts.get("max_chunk_chars"),
-        factory_options=factory,
+        request=request,
         overrides=overrides,
-        cfg=load_config(),
+        cfg=cfg,
     )
 
 
@@ -453,7 +406,7 @@ def _save_stream(pieces: Iterator[Audio], path: str, fmt: str) -> tuple[int, int
 
 def _write_audio(audio: Audio, output: str, fmt: str | None) -> None:
     if output == "-":
-        stdout = click.get_binary_stream("stdout")
+        stdout = binary_stream("stdout")
         stdout.write(audio.to_bytes((fmt or "wav").upper()))
         stdout.flush()
     else:
@@ -462,7 +415,7 @@ def _write_audio(audio: Audio, output: str, fmt: str | None) -> None:
 
 def _out_format(output: str, fmt: str | None) -> str:
     """The output format, lower case (checked before synthesis, not after)."""
-    from .encoders import format_for_path
+    from mixvox.encoders import format_for_path
 
     if fmt:
         return fmt.lower()
@@ -502,7 +455,7 @@ def _out_format(output: str, fmt: str | None) -> str:
     help="Also write timed captions of the text (.srt or .vtt).",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No summary line on stderr.")
-@synth_options(save_codes=True)
+@synth_options()
 @handle_errors
 def say(
     text: str, output: str, fmt: str | None, subtitles: str | None, quiet: bool, **opts: Any
@@ -514,15 +467,15 @@ def say(
     echo "你好 world" | mixvox say - -o - > out.wav
     mixvox say "你好 world" -o - -f pcm | aplay -f S16_LE -r 24000   # plays as it is made
     """
-    from .encoders import MEDIA_TYPES, save_encoded, write_stream
-    from .subtitles import Timeline, subtitle_writer, timed_stream, write_subtitles
+    from mixvox.encoders import MEDIA_TYPES, save_encoded, write_stream
+    from mixvox.subtitles import Timeline, subtitle_writer, timed_stream, write_subtitles
 
     if output == "-" and sys.stdout.isatty():
         raise CliError("refusing to write audio to a terminal; redirect stdout or use -o FILE")
     out_fmt = _out_format(output, fmt)
     if subtitles:
         subtitle_writer(subtitles)  # a bad extension fails before synthesis
-    settings = settings_from(opts)
+    settings = settings_from(opts, "say")
     body = get_text(text)
     if not body.strip():
         raise CliError("no text to speak")
@@ -530,7 +483,7 @@ def say(
 
     # SIGTERM/SIGHUP stop like Ctrl-C: the temporary file is removed, exit 128 + signal
     with stop_on_signals(), settings.build() as tts:
-        overrides = engine_overrides(tts, settings.overrides)
+        overrides = dict(settings.overrides)
         target: str | Utterance = body
         issues: list[Issue] = []
         if not overrides.get("raw"):
@@ -547,7 +500,7 @@ def say(
         )
         rate = tts.sample_rate
         if output == "-" and out_fmt in MEDIA_TYPES:  # streamed: a player starts at once
-            stdout = click.get_binary_stream("stdout")
+            stdout = binary_stream("stdout")
             frames = write_stream((p.samples for p in stream), rate, out_fmt, stdout)
         elif output == "-":  # ogg: written whole
             audio = Audio.concat([Audio(p.samples, p.sample_rate) for p in stream], rate)
@@ -575,7 +528,7 @@ def say(
 # ---------------------------------------------------------------------------------------------
 
 
-from .distributed_cli import ray_options  # noqa: E402  (the --ray flags of batch)
+from mixvox.distributed_cli import ray_options  # noqa: E402  (the --ray flags of batch)
 
 
 @main.command()
@@ -618,7 +571,7 @@ from .distributed_cli import ray_options  # noqa: E402  (the --ray flags of batc
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @ray_options
-@synth_options(save_codes=False)
+@synth_options()
 @handle_errors
 def batch(
     script: str,
@@ -641,10 +594,10 @@ def batch(
     has one object per line: {"text": ..., "speaker": ..., "engine": ..., "seed": ...,
     "file": ...}. Rerunning resumes: lines recorded as done in manifest.jsonl are skipped.
     """
-    from .batch import SettingsChanged, batch_settings, read_script, run_batch, summary_lines
+    from mixvox.batch import SettingsChanged, batch_settings, read_script, run_batch, summary_lines
 
     if ray_address is not None:
-        from .distributed_cli import batch_on_ray
+        from mixvox.distributed_cli import batch_on_ray
 
         if subtitles:
             raise CliError("--subtitles does not work with --ray yet; run without --ray")
@@ -656,7 +609,7 @@ def batch(
             jsonl=jsonl,
             force=force,
             quiet=quiet,
-            settings=settings_from(opts),
+            settings=settings_from(opts, "batch"),
             resume_changed=resume_changed,
             address=ray_address,
             workers=ray_workers,
@@ -665,12 +618,12 @@ def batch(
         )
         return
     if script == "-":
-        data = read_stream_bounded(click.get_binary_stream("stdin"), "script")
+        data = read_stream_bounded(binary_stream("stdin"), "script")
     else:
         data = read_bounded(script, "script")
     if jsonl is None:
         jsonl = script.lower().endswith(".jsonl")
-    settings = settings_from(opts)
+    settings = settings_from(opts, "batch")
     items, _n = read_script(data, jsonl=jsonl, fmt=fmt.lower())
     if not items:
         raise CliError(f"{script}: no lines to speak (blank lines and # comments are skipped)")
@@ -768,9 +721,9 @@ def route(text: str, as_json: bool, lexicons: tuple[str, ...]) -> None:
     too), so the output lines up with the input. Without --json, - reads all of stdin.
     """
     router = Router(lexicons=lexicon_files(lexicons, load_config()))
-    out = click.get_binary_stream("stdout")
+    out = binary_stream("stdout")
     if as_json and text == "-":
-        stdin = click.get_binary_stream("stdin")
+        stdin = binary_stream("stdin")
         for n, raw in enumerate(stdin):
             if n == 0:
                 raw = raw.removeprefix(b"\xef\xbb\xbf")  # byte-order mark, as for say/batch
@@ -809,10 +762,19 @@ def route(text: str, as_json: bool, lexicons: tuple[str, ...]) -> None:
 def engines() -> None:
     """List the registered engines and whether each can run here."""
     reg = get_registry()
+    cfg = _load_config_file()  # the config's [engine.<name>] tables count (e.g. model_dir)
+    request = EngineRequest(
+        tables=engine_tables(cfg, reg),
+        source=f"config {cfg.path}" if cfg.path else "",
+        base_dir=cfg.path.parent if cfg.path else None,
+    )
     rows = []
     chosen: str | None = None
     for info in reg.engines_by_priority():
-        status = engine_status(info)
+        try:
+            status = engine_status(info, prepare(info, request).options)
+        except MixvoxError as exc:
+            status = f"unavailable: {exc}"
         if chosen is None and status == "available":
             chosen = info.name
         rows.append([info.name, str(info.priority), safe(info.description), status])
@@ -862,6 +824,11 @@ def register_plugin_commands(group: click.Group) -> None:
         return
     for _ in reg.call_all("mixvox_register_commands", cli=group):
         pass
+    for name in ("say", "batch", "serve"):
+        cmd = group.commands.get(name)
+        if cmd is not None and not any(p.name == "engine_option_pairs" for p in cmd.params):
+            cmd.params.append(option_pairs_param())
+            add_engine_flags(cmd, reg)
     for name in BUILTIN_COMMANDS:
         if group.commands.get(name) is not before[name]:
             log.warning(

@@ -1,4 +1,4 @@
-"""ChatTTS control tokens and inline pronunciation overrides typed by the user.
+"""Engine control tokens and inline pronunciation overrides typed by the user.
 
 Both are *atoms*: pieces of the input that the router takes out before segmentation and hands
 to the pipeline already analysed (a :class:`~mixvox.ir.Span` that carries its
@@ -6,7 +6,7 @@ to the pipeline already analysed (a :class:`~mixvox.ir.Span` that carries its
 
 Control tokens
 --------------
-The prosody tokens ChatTTS's tokenizer knows (``asset/tokenizer/tokenizer.json``, added tokens)
+The prosody tokens the text-reading engine's tokenizer knows (its ``tokenizer.json`` added tokens)
 and that make sense inside a user's text::
 
     [uv_break] [v_break] [lbreak] [llbreak] [laugh]
@@ -49,16 +49,16 @@ import bisect
 import unicodedata
 from dataclasses import dataclass, field
 
-from .ir import CTRL, EN, ZH, Span, Word
-from .phonetics import parse_arpabet_phone, parse_pinyin_syllable
-from .textutil import is_han
+from mixvox.ir import CTRL, EN, ZH, Span, Word
+from mixvox.phonetics import parse_arpabet_phone, parse_pinyin_syllable
+from mixvox.textutil import is_han
 
 #: Longest bracket text / pronunciation we look at (bounded work per ``[``).
 MAX_BRACKET = 64
 MAX_PAREN = 400
 
 _FREE_TOKENS = ("uv_break", "v_break", "lbreak", "llbreak", "laugh")
-#: Families ``name_N`` with the digits ChatTTS's tokenizer has for each.
+#: Families ``name_N`` with the digits the engine tokenizer has for each.
 _FAMILIES: dict[str, range] = {
     "break": range(0, 8),
     "laugh": range(0, 3),
@@ -66,7 +66,7 @@ _FAMILIES: dict[str, range] = {
     "speed": range(0, 10),
 }
 
-#: Control tokens a user may type, e.g. ``[uv_break]``; all are added tokens of ChatTTS's
+#: Control tokens a user may type, e.g. ``[uv_break]``; all are added tokens of the engine's
 #: tokenizer (the test suite checks this against the shipped ``tokenizer.json``).
 CONTROL_TOKENS: frozenset[str] = frozenset(
     [f"[{t}]" for t in _FREE_TOKENS]
@@ -132,7 +132,7 @@ def _family_lookalike(token: str, at: int) -> str | None:
     if sep and num.isdigit() and num.isascii() and name in _FAMILIES:
         ns = _FAMILIES[name]
         return (
-            f"{token} at {at} is not a ChatTTS control token ({name}_{ns.start}..{name}_{ns.stop - 1} "
+            f"{token} at {at} is not a control token ({name}_{ns.start}..{name}_{ns.stop - 1} "
             "exist); read as text"
         )
     return None

@@ -8,9 +8,10 @@ printed raw, and column padding counts East Asian wide characters as two cells.
 from __future__ import annotations
 
 import unicodedata
+from typing import Any
 
-from .interfaces import EngineInfo
-from .ir import Chunk, Issue, Sentence, Span, Utterance, Word
+from mixvox.interfaces import EngineInfo
+from mixvox.ir import Chunk, Issue, Sentence, Span, Utterance, Word
 
 
 def safe(text: str) -> str:
@@ -83,7 +84,7 @@ def _format_word(word: Word, width: int) -> str:
 
 def engine_renderings(word: Word) -> list[tuple[str, str]]:
     """``(engine, how)`` per installed engine for an override word (``mixvox route``)."""
-    from .registry import get_registry
+    from mixvox.registry import get_registry
 
     out: list[tuple[str, str]] = []
     for _plugin, res in get_registry().call_all("mixvox_word_rendering", word=word):
@@ -142,10 +143,12 @@ def format_table(rows: list[list[str]], header: list[str]) -> str:
     return "\n".join(out)
 
 
-def engine_status(info: EngineInfo) -> str:
-    """``available`` or ``unavailable: <reason>``; a crashing check is reported, not raised."""
+def engine_status(info: EngineInfo, options: Any = None) -> str:
+    """``available`` or ``unavailable: <reason>``; a crashing check is reported, not raised.
+
+    ``options``: the engine's options object (default: the engine's defaults)."""
     try:
-        why = info.check()
+        why = info.can_run(info.default_options() if options is None else options)
     except Exception as exc:  # a broken plugin's check must not break the listing
         return f"unavailable: check failed: {type(exc).__name__}: {exc}"
     return "available" if why is None else f"unavailable: {why}"

@@ -36,7 +36,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from .interfaces import MixvoxError
+from mixvox.interfaces import MixvoxError
 
 #: Formats the server and ``mixvox say`` speak, with their HTTP media types.
 MEDIA_TYPES: dict[str, str] = {
@@ -344,7 +344,7 @@ def save_encoded(
     import tempfile
     from pathlib import Path
 
-    from .audio import publish
+    from mixvox.audio import publish
 
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)

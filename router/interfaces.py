@@ -6,21 +6,32 @@ them through the plugin manager (:mod:`mixvox.registry`), never by importing the
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from .ir import Chunk, Span, Utterance, Word
+from mixvox.errors import EngineUnavailable, MixvoxError
+from mixvox.ir import Chunk, Span, Utterance, Word
 
+if TYPE_CHECKING:
+    from mixvox.options import EngineOptions
 
-class MixvoxError(Exception):
-    """Base class of errors mixvox raises on purpose (bad input, missing model, bad config)."""
-
-
-class EngineUnavailable(MixvoxError):
-    """An engine cannot run here (missing weights, missing optional dependency, no GPU)."""
+__all__ = [
+    "AudioChunk",
+    "Engine",
+    "EngineInfo",
+    "EngineUnavailable",  # re-exported: defined in mixvox.errors
+    "Frontend",
+    "FrontendContext",
+    "FrontendInfo",
+    "LexEntry",
+    "Lexicon",
+    "MixvoxError",  # re-exported: defined in mixvox.errors
+    "SynthesisOptions",
+]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -151,8 +162,8 @@ class SynthesisOptions:
 class Engine(Protocol):
     """Turns IR chunks into audio.
 
-    ``consumes`` is ``"text"`` (reads ``Word.spoken``/``respelling`` and control tokens, as
-    ChatTTS does) or ``"phonemes"``. ``stream`` is the primitive; batch APIs are built on it.
+    ``consumes`` is ``"text"`` (reads ``Word.spoken``/``respelling`` and control tokens) or
+    ``"phonemes"``. ``stream`` is the primitive; batch APIs are built on it.
     """
 
     name: str
@@ -166,20 +177,74 @@ class Engine(Protocol):
     def close(self) -> None: ...
 
 
+def _takes_argument(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` can be called with one positional argument (the options object)."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    return any(
+        p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL) for p in params
+    )
+
+
 @dataclass
 class EngineInfo:
     """How an engine plugin registers itself.
 
-    ``factory(**kwargs)`` builds the engine; ``check()`` returns ``None`` when the engine can
-    run here, or a sentence saying why not (shown by ``mixvox engines``); ``priority`` orders
-    automatic choice (higher first).
+    ``options``: the engine's options class (a dataclass deriving from
+    :class:`mixvox.options.EngineOptions`): the core validates every setting the user gives
+    (keyword arguments, ``-O KEY=VALUE``, the engine's CLI flags, the config's
+    ``[engine.<name>]`` table) into one instance *before* anything loads, then calls
+    ``check(options)`` (``None`` when the engine can run with them, else a sentence saying
+    why not) and ``factory(options)`` with that same object. ``call_options``: the class of
+    per-call settings (``temperature``), validated and passed as
+    :attr:`SynthesisOptions.extra` holding the given keys only. Fields declared with a
+    ``flag`` become CLI flags of ``say``/``batch``.
+
+    An engine without an options class (the older form) gets ``check()`` and
+    ``factory(**kwargs)`` with whatever the user gave, unvalidated.
+
+    ``priority`` orders automatic choice (higher first); ``hint`` is what a user can do when
+    the engine is unavailable (added to the CLI's fallback notice).
     """
 
     name: str
     factory: Callable[..., Engine]
-    check: Callable[[], str | None] = lambda: None
+    check: Callable[..., str | None] = lambda: None
     priority: int = 0
     description: str = ""
+    options: type[EngineOptions] | None = None
+    call_options: type[EngineOptions] | None = None
+    hint: str = ""
+
+    def can_run(self, options: Any = None) -> str | None:
+        """``check`` with the options object when it takes one, else ``check()``."""
+        if self.options is not None or _takes_argument(self.check):
+            return self.check(options)
+        return self.check()
+
+    def options_keys(self) -> list[str] | None:
+        """Every option key the engine takes (``None``: an older engine that takes any)."""
+        if self.options is None:
+            return None
+        from mixvox.options import option_keys
+
+        return [*option_keys(self.options), *option_keys(self.call_options)]
+
+    def default_options(self) -> Any:
+        """The options object when the user gave nothing (``{}`` for the older form)."""
+        if self.options is None:
+            return {}
+        from mixvox.options import build_options
+
+        return build_options(self.options, {}, engine=self.name)
+
+    def build(self, options: Any) -> Engine:
+        """``factory(options)``, or ``factory(**options)`` for the older form."""
+        if self.options is None:
+            return self.factory(**dict(options or {}))
+        return self.factory(options)
 
 
 @dataclass

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-#: Language codes used in spans. ``ctrl`` spans carry ChatTTS control tokens (``[uv_break]``).
+#: Language codes used in spans. ``ctrl`` spans carry engine control tokens (``[uv_break]``).
 ZH = "zh"
 EN = "en"
 CTRL = "ctrl"
@@ -80,7 +80,7 @@ class Word:
     break_after: int = BREAK_NONE
     #: True when the pronunciation came from a user override or a lexicon entry.
     override: bool = False
-    #: Optional respelling for engines that read text (ChatTTS): what to write instead of
+    #: Optional respelling for engines that read text (text-reading ones): what to write instead of
     #: ``spoken`` so that the model says ``phonemes``. ``None`` means ``spoken`` is fine.
     respelling: str | None = None
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .textutil import fold_width, is_han, is_latin_letter
+from mixvox.textutil import fold_width, is_han, is_latin_letter
 
 log = logging.getLogger("mixvox.langid")
 

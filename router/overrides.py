@@ -1,7 +1,7 @@
 """Inline English overrides keep the built-in reading as their text.
 
 ``[XQZ](/Z IH1 K S/)`` gives phonemes; engines that speak phonemes (espeak) use them exactly,
-engines that read text (ChatTTS) respell them from CMUdict, and when no respelling is faithful
+engines that read text (the neural one) respell them from CMUdict, and when no respelling is faithful
 they fall back to ``Word.spoken``. That fallback must be no worse than having no override, so
 ``spoken`` is what the English frontend would have said for the bracket text (``X Q Z``), not
 the bare bracket text the override scanner stored.
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .interfaces import FrontendContext, Lexicon
-from .ir import EN, Span
+from mixvox.interfaces import FrontendContext, Lexicon
+from mixvox.ir import EN, Span
 
 __all__ = ["fill_builtin_spoken"]
 

@@ -19,7 +19,7 @@ import unicodedata
 from collections.abc import Iterable
 from importlib import resources
 
-from .textutil import is_han
+from mixvox.textutil import is_han
 
 __all__ = [
     "ARPABET_CONSONANTS",

@@ -7,24 +7,26 @@ import os
 import re
 import threading
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 
-from .audio import Audio, check_samples
-from .interfaces import (
+from mixvox.audio import Audio, check_samples
+from mixvox.choice import EngineRequest, choose_engine, split_call
+from mixvox.errors import MixvoxError, notify
+from mixvox.interfaces import (
     AudioChunk,
     Engine,
-    EngineInfo,
-    EngineUnavailable,
     FrontendContext,
     LexEntry,
     Lexicon,
-    MixvoxError,
     SynthesisOptions,
 )
-from .ir import CTRL, Chunk, Utterance, Word
-from .overrides import fill_builtin_spoken
-from .registry import Registry, get_registry
-from .ssml import is_ssml, route_ssml
-from .stages import Failed, Pipeline, Stage
+from mixvox.ir import CTRL, Chunk, Utterance, Word
+from mixvox.overrides import fill_builtin_spoken
+from mixvox.registry import Registry, get_registry
+from mixvox.ssml import is_ssml, route_ssml
+from mixvox.stages import Failed, Pipeline, Stage
+
+__all__ = ["Router", "Synthesizer", "choose_engine", "load_lexicons", "route", "synthesize"]
 
 log = logging.getLogger("mixvox")
 
@@ -84,7 +86,7 @@ class Router:
 
     def route(self, text: str) -> Utterance:
         """Analyse ``text``; text starting with ``<speak`` is SSML (:mod:`mixvox.ssml`)."""
-        from .segment import segment
+        from mixvox.segment import segment
 
         if is_ssml(text):
             return route_ssml(self, text)
@@ -122,10 +124,10 @@ class Router:
     def raw(self, text: str) -> Utterance:
         """An utterance that sends ``text`` to the engine as it is: no routing, no normalization.
 
-        For comparison with other ChatTTS tools (``mixvox say --raw``).
+        For comparison with the engine's own tools (``mixvox say --raw``).
         """
-        from .ir import Sentence, Span
-        from .textutil import control_runs
+        from mixvox.ir import Sentence, Span
+        from mixvox.textutil import control_runs
 
         word = Word(text, text, [], 0, len(text), lang="raw", kind="word")
         span = Span("raw", text, 0, len(text), [word])
@@ -228,45 +230,6 @@ def route(text: str, *, lexicons: Iterable[str | os.PathLike[str]] = ()) -> Utte
     return shared_router(lexicons).route(text)
 
 
-def _check(info: EngineInfo, options: Mapping[str, object]) -> str | None:
-    """``info.check()``, given the factory options when it accepts them (e.g. ``model_dir``)."""
-    import inspect
-
-    try:
-        params = inspect.signature(info.check).parameters.values()
-    except (TypeError, ValueError):
-        params = []
-    if options and any(p.kind is p.VAR_KEYWORD for p in params):
-        return info.check(**options)
-    return info.check()
-
-
-def choose_engine(
-    name: str | None, registry: Registry, options: Mapping[str, object] | None = None
-) -> tuple[EngineInfo, str | None]:
-    """Pick an engine by name, or the best available one.
-
-    Returns the engine and, when it was picked automatically over a better unavailable one,
-    the reason that one is unavailable (the CLI tells the user once).
-    """
-    if name and name != "auto":
-        info = registry.engine(name)
-        if info is None:
-            known = ", ".join(sorted(registry.engines)) or "none"
-            raise MixvoxError(f"unknown engine {name!r} (installed: {known})")
-        why = _check(info, options or {})
-        if why:
-            raise EngineUnavailable(f"engine {name!r} is not available: {why}")
-        return info, None
-    skipped: list[str] = []
-    for info in registry.engines_by_priority():
-        why = info.check()
-        if why is None:
-            return info, ("; ".join(skipped) or None)
-        skipped.append(f"{info.name}: {why}")
-    raise EngineUnavailable("no engine is available: " + "; ".join(skipped))
-
-
 class Synthesizer:
     """Load once, synthesize many times.
 
@@ -283,16 +246,31 @@ class Synthesizer:
         seed: int | None = None,
         lexicons: Iterable[str | os.PathLike[str]] = (),
         max_chunk_chars: int | None = None,
+        engine_request: EngineRequest | None = None,
         **engine_options: object,
     ) -> None:
+        """``engine_options`` are the engine's options (``model_dir=...``): validated by its
+        options class before anything loads, and the automatic choice picks an engine that
+        takes them. ``engine_request`` carries what the CLI gathered (flags, ``-O``, config)."""
         self.router = Router(lexicons=lexicons)
-        info, self.fallback_reason = choose_engine(engine, self.router.registry, engine_options)
-        self.engine_name = info.name
-        self.engine: Engine = info.factory(**engine_options)
-        _log_choice(info.name, engine, self.fallback_reason)
+        request = engine_request or EngineRequest()
+        if engine_options:
+            request = replace(request, options={**request.options, **engine_options})
+        choice = choose_engine(engine, self.router.registry, request)
+        self.fallback_reason = choice.reason
+        self.engine_info = choice.info
+        self.engine_name = choice.info.name
+        self.engine_options = choice.options
+        self.call_defaults = choice.call
+        self._dropped: set[tuple[str, ...]] = set()
+        if choice.ignored:
+            self._dropped.add(tuple(choice.ignored))
+            notify(f"{choice.info.name} engine ignores option(s): " + ", ".join(choice.ignored))
+        self.engine: Engine = choice.build()
+        _log_choice(choice.info.name, engine, self.fallback_reason)
         self.options = SynthesisOptions(speaker=speaker, seed=seed)
-        self.max_chunk_chars = max_chunk_chars or getattr(
-            self.engine, "max_chunk_chars", DEFAULT_MAX_CHUNK_CHARS
+        self.max_chunk_chars: int = max_chunk_chars or int(
+            getattr(self.engine, "max_chunk_chars", DEFAULT_MAX_CHUNK_CHARS)
         )
 
     @property
@@ -302,39 +280,57 @@ class Synthesizer:
     def route(self, text: str) -> Utterance:
         return self.router.route(text)
 
-    def accepts(self, option: str) -> bool:
-        """Whether the engine knows the per-call option ``option`` (engines list theirs in
-        ``known_options``; one that lists none accepts anything)."""
-        known = getattr(self.engine, "known_options", None)
-        return option in COMMON_OPTIONS or known is None or option in known
+    def _known_anywhere(self) -> set[str]:
+        """Per-call keys some registered engine takes: a key outside this set is a typo
+        (``spead=``) and an error, a key another engine takes is only ignored here."""
+        from mixvox.choice import GENERIC_CALL_KEYS
+        from mixvox.options import option_keys
 
-    def check_options(self, overrides: Mapping[str, object]) -> None:
-        """Raise :class:`~mixvox.errors.UnknownOption` for an option the engine does not know
-        (a typo such as ``spead=`` must not be ignored with a warning)."""
+        known = set(COMMON_OPTIONS) | set(GENERIC_CALL_KEYS) | {"save_codes"}
+        for info in self.router.registry.engines.values():
+            known |= set(option_keys(info.call_options)) | set(option_keys(info.options))
+            known |= set(getattr(info, "known_options", ()) or ())
+        return known
+
+    def _refuse_unknown(self, keys: list[str]) -> None:
         import difflib
 
-        from .errors import UnknownOption
+        from mixvox.errors import UnknownOption
 
-        bad = sorted(k for k in overrides if not self.accepts(k))
-        if bad:
-            known = sorted(COMMON_OPTIONS | set(getattr(self.engine, "known_options", ())))
-            hints = []
-            for key in bad:
-                close = difflib.get_close_matches(key, known, n=1)
-                hints.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
-            raise UnknownOption(
-                f"unknown option(s) for the {self.engine_name} engine: {', '.join(hints)}; "
-                f"known: {', '.join(known)}"
-            )
+        known = sorted(self._known_anywhere())
+        hints = []
+        for key in keys:
+            close = difflib.get_close_matches(key, known, n=1)
+            hints.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        raise UnknownOption(
+            f"unknown option(s) for the {self.engine_name} engine: {', '.join(hints)}; "
+            f"known: {', '.join(known)}"
+        )
+
+    def synthesis_options(self, overrides: Mapping[str, object]) -> SynthesisOptions:
+        """The :class:`SynthesisOptions` of one call: ``speaker``/``seed`` (else this
+        synthesizer's), the per-call defaults the request gave (config, flags, ``-O``), then
+        ``overrides``; validated by the engine's per-call options class, and keys the engine
+        does not take dropped with one notice. Every synthesis path builds them here."""
+        rest = dict(overrides)
+        speaker = rest.pop("speaker", self.options.speaker)
+        seed = rest.pop("seed", self.options.seed)
+        extra, dropped = split_call(self.engine_info, {**self.call_defaults, **rest})
+        typos = [k for k in dropped if k in rest and k not in self._known_anywhere()]
+        if typos:
+            self._refuse_unknown(typos)
+        if dropped and tuple(dropped) not in self._dropped:
+            self._dropped.add(tuple(dropped))
+            notify(f"{self.engine_name} engine ignores option(s): " + ", ".join(dropped))
+        return SynthesisOptions(
+            speaker=speaker,  # type: ignore[arg-type]
+            seed=seed,  # type: ignore[arg-type]
+            extra=extra,
+        )
 
     def stream_chunks(self, text: str | Utterance, **overrides: object) -> Iterator[AudioChunk]:
-        self.check_options(overrides)
-        raw = bool(overrides.get("raw"))
-        opts = SynthesisOptions(
-            speaker=overrides.pop("speaker", self.options.speaker),  # type: ignore[arg-type]
-            seed=overrides.pop("seed", self.options.seed),  # type: ignore[arg-type]
-            extra=dict(overrides),
-        )
+        opts = self.synthesis_options(overrides)
+        raw = bool(opts.extra.get("raw"))
         if not isinstance(text, str | Utterance):
             raise TypeError(f"synthesis needs a str, not {type(text).__name__}")
         if isinstance(text, Utterance):

@@ -7,7 +7,7 @@ recorded under the plugin's name (``mixvox plugins`` shows it) and the rest go o
 Environment:
 
 * ``MIXVOX_PLUGINS=a,b``: allow-list of entry-point names to load (built-ins included; the
-  built-in names are ``zh, en, espeak, chattts, lexicons, prosody``).
+  built-in names are the ``[project.entry-points.mixvox]`` table of ``pyproject.toml``).
 * ``MIXVOX_DISABLE_PLUGINS=a,b``: entry-point names not to load.
 """
 
@@ -15,33 +15,56 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 import pluggy
 
+from mixvox.interfaces import EngineInfo, FrontendInfo, LexEntry
+from mixvox.ir import Chunk
 from mixvox.plugins import hookspecs
-
-from .interfaces import EngineInfo, FrontendInfo, LexEntry
-from .ir import Chunk
 
 log = logging.getLogger("mixvox.plugins")
 
 ENTRY_POINT_GROUP = "mixvox"
 
-#: Built-in plugin modules, used only when the package metadata is missing (running from a
-#: source tree that was never installed). Normally they come in through entry points.
-BUILTIN_PLUGINS: dict[str, str] = {
-    "zh": "mixvox.frontends.zh.plugin",
-    "en": "mixvox.frontends.en.plugin",
-    "espeak": "mixvox.engines.espeak.plugin",
-    "chattts": "mixvox.engines.chattts.plugin",
-    "lexicons": "mixvox.plugins.lexicons",
-    "prosody": "mixvox.plugins.prosody",
-}
+DISTRIBUTION = "mixvox"
+
+
+def _builtin_plugins() -> dict[str, str]:
+    """Built-in plugin modules: the ``mixvox`` entry points of mixvox's own distribution.
+
+    Kept once, in ``pyproject.toml``: from the installed metadata when there is one, else
+    (a source tree that was never installed) from the ``pyproject.toml`` beside this folder.
+    """
+    try:
+        dist = metadata.distribution(DISTRIBUTION)
+        eps = {ep.name: ep.value for ep in dist.entry_points if ep.group == ENTRY_POINT_GROUP}
+    except Exception:  # not installed, or broken metadata
+        eps = {}
+    if eps:
+        return eps
+    pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    try:
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover - Python 3.10 only
+            import tomli as tomllib
+        doc = tomllib.loads(pyproject.read_text("utf-8"))
+        table = doc["project"]["entry-points"][ENTRY_POINT_GROUP]
+        return {str(k): str(v) for k, v in table.items()}
+    except Exception:
+        log.warning("cannot find the built-in plugin list (no metadata, no %s)", pyproject)
+        return {}
+
+
+#: Built-in plugin name -> module (derived from ``pyproject.toml``, see above).
+BUILTIN_PLUGINS: dict[str, str] = _builtin_plugins()
 
 
 def _check_lexicon(result: Any) -> str | None:

@@ -94,10 +94,10 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .controls import Atom, scan_atoms
-from .ir import CTRL, EN, ZH, Sentence, Span, Utterance
-from .langid import matrix_decision, predict, script_score
-from .textutil import fold_width, is_emoji, is_han, is_latin_letter
+from mixvox.controls import Atom, scan_atoms
+from mixvox.ir import CTRL, EN, ZH, Sentence, Span, Utterance
+from mixvox.langid import matrix_decision, predict, script_score
+from mixvox.textutil import fold_width, is_emoji, is_han, is_latin_letter
 
 __all__ = ["TOKEN_RULES", "UNITS", "segment", "split_sentences"]
 
@@ -857,6 +857,7 @@ def segment(text: str) -> Utterance:
     atoms = scan.atoms
     cls = _classify(text, atoms)
     protected = _find_urls(text)
+    a: Atom | None
     for a in atoms:
         protected[a.start] = a.end
     bounds = _sentence_bounds(text, f, cls, protected)

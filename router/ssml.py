@@ -46,15 +46,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from xml.parsers import expat
 
-from .controls import MAX_BRACKET, MAX_PAREN
-from .interfaces import MixvoxError
-from .ir import CTRL, EN, ZH, Issue, Span, Utterance
-from .langid import matrix_decision
-from .phonetics import parse_arpabet, parse_pinyin
-from .textutil import is_han
+from mixvox.controls import MAX_BRACKET, MAX_PAREN
+from mixvox.interfaces import MixvoxError
+from mixvox.ir import CTRL, EN, ZH, Issue, Span, Utterance
+from mixvox.langid import matrix_decision
+from mixvox.phonetics import parse_arpabet, parse_pinyin
+from mixvox.textutil import is_han
 
 if TYPE_CHECKING:
-    from .pipeline import Router
+    from mixvox.pipeline import Router
 
 __all__ = [
     "MAX_DEPTH",
@@ -1074,7 +1074,7 @@ def _remap(utt: Utterance, doc: SsmlDocument) -> Utterance:
 
 def route_ssml(router: Router, text: str) -> Utterance:
     """Analyse an SSML document with ``router``; offsets point into ``text``."""
-    from .segment import segment
+    from mixvox.segment import segment
 
     doc = parse_ssml(text)
     utt = segment(doc.plain)

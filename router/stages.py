@@ -187,7 +187,9 @@ class Pipeline:
 
     def run(self, items: Iterable[Any]) -> Iterator[Any]:
         """Yield each item's final value (or a :class:`Failed`) in input order."""
-        queues = [queue.Queue(self.maxsize) for _ in range(len(self.stages) + 1)]
+        queues: list[queue.Queue[Any]] = [
+            queue.Queue(self.maxsize) for _ in range(len(self.stages) + 1)
+        ]
         self._threads = [
             threading.Thread(
                 target=self._feed, args=(items, queues[0]), daemon=True, name="mixvox-feed"

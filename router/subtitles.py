@@ -14,14 +14,14 @@ CPU work that may run while the engine is busy with something else) and :func:`r
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .interfaces import AudioChunk, SynthesisOptions
-from .ir import Chunk, Utterance
-from .pipeline import Router, Synthesizer, text_blocks
+from mixvox.interfaces import AudioChunk, SynthesisOptions
+from mixvox.ir import Chunk, Utterance
+from mixvox.pipeline import Router, Synthesizer, text_blocks
 
 
 @dataclass
@@ -86,29 +86,23 @@ def prepare(
 
 def _blocks(text: str) -> Iterator[str]:
     """Routing blocks; an SSML document (where this build reads SSML) stays one block."""
-    try:
-        from mixvox.ssml import is_ssml  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        is_ssml = None
-    if is_ssml is not None and is_ssml(text):
+    from mixvox.ssml import is_ssml  # SSML support is part of this build now
+
+    if is_ssml(text):
         yield text
     else:
         yield from text_blocks(text)
 
 
 def options_for(tts: Synthesizer, overrides: dict[str, object]) -> SynthesisOptions:
-    """Per-call options as :meth:`Synthesizer.stream_chunks` builds them."""
-    extra = dict(overrides)
-    return SynthesisOptions(
-        speaker=extra.pop("speaker", tts.options.speaker),  # type: ignore[arg-type]
-        seed=extra.pop("seed", tts.options.seed),  # type: ignore[arg-type]
-        extra=extra,
-    )
+    """Per-call options as :meth:`Synthesizer.stream_chunks` builds them (validated by the
+    engine's per-call options, the request's per-call defaults included)."""
+    return tts.synthesis_options(overrides)
 
 
 def render(
     tts: Synthesizer, prepared: Prepared, options: SynthesisOptions
-) -> Iterator[tuple[AudioChunk, Chunk | None]]:
+) -> Generator[tuple[AudioChunk, Chunk | None], None, None]:
     """The engine's audio for one prepared block, each piece with the chunk it belongs to."""
     by_index = {c.index: c for c in prepared.chunks}
     for piece in tts.engine.stream(prepared.utterance, prepared.chunks, options):
@@ -204,7 +198,7 @@ SUBTITLE_FORMATS = {".srt": to_srt, ".vtt": to_vtt}
 
 def subtitle_writer(path: str | os.PathLike[str]) -> Any:
     """The writer for ``path``'s extension, or a clear error."""
-    from .interfaces import MixvoxError
+    from mixvox.interfaces import MixvoxError
 
     ext = Path(path).suffix.lower()
     if ext not in SUBTITLE_FORMATS:
@@ -214,7 +208,7 @@ def subtitle_writer(path: str | os.PathLike[str]) -> Any:
 
 def write_subtitles(path: str | os.PathLike[str], segments: list[Segment]) -> Path:
     """Write ``segments`` as SRT or WebVTT (from the extension), atomically."""
-    from .audio import atomic_write_bytes
+    from mixvox.audio import atomic_write_bytes
 
     text = subtitle_writer(path)(segments)
     atomic_write_bytes(path, text.encode("utf-8"))

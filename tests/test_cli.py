@@ -16,7 +16,6 @@ import pytest
 import soundfile as sf
 from click.testing import CliRunner
 
-import mixvox.registry
 from mixvox.cli import main, register_plugin_commands
 from mixvox.interfaces import AudioChunk, EngineInfo, SynthesisOptions
 from mixvox.ir import Sentence, Span, Utterance, Word
@@ -40,18 +39,29 @@ def invoke(*args: str, input: bytes | str | None = None) -> Any:
 class Recorder:
     """A fake engine plugin that records factory kwargs and synthesis options."""
 
-    def __init__(self, name: str = "rec", priority: int = 10**6, why: str | None = None) -> None:
-        self.name, self.priority, self.why = name, priority, why
+    def __init__(
+        self,
+        name: str = "rec",
+        priority: int = 10**6,
+        why: str | None = None,
+        *,
+        hint: str = "",
+        options: type | None = None,
+        call_options: type | None = None,
+    ) -> None:
+        self.name, self.priority, self.why, self.hint = name, priority, why, hint
+        self.options_cls, self.call_options_cls = options, call_options
         self.factory_kwargs: list[dict[str, Any]] = []
         self.options: list[SynthesisOptions] = []
-        self.env_seen: list[str | None] = []
+        self.checked: list[Any] = []  # the options object (or kwargs dict) each check got
 
-    def check(self) -> str | None:
-        self.env_seen.append(os.environ.get("MIXVOX_CHATTTS_DIR"))
+    def check(self, options: Any = None) -> str | None:
+        self.checked.append(options)
         return self.why
 
-    def factory(self, **kw: Any) -> Any:
-        self.factory_kwargs.append(kw)
+    def factory(self, *args: Any, **kw: Any) -> Any:
+        # typed engines get the validated options object; older ones get keyword arguments
+        self.factory_kwargs.append(args[0].given() if args else kw)
         rec = self
 
         class Eng:
@@ -72,19 +82,18 @@ class Recorder:
 
     @hookimpl
     def mixvox_register_engines(self, register: Any) -> None:
-        register(EngineInfo(self.name, self.factory, self.check, self.priority, "recording fake"))
-
-
-@pytest.fixture
-def use_plugins(monkeypatch: pytest.MonkeyPatch):
-    """Swap the process registry for one with extra plugins."""
-
-    def install(*plugins: tuple[str, object]) -> mixvox.registry.Registry:
-        reg = mixvox.registry.build_registry(extra_plugins=list(plugins))
-        monkeypatch.setattr(mixvox.registry, "_registry", reg)
-        return reg
-
-    return install
+        register(
+            EngineInfo(
+                self.name,
+                self.factory,
+                self.check,
+                self.priority,
+                "recording fake",
+                options=self.options_cls,
+                call_options=self.call_options_cls,
+                hint=self.hint,
+            )
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -199,13 +208,16 @@ def test_engine_options_pass_through_only_when_given(tmp_path: Path, use_plugins
     }
     r = invoke("say", "hello", "--raw", "-o", out, "--refine")
     assert r.exit_code == 0 and rec.options[-1].extra == {"raw": True, "refine": True}
-    # --model-dir is visible to availability checks (as MIXVOX_CHATTTS_DIR), then restored
-    assert str(model) in rec.env_seen
+    # --model-dir is visible to the availability check (it gets the options), and the core
+    # no longer smuggles it through the environment
+    assert {"model_dir": str(model), "backend": "onnx"} in rec.checked
     assert os.environ.get("MIXVOX_CHATTTS_DIR") != str(model)
 
 
 def test_fallback_is_explained_once(tmp_path: Path, use_plugins: Any) -> None:
-    use_plugins(("chattts-fake", Recorder("chattts", 100, why="weights not found")))
+    from mixvox.engines.chattts.plugin import HINT
+
+    use_plugins(("chattts-fake", Recorder("chattts", 100, why="weights not found", hint=HINT)))
     r = invoke("say", "hello", "--raw", "-o", str(tmp_path / "x.wav"))
     assert r.exit_code == 0, r.output
     assert r.stderr.count("using the espeak engine because chattts: weights not found") == 1
@@ -448,7 +460,9 @@ def test_odd_argv_text(tmp_path: Path) -> None:
 def test_config_file_defaults_and_flags_win(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, use_plugins: Any
 ) -> None:
-    rec = Recorder("chattts", 100)
+    from mixvox.engines.chattts.options import ChatTTSCallOptions, ChatTTSOptions
+
+    rec = Recorder("chattts", 100, options=ChatTTSOptions, call_options=ChatTTSCallOptions)
     use_plugins(("fake-chattts", rec))
     cfg = tmp_path / "config.toml"
     cfg.write_text(
@@ -467,7 +481,7 @@ def test_config_file_defaults_and_flags_win(
         "precision": "fp16",
     }
     assert rec.options[-1].speaker == "CFG"
-    assert str((tmp_path / "models").resolve()) in rec.env_seen  # the check sees it too
+    assert rec.checked[-1].model_dir == (tmp_path / "models").resolve()  # the check sees it too
     r = invoke("say", "hello", "--raw", "-o", out, "--backend", "torch", "--speaker", "CLI")
     assert r.exit_code == 0, r.output
     assert rec.factory_kwargs[-1]["backend"] == "torch"

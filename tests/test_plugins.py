@@ -15,11 +15,14 @@ from pathlib import Path
 
 import pytest
 
+from mixvox.choice import EngineRequest, prepare
+from mixvox.cli import engine_tables
+from mixvox.errors import MixvoxWarning
 from mixvox.interfaces import LexEntry, MixvoxError
 from mixvox.ir import Chunk, Sentence, Span, Utterance, Word
 from mixvox.pipeline import load_lexicons
 from mixvox.plugins import hookimpl
-from mixvox.plugins.config import ChatTTSConfig, Config, load_config
+from mixvox.plugins.config import Config, load_config
 from mixvox.plugins.lexicons import load_lexicon_file
 from mixvox.registry import BUILTIN_PLUGINS, build_registry, get_registry
 
@@ -297,6 +300,7 @@ def example_module(monkeypatch):
     """The example's module imported from the source tree (no install needed)."""
     import importlib
 
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # no __pycache__ in the checkout
     monkeypatch.syspath_prepend(str(EXAMPLE))
     monkeypatch.delitem(sys.modules, "mixvox_techlex", raising=False)
     mod = importlib.import_module("mixvox_techlex")
@@ -341,7 +345,12 @@ print(json.dumps({
 
 @pytest.mark.slow
 def test_example_plugin_installed_changes_pronunciation(tmp_path):
-    """pip-install the example into a folder and route text with and without it on the path."""
+    """pip-install the example into a folder and route text with and without it on the path.
+
+    The install happens in a copy under ``tmp_path`` into a ``--target`` prefix there, so the
+    checkout is left exactly as it was (no build/, no egg-info).
+    """
+    before_tree = sorted(p.relative_to(EXAMPLE) for p in EXAMPLE.rglob("*"))
     src = tmp_path / "src"
     shutil.copytree(EXAMPLE, src, ignore=shutil.ignore_patterns("build", "*.egg-info"))
     target = tmp_path / "site"
@@ -382,6 +391,7 @@ def test_example_plugin_installed_changes_pronunciation(tmp_path):
     assert changed & set(en_words), before["words"]
     assert "重分片" in changed and "etcd" in changed
     assert before["words"]["ok"] == after["words"]["ok"]  # other words are untouched
+    assert sorted(p.relative_to(EXAMPLE) for p in EXAMPLE.rglob("*")) == before_tree
 
 
 # ---------------------------------------------------------------------------------------------
@@ -420,13 +430,23 @@ def test_config_full(tmp_path, caplog):
     )
     with caplog.at_level(logging.WARNING, logger="mixvox.config"):
         cfg = load_config(str(path))
+        # the older [chattts] table is read as [engine.chattts] once engines are known
+        reg = build_registry()
+        with pytest.warns(MixvoxWarning, match=r"\[chattts\] is deprecated"):
+            tables = engine_tables(cfg, reg)
     assert cfg.engine == "espeak" and cfg.speaker == "abc" and cfg.max_chunk_chars == 80
     assert cfg.lexicons == [
         cfg_dir.resolve() / "words.toml",
         Path("/abs/more.tsv"),
         Path("~/x.toml").expanduser(),
     ]
-    assert cfg.chattts == ChatTTSConfig(cfg_dir.resolve() / "models", "onnx", "fp16")
+    request = EngineRequest(tables=tables, base_dir=cfg.path.parent)
+    opts = prepare(reg.engine("chattts"), request).options
+    assert (opts.model_dir, opts.backend, opts.precision) == (
+        cfg_dir.resolve() / "models",
+        "onnx",
+        "fp16",
+    )
     assert cfg.path == path.resolve()
     assert "'colour'" in caplog.text and "'chattts.turbo'" in caplog.text
 
@@ -451,8 +471,7 @@ def test_config_from_env_var(tmp_path, monkeypatch):
         ("max_chunk_chars = 0\n", "max_chunk_chars must be at least 1"),
         ("lexicons = [1]\n", "lexicons[0] must be a string"),
         ("lexicons = {a = 1}\n", "lexicons must be an array of paths (got table)"),
-        ("chattts = 'x'\n", "chattts must be a table"),
-        ("[chattts]\nbackend = 1.5\n", "chattts.backend must be a string (got number)"),
+        ("engine = {chattts = 'x'}\n", "engine.chattts must be a table"),
         ("speaker = ''\n", "speaker must not be empty"),
         ("engine = \n", "is not valid TOML"),
     ],

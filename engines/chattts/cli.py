@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from mixvox.engines.chattts.options import BACKENDS, PRECISIONS
 from mixvox.interfaces import MixvoxError
 
 
@@ -45,7 +46,7 @@ def speaker_new(seed: int | None, dim: int, npy: str | None) -> None:
     mixvox speaker new --seed 42 > voice.txt
     mixvox say --speaker @voice.txt "你好" -o out.wav
     """
-    from .speaker import Speaker
+    from mixvox.engines.chattts.speaker import Speaker
 
     if seed is None:
         import secrets
@@ -67,7 +68,7 @@ def speaker_info(spec: str) -> None:
     """Show what a speaker (string, @file or seed:N) holds."""
     import numpy as np
 
-    from .speaker import Speaker
+    from mixvox.engines.chattts.speaker import Speaker
 
     try:
         spk = Speaker.parse(spec)
@@ -99,7 +100,7 @@ def speaker_info(spec: str) -> None:
 @click.option("--force", is_flag=True, help="Download again even if the files are there.")
 def download_cmd(dest: str | None, repo: str, revision: str | None, force: bool) -> None:
     """Download the ChatTTS weights (json + safetensors only) and verify their SHA-256."""
-    from .download import download
+    from mixvox.engines.chattts.download import download
 
     try:
         assets = download(dest, repo=repo, revision=revision, force=force)
@@ -111,8 +112,8 @@ def download_cmd(dest: str | None, repo: str, revision: str | None, force: bool)
 @click.command("bench")
 @click.option("--model-dir", type=click.Path(file_okay=False, exists=True), required=True)
 @click.option("--frames", type=click.IntRange(min=1, max=2048), default=256, show_default=True)
-@click.option("--backend", default="onnx", show_default=True)
-@click.option("--precision", default="fp32", show_default=True)
+@click.option("--backend", type=click.Choice(BACKENDS), default="onnx", show_default=True)
+@click.option("--precision", type=click.Choice(PRECISIONS), default="fp32", show_default=True)
 @click.option("--device", default="cpu", show_default=True)
 @click.option(
     "--batch",
@@ -207,11 +208,10 @@ def run_bench(
 
     import numpy as np
 
+    from mixvox.engines.chattts.engine import ChatTTSEngine
+    from mixvox.engines.chattts.gpt import SamplingParams
     from mixvox.interfaces import SynthesisOptions
     from mixvox.ir import Chunk, Sentence, Span, Utterance, Word
-
-    from .engine import ChatTTSEngine
-    from .gpt import SamplingParams
 
     t0 = time.perf_counter()
     eng = ChatTTSEngine(
@@ -257,7 +257,7 @@ def run_bench(
     # The refine stage's cost (what refine=True adds before the first audio): one refine pass
     # over the text producing as many tokens as the text has plus a few prosody tokens -- a
     # real model's typical output; random weights would otherwise run to the cap.
-    from . import render
+    from mixvox.engines.chattts import render
 
     ref_prompt = eng.tokenizer.encode(render.refine_prompt(body))
     ref_tokens = len(eng.tokenizer.encode(body)) + 8

@@ -27,9 +27,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from mixvox.interfaces import MixvoxError
-
-from .assets import (
+from mixvox.engines.chattts.assets import (
     MANIFEST_NAME,
     OFFICIAL_SHA256,
     ModelAssets,
@@ -38,6 +36,7 @@ from .assets import (
     parse_manifest,
     sha256_file,
 )
+from mixvox.interfaces import MixvoxError
 
 log = logging.getLogger("mixvox.chattts")
 

@@ -447,7 +447,11 @@ class ChatTTSEngine:
             min_new_tokens=min(it.bounds.min_frames for it in items),
             max_new_tokens=render.MAX_FRAMES,
         )
-        prompts = [it.prompt_ids for it in items]
+        prompts: list[np.ndarray] = []
+        for it in items:
+            if it.prompt_ids is None:  # every item gets its prompt before the batch decodes
+                raise RuntimeError(f"chunk {it.chunk.index} has no prompt")
+            prompts.append(it.prompt_ids)
         caps = [it.bounds.max_frames for it in items]
         q: queue.Queue[tuple] = queue.Queue()
         cancel = threading.Event()
@@ -570,7 +574,7 @@ class ChatTTSEngine:
                 self._take(target, ids, hid, done)
         finally:
             if hasattr(events, "close"):
-                events.close()  # type: ignore[union-attr]
+                events.close()
 
     def _take(self, it: _Item, ids: np.ndarray, hid: np.ndarray, done: bool) -> None:
         if len(ids):

@@ -8,31 +8,48 @@ file names only (no hashing; hashes are checked when the engine loads).
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mixvox.engines.chattts.options import ChatTTSCallOptions, ChatTTSOptions
 from mixvox.interfaces import Engine, EngineInfo
 from mixvox.plugins.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     import click
 
+#: Environment variable naming a weights folder (read here and in :mod:`.assets` only).
+CHATTTS_DIR_ENV = "MIXVOX_CHATTTS_DIR"
 
-def create_engine(**options: Any) -> Engine:
-    from .engine import ChatTTSEngine
+#: What a user can do when the engine is unavailable (the CLI's fallback notice adds it).
+HINT = (
+    "For ChatTTS voices run `mixvox download`, or point --model-dir or "
+    f"{CHATTTS_DIR_ENV} at downloaded weights."
+)
 
-    return ChatTTSEngine(**options)
+
+def create_engine(options: ChatTTSOptions | None = None) -> Engine:
+    """The engine for validated ``options`` (models, onnxruntime and torch load only here)."""
+    from mixvox.engines.chattts.engine import ChatTTSEngine
+
+    return ChatTTSEngine(**(options or ChatTTSOptions()).engine_kwargs())
 
 
-def check(model_dir: str | None = None, **_options: Any) -> str | None:
+def check(options: ChatTTSOptions | None = None) -> str | None:
     """``None`` when a complete-looking model directory is found, else why not and what to do.
 
-    ``model_dir`` is the folder the caller will pass to the factory, if any.
+    ``options.model_dir`` is the folder the factory will get, if one was named; otherwise the
+    usual places are searched (``$MIXVOX_CHATTTS_DIR``, the data and cache dirs).
     """
-    from .assets import candidate_dirs, find_model_dir, get_weights_hint, layout_problem
+    from mixvox.engines.chattts.assets import (
+        candidate_dirs,
+        find_model_dir,
+        get_weights_hint,
+        layout_problem,
+    )
 
+    model_dir = options.model_dir if options is not None else None
     if model_dir is not None:
-        from pathlib import Path
-
         return layout_problem(Path(model_dir).expanduser())
     if find_model_dir() is not None:
         return None
@@ -49,13 +66,16 @@ def mixvox_register_engines(register: Callable[[EngineInfo], None]) -> None:
             check=check,
             priority=10,
             description="ChatTTS (ONNX Runtime or torch); needs `mixvox download`",
+            options=ChatTTSOptions,
+            call_options=ChatTTSCallOptions,
+            hint=HINT,
         )
     )
 
 
 @hookimpl
 def mixvox_register_commands(cli: click.Group) -> None:
-    from .cli import register
+    from mixvox.engines.chattts.cli import register
 
     register(cli)
 
@@ -65,7 +85,7 @@ def mixvox_word_rendering(word: Any) -> tuple[str, str] | None:
     """The text ChatTTS will read for an override word, and whether it says the override."""
     if not word.override:
         return None
-    from .render import render_words
+    from mixvox.engines.chattts.render import render_words
 
     rendered = render_words([word])
     if any(n.code == "override-approximate" for n in rendered.notes):

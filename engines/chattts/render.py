@@ -28,10 +28,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mixvox.engines.chattts.respell import respell_override
 from mixvox.interfaces import MixvoxError
 from mixvox.ir import BREAK_CLAUSE, Chunk, Word, join_spoken
-
-from .respell import respell_override
 
 #: Audio frames per second of GPT output (one frame = 4 codes = 512 samples at 24 kHz).
 FRAMES_PER_SECOND = 46.875

@@ -126,7 +126,7 @@ class RuntimeDecision:
 def import_tensorrt() -> Any:
     """The ``tensorrt`` module, or :class:`EngineUnavailable` saying how to get it."""
     try:
-        import tensorrt as trt  # type: ignore[import-not-found]
+        import tensorrt as trt
     except ImportError as exc:
         raise EngineUnavailable(
             "TensorRT is not installed (pip install tensorrt from NVIDIA's package index, "
@@ -144,7 +144,7 @@ def import_cudart() -> Any:
         from cuda.bindings import runtime as cudart  # type: ignore[import-not-found]
     except ImportError:
         try:
-            from cuda import cudart  # type: ignore[import-not-found,no-redef]
+            from cuda import cudart  # type: ignore[import-not-found]
         except ImportError as exc:
             raise EngineUnavailable(
                 f"cuda-python is needed by the TensorRT backend (pip install cuda-python): {exc}"

@@ -3,7 +3,7 @@
 Public surface: :class:`EspeakEngine` (via :func:`create_engine`) and :func:`check`.
 """
 
-from .binding import check
-from .plugin import create_engine
+from mixvox.engines.espeak.binding import check
+from mixvox.engines.espeak.plugin import create_engine
 
 __all__ = ["check", "create_engine"]

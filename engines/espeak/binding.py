@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mixvox.errors import MixvoxError
 from mixvox.textutil import strip_controls
 
 # espeak_AUDIO_OUTPUT
@@ -46,7 +47,7 @@ _SynthCallback = ctypes.CFUNCTYPE(
 )
 
 
-class EspeakError(RuntimeError):
+class EspeakError(MixvoxError, RuntimeError):
     """libespeak-ng could not be loaded, initialised, or refused a request."""
 
 

@@ -18,19 +18,18 @@ from __future__ import annotations
 import logging
 import math
 import re
-import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
+from mixvox.engines.espeak import binding
+from mixvox.engines.espeak.arpabet import to_espeak
+from mixvox.errors import notify
 from mixvox.interfaces import AudioChunk, EngineUnavailable, SynthesisOptions
 from mixvox.ir import BREAK_CLAUSE, BREAK_SENTENCE, EN, ZH, Chunk, Utterance, Word, join_spoken
 from mixvox.phonetics import parse_pinyin_syllable
 from mixvox.textutil import is_han
-
-from . import binding
-from .arpabet import to_espeak
 
 log = logging.getLogger("mixvox.espeak")
 
@@ -137,6 +136,7 @@ def split_script(text: str) -> list[tuple[str, str]]:
     punctuation stay with the run they follow so nothing is lost.
     """
     runs: list[tuple[str, list[str]]] = []
+    lang: str | None
     for ch in text:
         if is_han(ch):
             lang = ZH
@@ -255,13 +255,10 @@ class EspeakEngine:
     known_options = KNOWN_EXTRA
 
     def __init__(self, **options: object) -> None:
-        # The CLI passes ChatTTS factory options (model_dir, backend, precision) only when the
-        # user gives them; here they mean nothing, which the user should hear about once.
+        # The core validates options against EspeakOptions (it has none) before building the
+        # engine; code that constructs the engine directly still hears about a stray keyword.
         if options:
-            warnings.warn(
-                "espeak engine ignores option(s): " + ", ".join(sorted(options)),
-                stacklevel=2,
-            )
+            notify("espeak engine ignores option(s): " + ", ".join(sorted(options)))
         try:
             self._lib = binding.get()
         except binding.EspeakError as exc:
@@ -280,7 +277,7 @@ class EspeakEngine:
     def _warn_once(self, key: str, message: str) -> None:
         if key not in self._warned:
             self._warned.add(key)
-            warnings.warn(message, stacklevel=3)
+            notify(message, stacklevel=3)
 
     def _variant(self, speaker: str | None) -> str:
         """``+f3`` style suffix for a speaker naming an espeak voice variant, else ``""``."""

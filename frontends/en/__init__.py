@@ -5,8 +5,8 @@ Public surface: :class:`EnFrontend` (registered through the ``en`` entry point),
 :func:`normalize_en` and :func:`g2p_en_word`. Conventions: ``CONVENTIONS.md`` in this folder.
 """
 
-from .g2p import g2p_en_word
-from .normalize import normalize_en
-from .plugin import EnFrontend
+from mixvox.frontends.en.g2p import g2p_en_word
+from mixvox.frontends.en.normalize import normalize_en
+from mixvox.frontends.en.plugin import EnFrontend
 
 __all__ = ["EnFrontend", "g2p_en_word", "normalize_en"]

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from . import neural
+from mixvox.frontends.en import neural
 
 #: The 39 ARPAbet phones of CMUdict (vowels take a stress digit 0/1/2).
 VOWELS = frozenset("AA AE AH AO AW AY EH ER EY IH IY OW OY UH UW".split())
@@ -125,7 +125,7 @@ def _homograph_file() -> Path | None:
 
 
 def _data_file(name: str) -> str:
-    return importlib.resources.files(__package__).joinpath("data", name).read_text("utf-8")
+    return importlib.resources.files(__package__).joinpath("data").joinpath(name).read_text("utf-8")
 
 
 def parse_homographs(text: str) -> dict[str, tuple[tuple[str, ...], tuple[str, ...], str]]:

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from mixvox import errors
+
 #: Output symbols of the checkpoint, in its index order (4 specials, then ARPAbet with stress).
 PHONEME_SYMBOLS: tuple[str, ...] = (
     "<pad>",
@@ -37,8 +39,8 @@ MAX_OUTPUT = 20
 MAX_INPUT = 20
 
 
-class ModelUnavailable(RuntimeError):
-    """The g2p-en checkpoint could not be found or read."""
+#: The g2p-en checkpoint could not be found or read (defined in :mod:`mixvox.errors`).
+ModelUnavailable = errors.ModelUnavailable
 
 
 def checkpoint_path() -> Path:

@@ -27,11 +27,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from mixvox.frontends.en import numbers as num
+from mixvox.frontends.en.g2p import cmudict
 from mixvox.phonetics import ARPABET_CONSONANTS, ARPABET_VOWELS
 from mixvox.textutil import fold_width, is_emoji, is_latin_letter
-
-from . import numbers as num
-from .g2p import cmudict
 
 # ---------------------------------------------------------------------------------------------
 # Data tables
@@ -39,7 +38,7 @@ from .g2p import cmudict
 
 
 def _read_tsv(name: str) -> list[list[str]]:
-    text = importlib.resources.files(__package__).joinpath("data", name).read_text("utf-8")
+    text = importlib.resources.files(__package__).joinpath("data").joinpath(name).read_text("utf-8")
     rows = []
     for line in text.splitlines():
         if not line.strip() or line.startswith("#"):
@@ -815,14 +814,14 @@ class Normalizer:
             number, rest = core[:j], core[j:]
             unit = self._unit(rest, spaced=False)
             if unit is not None:
-                words = self._plain_number(number, prev, "", k, cores, as_year=False)
-                if words is not None:
-                    return f"{words} {unit[0] if _is_one(number) else unit[1]}"
+                said = self._plain_number(number, prev, "", k, cores, as_year=False)
+                if said is not None:
+                    return f"{said} {unit[0] if _is_one(number) else unit[1]}"
             if rest.lower().startswith("/") and len(rest) > 1:
                 unit = self._unit(rest[1:], spaced=False)
-                words = self._plain_number(number, prev, "", k, cores, as_year=False)
-                if unit is not None and words is not None:
-                    return f"{words} per {unit[0]}"
+                said = self._plain_number(number, prev, "", k, cores, as_year=False)
+                if unit is not None and said is not None:
+                    return f"{said} per {unit[0]}"
         return None
 
     def _address_reading(self, core: str, k: int, cores: list[str]) -> str | None:

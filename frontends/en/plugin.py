@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from mixvox.frontends.en.g2p import g2p_en_word, pronounce
+from mixvox.frontends.en.normalize import Normalizer, Tok, normalize_en
 from mixvox.interfaces import FrontendContext, FrontendInfo, LexEntry
 from mixvox.ir import Span, Word
 from mixvox.plugins.hookspecs import hookimpl
-
-from .g2p import g2p_en_word, pronounce
-from .normalize import Normalizer, Tok, normalize_en
 
 __all__ = ["EnFrontend", "g2p_en_word", "mixvox_register_frontends", "normalize_en"]
 

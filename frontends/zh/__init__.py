@@ -19,7 +19,7 @@ __all__ = ["ZhFrontend", "g2p_zh", "normalize_zh"]
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        from . import plugin
+        from mixvox.frontends.zh import plugin
 
         return getattr(plugin, name)
     raise AttributeError(name)

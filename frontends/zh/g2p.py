@@ -24,7 +24,7 @@ from importlib import resources
 from pypinyin.constants import PHRASES_DICT, PINYIN_DICT
 from pypinyin.contrib.tone_convert import to_tone3
 
-from . import polyphone
+from mixvox.frontends.zh import polyphone
 
 _MAX_WORD = 8
 
@@ -40,7 +40,7 @@ def mark_to_tone3(p: str) -> str:
 
 def _load_table(name: str) -> dict[str, list[str]]:
     table: dict[str, list[str]] = {}
-    text = resources.files("mixvox.frontends.zh").joinpath("data", name).read_text("utf-8")
+    text = resources.files("mixvox.frontends.zh").joinpath("data").joinpath(name).read_text("utf-8")
     for lineno, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0].strip()
         if not line:

@@ -21,10 +21,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
+from mixvox.frontends.zh.numbers import read_cardinal, read_digits, read_number
 from mixvox.segment import UNITS as _SEGMENT_UNITS
 from mixvox.textutil import fold_width, is_emoji, is_han, is_latin_letter, script_of
-
-from .numbers import read_cardinal, read_digits, read_number
 
 #: Digit runs longer than this never enter the regex rules (read digit by digit).
 _MAX_RULE_DIGITS = 32
@@ -121,7 +120,12 @@ BRAND_MODES = ("digits", "cardinal", "decimal")
 @lru_cache(maxsize=1)
 def brand_table() -> Mapping[str, str]:
     """``data/brands.tsv``: lower-cased brand -> reading mode of the digits after it."""
-    text = resources.files("mixvox.frontends.zh").joinpath("data", "brands.tsv").read_text("utf-8")
+    text = (
+        resources.files("mixvox.frontends.zh")
+        .joinpath("data")
+        .joinpath("brands.tsv")
+        .read_text("utf-8")
+    )
     out: dict[str, str] = {}
     for line in text.splitlines():
         if not line.strip() or line.startswith("#"):

@@ -16,23 +16,29 @@ it, and a warning goes to ``ctx.warn``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 from pypinyin.constants import PINYIN_DICT
 
+from mixvox.frontends.zh.g2p import ZhG2P, mark_to_tone3
+from mixvox.frontends.zh.letters import spell
+from mixvox.frontends.zh.normalize import (
+    Piece,
+    brands_from_lexicon,
+    is_acronym,
+    normalize_zh,
+    tokenize,
+)
+from mixvox.frontends.zh.polymodel import SentenceReadings, default_model
+from mixvox.frontends.zh.sandhi import apply_sandhi
 from mixvox.interfaces import FrontendContext, FrontendInfo, LexEntry, Lexicon
 from mixvox.ir import Span, Word
 from mixvox.phonetics import canonical_pinyin
 from mixvox.plugins.hookspecs import hookimpl
 from mixvox.textutil import is_han
-
-from .g2p import ZhG2P, mark_to_tone3
-from .letters import spell
-from .normalize import Piece, brands_from_lexicon, is_acronym, normalize_zh, tokenize
-from .polymodel import SentenceReadings, default_model
-from .sandhi import apply_sandhi
 
 __all__ = ["ZhFrontend", "g2p_zh", "mixvox_register_frontends", "normalize_zh"]
 
@@ -91,7 +97,7 @@ class ZhFrontend:
     def __init__(self, polyphone_model: bool = True) -> None:
         self.g2p = ZhG2P()
         self.model = default_model() if polyphone_model else None
-        self._t2s = None
+        self._t2s: Any = None  # an OpenCC converter once loaded; False when unavailable
         self._lex_cache: tuple[Lexicon, int, dict[str, int]] | None = None
         self._brand_cache: tuple[Lexicon, int, dict[str, str] | None] | None = None
         self._en: Any = None  # the English frontend, for Latin words (made on first use)
@@ -437,7 +443,7 @@ def g2p_zh(text: str) -> list[str]:
 
 
 @hookimpl(trylast=True)
-def mixvox_register_frontends(register) -> None:  # type: ignore[no-untyped-def]
+def mixvox_register_frontends(register: Callable[[FrontendInfo], None]) -> None:
     register(
         FrontendInfo(
             "zh",

@@ -54,7 +54,7 @@ class PolyphoneModel:
         self.use_onnx = True
 
     def _members(self, names: tuple[str, ...] | None) -> dict[str, np.ndarray]:
-        ref = resources.files("mixvox.frontends.zh").joinpath("data", _FILE)
+        ref = resources.files("mixvox.frontends.zh").joinpath("data").joinpath(_FILE)
         with ref.open("rb") as fh, np.load(fh, allow_pickle=False) as z:
             return {k: z[k] for k in (names or z.files)}  # members are read one by one
 
@@ -251,7 +251,7 @@ def _onnx_session() -> Any:
     so.intra_op_num_threads = 1
     so.inter_op_num_threads = 1
     so.log_severity_level = 3
-    data = resources.files("mixvox.frontends.zh").joinpath("data", _ONNX).read_bytes()
+    data = resources.files("mixvox.frontends.zh").joinpath("data").joinpath(_ONNX).read_bytes()
     return ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
 
 

@@ -22,7 +22,7 @@ Rule = tuple[str, tuple[str, ...], tuple[str, ...], bool]
 
 
 def _lines(name: str) -> list[list[str]]:
-    text = resources.files("mixvox.frontends.zh").joinpath("data", name).read_text("utf-8")
+    text = resources.files("mixvox.frontends.zh").joinpath("data").joinpath(name).read_text("utf-8")
     return [ln.split("\t") for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
 
 

@@ -87,7 +87,7 @@ def apply_sandhi(
             p[0] = "ge5"
     # A 一 A / A 不 A whatever the word split (看 一 看, 想 不想, 好不好)
     for k in range(1, len(flat_chars) - 1):
-        a, ch, b = flat_chars[k - 1 : k + 2]
+        a, ch, b = flat_chars[k - 1], flat_chars[k], flat_chars[k + 1]
         if ch in "一不" and a == b and a not in NUMERALS:
             wi, ci = _locate(offsets, words, k)
             pys[wi][ci] = set_tone(pys[wi][ci], 5)

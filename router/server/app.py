@@ -39,11 +39,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from mixvox.encoders import MEDIA_TYPES
 from mixvox.interfaces import MixvoxError
 from mixvox.pipeline import Router
-
-from .metrics import Metrics
-from .security import KeyRing
-from .voices import UnknownVoice, Voices
-from .worker import END, Job, NotReady, QueueFull, Worker
+from mixvox.server.metrics import Metrics
+from mixvox.server.security import KeyRing
+from mixvox.server.voices import UnknownVoice, Voices
+from mixvox.server.worker import END, Job, NotReady, QueueFull, Worker
 
 access_log = logging.getLogger("mixvox.server.access")
 log = logging.getLogger("mixvox.server")
@@ -258,7 +257,7 @@ def _ssml_supported() -> bool:
 
 
 def _static(name: str) -> bytes:
-    return importlib.resources.files("mixvox.server").joinpath("static", name).read_bytes()
+    return importlib.resources.files("mixvox.server").joinpath("static").joinpath(name).read_bytes()
 
 
 class State:
@@ -747,4 +746,4 @@ def create_app(state: State) -> FastAPI:
             }
         )
 
-    return Gate(app, cfg, metrics)  # type: ignore[return-value]
+    return Gate(app, cfg, metrics)

@@ -18,8 +18,7 @@ from typing import Any
 import click
 
 from mixvox.cli import CliError, handle_errors, load_config, settings_from, synth_options
-
-from .security import check_bind, is_loopback, load_keys
+from mixvox.server.security import check_bind, is_loopback, load_keys
 
 log = logging.getLogger("mixvox.server")
 
@@ -115,7 +114,7 @@ def _setup_logging(level: int) -> None:
     help="Folder of lexicon files that requests may name in `lexicon` (by file stem).",
 )
 @click.option("--log-text", is_flag=True, help="Put the input text into the request log lines.")
-@synth_options(save_codes=False)
+@synth_options()
 @handle_errors
 def serve(
     host: str,
@@ -146,14 +145,14 @@ def serve(
     try:
         import uvicorn
 
-        from .app import ServerConfig, State, create_app
+        from mixvox.server.app import ServerConfig, State, create_app
     except ImportError as exc:
         raise CliError(
             f"mixvox serve needs the server extra ({exc.name} is missing): "
             "pip install 'mixvox[server]'"
         ) from None
-    from .security import KeyRing
-    from .worker import Worker
+    from mixvox.server.security import KeyRing
+    from mixvox.server.worker import Worker
 
     keys = load_keys(api_key_file)
     why = check_bind(host, keys, insecure_no_auth)
@@ -167,7 +166,7 @@ def serve(
             "anyone who can reach this address can use this server",
             err=True,
         )
-    settings = settings_from(opts)
+    settings = settings_from(opts, "serve")
     cfg_file = load_config()
     named = cfg_file.get("voices") or {}
     cfg = ServerConfig(

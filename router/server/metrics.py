@@ -56,8 +56,8 @@ class Metrics:
                 "# HELP mixvox_errors_total Requests answered with an error, by status.",
                 "# TYPE mixvox_errors_total counter",
             ]
-            for st, n in sorted(self.errors.items()):
-                lines.append(f'mixvox_errors_total{{status="{st}"}} {n}')
+            for code, n in sorted(self.errors.items()):
+                lines.append(f'mixvox_errors_total{{status="{code}"}} {n}')
             lines += [
                 "# HELP mixvox_cancelled_total Syntheses stopped because the client went away.",
                 "# TYPE mixvox_cancelled_total counter",

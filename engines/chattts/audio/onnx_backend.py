@@ -20,6 +20,7 @@ and :data:`BUILDER_VERSION`.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from pathlib import Path
@@ -355,7 +356,7 @@ class OnnxAudioBackend:
             p = cached_graph(
                 name,
                 {"weights": w.sha256, "builder": BUILDER_VERSION},
-                lambda w=w: build_mel_graph(w),
+                functools.partial(build_mel_graph, w),
                 cache_dir,
             )
             self.graph_paths[w.kind] = p

@@ -361,7 +361,7 @@ def build_runtime_graph(
     pos = g.input("position_ids", np.int64, ["batch", "seq"])
     kmask = g.input("key_mask", np.int64, ["batch", "max_len"])
     start = g.input("start", np.int64, [1])
-    kv_shape = ["batch", nh, "max_len", D]
+    kv_shape: list[int | str | None] = ["batch", nh, "max_len", D]
     pasts = [
         (
             g.input(f"past_key_{i}", np.float32, kv_shape),

@@ -41,6 +41,7 @@ import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -973,7 +974,7 @@ def compare_ops(
     g.step[:batch] = torch.randint(0, 30, (batch,), generator=gen).to(dev)
     g.min_new[:batch] = torch.randint(0, 30, (batch,), generator=gen).to(dev)
     noise = torch.empty(batch, g.num_vq, _pow2(g.num_audio)).exponential_(generator=gen).to(dev)
-    seq: list[tuple[str, object]] = [
+    seq: list[tuple[str, Any]] = [  # (step name, fn(ops)); lambdas bind the layer
         ("head", lambda o: o.head(g, batch)),
         ("sample", lambda o: o.sample(g, batch, noise)),
     ]

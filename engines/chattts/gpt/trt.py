@@ -258,7 +258,7 @@ def make_calibrator(trt: Any, batches: Iterable[Mapping[str, np.ndarray]], cache
     """
     cudart = import_cudart()
 
-    class _Calibrator(trt.IInt8EntropyCalibrator2):  # type: ignore[misc,name-defined]
+    class _Calibrator(trt.IInt8EntropyCalibrator2):
         def __init__(self) -> None:
             super().__init__()
             self._it = iter(list(batches))
