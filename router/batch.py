@@ -84,7 +84,7 @@ class BatchItem:
     skip: str | None = None
 
 
-class ScriptItems(list):  # type: ignore[type-arg]
+class ScriptItems(list):
     """The items of a script, plus what was left out: ``comments`` (``#`` lines)."""
 
     comments: int = 0
@@ -841,14 +841,14 @@ def _run_locked(
         with stop_on_signals():
             for item, res in zip(todo, results, strict=True):
                 if isinstance(res, Failed):
-                    err = res.error
+                    error: BaseException | str = res.error
                     engine_name = item.engine or default_engine
-                    if isinstance(err, _LineError):
-                        engine_name, err = err.engine, err.error
-                    if isinstance(err, MixvoxError | OSError | ValueError) or isinstance(err, str):
-                        fail(item, str(err) or type(err).__name__, engine_name)
+                    if isinstance(error, _LineError):
+                        engine_name, error = error.engine, error.error
+                    if isinstance(error, MixvoxError | OSError | ValueError | str):
+                        fail(item, str(error) or type(error).__name__, engine_name)
                     else:  # a bug on one line must not end a long batch
-                        fail(item, f"internal error: {type(err).__name__}: {err}", engine_name)
+                        fail(item, f"internal error: {type(error).__name__}: {error}", engine_name)
                 else:
                     _, engine_name, tts, audio, warnings_text = res
                     engine_used = getattr(tts, "engine_name", engine_name)

@@ -31,7 +31,12 @@ import click
 from mixvox import __version__
 from mixvox.audio import FORMATS, Audio, format_for, save_stream
 from mixvox.choice import EngineRequest, prepare
-from mixvox.cliflags import add_engine_flags, option_pairs_param, split_flag_values
+from mixvox.cliflags import (
+    add_engine_flags,
+    click_error,
+    option_pairs_param,
+    split_flag_values,
+)
 from mixvox.display import engine_status, format_issue, format_table, format_utterance, safe
 from mixvox.errors import MixvoxError, OptionError, notify
 from mixvox.ir import Issue, Utterance
@@ -77,9 +82,8 @@ def handle_errors(fn: F) -> F:
         except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except MixvoxError as exc:
-            err = CliError(str(exc))
-            err.exit_code = getattr(exc, "exit_code", 1)  # key/encryption errors: 2
-            raise err from None
+            code = getattr(exc, "exit_code", 1)  # key/encryption errors: 2
+            raise (CliError(str(exc)) if code == 1 else click_error(str(exc), code)) from None
         except UnicodeDecodeError as exc:
             raise CliError(f"input is not valid UTF-8: {exc}") from None
         except BrokenPipeError:

@@ -138,3 +138,16 @@ def split_flag_values(
         except OptionError as exc:
             raise click.UsageError(str(exc)) from None
     return load, call
+
+
+_ERROR_CLASSES: dict[int, type[click.ClickException]] = {1: click.ClickException}
+
+
+def click_error(message: str, exit_code: int = 1) -> click.ClickException:
+    """A :class:`click.ClickException` that exits with ``exit_code`` (2 for key and
+    encryption problems): click declares the code on the class, so one subclass per code."""
+    cls = _ERROR_CLASSES.get(exit_code)
+    if cls is None:
+        cls = type(f"ClickError{exit_code}", (click.ClickException,), {"exit_code": exit_code})
+        _ERROR_CLASSES[exit_code] = cls
+    return cls(message)

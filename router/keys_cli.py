@@ -14,9 +14,9 @@ from . import crypto
 
 
 def _fail(exc: crypto.CryptoError | crypto.MixvoxError) -> click.ClickException:
-    err = click.ClickException(str(exc))
-    err.exit_code = getattr(exc, "exit_code", 1)
-    return err
+    from mixvox.cliflags import click_error
+
+    return click_error(str(exc), getattr(exc, "exit_code", 1))
 
 
 @click.command("keygen")

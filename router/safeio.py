@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 from .errors import InputFileError
 
@@ -97,7 +98,7 @@ def check_regular(path: str | os.PathLike[str], what: str, limit: int | None = N
     return st.st_size
 
 
-def read_stream_bounded(stream, what: str, limit: int | None = None) -> bytes:  # type: ignore[no-untyped-def]
+def read_stream_bounded(stream: BinaryIO, what: str, limit: int | None = None) -> bytes:
     """At most ``limit`` bytes of a binary stream (stdin), else :class:`InputFileError`."""
     cap = limit if limit is not None else LIMITS.get(what, 256 * MB)
     data = stream.read(cap + 1)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -185,7 +185,7 @@ class Pipeline:
 
     # -- public ---------------------------------------------------------------------------------
 
-    def run(self, items: Iterable[Any]) -> Iterator[Any]:
+    def run(self, items: Iterable[Any]) -> Generator[Any, None, None]:
         """Yield each item's final value (or a :class:`Failed`) in input order."""
         queues: list[queue.Queue[Any]] = [
             queue.Queue(self.maxsize) for _ in range(len(self.stages) + 1)

@@ -17,9 +17,9 @@ from mixvox.interfaces import MixvoxError
 
 
 def _fail(exc: MixvoxError) -> click.ClickException:
-    err = click.ClickException(str(exc))
-    err.exit_code = getattr(exc, "exit_code", 1)  # key/encryption errors: 2
-    return err
+    from mixvox.cliflags import click_error
+
+    return click_error(str(exc), getattr(exc, "exit_code", 1))  # key/encryption errors: 2
 
 
 @click.group("speaker")
