@@ -454,9 +454,16 @@ def batch_settings(cli_settings: Any, fmt: str, version: str) -> dict[str, Any]:
             lex.append(file_digest(path))
         except OSError:
             lex.append(f"unreadable:{path}")
+    req = cli_settings.request
+    # engine options from flags, -O pairs and the config's [engine.<name>] tables; how the
+    # weights are checked or unlocked does not change the audio
+    engine_opts = {**req.options, **req.flags, **req.call_flags}
+    for key in ("verify", "reverify", "key_file", "save_codes"):
+        engine_opts.pop(key, None)
     return {
         "engine": cli_settings.engine or "auto",
-        **{k: v for k, v in cli_settings.factory_options.items() if k != "verify"},
+        **engine_opts,
+        "engine_tables": {k: dict(v) for k, v in sorted(req.tables.items())} or None,
         "voice": cli_settings.speaker,
         "seed": cli_settings.seed,
         **{k: v for k, v in cli_settings.overrides.items() if k != "save_codes"},

@@ -109,7 +109,9 @@ class FakeEngine:
             ) -> Iterator[AudioChunk]:
                 rec.calls.append(options)
                 for c in chunks:
-                    yield AudioChunk(np.full(80, 0.25, np.float32), 8000, c.index)
+                    # a short varying tone: constant audio is refused as a broken model
+                    tone = 0.25 * np.sin(np.arange(80, dtype=np.float32) * 0.3)
+                    yield AudioChunk(tone.astype(np.float32), 8000, c.index)
 
             def close(self) -> None:
                 pass
