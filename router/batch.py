@@ -575,6 +575,33 @@ def stop_on_signals() -> Iterator[None]:
             signal.signal(sig, h)
 
 
+def triage(
+    item: BatchItem,
+    records: Mapping[int, dict[str, Any]],
+    out: Path,
+    default_engine: str | None,
+    fp: str,
+    force: bool,
+    result: BatchResult,
+    fail: Callable[[BatchItem, str, str | None], None],
+) -> bool:
+    """Whether ``item`` is still to be spoken; otherwise it is counted in ``result`` (a bad
+    line failed, a punctuation-only line as unspeakable, a line finished by an earlier run
+    with the same settings ``fp`` as skipped). The local and the cluster batch share it."""
+    if item.error is not None:
+        fail(item, item.error, None)
+        return False
+    if item.skip is not None:  # only punctuation: skipped and counted
+        result.unspeakable += 1
+        return False
+    rec = records.get(item.line)
+    engine_name = item.engine or default_engine
+    if not force and is_complete(rec, item, out, engine_name) and (rec or {}).get("fp") == fp:
+        result.skipped += 1
+        return False
+    return True
+
+
 def is_complete(
     record: dict[str, Any] | None, item: BatchItem, out_dir: Path, engine: str | None = None
 ) -> bool:
@@ -818,25 +845,10 @@ def _run_locked(
     stack = contextlib.ExitStack()
     try:
         for item in items:
-            if item.error is not None:
-                fail(item, item.error, None)
+            if triage(item, records, out, default_engine, fp, force, result, fail):
+                todo.append(item)
+            else:
                 bar.update(1)
-                continue
-            if item.skip is not None:
-                result.unspeakable += 1
-                bar.update(1)
-                continue
-            engine_name = item.engine or default_engine
-            rec = records.get(item.line)
-            if (
-                not force
-                and is_complete(rec, item, out, engine_name)
-                and (rec or {}).get("fp") == fp
-            ):
-                result.skipped += 1
-                bar.update(1)
-                continue
-            todo.append(item)
         # Text preparation, synthesis and writing overlap (bounded queues, results in order):
         # the next lines are routed while this one is synthesized.
         pipe = Pipeline(

@@ -48,10 +48,10 @@ from mixvox.batch import (
     check_settings,
     clean_partials,
     fingerprint,
-    is_complete,
     iter_script_file,
     read_manifest_state,
     success_record,
+    triage,
 )
 from mixvox.interfaces import MixvoxError
 
@@ -436,25 +436,10 @@ def run_on_ray(
 
         def todo() -> Iterator[BatchItem]:
             for item in iter_script_file(script, jsonl=jsonl, fmt=fmt):
-                if item.error is not None:
-                    fail(item, item.error, None)
+                if triage(item, records, out, default_engine, fp, force, result, fail):
+                    yield item
+                else:
                     bar.update(1)
-                    continue
-                if item.skip is not None:  # only punctuation: skipped and counted
-                    result.unspeakable += 1
-                    bar.update(1)
-                    continue
-                engine_name = item.engine or default_engine
-                rec = records.get(item.line)
-                if (
-                    not force
-                    and is_complete(rec, item, out, engine_name)
-                    and (rec or {}).get("fp") == fp
-                ):
-                    result.skipped += 1
-                    bar.update(1)
-                    continue
-                yield item
 
         for batch in _batches(todo(), max(1, lines_per_task)):
             while len(pending) >= INFLIGHT_PER_WORKER * n:
