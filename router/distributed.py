@@ -28,8 +28,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -349,10 +351,14 @@ def run_on_ray(
     result = BatchResult(total=total, manifest=manifest)
     opts = dict(overrides or {})
     raw = bool(opts.get("raw"))
+    # ray.init installs its own SIGTERM/SIGINT handlers and shutdown leaves them: put back
+    # the caller's once the run is over (a library must not change its host's signals)
+    handlers = _signal_handlers()
     try:
         started = connect(address)
     except BaseException:
         lock.__exit__(None, None, None)
+        _restore_signal_handlers(handlers)
         raise
     log = ManifestLog(manifest, records, dict(state.settings))
     log.add_settings(fp, norm)
@@ -466,7 +472,20 @@ def run_on_ray(
                 pass
         if started:
             ray.shutdown()
+        _restore_signal_handlers(handlers)
     return result
+
+
+def _signal_handlers() -> dict[int, Any]:
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+
+def _restore_signal_handlers(handlers: dict[int, Any]) -> None:
+    for sig, handler in handlers.items():
+        if handler is not None:
+            signal.signal(sig, handler)
 
 
 def _progress_bar(total: int, enabled: bool) -> Any:

@@ -299,7 +299,10 @@ def test_python_api_on_the_cluster(cluster, tmp_path, monkeypatch):
         '{"text": "hello there"}\n{"text": "你好", "file": "greeting"}\n{"txt": 1}\n',
         encoding="utf-8",
     )
+    before = signal.getsignal(signal.SIGTERM)
     res = synthesize_script(script, tmp_path / "out", engine="espeak", address=cluster["address"])
+    # ray.init installs its own SIGTERM handler; the run puts the caller's back
+    assert signal.getsignal(signal.SIGTERM) is before
     try:
         assert res.done == 2 and res.total == 3
         assert [line for line, _ in res.failed] == [3]
