@@ -749,7 +749,6 @@ def _run_locked(
         check_settings(items, state, fp, norm, out, default_engine)
     synths: dict[str | None, Any] = {}
     synth_errors: dict[str | None, str] = {}
-    noted: set[str | None] = set()
     log = ManifestLog(manifest, records, dict(state.settings))
     log.add_settings(fp, norm)
     bar = _progress(len(items), progress)
@@ -779,18 +778,8 @@ def _run_locked(
             tts = synth_for(engine_name)
         except MixvoxError as exc:
             raise _LineError(engine_name, str(exc)) from None
+        # options another engine takes are dropped with one notice by the Synthesizer itself
         kwargs = dict(overrides or {})
-        accepts = getattr(tts, "accepts", None)
-        if accepts is not None:  # options for another engine (a CLI flag) are not typos here
-            ignored = sorted(k for k in kwargs if not accepts(k))
-            if ignored and engine_name not in noted:
-                noted.add(engine_name)
-                _note(
-                    err,
-                    f"mixvox: warning: {getattr(tts, 'engine_name', engine_name)} engine "
-                    f"ignores option(s): {', '.join(ignored)}",
-                )
-            kwargs = {k: v for k, v in kwargs.items() if k not in ignored}
         if item.speaker is not None:
             kwargs["speaker"] = item.speaker
         if item.seed is not None:
