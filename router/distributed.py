@@ -33,7 +33,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -47,6 +47,8 @@ from mixvox.batch import (
     BatchLock,
     BatchResult,
     ManifestLog,
+    SynthFactory,
+    _progress,
     check_settings,
     clean_partials,
     fingerprint,
@@ -56,9 +58,6 @@ from mixvox.batch import (
     triage,
 )
 from mixvox.interfaces import MixvoxError
-
-#: ``make_synth(engine_name_or_None) -> Synthesizer``; must be picklable (it travels to actors).
-SynthFactory = Callable[[str | None], Any]
 
 #: Batches in flight per engine actor: one being synthesized, one routed and waiting.
 INFLIGHT_PER_WORKER = 2
@@ -313,7 +312,8 @@ def run_on_ray(
 ) -> BatchResult:
     """Speak every line of the script file into ``out_dir`` on a Ray cluster.
 
-    ``lexicons`` must be the lexicon files ``make_synth`` uses, so that routing on the
+    ``make_synth`` must be picklable: it travels to the engine actors. ``lexicons`` must be
+    the lexicon files ``make_synth`` uses, so that routing on the
     cluster matches what a local batch would do. Returns the same :class:`BatchResult` as
     :func:`mixvox.batch.run_batch`.
     """
@@ -362,7 +362,7 @@ def run_on_ray(
         raise
     log = ManifestLog(manifest, records, dict(state.settings))
     log.add_settings(fp, norm)
-    bar = _progress_bar(total, progress)
+    bar = _progress(total, progress)
     pending: dict[Any, tuple[int, list[BatchItem]]] = {}
     actors: list[Any] = []
     audio_seconds = 0.0
@@ -486,18 +486,6 @@ def _restore_signal_handlers(handlers: dict[int, Any]) -> None:
     for sig, handler in handlers.items():
         if handler is not None:
             signal.signal(sig, handler)
-
-
-def _progress_bar(total: int, enabled: bool) -> Any:
-    from tqdm import tqdm
-
-    return tqdm(
-        total=total,
-        file=sys.stderr,
-        unit="line",
-        disable=None if enabled else True,
-        dynamic_ncols=True,
-    )
 
 
 def synthesize_script(
