@@ -150,24 +150,30 @@ def tile_sweep(ckpt: Path, results: dict) -> None:
     from mixvox.engines.chattts.gpt.triton_decode import TritonGPT, TritonOps, compare_ops
 
     m = TritonGPT(ckpt / "asset", precision="fp16", max_batch=64, pdl=True)
+    fat = {"qkv": 8, "o": 8, "gu": 16, "down": 4, "head": 16}
     variants = [
         (1, "fma default", {}),
+        (1, "fma default, sampler 1 warp", {"sample": {"warps": 1}}),
+        (1, "fma default, sampler 2 warps", {"sample": {"warps": 2}}),
+        (1, "fma default, 8 warps", {"fma": {"warps": 8}}),
+        (1, "fma default, down 8 warps", {"fma": {"w_down": 8}}),
+        (1, "fma fat, 4 warps", {"fma": dict(fat, warps=4)}),
+        (1, "fma fat, 8 warps", {"fma": dict(fat, warps=8)}),
         (
             1,
-            "fma wide x2, 8 warps",
-            {"fma": {"qkv": 8, "o": 8, "gu": 8, "down": 4, "head": 16, "warps": 8}},
+            "fma fatter (~96 programs), 8 warps",
+            {"fma": {"qkv": 16, "o": 8, "gu": 32, "down": 8, "head": 32, "warps": 8}},
         ),
-        (
-            1,
-            "fma narrow /2, 2 warps",
-            {"fma": {"qkv": 2, "o": 2, "gu": 2, "down": 1, "head": 4, "warps": 2}},
-        ),
-        (1, "fma default, 2 warps", {"fma": {"warps": 2}}),
-        (64, "dot default (bm 64)", {}),
-        (64, "dot bm 16, o/down 16", {"dot": {"bm": 16, "o": 16, "down": 16}}),
-        (64, "dot bm 16, bk 128", {"dot": {"bm": 16, "o": 16, "down": 16, "bk": 128}}),
+        (1, "fma default, 2 warps, sampler 1 warp", {"fma": {"warps": 2}, "sample": {"warps": 1}}),
+        (64, "dot default (bm 64, bk 64)", {}),
         (64, "dot bk 128", {"dot": {"bk": 128}}),
+        (64, "dot bk 128, 8 warps", {"dot": {"bk": 128, "warps": 8}}),
+        (64, "dot bk 128, o/down/gu 16", {"dot": {"bk": 128, "o": 16, "down": 16, "gu": 16}}),
+        (64, "dot bk 256", {"dot": {"bk": 256}}),
     ]
+    only = os.environ.get("SWEEP_ONLY")
+    if only:
+        variants = [v for v in variants if any(w in v[1] for w in only.split(";"))]
     rows = []
     for b, name, tiles in variants:
         errs = compare_ops(m, b, 256, seed=b, pdl=True, tiles=tiles)
@@ -182,6 +188,51 @@ def tile_sweep(ckpt: Path, results: dict) -> None:
             f"tile sweep b{b} {name:28s}: {us:8.1f} us/step ({b * 1e6 / us:9.0f} frames/s), equal {ok}"
         )
     results["tile_sweep"] = rows
+    m.close()
+
+
+def loop_breakdown(ckpt: Path, results: dict, frames: int) -> None:
+    """Where batch-1 generate time goes beyond the graph steps: the fused fp16 + PDL path
+    with one-step graphs, window graphs (a window of steps per graph), and window graphs
+    plus the next window enqueued before the end flags are read; prefill eager vs graph."""
+    from mixvox.engines.chattts.gpt.cuda_graph import CodeRequest, CudaSampling
+    from mixvox.engines.chattts.gpt.triton_decode import TritonGPT
+
+    gen = torch.Generator().manual_seed(1)
+    ids = torch.randint(0, 20000, (32,), generator=gen)
+    m = TritonGPT(ckpt / "asset", precision="fp16", max_batch=1, pdl=True)
+    emb = m.embed_prompt(ids, None, None)
+    reqs = [CodeRequest(emb, max_new=frames, min_new=frames)]
+    samp = CudaSampling()
+    out: dict = {}
+    for name, wg, la in (
+        ("one-step graphs", False, False),
+        ("window graphs", True, False),
+        ("window graphs + lookahead", True, True),
+    ):
+        m.window_graphs, m.lookahead = wg, la
+        m.generate(reqs, samp, seed=0, max_batch=1)
+        t = cuda_time(lambda: m.generate(reqs, samp, seed=0, max_batch=1), warmup=1, repeat=5)
+        out[name] = {"seconds": t, "frames_per_s": frames / t}
+        log(f"loop b1 {name:28s}: {frames / t:8.1f} frames/s ({t * 1e3:.2f} ms)")
+    us = graph_step_us(m, 1, 256)
+    out["graph_step_us_L256"] = us
+    out["graph_step_us_L128"] = graph_step_us(m, 1, 128)
+    gw = m._graphs.get((1, 256, m.sync_every)) or m._capture(1, 256, m.sync_every)
+    saved = [t.clone() for t in m._state()]
+    t0 = cuda_time(lambda: [gw.replay() for _ in range(10)], warmup=1, repeat=3)
+    for t, v in zip(m._state(), saved, strict=True):
+        t.copy_(v)
+    out["window_graph_step_us_L256"] = t0 / (10 * m.sync_every) * 1e6
+    for graphs in (False, True):
+        m.use_graphs = graphs
+        tp = cuda_time(lambda: m.prefill([0], [emb]), warmup=2, repeat=10)
+        out[f"prefill_ms_{'graph' if graphs else 'eager'}"] = tp * 1e3
+    m.use_graphs = True
+    bd = kernel_breakdown(m, 1, 256)
+    out["kernel_time_us_b1"] = bd
+    results["loop_breakdown"] = out
+    log("loop breakdown:", json.dumps(out))
     m.close()
 
 
@@ -511,6 +562,7 @@ def main() -> int:
     steps = [
         ("parity", lambda: parity_tiny(results)),
         ("kernels", lambda: fused_kernels(make_full_checkpoint(args.ckpt), results)),
+        ("loop", lambda: loop_breakdown(make_full_checkpoint(args.ckpt), results, args.frames)),
         ("sweep", lambda: tile_sweep(make_full_checkpoint(args.ckpt), results)),
         ("agreement", lambda: agreement(make_full_checkpoint(args.ckpt), results, args.frames)),
         ("e2e", lambda: bench_e2e(make_full_checkpoint(args.ckpt), results)),

@@ -359,7 +359,12 @@ class CudaGPT:
                 self.compiled = False
 
         self.capacity = 0
-        self._graphs: dict[tuple[int, int], torch.cuda.CUDAGraph] = {}
+        self._graphs: dict[tuple[int, ...], torch.cuda.CUDAGraph] = {}
+        #: capture a window of ``sync_every`` steps as one graph (set False for one-step
+        #: graphs only: less capture time and graph memory)
+        self.window_graphs = True
+        #: with one request in flight, enqueue its next window before reading the end flags
+        self.lookahead = True
         self._alloc(max_batch)
 
     # ------------------------------------------------------------------------------------------
@@ -571,14 +576,17 @@ class CudaGPT:
             for _ in range(n):
                 self._step(b, L)
             return
-        key = (b, L)
-        g = self._graphs.get(key)
-        if g is None:
-            g = self._capture(b, L)
+        # a whole window in one graph when it has the usual length (one launch per window;
+        # the host stays far ahead of the GPU), else replays of the one-step graph
+        if n == self.sync_every and n > 1 and self.window_graphs:
+            g = self._graphs.get((b, L, n)) or self._capture(b, L, n)
+            g.replay()
+            return
+        g = self._graphs.get((b, L)) or self._capture(b, L)
         for _ in range(n):
             g.replay()
 
-    def _capture(self, b: int, L: int) -> torch.cuda.CUDAGraph:
+    def _capture(self, b: int, L: int, n: int = 1) -> torch.cuda.CUDAGraph:
         # Warm up on a side stream (compiles Triton kernels, creates cuBLAS handles), with the
         # state saved and restored so that capture leaves no trace on real requests.
         saved = [t.clone() for t in self._state()]
@@ -591,19 +599,24 @@ class CudaGPT:
         g = torch.cuda.CUDAGraph()
         # thread_local: the engine vocodes on another thread while a new bucket is captured
         with torch.cuda.graph(g, capture_error_mode="thread_local"):
-            self._step(b, L)
+            for _ in range(n):
+                self._step(b, L)
         for t, v in zip(self._state(), saved, strict=True):
             t.copy_(v)
-        self._graphs[(b, L)] = g
+        self._graphs[(b, L) if n == 1 else (b, L, n)] = g
         return g
 
-    def _poll(self, b: int) -> tuple[list[bool], list[int]]:
+    def _poll(self, b: int, then: Callable[[], None] | None = None) -> tuple[list[bool], list[int]]:
         """End flags and end steps of slots ``[:b]``, waiting without holding the GIL.
 
+        ``then``: work to enqueue after the flags' copy and before waiting for it (the next
+        window, run ahead so that the GPU never idles while the host looks at the flags).
         ``tolist()`` would block inside a CUDA copy with the GIL held, starving the thread
         that vocodes streamed frames; an event wait releases it.
         """
         if self.device.type != "cuda":
+            if then is not None:
+                then()
             return self.finished[:b].tolist(), self.end_step[:b].tolist()
         host: tuple[torch.Tensor, torch.Tensor] | None = getattr(self, "_host_flags", None)
         if host is None or host[0].shape[0] < self.capacity:
@@ -616,6 +629,9 @@ class CudaGPT:
         host[1][:b].copy_(self.end_step[:b], non_blocking=True)
         ev = torch.cuda.Event()
         ev.record()
+        self.flags_event = ev
+        if then is not None:
+            then()
         while not ev.query():  # sleeping releases the GIL for certain; a blocking wait may not
             time.sleep(0.0002)
         return host[0][:b].tolist(), host[1][:b].tolist()
@@ -629,7 +645,10 @@ class CudaGPT:
             self._alloc(b)
             for L in lengths:
                 if self.use_graphs:
-                    self._capture(_bucket(b, BATCH_BUCKETS), _bucket(L, LEN_BUCKETS))
+                    bb, LL = _bucket(b, BATCH_BUCKETS), _bucket(L, LEN_BUCKETS)
+                    self._capture(bb, LL)
+                    if self.window_graphs and self.sync_every > 1:
+                        self._capture(bb, LL, self.sync_every)
                 else:
                     self._step(_bucket(b, BATCH_BUCKETS), _bucket(L, LEN_BUCKETS))
         if self.device.type == "cuda":
@@ -716,7 +735,12 @@ class CudaSteps:
         self.requests = requests
         self._capacity = capacity
         self.host_pos = [0] * capacity  # host mirror of each slot's position (length bucket)
+        self.cap = [0] * capacity  # frame cap of each slot's request
+        self.taken = [0] * capacity  # steps run (or enqueued) since the slot's admission
         self._b = 1
+        # the window enqueued ahead by ``poll`` (active slots, steps), not yet claimed by ``run``
+        self._ahead: tuple[tuple[int, ...], int] | None = None
+        self._side: torch.cuda.Stream | None = None
 
     @property
     def capacity(self) -> int:
@@ -729,27 +753,71 @@ class CudaSteps:
     def admit(self, slots: Sequence[int], items: Sequence[int]) -> None:
         g = self.gpt
         embeds = [self.requests[j].embeds for j in items]
-        for s, e in zip(slots, embeds, strict=True):
+        for s, e, j in zip(slots, embeds, items, strict=True):
             self.host_pos[s] = int(e.shape[0])
+            self.cap[s] = int(self.requests[j].max_new)
+            self.taken[s] = 0
         g.prefill(list(slots), embeds)
         rows = torch.tensor(list(slots), device=g.device)
         g.min_new[rows] = torch.tensor([self.requests[j].min_new for j in items], device=g.device)
 
-    def run(self, active: Sequence[int], n: int) -> None:
-        time.sleep(0)  # hand the GIL to a streaming consumer between windows
+    def _enqueue(self, active: Sequence[int], n: int) -> None:
         g = self.gpt
         b = _bucket(max(active) + 1, BATCH_BUCKETS)
         L = min(_bucket(max(self.host_pos[i] for i in active) + n + 1, LEN_BUCKETS), g.max_len)
         g._run_steps(b, L, n)
         for i in range(b):
             self.host_pos[i] += n
+        for i in active:
+            self.taken[i] += n
         self._b = b
 
+    def run(self, active: Sequence[int], n: int) -> None:
+        time.sleep(0)  # hand the GIL to a streaming consumer between windows
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            if ahead == (tuple(active), n):
+                return  # already on the GPU
+            raise RuntimeError(f"window run ahead {ahead} but asked for {(tuple(active), n)}")
+        self._enqueue(active, n)
+
     def poll(self, active: Sequence[int]) -> tuple[list[bool], list[int]]:
-        return self.gpt._poll(self._b)  # the one host sync per window
+        g = self.gpt
+        then = None
+        # One request alone (the latency case): run its next window ahead, before waiting for
+        # this window's end flags. If it ended, the extra window only touched its own slot,
+        # which is released (or refilled by a prefill, ordered after it on the stream).
+        if g.lookahead and len(active) == 1 and g.device.type == "cuda":
+            s = active[0]
+            left = self.cap[s] - self.taken[s]
+            if left > 0:
+                n = min(self.window, left)
+
+                def then(s: int = s, n: int = n) -> None:
+                    self._enqueue([s], n)
+                    self._ahead = ((s,), n)
+
+        return g._poll(self._b, then)
 
     def frames(self, slot: int, lo: int, hi: int, final: bool) -> tuple[torch.Tensor, torch.Tensor]:
         g = self.gpt
+        if self._ahead is not None and g.device.type == "cuda":
+            # a window runs ahead on the stream: read these frames (written before the flags
+            # were copied) on a side stream, so the copy does not wait for that window
+            if self._side is None:
+                self._side = torch.cuda.Stream(g.device)
+            side = self._side
+            # (streamed frames come back as host tensors, copied there now; the final ones
+            # stay on the device, and reading them waits for the window ahead: at most one
+            # window of latency once a request drew its end code)
+            side.wait_event(g.flags_event)
+            with torch.cuda.stream(side):
+                codes = g.out_codes[slot, lo:hi].clone()
+                hidden = g.out_hidden[slot, lo:hi].to(torch.float32, copy=True)
+                if not final:
+                    codes, hidden = codes.cpu(), hidden.cpu()
+            torch.cuda.current_stream(g.device).wait_stream(side)  # later writes come after
+            return codes, hidden
         if final:  # the slot's buffers are reused by the next request: copies
             return g.out_codes[slot, lo:hi].clone(), g.out_hidden[slot, lo:hi].to(
                 torch.float32, copy=True
@@ -757,7 +825,10 @@ class CudaSteps:
         return g.out_codes[slot, lo:hi], g.out_hidden[slot, lo:hi].float()
 
     def release(self, slot: int) -> None:
+        if self._ahead is not None and slot in self._ahead[0]:
+            self._ahead = None  # its window ran for nothing (the request ended)
         self.host_pos[slot] = 0
+        self.taken[slot] = 0
         self.gpt.pos[slot] = 0
 
 

@@ -67,6 +67,8 @@ except Exception:  # pragma: no cover - depends on the environment
     HAVE_TRITON = False
 
 WIN = 16  # repetition-penalty window (frames)
+#: prompt-length buckets of the graph-captured prefill (longer prompts run eagerly)
+PREFILL_BUCKETS = (16, 32, 64, 128, 256, 512)
 
 
 def _pow2(n: int) -> int:
@@ -434,23 +436,44 @@ if HAVE_TRITON:
         m = pid_m * BM + tl.arange(0, BM)
         mmask = m < b
         DT = h_ptr.dtype.element_ty
-        _gdc(PDL)
-        rstd = _rstd(h_ptr, h_ptr, h_ptr, m, mmask, eps, H, 1, 1, BM, BKS, False)
-        at = tl.minimum(tl.load(step_ptr + m, mask=mmask, other=0), maxlen_m1)
         acc = tl.zeros([BM, BN], tl.float32)
-        for k0 in range(0, H, BK):
-            k = k0 + tl.arange(0, BK)
+        if BK >= H:  # one tile: the weights are read before waiting for the previous kernel
+            k = tl.arange(0, BK)
             kmask = k < H
+            w = tl.load(
+                w_ptr + n[:, None] * H + k[None, :], mask=nmask[:, None] & kmask[None, :], other=0.0
+            )
+            _gdc(PDL)
+            at = tl.minimum(tl.load(step_ptr + m, mask=mmask, other=0), maxlen_m1)
             x = _load_x(h_ptr, h_ptr, h_ptr, m, mmask, k, kmask, H, 1, 1, BM, BK, False)
+            rstd = tl.math.rsqrt(tl.sum(x * x, axis=1) / H + eps)
             nx = _normed(x, rstd, lnw_ptr, k, kmask, DT)
             if pid_n == 0:  # the normalised hidden is also the output hidden of this frame
                 msk = mmask[:, None] & kmask[None, :]
                 tl.store(hlast_ptr + m[:, None] * H + k[None, :], nx, mask=msk)
                 tl.store(ohid_ptr + m[:, None] * s_ob + at[:, None] * H + k[None, :], nx, mask=msk)
-            w = tl.load(
-                w_ptr + n[:, None] * H + k[None, :], mask=nmask[:, None] & kmask[None, :], other=0.0
-            )
             acc = _mv(acc, nx.to(tl.float32), w, USE_DOT, "ieee")
+        else:
+            _gdc(PDL)
+            rstd = _rstd(h_ptr, h_ptr, h_ptr, m, mmask, eps, H, 1, 1, BM, BKS, False)
+            at = tl.minimum(tl.load(step_ptr + m, mask=mmask, other=0), maxlen_m1)
+            for k0 in range(0, H, BK):
+                k = k0 + tl.arange(0, BK)
+                kmask = k < H
+                x = _load_x(h_ptr, h_ptr, h_ptr, m, mmask, k, kmask, H, 1, 1, BM, BK, False)
+                nx = _normed(x, rstd, lnw_ptr, k, kmask, DT)
+                if pid_n == 0:
+                    msk = mmask[:, None] & kmask[None, :]
+                    tl.store(hlast_ptr + m[:, None] * H + k[None, :], nx, mask=msk)
+                    tl.store(
+                        ohid_ptr + m[:, None] * s_ob + at[:, None] * H + k[None, :], nx, mask=msk
+                    )
+                w = tl.load(
+                    w_ptr + n[:, None] * H + k[None, :],
+                    mask=nmask[:, None] & kmask[None, :],
+                    other=0.0,
+                )
+                acc = _mv(acc, nx.to(tl.float32), w, USE_DOT, "ieee")
         tl.store(
             logits_ptr + m[:, None] * NOUT + n[None, :], acc, mask=mmask[:, None] & nmask[None, :]
         )
@@ -461,7 +484,7 @@ if HAVE_TRITON:
         topkon_ptr, greedy_ptr, eosblock_ptr, seed_ptr, noise_ptr, forceon_ptr, force_ptr,
         ids_ptr, codes_ptr, maxlen_m1, s_codes,
         NQ: tl.constexpr, V: tl.constexpr, VP: tl.constexpr, EOS: tl.constexpr,
-        WINDOW: tl.constexpr, USE_NOISE: tl.constexpr,
+        WINDOW: tl.constexpr, USE_NOISE: tl.constexpr, KMAX: tl.constexpr,
      PDL: tl.constexpr,
     ):  # fmt: skip
         """One (slot, codebook) per program; the end flags are set by the next kernel."""
@@ -481,19 +504,37 @@ if HAVE_TRITON:
         for j in tl.static_range(WINDOW):
             alpha = tl.where(cnt > j, alpha * pen, alpha)
         lg = tl.where(lg < 0, lg * alpha, lg / alpha)
-        # top-p on the ascending sort, as transformers' warper (the 3 largest always kept)
-        srt = tl.sort(lg)
-        e = tl.exp(srt - tl.max(srt, 0))
-        cum = tl.cumsum(e / tl.sum(e, 0), axis=0)
-        drop = (cum <= 1.0 - tl.load(topp_ptr)) & (v < VP - 3)
-        ndrop = tl.sum(drop.to(tl.int32), 0)
-        thr = tl.sum(tl.where(v == ndrop, srt, 0.0), 0)
-        kk = tl.minimum(tl.maximum(tl.load(topk_ptr), 3), 20).to(tl.int32)
-        kidx = VP - kk
-        kth = tl.sum(tl.where(v == kidx, srt, 0.0), 0)
-        kth = tl.where(kidx >= ndrop, kth, float("-inf"))
+        kk = tl.minimum(tl.maximum(tl.load(topk_ptr), 3), KMAX).to(tl.int32)
+        topp = tl.load(topp_ptr)
         topk_on = tl.load(topkon_ptr) != 0
-        keep = (lg >= thr) & ~((lg < kth) & topk_on)
+        if topk_on:
+            # top-k on (ChatTTS' default): the kept set lies among the KMAX largest, so walk
+            # them from the top (one max per rank) instead of sorting all V logits. Rank r is
+            # dropped by top-p when the ascending cumulative probability at it (1 - the mass
+            # above it) is <= 1 - top_p (the 3 largest always kept), and by top-k from rank
+            # kk on; the last kept value is the threshold (ties kept, as the sort's values).
+            mx = tl.max(lg, 0)
+            z = tl.sum(tl.exp(lg - mx), 0)
+            cur = lg
+            above = z * 0.0  # probability mass of the ranks above
+            thr = mx
+            done = z < 0.0  # False, as a scalar tensor
+            for r in tl.static_range(KMAX):
+                d, idx = tl.max(cur, 0, return_indices=True)
+                cur = tl.where(v == idx, float("-inf"), cur)
+                stop = ((1.0 - above <= 1.0 - topp) & (r >= 3)) | (r >= kk)
+                done = done | stop
+                thr = tl.where(done, thr, d)
+                above += tl.exp(d - mx) / z
+        else:
+            # top-p alone on the ascending sort, as transformers' warper (3 largest kept)
+            srt = tl.sort(lg)
+            e = tl.exp(srt - tl.max(srt, 0))
+            cum = tl.cumsum(e / tl.sum(e, 0), axis=0)
+            drop = (cum <= 1.0 - topp) & (v < VP - 3)
+            ndrop = tl.sum(drop.to(tl.int32), 0)
+            thr = tl.sum(tl.where(v == ndrop, srt, 0.0), 0)
+        keep = lg >= thr
         lg2 = tl.where(keep, lg, float("-inf"))
         step = tl.load(step_ptr + m)
         block = (step < tl.load(minnew_ptr + m)) | (tl.load(eosblock_ptr) != 0)
@@ -527,6 +568,7 @@ if HAVE_TRITON:
 TILES = {
     "fma": {"qkv": 4, "o": 4, "gu": 4, "down": 2, "head": 8, "warps": 4},
     "dot": {"bm": 64, "qkv": 16, "o": 32, "gu": 32, "down": 32, "head": 32, "bk": 64},
+    "sample": {"warps": 4},
 }
 
 
@@ -658,8 +700,19 @@ class TritonOps:
         for k, v in (tiles or {}).items():
             self.tiles[k].update(v)
 
-    def _warps(self, dot: bool) -> dict:
-        return {} if dot else {"num_warps": self.tiles["fma"]["warps"]}
+    def _warps(self, dot: bool, op: str = "") -> dict:
+        """Launch options of one op: ``num_warps`` (per op: ``w_<op>`` in the tile table)
+        and, for tensor-core tiles, ``num_stages`` when the table names them."""
+        if dot:
+            d = self.tiles["dot"]
+            out = {}
+            if f"w_{op}" in d or "warps" in d:
+                out["num_warps"] = d.get(f"w_{op}", d.get("warps"))
+            if "stages" in d:
+                out["num_stages"] = d["stages"]
+            return out
+        f = self.tiles["fma"]
+        return {"num_warps": f.get(f"w_{op}", f["warps"])}
 
     @staticmethod
     def _prec(g) -> str:
@@ -679,7 +732,7 @@ class TritonOps:
             b, L - 1, g.eps, kc.stride(0), kc.stride(1), kc.stride(2),
             H=H, HD=hd, NH=g.num_heads, NQ=g.num_vq, V=g.num_audio, EOS=g.eos_id_,
             BM=BM, BH=BH, BK=BK, BKS=min(256, _pow2(H)), ONE=BK >= H, EMBED=embed,
-            USE_DOT=dot, PREC=self._prec(g), **self._pdl, **self._warps(dot),
+            USE_DOT=dot, PREC=self._prec(g), **self._pdl, **self._warps(dot, "qkv"),
         )  # fmt: skip
 
     def attention(self, g, li: int, b: int, L: int) -> None:
@@ -700,7 +753,8 @@ class TritonOps:
         BK = d["bk"] if dot else _pow2(H)
         _oproj_kernel[(H // BN, -(-b // BM))](
             g.att, g.layers[li]["o"], g.hres, b,
-            H=H, BM=BM, BN=BN, BK=BK, USE_DOT=dot, PREC=self._prec(g), **self._pdl, **self._warps(dot),
+            H=H, BM=BM, BN=BN, BK=BK, USE_DOT=dot, PREC=self._prec(g), **self._pdl,
+            **self._warps(dot, "o"),
         )  # fmt: skip
 
     def gateup(self, g, li: int, b: int) -> None:
@@ -712,7 +766,7 @@ class TritonOps:
         _gateup_kernel[(inter // BN, -(-b // BM))](
             g.hres, g.layers[li]["ln2"], g.layers[li]["gu"], g.act, b, g.eps,
             H=H, INTER=inter, BM=BM, BN=BN, BK=BK, BKS=min(256, _pow2(H)), ONE=BK >= H,
-            USE_DOT=dot, PREC=self._prec(g), **self._pdl, **self._warps(dot),
+            USE_DOT=dot, PREC=self._prec(g), **self._pdl, **self._warps(dot, "gu"),
         )  # fmt: skip
 
     def down(self, g, li: int, b: int, last: bool) -> None:
@@ -723,7 +777,8 @@ class TritonOps:
         BK = d["bk"] if dot else _pow2(inter)
         _down_kernel[(H // BN, -(-b // BM))](
             g.act, g.layers[li]["down"], g.hres, g.pos, g.step, b,
-            H=H, INTER=inter, BM=BM, BN=BN, BK=BK, LAST=last, USE_DOT=dot, PREC=self._prec(g), **self._pdl, **self._warps(dot),
+            H=H, INTER=inter, BM=BM, BN=BN, BK=BK, LAST=last, USE_DOT=dot, PREC=self._prec(g),
+            **self._pdl, **self._warps(dot, "down"),
         )  # fmt: skip
 
     def head(self, g, b: int) -> None:
@@ -737,7 +792,7 @@ class TritonOps:
             g.hres, g.norm, g.head_code, g.logits, g.h_last, g.out_hidden, g.step, b, g.eps,
             g.max_len - 1, g.out_hidden.stride(0), nout,
             H=H, BM=BM, BN=BN, BK=BK, BKS=min(256, _pow2(H)), USE_DOT=dot, **self._pdl,
-            **self._warps(dot),
+            **self._warps(dot, "head"),
         )  # fmt: skip
 
     def sample(self, g, b: int, noise: torch.Tensor | None = None) -> None:
@@ -748,7 +803,8 @@ class TritonOps:
             noise if noise is not None else g.logits, g.force_on, g.force_ids,
             g.ids, g.out_codes, g.max_len - 1, g.out_codes.stride(0),
             NQ=g.num_vq, V=V, VP=_pow2(V), EOS=g.eos_id_, WINDOW=WIN,
-            USE_NOISE=noise is not None, **self._pdl,
+            USE_NOISE=noise is not None, KMAX=20, num_warps=self.tiles["sample"]["warps"],
+            **self._pdl,
         )  # fmt: skip
 
 
@@ -795,6 +851,7 @@ class TritonGPT(CudaGPT):
         super()._alloc(slots)
         if self.capacity == had:
             return
+        self._pf_bufs: dict = {}  # prefill graphs hold the old buffers
         dev, dt, S, H = self.device, self.dtype, self.capacity, self.hidden_size
         self.inter = int(self.layers[0]["down"].shape[1])
         self.hres = torch.zeros(S, H, device=dev, dtype=dt)
@@ -836,12 +893,32 @@ class TritonGPT(CudaGPT):
         T = max(e.shape[0] for e in embeds)
         if T + 1 >= self.max_len:
             raise ValueError(f"prompt of {T} tokens exceeds the cache length {self.max_len}")
-        x = torch.zeros(n, T, self.hidden_size, device=self.device, dtype=self.dtype)
-        for i, e in enumerate(embeds):
-            x[i, : e.shape[0]] = e.to(self.dtype)
+        if (
+            n == 1
+            and self.use_graphs
+            and T <= PREFILL_BUCKETS[-1]
+            and _bucket(T, PREFILL_BUCKETS) < self.max_len
+        ):
+            self._prefill_graph(slots[0], embeds[0])
+        else:
+            x = torch.zeros(n, T, self.hidden_size, device=self.device, dtype=self.dtype)
+            for i, e in enumerate(embeds):
+                x[i, : e.shape[0]] = e.to(self.dtype)
+            rows = torch.tensor(slots, device=self.device)
+            lens = torch.tensor([e.shape[0] for e in embeds], device=self.device)
+            self._prefill_into(x, rows, lens)
+        # per-request noise streams, drawn from torch's generator (seeded by ``generate``)
         rows = torch.tensor(slots, device=self.device)
+        self.slot_seed[rows] = torch.randint(0, 2**31 - 1, (n,), device=self.device)
+
+    def _prefill_into(self, x: torch.Tensor, rows: torch.Tensor, lens: torch.Tensor) -> None:
+        """The prompt ``x`` ``[n, T, H]`` (right-padded; ``lens`` real tokens) into ``rows``.
+
+        Padding is harmless: causal attention keeps it out of the real positions, and the
+        cache entries it writes lie past each prompt, overwritten by the decode steps before
+        any step attends to them."""
+        n = x.shape[0]
         h = self._forward_prenorm(x, rows)
-        lens = torch.tensor([e.shape[0] for e in embeds], device=self.device)
         last = h[torch.arange(n, device=self.device), lens - 1]
         self.hres[rows] = last
         self.h_last[rows] = _rmsnorm(last, self.norm, self.eps)
@@ -850,8 +927,36 @@ class TritonGPT(CudaGPT):
         self.finished[rows] = False
         self.end_step[rows] = -1
         self.hist[rows] = self.num_audio
-        # per-request noise streams, drawn from torch's generator (seeded by ``generate``)
-        self.slot_seed[rows] = torch.randint(0, 2**31 - 1, (n,), device=self.device)
+
+    def _prefill_graph(self, slot: int, e: torch.Tensor) -> None:
+        """One prompt through a CUDA graph captured per prompt-length bucket (an eager
+        prefill is ~700 small launches from Python: milliseconds before the first frame)."""
+        T = int(e.shape[0])
+        Tb = _bucket(T, PREFILL_BUCKETS)
+        bufs = getattr(self, "_pf_bufs", None)
+        if bufs is None:
+            bufs = self._pf_bufs = {}
+        if Tb not in bufs:
+            x = torch.zeros(1, Tb, self.hidden_size, device=self.device, dtype=self.dtype)
+            row = torch.zeros(1, dtype=torch.long, device=self.device)
+            ln = torch.ones(1, dtype=torch.long, device=self.device)
+            bufs[Tb] = (x, row, ln, None)
+        x, row, ln, graph = bufs[Tb]
+        x.zero_()
+        x[0, :T] = e.to(device=self.device, dtype=self.dtype)
+        row.fill_(int(slot))
+        ln.fill_(T)
+        if graph is None:
+            s = torch.cuda.Stream(self.device)
+            s.wait_stream(torch.cuda.current_stream(self.device))
+            with torch.cuda.stream(s):  # warm-up (kernel selection) outside the capture
+                self._prefill_into(x, row, ln)
+            torch.cuda.current_stream(self.device).wait_stream(s)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph, capture_error_mode="thread_local"):
+                self._prefill_into(x, row, ln)
+            bufs[Tb] = (x, row, ln, graph)
+        graph.replay()
 
     def _step(self, b: int, L: int, noise: torch.Tensor | None = None) -> None:
         ops = self.ops
@@ -1007,6 +1112,16 @@ def compare_ops(
         fn(ref)  # the walk goes on from the reference result
         e = max(_err(got[k], getattr(g, k)) for k in names)
         worst[name] = max(worst.get(name, 0.0), e)
+    # the sampler with top-p alone (top-k off: the sorting branch of the kernel)
+    g.set_sampling(CudaSampling(temperature=[0.3, 0.5, 0.7, 1.0], top_p=0.7, top_k=None))
+    names = _OUTPUTS["sample"]
+    before = {k: getattr(g, k).clone() for k in names}
+    tri.sample(g, batch, noise)
+    got = {k: getattr(g, k).clone() for k in names}
+    for k in names:
+        getattr(g, k).copy_(before[k])
+    ref.sample(g, batch, noise)
+    worst["sample_top_p_only"] = max(_err(got[k], getattr(g, k)) for k in names)
     # the in-kernel random draw (no noise tensor): valid codes, distinct per slot stream
     tri.sample(g, batch)
     worst["sample_rand_valid"] = float(
