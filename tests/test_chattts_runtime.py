@@ -53,10 +53,10 @@ def tensorrt(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_precision_that_is_no_choice_names_the_valid_ones() -> None:
-    with pytest.raises(RuntimeChoiceError, match="valid: fp32, int8, int4, fp16, bf16") as err:
-        resolve("onnx", "cpu", "fp8")
+    with pytest.raises(RuntimeChoiceError, match="valid: fp32, int8, int4, fp16, bf16, fp8") as err:
+        resolve("onnx", "cpu", "fp4")
     assert isinstance(err.value, ValueError) and isinstance(err.value, MixvoxError)
-    assert "'fp8'" in str(err.value)
+    assert "'fp4'" in str(err.value)
     with pytest.raises(RuntimeChoiceError, match="valid: onnx, torch, tensorrt or auto"):
         resolve("tensorflow")
     with pytest.raises(RuntimeChoiceError, match="valid: cpu, cuda, cuda:N or auto"):
@@ -93,7 +93,8 @@ def test_auto_falls_back_on_the_cpu_and_says_why(cpu_only: None) -> None:
         resolve("torch", "cuda:1")
 
 
-def test_cuda_defaults_and_explicit_precisions(cuda: None) -> None:
+def test_cuda_defaults_and_explicit_precisions(cuda: None, monkeypatch) -> None:
+    monkeypatch.setattr(runtime, "_triton_installed", lambda: False)
     d = resolve()
     assert (d.backend, d.device, d.precision, d.gpt_runner) == (
         "torch",
@@ -101,14 +102,52 @@ def test_cuda_defaults_and_explicit_precisions(cuda: None) -> None:
         "fp16",
         "cuda-graphs",
     )
+    assert "Triton not installed" in d.reason
     assert (d.audio_backend, d.audio_device) == ("torch", "cuda")
     assert resolve("torch", "cuda", "fp32").precision == "fp32"  # explicit fp32 is honoured
     assert resolve("torch", "cuda:1", "bf16").device == "cuda:1"
     # --device cpu was the engine's default: with auto it names nothing (as before)
     assert resolve("auto", "cpu") == resolve("auto", "auto")
     assert resolve("torch", "auto").device == "cuda"
-    with pytest.raises(RuntimeChoiceError, match=r"valid: fp16, fp32, bf16"):
+    with pytest.raises(RuntimeChoiceError, match=r"valid: fp16, fp32, bf16, fp8"):
         resolve("torch", "cuda", "int8")
+
+
+def test_gpu_decoder_fused_by_default_with_triton_graphs_on_request(
+    cuda: None, monkeypatch
+) -> None:
+    monkeypatch.setattr(runtime, "_triton_installed", lambda: True)
+    monkeypatch.setattr(runtime, "_cuda_capability", lambda device: (9, 0))
+    d = resolve()
+    assert (d.gpt_runner, d.gpu_decoder, d.precision) == ("cuda-fused", "fused", "fp16")
+    assert "fused Triton" in d.describe()
+    g = resolve("torch", "cuda", "fp16", "graphs")
+    assert (g.gpt_runner, g.gpu_decoder) == ("cuda-graphs", "graphs")
+    assert resolve("torch", "cuda:1", "bf16", "fused").gpt_runner == "cuda-fused"
+    f8 = resolve("torch", "cuda", "fp8")
+    assert (f8.precision, f8.gpt_runner) == ("fp8", "cuda-fused")
+    with pytest.raises(RuntimeChoiceError, match="fp8 runs on the fused Triton decode step only"):
+        resolve("torch", "cuda", "fp8", "graphs")
+    with pytest.raises(RuntimeChoiceError, match="unknown ChatTTS GPU decoder 'turbo'"):
+        resolve("torch", "cuda", "fp16", "turbo")
+    monkeypatch.setattr(runtime, "_cuda_capability", lambda device: (8, 0))
+    with pytest.raises(EngineUnavailable, match="fp8 needs a GPU with fp8 conversions.*8.0"):
+        resolve("torch", "cuda", "fp8")
+    monkeypatch.setattr(runtime, "_triton_installed", lambda: False)
+    with pytest.raises(EngineUnavailable, match="needs Triton"):
+        resolve("torch", "cuda", "fp16", "fused")
+    with pytest.raises(EngineUnavailable, match="needs Triton"):
+        resolve("torch", "cuda", "fp8")
+
+
+def test_gpu_decoder_and_fp8_refused_off_cuda(cpu_only: None) -> None:
+    with pytest.raises(RuntimeChoiceError, match="--gpu-decoder fused needs --backend torch"):
+        resolve("onnx", "cpu", "fp32", "fused")
+    with pytest.raises(RuntimeChoiceError, match=r"fp8 is not available .* \(valid: fp32\)"):
+        resolve("torch", "cpu", "fp8")
+    with pytest.raises(RuntimeChoiceError, match=r"onnx on the CPU \(valid: fp32, int8, int4\)"):
+        resolve("onnx", "cpu", "fp8")
+    assert resolve("onnx", "cpu", "fp32", "graphs").gpu_decoder == ""  # nothing to choose
 
 
 def test_tensorrt_rules(tensorrt: None) -> None:
@@ -161,7 +200,7 @@ def _no_loading(*_a: object, **_k: object) -> None:
 @pytest.mark.parametrize(
     ("kw", "match"),
     [
-        ({"precision": "fp8"}, "valid: fp32, int8, int4, fp16, bf16"),
+        ({"precision": "fp4"}, "valid: fp32, int8, int4, fp16, bf16, fp8"),
         ({"backend": "onnx", "precision": "fp16"}, "valid: fp32, int8, int4"),
     ],
 )

@@ -94,6 +94,31 @@ def test_teacher_forced_step_logits_match_full_forward(golden):
     assert (step - full).abs().max() / full.abs().max() < 1e-5
 
 
+def test_fp8_weights_twin_stays_close_to_fp16(golden):
+    """fp8 (e4m3, per-output-channel scales): the layer weights are stored in 1 byte and the
+    fused step's logits stay close to the fp16 ones (the same path, unquantized)."""
+    emb = torch.from_numpy(golden["code_spk/emb"])
+    codes = torch.from_numpy(golden["greedy/codes"])
+    m8 = _fp(precision="fp8")
+    m16 = _fp(precision="fp16")
+    assert m8.layers[0]["gu"].dtype == torch.float8_e4m3fn and m8.precision == "fp8"
+    assert m8.layers[0]["gu_s"].shape == (m8.layers[0]["gu"].shape[0],)
+    w = m8.layers[0]["gu"].float() * m8.layers[0]["gu_s"][:, None]
+    ref = m16.layers[0]["gu"].float()
+    assert float((w - ref).abs().max() / ref.abs().max()) < 0.07  # e4m3: 3 mantissa bits
+    a = m8.teacher_forced_step_logits(emb, codes).float()
+    b = m16.teacher_forced_step_logits(emb, codes).float()
+    assert torch.isfinite(a).all()
+    assert float((a - b).abs().max() / b.abs().max()) < 0.1
+    assert float((a.argmax(-1) == b.argmax(-1)).float().mean()) > 0.8
+
+
+def _fp(precision: str) -> TritonGPT:
+    return TritonGPT(
+        TINY / "asset", kernels="torch", device="cpu", precision=precision, max_len=512
+    )
+
+
 def test_triton_kernels_refuse_cpu_without_interpreter(monkeypatch):
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     if not HAVE_TRITON:
@@ -115,8 +140,10 @@ out = {}
 tiny, mid, shared = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
 randckpt.make_checkpoint(mid, shared, seed=0, sizes=randckpt.Sizes.small(
     hidden=64, intermediate=128, heads=2, layers=2))
-for name, asset, b in (("tiny_b1", tiny, 1), ("mid_b1", mid / "asset", 1), ("mid_b2_dot", mid / "asset", 2)):
-    m = TritonGPT(asset, kernels="torch", device="cpu", precision="fp32", max_batch=b,
+for name, asset, b, prec in (("tiny_b1", tiny, 1, "fp32"), ("mid_b1", mid / "asset", 1, "fp32"),
+                             ("mid_b2_dot", mid / "asset", 2, "fp32"),
+                             ("mid_b1_fp8", mid / "asset", 1, "fp8")):
+    m = TritonGPT(asset, kernels="torch", device="cpu", precision=prec, max_batch=b,
                   max_len=256, use_graphs=False)
     out[name] = compare_ops(m, b, 128, seed=b)
 print(json.dumps(out))
@@ -127,7 +154,8 @@ print(json.dumps(out))
 @pytest.mark.skipif(not HAVE_TRITON, reason="Triton not installed: its CPU interpreter is needed")
 def test_triton_kernels_equal_torch_twins_in_interpreter(golden, tmp_path):
     """Every kernel (CUDA-core tiles at batch 1, tensor-core tiles at batch 2 on a model with
-    16-wide tiles) against its twin, fp32, with poisoned outputs (unwritten = inf error)."""
+    16-wide tiles) against its twin, fp32 and fp8 weights, with poisoned outputs (unwritten =
+    inf error); the sampler both with top-k (no sort) and with top-p alone (sorting)."""
     env = dict(os.environ, TRITON_INTERPRET="1")
     r = subprocess.run(
         [sys.executable, "-c", _INTERP, str(TINY / "asset"), str(tmp_path / "mid"), str(SHARED)],
@@ -140,5 +168,6 @@ def test_triton_kernels_equal_torch_twins_in_interpreter(golden, tmp_path):
     res = json.loads(r.stdout.strip().splitlines()[-1])
     for name, errs in res.items():
         assert set(errs) >= {"head", "sample", "qkv_rope", "attention", "oproj", "gateup", "down"}
+        assert "sample_top_p_only" in errs
         for op, e in errs.items():
             assert e < 1e-5, (name, op, e)

@@ -82,8 +82,8 @@ def test_parse_pairs() -> None:
 
 def test_chattts_options_declare_choices() -> None:
     assert {"fp32", "int8", "fp16", "bf16"} <= set(PRECISIONS)
-    with pytest.raises(OptionError, match=f"'fp8' is not one of {', '.join(PRECISIONS)}$"):
-        build_options(ChatTTSOptions, {"precision": "fp8"}, engine="chattts")
+    with pytest.raises(OptionError, match=f"'fp4' is not one of {', '.join(PRECISIONS)}$"):
+        build_options(ChatTTSOptions, {"precision": "fp4"}, engine="chattts")
     with pytest.raises(OptionError, match="cpu, cuda, cuda:N"):
         build_options(ChatTTSOptions, {"device": "gpu0"}, engine="chattts")
     opts = build_options(ChatTTSOptions, {"device": "cuda:1", "reverify": True}, engine="chattts")
@@ -136,19 +136,19 @@ def test_model_dir_without_weights_does_not_fall_back(tmp_path: Path) -> None:
     )
 
 
-def test_fp8_is_refused_before_any_weight_file_is_opened(
+def test_an_unknown_precision_is_refused_before_any_weight_file_is_opened(
     tiny_dir: Path, no_chattts_load: list[str]
 ) -> None:
     names = ", ".join(PRECISIONS)  # fp32, int8, fp16, bf16 (and what else the runtime has)
-    with pytest.raises(OptionError, match=f"'fp8' is not one of {names}"):
-        mixvox.Synthesizer("chattts", model_dir=str(tiny_dir), precision="fp8")
+    with pytest.raises(OptionError, match=f"'fp4' is not one of {names}"):
+        mixvox.Synthesizer("chattts", model_dir=str(tiny_dir), precision="fp4")
     with pytest.raises(OptionError, match=names):
-        mixvox.Synthesizer(model_dir=str(tiny_dir), precision="fp8")
-    r = invoke("say", "hi", "-o", "x.wav", "--engine", "chattts", "--precision", "fp8")
+        mixvox.Synthesizer(model_dir=str(tiny_dir), precision="fp4")
+    r = invoke("say", "hi", "-o", "x.wav", "--engine", "chattts", "--precision", "fp4")
     assert r.exit_code == 2 and "fp32" in r.stderr and "bf16" in r.stderr
-    r = invoke("say", "hi", "-o", "x.wav", "--model-dir", str(tiny_dir), "-O", "precision=fp8")
+    r = invoke("say", "hi", "-o", "x.wav", "--model-dir", str(tiny_dir), "-O", "precision=fp4")
     assert r.exit_code == 1, r.output
-    assert f"'fp8' is not one of {names}" in r.stderr
+    assert f"'fp4' is not one of {names}" in r.stderr
     assert "Traceback" not in r.output
     assert no_chattts_load == []
 
@@ -258,10 +258,10 @@ def test_engine_table_is_validated_by_the_engines_options(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_chattts_load: list[str]
 ) -> None:
     out = str(tmp_path / "x.wav")
-    _config(tmp_path, monkeypatch, '[engine.chattts]\nprecision = "fp8"\n')
+    _config(tmp_path, monkeypatch, '[engine.chattts]\nprecision = "fp4"\n')
     r = invoke("say", "hi", "--raw", "--engine", "espeak", "-o", out)
     assert r.exit_code == 1  # checked even when another engine is named: a typo shows at once
-    assert "config.toml [engine.chattts]: chattts option precision: 'fp8' is not one of" in r.stderr
+    assert "config.toml [engine.chattts]: chattts option precision: 'fp4' is not one of" in r.stderr
     _config(tmp_path, monkeypatch, "[engine.chattts]\nturbo = true\n")
     r = invoke("say", "hi", "--raw", "--engine", "espeak", "-o", out)
     assert r.exit_code == 1 and "chattts engine has no option 'turbo' (valid: model_dir" in r.stderr

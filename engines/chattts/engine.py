@@ -191,6 +191,7 @@ class ChatTTSEngine:
         lookahead_frames: int | None = None,
         first_lookahead_frames: int | None = None,
         int4_block: int | None = None,
+        gpu_decoder: str | None = None,
         speaker: str | None = None,
         key_file: str | os.PathLike[str] | None = None,
         **unknown: Any,
@@ -198,7 +199,8 @@ class ChatTTSEngine:
         for key in unknown:
             warnings.warn(f"chattts: ignoring unknown engine option {key!r}", stacklevel=2)
         # Decided (and validated) before anything loads; see runtime.py for the rules.
-        self.runtime: RuntimeDecision = resolve(backend, device, precision)
+        # ``gpu_decoder``: torch on CUDA: "fused" (Triton step), "graphs", None/"auto"
+        self.runtime: RuntimeDecision = resolve(backend, device, precision, gpu_decoder)
         log.info("chattts: %s", self.runtime.describe())
         if source not in ("hidden", "codes"):
             raise MixvoxError(f"source must be 'hidden' or 'codes', got {source!r}")

@@ -2,7 +2,7 @@
 
 Why here: the core knows no engine. These classes are registered in the engine's
 :class:`~mixvox.interfaces.EngineInfo`; the core validates user input into them before any
-weight file is opened (``--precision fp8`` is refused naming fp32/int8/fp16/bf16) and the
+weight file is opened (``--precision fp4`` is refused naming the valid ones) and the
 fields with a ``flag`` become ``mixvox say``/``batch`` flags with the spellings users type.
 ``None`` means "the engine decides" (e.g. fp16 on CUDA, fp32 on the CPU).
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 # The choices come from the runtime decision (one list): the combinations it refuses
 # (``--backend onnx --device cuda``) are checked when the engine is built, still before loading.
-from mixvox.engines.chattts.runtime import BACKENDS, PRECISIONS
+from mixvox.engines.chattts.runtime import BACKENDS, GPU_DECODERS, PRECISIONS
 from mixvox.errors import OptionError
 from mixvox.options import EngineOptions, option
 
@@ -51,6 +51,13 @@ class ChatTTSOptions(EngineOptions):
         help="Engine precision: " + ", ".join(PRECISIONS) + ".",
         choices=PRECISIONS,
         flag="--precision",
+    )
+    gpu_decoder: str | None = option(
+        None,
+        help="torch on CUDA: the decode step: fused (Triton kernels; default when Triton is "
+        "installed), graphs (torch CUDA graphs), auto.",
+        choices=GPU_DECODERS,
+        flag="--gpu-decoder",
     )
     reverify: bool = option(
         False,

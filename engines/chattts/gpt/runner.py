@@ -1,12 +1,13 @@
 """What the engine codes against: the :class:`GPTRunner` protocol and :func:`load_gpt`.
 
-Four runners, one protocol, chosen by the :class:`~mixvox.engines.chattts.runtime.
+Five runners, one protocol, chosen by the :class:`~mixvox.engines.chattts.runtime.
 RuntimeDecision` (never by the engine):
 
 =============  ============================================================================
 onnx           :class:`~.model.GPT` over :class:`~.onnx_stack.OnnxStack` (CPU, fp32/int8)
 torch          :class:`~.model.GPT` over :class:`~.torch_stack.TorchStack` (CPU, fp32)
 cuda-graphs    :class:`~.cuda_graph.GraphGPT` (torch on CUDA, fp16/fp32/bf16)
+cuda-fused     :class:`~.triton_decode.TritonGraphGPT` (fused Triton step; + fp8 weights)
 tensorrt       :class:`~.model.GPT` over :class:`~.trt.TensorRTStack` (fp16/int8)
 =============  ============================================================================
 
@@ -90,10 +91,15 @@ def load_gpt(
     elif backend is not None or device is not None or precision is not None:
         raise ValueError("give load_gpt either a RuntimeDecision or backend/device/precision")
     kind = runtime.gpt_runner
-    if kind == "cuda-graphs":
+    if kind in ("cuda-graphs", "cuda-fused"):
         from mixvox.engines.chattts.gpt.cuda_graph import GraphGPT
 
-        return GraphGPT(
+        cls: type[GraphGPT] = GraphGPT
+        if kind == "cuda-fused":
+            from mixvox.engines.chattts.gpt.triton_decode import TritonGraphGPT
+
+            cls = TritonGraphGPT
+        return cls(
             asset_dir,
             precision=runtime.precision,
             device=runtime.device,

@@ -55,6 +55,7 @@ from mixvox.engines.chattts.gpt.cuda_graph import (
     _rope,
     _silu_mul,
 )
+from mixvox.engines.chattts.gpt.model import GPT
 
 try:  # Triton is optional: without it the fused step runs only through the torch twins.
     import triton
@@ -84,8 +85,8 @@ if HAVE_TRITON:
     @triton.jit
     def _mv(acc, x, w, USE_DOT: tl.constexpr, PREC: tl.constexpr):
         """acc[BM, BN] += x[BM, BK] @ w[BN, BK]^T (fp32 accumulate)."""
-        if USE_DOT:
-            acc = tl.dot(x, tl.trans(w), acc, input_precision=PREC)
+        if USE_DOT:  # fp8 weights are widened to the activation dtype for the tensor cores
+            acc = tl.dot(x, tl.trans(w.to(x.dtype)), acc, input_precision=PREC)
         else:
             acc += tl.sum(x.to(tl.float32)[:, None, :] * w.to(tl.float32)[None, :, :], axis=2)
         return acc
@@ -164,13 +165,13 @@ if HAVE_TRITON:
 
     @triton.jit
     def _qkv_rope_kernel(
-        h_ptr, ids_ptr, emb_ptr, lnw_ptr, w_ptr, pos_ptr, cos_ptr, sin_ptr,
+        h_ptr, ids_ptr, emb_ptr, lnw_ptr, w_ptr, ws_ptr, pos_ptr, cos_ptr, sin_ptr,
         q_ptr, kc_ptr, vc_ptr, step_ptr, fin_ptr, end_ptr,
         b, Lm1, eps, s_cb, s_ch, s_cp,
         H: tl.constexpr, HD: tl.constexpr, NH: tl.constexpr, NQ: tl.constexpr,
         V: tl.constexpr, EOS: tl.constexpr, BM: tl.constexpr, BH: tl.constexpr,
         BK: tl.constexpr, BKS: tl.constexpr, ONE: tl.constexpr, EMBED: tl.constexpr,
-        USE_DOT: tl.constexpr, PREC: tl.constexpr,
+        USE_DOT: tl.constexpr, PREC: tl.constexpr, WS: tl.constexpr,
      PDL: tl.constexpr,
     ):  # fmt: skip
         pid_n = tl.program_id(0)
@@ -185,7 +186,7 @@ if HAVE_TRITON:
         rows_hi = rows_lo + HD // 2
         m = pid_m * BM + tl.arange(0, BM)
         mmask = m < b
-        DT = w_ptr.dtype.element_ty
+        DT = lnw_ptr.dtype.element_ty  # the activation dtype (fp8 weights: fp16)
         acc_lo = tl.zeros([BM, BH], tl.float32)
         acc_hi = tl.zeros([BM, BH], tl.float32)
         if ONE:  # the whole row in one tile: one load of x, one of each weight tile
@@ -229,6 +230,9 @@ if HAVE_TRITON:
                 )
                 acc_lo = _mv(acc_lo, n, wlo, USE_DOT, PREC)
                 acc_hi = _mv(acc_hi, n, whi, USE_DOT, PREC)
+        if WS:  # fp8 weights: per-output-channel scales
+            acc_lo *= tl.load(ws_ptr + rows_lo)[None, :]
+            acc_hi *= tl.load(ws_ptr + rows_hi)[None, :]
         lo = acc_lo.to(DT).to(tl.float32)
         hi = acc_hi.to(DT).to(tl.float32)
         p = tl.minimum(tl.load(pos_ptr + m, mask=mmask, other=0), Lm1)
@@ -285,9 +289,9 @@ if HAVE_TRITON:
 
     @triton.jit
     def _oproj_kernel(
-        att_ptr, w_ptr, h_ptr, b,
+        att_ptr, w_ptr, ws_ptr, h_ptr, b,
         H: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
-        USE_DOT: tl.constexpr, PREC: tl.constexpr,
+        USE_DOT: tl.constexpr, PREC: tl.constexpr, WS: tl.constexpr,
      PDL: tl.constexpr,
     ):  # fmt: skip
         pid_n = tl.program_id(0)
@@ -295,7 +299,7 @@ if HAVE_TRITON:
         n = pid_n * BN + tl.arange(0, BN)
         m = pid_m * BM + tl.arange(0, BM)
         mmask = m < b
-        DT = w_ptr.dtype.element_ty
+        DT = h_ptr.dtype.element_ty
         acc = tl.zeros([BM, BN], tl.float32)
         if BK >= H:
             k = tl.arange(0, BK)
@@ -320,6 +324,8 @@ if HAVE_TRITON:
                 )
                 w = tl.load(w_ptr + n[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
                 acc = _mv(acc, x, w, USE_DOT, PREC)
+        if WS:
+            acc *= tl.load(ws_ptr + n)[None, :]
         y = acc.to(DT).to(tl.float32)
         hp = h_ptr + m[:, None] * H + n[None, :]
         hv = tl.load(hp, mask=mmask[:, None], other=0.0).to(tl.float32)
@@ -327,10 +333,10 @@ if HAVE_TRITON:
 
     @triton.jit
     def _gateup_kernel(
-        h_ptr, lnw_ptr, w_ptr, act_ptr, b, eps,
+        h_ptr, lnw_ptr, w_ptr, ws_ptr, act_ptr, b, eps,
         H: tl.constexpr, INTER: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
         BK: tl.constexpr, BKS: tl.constexpr, ONE: tl.constexpr,
-        USE_DOT: tl.constexpr, PREC: tl.constexpr,
+        USE_DOT: tl.constexpr, PREC: tl.constexpr, WS: tl.constexpr,
      PDL: tl.constexpr,
     ):  # fmt: skip
         pid_n = tl.program_id(0)
@@ -338,7 +344,7 @@ if HAVE_TRITON:
         n = pid_n * BN + tl.arange(0, BN)
         m = pid_m * BM + tl.arange(0, BM)
         mmask = m < b
-        DT = w_ptr.dtype.element_ty
+        DT = h_ptr.dtype.element_ty
         acc_g = tl.zeros([BM, BN], tl.float32)
         acc_u = tl.zeros([BM, BN], tl.float32)
         if ONE:
@@ -368,6 +374,9 @@ if HAVE_TRITON:
                 )
                 acc_g = _mv(acc_g, nx, wg, USE_DOT, PREC)
                 acc_u = _mv(acc_u, nx, wu, USE_DOT, PREC)
+        if WS:
+            acc_g *= tl.load(ws_ptr + n)[None, :]
+            acc_u *= tl.load(ws_ptr + n + INTER)[None, :]
         g = acc_g.to(DT).to(tl.float32)
         u = acc_u.to(DT).to(tl.float32)
         a = g / (1.0 + tl.exp(-g)) * u
@@ -375,9 +384,9 @@ if HAVE_TRITON:
 
     @triton.jit
     def _down_kernel(
-        act_ptr, w_ptr, h_ptr, pos_ptr, step_ptr, b,
+        act_ptr, w_ptr, ws_ptr, h_ptr, pos_ptr, step_ptr, b,
         H: tl.constexpr, INTER: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
-        BK: tl.constexpr, LAST: tl.constexpr, USE_DOT: tl.constexpr, PREC: tl.constexpr,
+        BK: tl.constexpr, LAST: tl.constexpr, USE_DOT: tl.constexpr, PREC: tl.constexpr, WS: tl.constexpr,
      PDL: tl.constexpr,
     ):  # fmt: skip
         pid_n = tl.program_id(0)
@@ -385,7 +394,7 @@ if HAVE_TRITON:
         n = pid_n * BN + tl.arange(0, BN)
         m = pid_m * BM + tl.arange(0, BM)
         mmask = m < b
-        DT = w_ptr.dtype.element_ty
+        DT = h_ptr.dtype.element_ty
         acc = tl.zeros([BM, BN], tl.float32)
         if BK >= INTER:
             k = tl.arange(0, BK)
@@ -410,6 +419,8 @@ if HAVE_TRITON:
                 )
                 w = tl.load(w_ptr + n[:, None] * INTER + k[None, :], mask=kmask[None, :], other=0.0)
                 acc = _mv(acc, x, w, USE_DOT, PREC)
+        if WS:
+            acc *= tl.load(ws_ptr + n)[None, :]
         y = acc.to(DT).to(tl.float32)
         hp = h_ptr + m[:, None] * H + n[None, :]
         hv = tl.load(hp, mask=mmask[:, None], other=0.0).to(tl.float32)
@@ -572,6 +583,28 @@ TILES = {
 }
 
 
+def _scale(p: dict[str, torch.Tensor], name: str) -> torch.Tensor:
+    """The per-output-channel scales of fp8 weights ``p[name]`` (a dummy pointer without)."""
+    return p.get(name + "_s", p[name])
+
+
+def _lin(x: torch.Tensor, p: dict[str, torch.Tensor], name: str) -> torch.Tensor:
+    """``x @ p[name].T`` in ``x``'s dtype; fp8 weights: fp32 product times the per-output-channel
+    scale, rounded once (as the kernels)."""
+    s = p.get(name + "_s")
+    if s is None:
+        return F.linear(x, p[name])
+    return (F.linear(x.float(), p[name].float()) * s).to(x.dtype)
+
+
+def quantize_fp8(w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """e4m3 weights with one fp32 scale per output channel (row): ``w ~ q.float() * s[:, None]``."""
+    wf = w.float()
+    s = (wf.abs().amax(1) / 448.0).clamp_min(1e-12)
+    q = (wf / s[:, None]).clamp(-448.0, 448.0).to(torch.float8_e4m3fn)
+    return q.contiguous(), s.contiguous()
+
+
 def _cfg(b: int, dims: Sequence[int], min_dot_batch: int, bm: int = 16) -> tuple[int, bool]:
     """Batch block and whether to use tensor-core dot tiles (needs every tile dim >= 16)."""
     if b >= min_dot_batch and min(dims) >= 16:
@@ -594,7 +627,7 @@ class TorchOps:
             x = g.emb_code[ids + g.code_offsets].float().sum(1).to(g.dtype)
             g.hres[:b] = x
         h = g.hres[:b]
-        qkv = F.linear(_rmsnorm(h, p["ln1"], g.eps), p["qkv"])
+        qkv = _lin(_rmsnorm(h, p["ln1"], g.eps), p, "qkv")
         nh, hd = g.num_heads, g.head_dim
         pos = g.pos[:b].clamp(max=L - 1)
         qkv = qkv.view(b, 3, nh, hd)
@@ -619,17 +652,17 @@ class TorchOps:
         g.att[:b] = (pr.unsqueeze(-1) * vc).sum(-2).reshape(b, -1).to(g.dtype)
 
     def oproj(self, g, li: int, b: int, L: int) -> None:
-        y = F.linear(g.att[:b], g.layers[li]["o"])
+        y = _lin(g.att[:b], g.layers[li], "o")
         g.hres[:b] = (g.hres[:b].float() + y.float()).to(g.dtype)
 
     def gateup(self, g, li: int, b: int) -> None:
         p = g.layers[li]
-        gu = F.linear(_rmsnorm(g.hres[:b], p["ln2"], g.eps), p["gu"]).float()
+        gu = _lin(_rmsnorm(g.hres[:b], p["ln2"], g.eps), p, "gu").float()
         gg, uu = gu.chunk(2, dim=-1)
         g.act[:b] = (F.silu(gg) * uu).to(g.dtype)
 
     def down(self, g, li: int, b: int, last: bool) -> None:
-        y = F.linear(g.act[:b], g.layers[li]["down"])
+        y = _lin(g.act[:b], g.layers[li], "down")
         g.hres[:b] = (g.hres[:b].float() + y.float()).to(g.dtype)
         if last:
             g.pos[:b] += 1
@@ -727,12 +760,14 @@ class TritonOps:
         kc, vc = g.k[li], g.v[li]
         grid = (3 * g.num_heads * (hd // 2 // BH), -(-b // BM))
         _qkv_rope_kernel[grid](
-            g.hres, g.ids, g.emb_code, g.layers[li]["ln1"], g.layers[li]["qkv"], g.pos,
+            g.hres, g.ids, g.emb_code, g.layers[li]["ln1"], g.layers[li]["qkv"],
+            _scale(g.layers[li], "qkv"), g.pos,
             g.cos, g.sin, g.q, kc, vc, g.step, g.finished, g.end_step,
             b, L - 1, g.eps, kc.stride(0), kc.stride(1), kc.stride(2),
             H=H, HD=hd, NH=g.num_heads, NQ=g.num_vq, V=g.num_audio, EOS=g.eos_id_,
             BM=BM, BH=BH, BK=BK, BKS=min(256, _pow2(H)), ONE=BK >= H, EMBED=embed,
-            USE_DOT=dot, PREC=self._prec(g), **self._pdl, **self._warps(dot, "qkv"),
+            USE_DOT=dot, PREC=self._prec(g), WS="qkv_s" in g.layers[li], **self._pdl,
+            **self._warps(dot, "qkv"),
         )  # fmt: skip
 
     def attention(self, g, li: int, b: int, L: int) -> None:
@@ -752,8 +787,9 @@ class TritonOps:
         BN = min(H, d["o"] if dot else f["o"])
         BK = d["bk"] if dot else _pow2(H)
         _oproj_kernel[(H // BN, -(-b // BM))](
-            g.att, g.layers[li]["o"], g.hres, b,
-            H=H, BM=BM, BN=BN, BK=BK, USE_DOT=dot, PREC=self._prec(g), **self._pdl,
+            g.att, g.layers[li]["o"], _scale(g.layers[li], "o"), g.hres, b,
+            H=H, BM=BM, BN=BN, BK=BK, USE_DOT=dot, PREC=self._prec(g),
+            WS="o_s" in g.layers[li], **self._pdl,
             **self._warps(dot, "o"),
         )  # fmt: skip
 
@@ -764,9 +800,11 @@ class TritonOps:
         BN = min(inter, d["gu"] if dot else f["gu"])
         BK = d["bk"] if dot else _pow2(H)
         _gateup_kernel[(inter // BN, -(-b // BM))](
-            g.hres, g.layers[li]["ln2"], g.layers[li]["gu"], g.act, b, g.eps,
+            g.hres, g.layers[li]["ln2"], g.layers[li]["gu"], _scale(g.layers[li], "gu"), g.act,
+            b, g.eps,
             H=H, INTER=inter, BM=BM, BN=BN, BK=BK, BKS=min(256, _pow2(H)), ONE=BK >= H,
-            USE_DOT=dot, PREC=self._prec(g), **self._pdl, **self._warps(dot, "gu"),
+            USE_DOT=dot, PREC=self._prec(g), WS="gu_s" in g.layers[li], **self._pdl,
+            **self._warps(dot, "gu"),
         )  # fmt: skip
 
     def down(self, g, li: int, b: int, last: bool) -> None:
@@ -776,9 +814,9 @@ class TritonOps:
         BN = min(H, d["down"] if dot else f["down"])
         BK = d["bk"] if dot else _pow2(inter)
         _down_kernel[(H // BN, -(-b // BM))](
-            g.act, g.layers[li]["down"], g.hres, g.pos, g.step, b,
+            g.act, g.layers[li]["down"], _scale(g.layers[li], "down"), g.hres, g.pos, g.step, b,
             H=H, INTER=inter, BM=BM, BN=BN, BK=BK, LAST=last, USE_DOT=dot, PREC=self._prec(g),
-            **self._pdl, **self._warps(dot, "down"),
+            WS="down_s" in g.layers[li], **self._pdl, **self._warps(dot, "down"),
         )  # fmt: skip
 
     def head(self, g, b: int) -> None:
@@ -821,6 +859,8 @@ class TritonGPT(CudaGPT):
     step through :class:`TorchOps` (any device; the CPU reference path used by CI).
     ``min_dot_batch``: smallest batch that uses tensor-core tiles (the rest: CUDA cores).
     ``pdl``: programmatic dependent launch between the kernels (Hopper or newer).
+    ``precision="fp8"``: the layers' weights in e4m3 with one fp32 scale per output channel
+    (half the bytes per step), activations, cache, norms and heads in fp16.
     """
 
     def __init__(
@@ -837,7 +877,18 @@ class TritonGPT(CudaGPT):
             raise ValueError(f"kernels must be 'triton' or 'torch', not {kernels!r}")
         self.ops = TritonOps(min_dot_batch, pdl, tiles) if kernels == "triton" else TorchOps()
         kw["fused"] = "none"  # no torch.compile: the fused step needs none
+        # fp8: e4m3 layer weights with per-output-channel scales, fp16 everything else
+        fp8 = kw.get("precision") == "fp8"
+        if fp8:
+            kw["precision"] = "fp16"
         super().__init__(asset_dir, **kw)
+        self.precision = "fp8" if fp8 else str(kw.get("precision", "fp16"))
+        if fp8:
+            for p in self.layers:
+                for name in ("qkv", "o", "gu", "down"):
+                    p[name], p[name + "_s"] = quantize_fp8(p[name])
+            if self.device.type == "cuda":
+                torch.cuda.empty_cache()
         interp = os.environ.get("TRITON_INTERPRET") == "1"
         if kernels == "triton" and self.device.type != "cuda" and not interp:
             raise ValueError("Triton kernels need a CUDA device; use kernels='torch' on CPU")
@@ -877,15 +928,15 @@ class TritonGPT(CudaGPT):
         h = x.to(self.dtype)
         for li, p in enumerate(self.layers):
             normed = _rmsnorm(h, p["ln1"], self.eps)
-            qkv = F.linear(normed, p["qkv"]).view(n, T, 3, nh, hd).permute(2, 0, 3, 1, 4)
+            qkv = _lin(normed, p, "qkv").view(n, T, 3, nh, hd).permute(2, 0, 3, 1, 4)
             q, k, v = _rope(qkv[0], cos, sin), _rope(qkv[1], cos, sin), qkv[2]
             if rows is not None:
                 self.k[li, rows, :, :T] = k
                 self.v[li, rows, :, :T] = v
             att = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-            h = h + F.linear(att.transpose(1, 2).reshape(n, T, H), p["o"])
+            h = h + _lin(att.transpose(1, 2).reshape(n, T, H), p, "o")
             normed = _rmsnorm(h, p["ln2"], self.eps)
-            h = h + F.linear(_silu_mul(F.linear(normed, p["gu"])), p["down"])
+            h = h + _lin(_silu_mul(_lin(normed, p, "gu")), p, "down")
         return h
 
     def prefill(self, slots: list[int], embeds: list[torch.Tensor]) -> None:
@@ -923,10 +974,11 @@ class TritonGPT(CudaGPT):
         self.hres[rows] = last
         self.h_last[rows] = _rmsnorm(last, self.norm, self.eps)
         self.pos[rows] = lens
-        self.step[rows] = 0
-        self.finished[rows] = False
-        self.end_step[rows] = -1
-        self.hist[rows] = self.num_audio
+        # index_fill_ (not ``t[rows] = 0``): no host scalar copied, so it can be captured
+        self.step.index_fill_(0, rows, 0)
+        self.finished.index_fill_(0, rows, False)
+        self.end_step.index_fill_(0, rows, -1)
+        self.hist.index_fill_(0, rows, self.num_audio)
 
     def _prefill_graph(self, slot: int, e: torch.Tensor) -> None:
         """One prompt through a CUDA graph captured per prompt-length bucket (an eager
@@ -998,7 +1050,21 @@ class TritonGPT(CudaGPT):
 
 class TritonGraphGPT(GraphGPT):
     """:class:`GraphGPT` (the engine's GPU GPT) with the fused Triton step for the code
-    stage, with programmatic dependent launch on Hopper or newer."""
+    stage, with programmatic dependent launch on Hopper or newer (the engine's default on
+    CUDA when Triton is installed: ``runtime.resolve``, ``gpu_decoder``)."""
+
+    def __init__(self, asset_dir: str | Path, **kw: Any) -> None:
+        super().__init__(asset_dir, **kw)
+        self.backend = "torch-cuda-fused" + ("-fp8" if kw.get("precision") == "fp8" else "")
+
+    def _portable(self) -> GPT:
+        if self.precision == "fp8":  # the rarely used refine stage: fp16 on the torch stack
+            self.precision = "fp16"
+            try:
+                return super()._portable()
+            finally:
+                self.precision = "fp8"
+        return super()._portable()
 
     def _make_runner(
         self,
