@@ -636,6 +636,14 @@ class CudaGPT:
             time.sleep(0.0002)
         return host[0][:b].tolist(), host[1][:b].tolist()
 
+    def reader_stream(self) -> torch.cuda.Stream:
+        """The stream that reads streamed frames (and runs the streaming callback): it waits
+        for the window whose end flags were read, not for the window enqueued after it."""
+        s = getattr(self, "_reader", None)
+        if s is None:
+            s = self._reader = torch.cuda.Stream(self.device)
+        return s
+
     def _state(self) -> list[torch.Tensor]:
         return [self.h_last, self.pos, self.step, self.finished, self.end_step, self.hist]
 
@@ -709,10 +717,22 @@ class CudaGPT:
                     f"prompt ({r.embeds.shape[0]}) + max_new ({r.max_new}) exceeds the cache "
                     f"length {self.max_len}"
                 )
+        callback = on_frames
+        if on_frames is not None and self.device.type == "cuda":
+            user = on_frames
+
+            def callback(tag: Any, codes: Any, hidden: Any, done: bool) -> None:
+                # on the reader stream, ordered after the window just polled only: a copy
+                # made here does not wait for the window enqueued ahead (``lookahead``)
+                side = self.reader_stream()
+                side.wait_event(self.flags_event)
+                with torch.cuda.stream(side):
+                    user(tag, codes, hidden, done)
+
         out = decode(
             CudaSteps(self, requests, cap),
             [r.max_new for r in requests],
-            on_frames=on_frames,
+            on_frames=callback,
             stream_every=stream_every,
             tags=[r.tag for r in requests],
         )
@@ -740,7 +760,6 @@ class CudaSteps:
         self._b = 1
         # the window enqueued ahead by ``poll`` (active slots, steps), not yet claimed by ``run``
         self._ahead: tuple[tuple[int, ...], int] | None = None
-        self._side: torch.cuda.Stream | None = None
 
     @property
     def capacity(self) -> int:
@@ -802,21 +821,18 @@ class CudaSteps:
     def frames(self, slot: int, lo: int, hi: int, final: bool) -> tuple[torch.Tensor, torch.Tensor]:
         g = self.gpt
         if self._ahead is not None and g.device.type == "cuda":
-            # a window runs ahead on the stream: read these frames (written before the flags
-            # were copied) on a side stream, so the copy does not wait for that window
-            if self._side is None:
-                self._side = torch.cuda.Stream(g.device)
-            side = self._side
-            # (streamed frames come back as host tensors, copied there now; the final ones
-            # stay on the device, and reading them waits for the window ahead: at most one
-            # window of latency once a request drew its end code)
+            # a window runs ahead on the stream: copy these frames (written before the flags
+            # were copied) on the reader stream, so the copy does not wait for that window;
+            # ``generate`` runs the streaming callback on that stream too
+            side = g.reader_stream()
             side.wait_event(g.flags_event)
+            main = torch.cuda.current_stream(g.device)
             with torch.cuda.stream(side):
                 codes = g.out_codes[slot, lo:hi].clone()
                 hidden = g.out_hidden[slot, lo:hi].to(torch.float32, copy=True)
-                if not final:
-                    codes, hidden = codes.cpu(), hidden.cpu()
-            torch.cuda.current_stream(g.device).wait_stream(side)  # later writes come after
+            codes.record_stream(main)
+            hidden.record_stream(main)
+            main.wait_stream(side)  # later writes to these slots come after the copies
             return codes, hidden
         if final:  # the slot's buffers are reused by the next request: copies
             return g.out_codes[slot, lo:hi].clone(), g.out_hidden[slot, lo:hi].to(

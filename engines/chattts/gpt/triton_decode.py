@@ -581,7 +581,9 @@ TILES = {
     # K step 128 and 8 warps: 1,132 us per batch-64 step against 1,423 with K step 64 and 4
     # warps (sweep of 2026-12-01 12:31 UTC, H200, PDL)
     "dot": {"bm": 64, "qkv": 16, "o": 32, "gu": 32, "down": 32, "head": 32, "bk": 128, "warps": 8},
-    "sample": {"warps": 4},
+    # 16 warps: 371 us per batch-1 step against 397 with 4 (the sampler's ~30 reductions
+    # over 1,024 logits run in 4 programs; sweep of 2026-12-01 12:58 UTC, H200)
+    "sample": {"warps": 16},
 }
 
 
