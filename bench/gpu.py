@@ -81,9 +81,13 @@ def parity_tiny(results: dict) -> None:
     out = {}
     variants = [("graphs", CudaGPT, True), ("eager", CudaGPT, False)]
     variants += [("fused_graphs", TritonGPT, True), ("fused_eager", TritonGPT, False)]
-    variants += [("fused_pdl_graphs", TritonGPT, True)]
+    variants += [("fused_pdl_graphs", TritonGPT, True), ("fused_o_pdl_graphs", TritonGPT, True)]
     for name, cls, graphs in variants:
-        kw = {"pdl": True} if "pdl" in name else {}
+        kw: dict = {"pdl": True} if "pdl" in name else {}
+        if name.startswith("fused_o"):  # attention + O-projection fused (tiny: hidden 32)
+            kw["tiles"] = {"fma": {"fuse_o": 16}}
+        elif name.startswith("fused"):
+            kw["tiles"] = {"fma": {"fuse_o": 0}}
         m = cls(tiny / "asset", precision="fp32", max_batch=1, use_graphs=graphs, max_len=512, **kw)
         # the prompt embedding computed on the GPU from the token ids must match too
         ids = torch.from_numpy(g["tok/code_spk/ids"])
@@ -153,10 +157,11 @@ def tile_sweep(ckpt: Path, results: dict) -> None:
     # (run 2 of 2026-12-01 12:31 UTC swept rows per program and warps at batch 1: the
     # default was best; K step 128 + 8 warps at batch 64, now the default)
     variants = [
-        (1, "fma default", {}),
-        (1, "fma default, sampler 8 warps", {"sample": {"warps": 8}}),
-        (1, "fma default, sampler 16 warps", {"sample": {"warps": 16}}),
-        (1, "fma default, qkv 8 rows", {"fma": {"qkv": 8}}),
+        (1, "fma default (fused attention + O, 64 rows)", {}),
+        (1, "fma, attention and O separate", {"fma": {"fuse_o": 0}}),
+        (1, "fma, fused attention + O, 128 rows", {"fma": {"fuse_o": 128}}),
+        (1, "fma, fused attention + O, 256 rows", {"fma": {"fuse_o": 256}}),
+        (1, "fma default, sampler 4 warps", {"sample": {"warps": 4}}),
         (64, "dot default (bk 128, 8 warps)", {}),
         (64, "dot bk 64, 4 warps (old default)", {"dot": {"bk": 64, "warps": 4}}),
         (64, "dot bk 128, 8 warps, 3 stages", {"dot": {"stages": 3}}),

@@ -288,6 +288,55 @@ if HAVE_TRITON:
         tl.store(att_ptr + m * H + head * HD + dd, (acc / den).to(att_ptr.dtype.element_ty))
 
     @triton.jit
+    def _attn_o_kernel(
+        q_ptr, kc_ptr, vc_ptr, pos_ptr, att_ptr, w_ptr, ws_ptr, y_ptr, Lm1, scale,
+        s_cb, s_ch, s_cp,
+        H: tl.constexpr, HD: tl.constexpr, CH: tl.constexpr, NCH: tl.constexpr,
+        BN: tl.constexpr, WS: tl.constexpr, PDL: tl.constexpr,
+    ):  # fmt: skip
+        """Attention of one (head, slot) and its share of the O-projection: program
+        (head, j, slot) multiplies the head's output by O-weight rows ``j*BN ..`` (columns
+        of that head) and adds the partial sums to the fp32 buffer ``y`` (atomics). The
+        residual add happens in the next kernels (gate/up reads ``h + y``, down writes it
+        and clears ``y``), so a launch per layer is saved at batch 1."""
+        head = tl.program_id(0)
+        j = tl.program_id(1)
+        m = tl.program_id(2)
+        n = j * BN + tl.arange(0, BN)
+        dd = tl.arange(0, HD)
+        w = tl.load(w_ptr + n[:, None] * H + head * HD + dd[None, :])  # before the wait
+        if WS:
+            ws = tl.load(ws_ptr + n)
+        _gdc(PDL)
+        p = tl.minimum(tl.load(pos_ptr + m), Lm1)
+        q = tl.load(q_ptr + m * H + head * HD + dd).to(tl.float32)
+        mrun = tl.max(tl.full([CH], float("-inf"), tl.float32), 0)
+        den = tl.sum(tl.zeros([CH], tl.float32), 0)
+        acc = tl.zeros([HD], tl.float32)
+        base = m * s_cb + head * s_ch
+        for c in range(NCH):
+            t = c * CH + tl.arange(0, CH)
+            valid = t <= p
+            off = base + t[:, None] * s_cp + dd[None, :]
+            kk = tl.load(kc_ptr + off, mask=valid[:, None], other=0.0).to(tl.float32)
+            vv = tl.load(vc_ptr + off, mask=valid[:, None], other=0.0).to(tl.float32)
+            sc = tl.sum(kk * q[None, :], axis=1) * scale
+            sc = tl.where(valid, sc, float("-inf"))
+            mn = tl.maximum(mrun, tl.max(sc, 0))
+            alpha = tl.exp(mrun - mn)
+            pe = tl.exp(sc - mn)
+            acc = acc * alpha + tl.sum(pe[:, None] * vv, axis=0)
+            den = den * alpha + tl.sum(pe, 0)
+            mrun = mn
+        o = (acc / den).to(att_ptr.dtype.element_ty)
+        if j == 0:
+            tl.store(att_ptr + m * H + head * HD + dd, o)
+        y = tl.sum(w.to(tl.float32) * o.to(tl.float32)[None, :], axis=1)
+        if WS:
+            y = y * ws
+        tl.atomic_add(y_ptr + m * H + n, y, sem="relaxed")
+
+    @triton.jit
     def _oproj_kernel(
         att_ptr, w_ptr, ws_ptr, h_ptr, b,
         H: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
@@ -333,10 +382,10 @@ if HAVE_TRITON:
 
     @triton.jit
     def _gateup_kernel(
-        h_ptr, lnw_ptr, w_ptr, ws_ptr, act_ptr, b, eps,
+        h_ptr, lnw_ptr, w_ptr, ws_ptr, act_ptr, y_ptr, b, eps,
         H: tl.constexpr, INTER: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
         BK: tl.constexpr, BKS: tl.constexpr, ONE: tl.constexpr,
-        USE_DOT: tl.constexpr, PREC: tl.constexpr, WS: tl.constexpr,
+        USE_DOT: tl.constexpr, PREC: tl.constexpr, WS: tl.constexpr, RESID: tl.constexpr,
      PDL: tl.constexpr,
     ):  # fmt: skip
         pid_n = tl.program_id(0)
@@ -356,6 +405,13 @@ if HAVE_TRITON:
             )
             _gdc(PDL)
             x = _load_x(h_ptr, h_ptr, h_ptr, m, mmask, k, kmask, H, 1, 1, BM, BK, False)
+            if RESID:  # the O-projection is still in y (fused attention): h + y, rounded
+                yo = tl.load(
+                    y_ptr + m[:, None] * H + k[None, :],
+                    mask=mmask[:, None] & kmask[None, :],
+                    other=0.0,
+                )
+                x = (x + yo.to(DT).to(tl.float32)).to(DT).to(tl.float32)
             rstd = tl.math.rsqrt(tl.sum(x * x, axis=1) / H + eps)
             nx = _normed(x, rstd, lnw_ptr, k, kmask, DT)
             acc_g = _mv(acc_g, nx, wg, USE_DOT, PREC)
@@ -384,9 +440,9 @@ if HAVE_TRITON:
 
     @triton.jit
     def _down_kernel(
-        act_ptr, w_ptr, ws_ptr, h_ptr, pos_ptr, step_ptr, b,
+        act_ptr, w_ptr, ws_ptr, h_ptr, y_ptr, pos_ptr, step_ptr, b,
         H: tl.constexpr, INTER: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
-        BK: tl.constexpr, LAST: tl.constexpr, USE_DOT: tl.constexpr, PREC: tl.constexpr, WS: tl.constexpr,
+        BK: tl.constexpr, LAST: tl.constexpr, USE_DOT: tl.constexpr, PREC: tl.constexpr, WS: tl.constexpr, RESID: tl.constexpr,
      PDL: tl.constexpr,
     ):  # fmt: skip
         pid_n = tl.program_id(0)
@@ -424,6 +480,11 @@ if HAVE_TRITON:
         y = acc.to(DT).to(tl.float32)
         hp = h_ptr + m[:, None] * H + n[None, :]
         hv = tl.load(hp, mask=mmask[:, None], other=0.0).to(tl.float32)
+        if RESID:  # first the O-projection's residual (fused attention), then clear y
+            yp = y_ptr + m[:, None] * H + n[None, :]
+            yo = tl.load(yp, mask=mmask[:, None], other=0.0)
+            hv = (hv + yo.to(DT).to(tl.float32)).to(DT).to(tl.float32)
+            tl.store(yp, tl.zeros([BM, BN], tl.float32), mask=mmask[:, None])
         tl.store(hp, (hv + y).to(DT), mask=mmask[:, None])
         if LAST:
             if pid_n == 0:
@@ -577,7 +638,9 @@ if HAVE_TRITON:
 # 2026-12-01, bench/gpu.py tile sweep) 16-row blocks, which give 4x more programs at batch
 # 64, were slower (1,774 vs 1,344 us per step with PDL), so one block holds up to 64 rows.
 TILES = {
-    "fma": {"qkv": 4, "o": 4, "gu": 4, "down": 2, "head": 8, "warps": 4},
+    # fuse_o: O-weight rows per program of the fused attention + O-projection at batch 1
+    # (0: separate kernels; 4 kernels per layer instead of 5)
+    "fma": {"qkv": 4, "o": 4, "gu": 4, "down": 2, "head": 8, "warps": 4, "fuse_o": 64},
     # K step 128 and 8 warps: 1,132 us per batch-64 step against 1,423 with K step 64 and 4
     # warps (sweep of 2026-12-01 12:31 UTC, H200, PDL)
     "dot": {"bm": 64, "qkv": 16, "o": 32, "gu": 32, "down": 32, "head": 32, "bk": 128, "warps": 8},
@@ -774,9 +837,33 @@ class TritonOps:
             **self._warps(dot, "qkv"),
         )  # fmt: skip
 
+    def fused_o(self, g, b: int) -> int:
+        """O-weight rows per program of the fused attention + O-projection (0: not fused).
+        CUDA-core tiles only (batch under ``min_dot_batch``)."""
+        bn = int(self.tiles["fma"].get("fuse_o", 0))
+        if not bn or _cfg(b, (g.hidden_size,), self.min_dot_batch)[1]:
+            return 0
+        return bn if g.hidden_size % bn == 0 else 0
+
     def attention(self, g, li: int, b: int, L: int) -> None:
         kc, vc = g.k[li], g.v[li]
         CH = min(256, _pow2(L))
+        bn = self.fused_o(g, b)
+        if bn:
+            # each program recomputes its head's attention: at longer caches fewer, wider
+            # O-row blocks keep that re-read of K/V in bounds
+            while L > 256 * (bn // self.fused_o(g, b)) and 2 * bn <= g.hidden_size:
+                if g.hidden_size % (2 * bn):
+                    break
+                bn *= 2
+            p = g.layers[li]
+            _attn_o_kernel[(g.num_heads, g.hidden_size // bn, b)](
+                g.q, kc, vc, g.pos, g.att, p["o"], _scale(p, "o"), g.ybuf, L - 1,
+                g.head_dim**-0.5, kc.stride(0), kc.stride(1), kc.stride(2),
+                H=g.hidden_size, HD=g.head_dim, CH=CH, NCH=-(-L // CH), BN=bn, WS="o_s" in p,
+                num_warps=4 if CH * g.head_dim <= 4096 else 8, **self._pdl,
+            )  # fmt: skip
+            return
         _attn_kernel[(g.num_heads, b)](
             g.q, kc, vc, g.pos, g.att, L - 1, g.head_dim**-0.5,
             kc.stride(0), kc.stride(1), kc.stride(2),
@@ -785,6 +872,8 @@ class TritonOps:
         )  # fmt: skip
 
     def oproj(self, g, li: int, b: int, L: int) -> None:
+        if self.fused_o(g, b):
+            return  # done by the fused attention kernel (the residual by gate/up and down)
         H = g.hidden_size
         f, d = self.tiles["fma"], self.tiles["dot"]
         BM, dot = _cfg(b, (H,), self.min_dot_batch, d["bm"])
@@ -805,9 +894,10 @@ class TritonOps:
         BK = d["bk"] if dot else _pow2(H)
         _gateup_kernel[(inter // BN, -(-b // BM))](
             g.hres, g.layers[li]["ln2"], g.layers[li]["gu"], _scale(g.layers[li], "gu"), g.act,
-            b, g.eps,
+            g.ybuf, b, g.eps,
             H=H, INTER=inter, BM=BM, BN=BN, BK=BK, BKS=min(256, _pow2(H)), ONE=BK >= H,
-            USE_DOT=dot, PREC=self._prec(g), WS="gu_s" in g.layers[li], **self._pdl,
+            USE_DOT=dot, PREC=self._prec(g), WS="gu_s" in g.layers[li],
+            RESID=self.fused_o(g, b) > 0, **self._pdl,
             **self._warps(dot, "gu"),
         )  # fmt: skip
 
@@ -818,9 +908,11 @@ class TritonOps:
         BN = min(H, d["down"] if dot else f["down"])
         BK = d["bk"] if dot else _pow2(inter)
         _down_kernel[(H // BN, -(-b // BM))](
-            g.act, g.layers[li]["down"], _scale(g.layers[li], "down"), g.hres, g.pos, g.step, b,
+            g.act, g.layers[li]["down"], _scale(g.layers[li], "down"), g.hres, g.ybuf, g.pos,
+            g.step, b,
             H=H, INTER=inter, BM=BM, BN=BN, BK=BK, LAST=last, USE_DOT=dot, PREC=self._prec(g),
-            WS="down_s" in g.layers[li], **self._pdl, **self._warps(dot, "down"),
+            WS="down_s" in g.layers[li], RESID=self.fused_o(g, b) > 0, **self._pdl,
+            **self._warps(dot, "down"),
         )  # fmt: skip
 
     def head(self, g, b: int) -> None:
@@ -915,6 +1007,8 @@ class TritonGPT(CudaGPT):
         self.ids = torch.zeros(S, self.num_vq, device=dev, dtype=torch.long)
         self.logits = torch.zeros(S, self.num_vq * self.num_audio, device=dev)
         self.att = torch.zeros(S, H, device=dev, dtype=dt)
+        # fp32 O-projection partial sums of the fused attention (zero between layers)
+        self.ybuf = torch.zeros(S, H, device=dev, dtype=torch.float32)
         self.slot_seed = torch.zeros(S, device=dev, dtype=torch.long)
         self.force_on = torch.zeros((), device=dev, dtype=torch.bool)
         self.force_ids = torch.zeros(S, self.num_vq, device=dev, dtype=torch.long)
@@ -1026,9 +1120,10 @@ class TritonGPT(CudaGPT):
             ops.gateup(self, li, b)
             ops.down(self, li, b, li == last)
 
-    def kernels_per_step(self) -> int:
+    def kernels_per_step(self, b: int = 1) -> int:
         """Kernel launches of one decode step (the fused path's design figure)."""
-        return 2 + 5 * self.num_layers
+        fused = isinstance(self.ops, TritonOps) and self.ops.fused_o(self, b) > 0
+        return 2 + (4 if fused else 5) * self.num_layers
 
     def teacher_forced_step_logits(self, prompt: torch.Tensor, codes: torch.Tensor) -> torch.Tensor:
         """Raw code logits ``[n, num_vq, V]`` of the fused decode step, fed the true codes.
@@ -1101,6 +1196,7 @@ _OUTPUTS = {
     "oproj": ("hres",),
     "gateup": ("act",),
     "down": ("hres", "pos", "step"),
+    "attn_o_mlp": ("att", "act", "hres", "pos", "step"),
 }
 
 
@@ -1154,9 +1250,24 @@ def compare_ops(
         ("sample", lambda o: o.sample(g, batch, noise)),
     ]
     last = max(layers)
+    g.ybuf.zero_()
+    fused = tri.fused_o(g, batch) > 0
     for li in layers:
+        seq += [("qkv_rope", lambda o, li=li: o.qkv_rope(g, li, batch, L, li == 0))]
+        if fused:  # attention + O-projection in one kernel, its residual in gate/up and down
+            seq += [
+                (
+                    "attn_o_mlp",
+                    lambda o, li=li: (
+                        o.attention(g, li, batch, L),
+                        o.oproj(g, li, batch, L),
+                        o.gateup(g, li, batch),
+                        o.down(g, li, batch, li == last),
+                    ),
+                )
+            ]
+            continue
         seq += [
-            ("qkv_rope", lambda o, li=li: o.qkv_rope(g, li, batch, L, li == 0)),
             ("attention", lambda o, li=li: o.attention(g, li, batch, L)),
             ("oproj", lambda o, li=li: o.oproj(g, li, batch, L)),
             ("gateup", lambda o, li=li: o.gateup(g, li, batch)),
