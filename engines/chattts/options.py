@@ -81,6 +81,16 @@ class ChatTTSOptions(EngineOptions):
         None, help="Vocoder lookahead of the first audio piece.", min=0
     )
     int4_block: int | None = option(None, help="Weights per int4 quantization block.", min=1)
+    audio_path: str | None = option(
+        None,
+        help="Streaming vocoder: window (GPU graphs) or layers (default: window on CUDA).",
+        choices=("window", "layers"),
+    )
+    audio_dtype: str | None = option(
+        None,
+        help="torch audio models' dtype (default float16 on CUDA).",
+        choices=("float32", "float16", "bfloat16"),
+    )
 
     def validate(self) -> None:
         if self.device is not None and not _DEVICE.fullmatch(self.device):
