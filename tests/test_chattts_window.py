@@ -250,3 +250,65 @@ def test_engine_refuses_a_bad_audio_path(isolated) -> None:
         ChatTTSEngine(TINY, backend="torch", audio_path="gpu")
     with pytest.raises(MixvoxError, match="needs the torch audio backend"):
         ChatTTSEngine(TINY, backend="onnx", audio_path="window")
+
+
+def test_device_generate_matches_graph_gpt_and_streams_device_frames() -> None:
+    """The GPU hand-over (frames left on the device) decodes what ``GraphGPT.generate``
+    decodes: same codes, and the streamed hidden states are the ones it returns."""
+    import torch
+
+    from mixvox.engines.chattts.audio.window import (
+        DeviceFrames,
+        device_generate,
+        supports_device_frames,
+    )
+    from mixvox.engines.chattts.gpt import SamplingParams
+    from mixvox.engines.chattts.gpt.cuda_graph import GraphGPT
+
+    g = GraphGPT(TINY / "asset", precision="fp32", device="cpu", use_graphs=False)
+    try:
+        assert supports_device_frames(g) and not supports_device_frames(object())
+        prompt = np.arange(100, 120)
+        params = SamplingParams(temperature=0.3, max_new_tokens=20, min_new_tokens=20)
+        (ref,) = g.generate([prompt], params=params, rng=np.random.default_rng(3))
+        got: list = []
+
+        def on_frames(b, ids, hid, done):
+            assert isinstance(ids, DeviceFrames) and isinstance(hid, DeviceFrames)
+            got.append((ids.numpy(), hid.numpy()))
+
+        (res,) = device_generate(
+            g,
+            [prompt],
+            params=params,
+            rng=np.random.default_rng(3),
+            on_frames=on_frames,
+            stream_every=4,
+            frames_dtype=torch.float32,
+        )
+    finally:
+        g.close()
+    np.testing.assert_array_equal(res.ids, ref.ids)
+    np.testing.assert_array_equal(np.concatenate([c for c, _ in got]), ref.ids)
+    np.testing.assert_allclose(np.concatenate([h for _, h in got]), ref.hidden, atol=1e-6)
+    assert len(got) > 1  # streamed, not one piece at the end
+
+
+def test_engine_window_path_with_the_graph_runner(isolated) -> None:
+    """Engine with the CUDA-graph runner's code path (here eager on the CPU): frames go
+    GPT -> WindowVocoder as DeviceFrames and the audio equals the numpy hand-over's."""
+    from mixvox.engines.chattts.engine import ChatTTSEngine
+    from mixvox.engines.chattts.gpt.cuda_graph import GraphGPT
+
+    eng = ChatTTSEngine(TINY, backend="torch", audio_path="window", first_chunk_frames=2)
+    try:
+        eng.gpt.close()
+        eng.gpt = GraphGPT(TINY / "asset", precision="fp32", device="cpu", use_graphs=False)
+        got = _speak(eng, 30)
+        w, eng.window = eng.window, None  # layer path, numpy frames from GraphGPT.generate
+        ref = _speak(eng, 30)
+        eng.window = w
+    finally:
+        eng.close()
+    assert got.shape == ref.shape == ((2 * 30 - 1) * 256,)
+    assert _rel(got, ref) < 1e-4

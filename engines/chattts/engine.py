@@ -173,6 +173,8 @@ class ChatTTSEngine:
     (:class:`~.audio.StreamingVocoder`); default: window for the torch audio backend on
     CUDA, layers elsewhere. ``audio_dtype``: the torch audio models' dtype (default float16
     on CUDA unless ``precision="fp32"``, else float32; BENCHMARKS.md has the error).
+    ``warmup``: run one short request at load (default: on CUDA), so the first real
+    request finds every kernel compiled and buffer grown.
     ``speaker``: the voice when a call names none (default :data:`DEFAULT_SPEAKER`).
     """
 
@@ -206,6 +208,7 @@ class ChatTTSEngine:
         int4_block: int | None = None,
         audio_path: str | None = None,
         audio_dtype: str | None = None,
+        warmup: bool | None = None,
         speaker: str | None = None,
         key_file: str | os.PathLike[str] | None = None,
         **unknown: Any,
@@ -276,6 +279,8 @@ class ChatTTSEngine:
         self._lock = threading.Lock()  # one GPT generation at a time
         self._speakers: dict[str, np.ndarray | None] = {}
         self._load_models(threads, cache_dir)
+        if warmup or (warmup is None and self._gpu_audio):
+            self.warmup()
 
     # -- loading -----------------------------------------------------------------------------
 
@@ -328,6 +333,19 @@ class ChatTTSEngine:
         except MixvoxError as exc:
             log.warning("%s; random speakers will use a standard normal draw", exc)
             self.spk_stat = None
+
+    def warmup(self) -> None:
+        """One short request through the whole path (prompt, prefill, decode, vocoder, and
+        the fast start if set): what is compiled, planned or allocated on first use is done
+        here, so the first request after start is as fast as later ones."""
+        from mixvox.ir import Sentence, Span, Word
+
+        text = "warm up"
+        w = Word(text, text, [], 0, len(text), lang="raw")
+        utt = Utterance(text, [Sentence(text, 0, len(text), "raw", [Span("raw", text, 0, 7, [w])])])
+        extra = {"raw": True, "min_frames": 24, "max_frames": 24, "refine": False}
+        for _ in self.stream(utt, [Chunk(0, [w])], SynthesisOptions(seed=0, extra=extra)):
+            pass
 
     def close(self) -> None:
         """Drop the models (ONNX sessions, torch modules) so their memory can be freed."""
@@ -496,7 +514,7 @@ class ChatTTSEngine:
             q.put(("frames", b, ids, hid, done))
 
         generate: Any = self.gpt.generate
-        if self.window is not None and self.window.cuda and supports_device_frames(self.gpt):
+        if self.window is not None and supports_device_frames(self.gpt):
             # frames stay on the GPU: GPT -> WindowVocoder with no host copy in between
             generate = functools.partial(device_generate, self.gpt, frames_dtype=self.window.dtype)
 

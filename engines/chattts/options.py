@@ -86,6 +86,9 @@ class ChatTTSOptions(EngineOptions):
         help="Streaming vocoder: window (GPU graphs) or layers (default: window on CUDA).",
         choices=("window", "layers"),
     )
+    warmup: bool | None = option(
+        None, help="Run one short request at load (default: on CUDA) for a fast first request."
+    )
     audio_dtype: str | None = option(
         None,
         help="torch audio models' dtype (default float16 on CUDA).",

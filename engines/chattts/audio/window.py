@@ -170,9 +170,10 @@ class WindowVocoder:
         """A zeroed frame buffer for one stream: ``ctx`` leading zero frames, then frames."""
         with self._lock:
             buf = self._free.pop() if self._free else None
-        if buf is None:
-            return self._zeros(self.ctx + self.max_frames + self.sizes[-1] + self.ctx)
-        buf.zero_()  # on the current (audio) stream, before the new frames are written
+        with self.torch.inference_mode():
+            if buf is None:
+                return self._zeros(self.ctx + self.max_frames + self.sizes[-1] + self.ctx)
+            buf.zero_()  # on the current (audio) stream, before the new frames are written
         return buf
 
     def release(self, buf: Any) -> None:
@@ -234,7 +235,9 @@ class WindowVocoder:
                     self._outs.clear()
                     self.graph_error = f"{type(exc).__name__}: {exc}"
                     self.use_graphs = False
-            zeros = np.zeros((self.ctx + 2 * self.sizes[-1], self.width), np.float32)
+            zeros = np.zeros(
+                (min(self.max_frames, self.ctx + 2 * self.sizes[-1]), self.width), np.float32
+            )
             st = WindowStream(self, first_chunk_frames=1, chunk_frames=1)
             st.feed(zeros.astype(np.int64) if self._in_dtype == torch.long else zeros)
             st.finish()
@@ -337,6 +340,9 @@ class WindowStream:
         n = int(t.shape[0])
         if not n:
             return
+        if ready is None and t.device.type == "cuda" and v.stream is not None:
+            ready = torch.cuda.Event()  # written on the caller's stream: wait for it
+            ready.record()
         if self.frames_received + n > v.max_frames:
             raise AudioModelError(
                 f"utterance longer than the window vocoder's {v.max_frames} frames"
