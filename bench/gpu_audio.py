@@ -214,6 +214,78 @@ def engine_rows(
     return row
 
 
+def timeline(
+    ckpt: Path,
+    kind: str = "default",
+    *,
+    first_lookahead: int | None = 4,
+    switch_intervals: tuple[float | None, ...] = (None, 0.0005),
+    repeats: int = 5,
+) -> dict:
+    """Where the first chunk's time goes: host times (ms from ``stream()``) of the GPT's
+    prompt embedding, prefill, step windows, end-flag polls, the consumer receiving frames,
+    each vocoder piece and the first PCM; per Python thread-switch interval (None: the
+    default 5 ms), since the GPT thread and the vocoding thread share the GIL."""
+    import torch
+
+    eng = engine(ckpt, kind, max_batch=1, first_lookahead_frames=first_lookahead)
+    marks: list[tuple[str, float]] = []
+    t0 = [0.0]
+
+    def mark(label: str) -> None:
+        marks.append((label, round(1000 * (time.perf_counter() - t0[0]), 2)))
+
+    def wrap(obj: Any, name: str, label: str, after: bool = False) -> None:
+        orig = getattr(obj, name)
+
+        def f(*a: Any, **k: Any) -> Any:
+            mark(label)
+            out = orig(*a, **k)
+            if after:
+                mark(label + " end")
+            return out
+
+        setattr(obj, name, f)
+
+    cuda = eng.gpt.cuda
+    wrap(eng.gpt, "_embed", "embed")
+    wrap(cuda, "prefill", "prefill", after=True)
+    wrap(cuda, "_run_steps", "steps")
+    wrap(cuda, "_poll", "poll", after=True)
+    wrap(eng, "_take", "frames to consumer")
+    wrap(eng.window, "run", "vocoder piece", after=True)
+    out: dict = {"gpt_runner": type(eng.gpt).__name__, "first_lookahead": first_lookahead}
+    old = sys.getswitchinterval()
+    try:
+        for si in switch_intervals:
+            sys.setswitchinterval(si or old)
+            firsts, tl = [], []
+            for _ in range(repeats):
+                marks.clear()
+                torch.cuda.synchronize()
+                t0[0] = time.perf_counter()
+                first = None
+                for piece in eng.stream(*_request()):
+                    if first is None and len(piece.samples):
+                        first = 1000 * (time.perf_counter() - t0[0])
+                        mark("first PCM")
+                torch.cuda.synchronize()
+                firsts.append(first)
+                tl = [m for m in marks if m[1] <= (first or 0) + 0.01]
+            key = f"switch_{si or old}"
+            out[key] = {"first_chunk_ms": firsts, "median": float(np.median(firsts))}
+            out[key]["timeline_last"] = tl
+            log(
+                f"timeline {out['gpt_runner']} L={first_lookahead} switch {si or old}:",
+                json.dumps(out[key]),
+            )
+    finally:
+        sys.setswitchinterval(old)
+        eng.close()
+        torch.cuda.empty_cache()
+    return out
+
+
 def _gpt_cache_bytes(gpt: Any) -> int:
     cuda = getattr(gpt, "cuda", None)
     try:
@@ -378,6 +450,7 @@ def main() -> int:
         "no warm-up request at load)",
     )
     ap.add_argument("--only", default="parity,accuracy,engines")
+    ap.add_argument("--timeline", default="", help="GPT paths for the first-chunk timeline")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -408,6 +481,15 @@ def main() -> int:
                     )
                 ),
             ),
+        )
+    for kind in [k for k in args.timeline.split(",") if k]:
+        steps.append(
+            (
+                "timeline",
+                lambda kind=kind: results.setdefault("timeline", []).append(
+                    timeline(make_checkpoint(args.ckpt), kind)
+                ),
+            )
         )
     for name, fn in steps:
         if name not in only:
