@@ -97,9 +97,10 @@ _SPEED_IN_PROMPT = re.compile(r"\[speed_\d\]")
 def speed_segments(chunks: Sequence[Chunk], call_prompt: str) -> list[tuple[Chunk, str | None]]:
     """Cut ``chunks`` at their ``[speed_N]`` control words: (piece, code prompt or ``None``).
 
-    ChatTTS follows ``[speed_N]`` only in the code prompt, before the text: written in the
-    middle of the text the code stage was not trained on it and ignores it, so a
-    ``<prosody rate>`` span would be spoken at the old rate. Each piece therefore gets its own
+    ChatTTS takes ``[speed_N]`` in the code prompt, before the text (``[Stts][spk_emb]
+    [speed_5]{text}[Ptts]``, as the reference writes it); in the middle of the text it is a
+    token the code stage did not learn to follow there, so a ``<prosody rate>`` span would
+    not reliably change rate. Each piece therefore gets its own
     prompt (the call's prompt with its speed token replaced, or the token put first) and the
     control word itself is left out of the text. A rate holds until the next control word,
     across chunks, as a ``<prosody>`` element does; pieces keep their chunk's index. A piece
