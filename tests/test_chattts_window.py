@@ -257,13 +257,10 @@ def test_device_generate_matches_graph_gpt_and_streams_device_frames() -> None:
     decodes: same codes, and the streamed hidden states are the ones it returns."""
     import torch
 
-    from mixvox.engines.chattts.audio.window import (
-        DeviceFrames,
-        device_generate,
-        supports_device_frames,
-    )
+    from mixvox.engines.chattts.audio.window import DeviceFrames
     from mixvox.engines.chattts.gpt import SamplingParams
     from mixvox.engines.chattts.gpt.cuda_graph import GraphGPT
+    from mixvox.engines.chattts.gpu_link import device_generate, supports_device_frames
 
     g = GraphGPT(TINY / "asset", precision="fp32", device="cpu", use_graphs=False)
     try:

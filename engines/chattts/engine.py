@@ -54,14 +54,9 @@ from mixvox.engines.chattts import render
 from mixvox.engines.chattts.assets import ModelAssets, VerifyMode, load_assets
 from mixvox.engines.chattts.audio import AudioModels, StreamingVocoder, load_audio_models
 from mixvox.engines.chattts.audio.faststart import FastStartVocoder
-from mixvox.engines.chattts.audio.window import (
-    DeviceFrames,
-    WindowStream,
-    WindowVocoder,
-    device_generate,
-    supports_device_frames,
-)
+from mixvox.engines.chattts.audio.window import DeviceFrames, WindowStream, WindowVocoder
 from mixvox.engines.chattts.gpt import GPTRunner, SamplingParams, load_gpt
+from mixvox.engines.chattts.gpu_link import device_generate, supports_device_frames
 from mixvox.engines.chattts.runtime import RuntimeDecision, resolve
 from mixvox.engines.chattts.speaker import Speaker, load_spk_stat
 from mixvox.engines.chattts.tokenizer import ChatTTSTokenizer
