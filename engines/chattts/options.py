@@ -78,7 +78,11 @@ class ChatTTSOptions(EngineOptions):
     chunk_frames: int | None = option(None, help="Frames of later audio pieces.", min=1)
     lookahead_frames: int | None = option(None, help="Vocoder lookahead frames.", min=0)
     first_lookahead_frames: int | None = option(
-        None, help="Vocoder lookahead of the first audio piece.", min=0
+        None,
+        help="Fast first audio: vocoder look-ahead (code frames) of the start, cross-faded "
+        "into exact audio (e.g. 4 or 8; default exact).",
+        min=0,
+        flag="--first-lookahead",
     )
     int4_block: int | None = option(None, help="Weights per int4 quantization block.", min=1)
     audio_path: str | None = option(
