@@ -248,11 +248,11 @@ class ChatTTSEngine:
         lookahead_frames: int | None = None,
         first_lookahead_frames: int | None = None,
         int4_block: int | None = None,
+        speaker: str | None = None,
+        key_file: str | os.PathLike[str] | None = None,
         audio_path: str | None = None,
         audio_dtype: str | None = None,
         warmup: bool | None = None,
-        speaker: str | None = None,
-        key_file: str | os.PathLike[str] | None = None,
         **unknown: Any,
     ) -> None:
         for key in unknown:
