@@ -171,6 +171,7 @@ def engine_rows(
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
     base = torch.cuda.memory_allocated()
+    smi_before = nvidia_smi_mib()  # the process (context, earlier engines' leftovers) before
     t0 = time.perf_counter()
     eng = engine(ckpt, kind, max_batch=max_batch, warmup=warmup)
     row: dict = {
@@ -205,6 +206,7 @@ def engine_rows(
     row["peak_gpu_mib"] = round((torch.cuda.max_memory_allocated() - base) / 2**20, 1)
     row["reserved_gpu_mib"] = round(torch.cuda.max_memory_reserved() / 2**20, 1)
     row["nvidia_smi_mib"] = nvidia_smi_mib()
+    row["nvidia_smi_before_load_mib"] = smi_before
     row["gpt_cache_mib"] = round(_gpt_cache_bytes(eng.gpt) / 2**20, 1)
     eng.close()
     del eng
