@@ -157,11 +157,10 @@ def tile_sweep(ckpt: Path, results: dict) -> None:
     # (run 2 of 2026-12-01 12:31 UTC swept rows per program and warps at batch 1: the
     # default was best; K step 128 + 8 warps at batch 64, now the default)
     variants = [
-        (1, "fma default (fused attention + O, 64 rows)", {}),
+        (1, "fma default (fused attention + O, 256 rows)", {}),
         (1, "fma, attention and O separate", {"fma": {"fuse_o": 0}}),
-        (1, "fma, fused attention + O, 128 rows", {"fma": {"fuse_o": 128}}),
-        (1, "fma, fused attention + O, 256 rows", {"fma": {"fuse_o": 256}}),
-        (1, "fma default, sampler 4 warps", {"sample": {"warps": 4}}),
+        (1, "fma, fused attention + O, 768 rows (12 programs)", {"fma": {"fuse_o": 768}}),
+        (1, "fma, fused, sampler 4 warps", {"sample": {"warps": 4}}),
         (64, "dot default (bk 128, 8 warps)", {}),
         (64, "dot bk 64, 4 warps (old default)", {"dot": {"bk": 64, "warps": 4}}),
         (64, "dot bk 128, 8 warps, 3 stages", {"dot": {"stages": 3}}),
