@@ -126,7 +126,7 @@ def parity_tiny(results: dict) -> None:
 
 def fused_kernels(ckpt: Path, results: dict) -> None:
     """Every fused Triton kernel against its plain-torch twin, full size, random states."""
-    from mixvox.engines.chattts.gpt.triton_decode import TritonGPT, compare_ops
+    from mixvox.engines.chattts.gpt.triton_decode import TritonGPT, compare_ops, compare_prefill
 
     torch.backends.cuda.matmul.allow_tf32 = False
     out = {}
@@ -142,6 +142,11 @@ def fused_kernels(ckpt: Path, results: dict) -> None:
             key = f"{prec}_b{b}" + ("_pdl" if pdl else "")
             out[key] = errs
             log(f"fused kernels vs torch twins, {key}: {json.dumps(errs)}")
+        for T in (7, 32, 200):  # the fused prefill (prompt positions as batch rows)
+            errs = compare_prefill(m, T, slot=3, seed=T)
+            errs["pass"] = all(v <= limits[prec] for k, v in errs.items() if k != "pass")
+            out[f"{prec}_prefill_T{T}"] = errs
+            log(f"fused prefill vs torch prefill, {prec} T={T}: {json.dumps(errs)}")
         m.close()
         torch.cuda.empty_cache()
     results["fused_kernel_equality"] = out

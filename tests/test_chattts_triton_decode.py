@@ -135,8 +135,9 @@ _INTERP = r"""
 import json, sys
 from pathlib import Path
 from mixvox.engines.chattts import randckpt
-from mixvox.engines.chattts.gpt.triton_decode import TritonGPT, compare_ops
+from mixvox.engines.chattts.gpt.triton_decode import TritonGPT, compare_ops, compare_prefill
 out = {}
+pre = {}
 tiny, mid, shared = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
 randckpt.make_checkpoint(mid, shared, seed=0, sizes=randckpt.Sizes.small(
     hidden=64, intermediate=128, heads=2, layers=2))
@@ -148,7 +149,12 @@ for name, asset, b, prec in (("tiny_b1", tiny, 1, "fp32"), ("mid_b1", mid / "ass
     out[name] = compare_ops(m, b, 128, seed=b, tiles={"fma": {"fuse_o": 0}})
     if b == 1:  # attention + O-projection fused (the batch-1 default)
         out[name + "_fused_o"] = compare_ops(m, b, 128, seed=b, tiles={"fma": {"fuse_o": 32}})
-print(json.dumps(out))
+    # the fused prefill (prompt positions as batch rows: CUDA-core tiles on tiny, tensor-core
+    # tiles on mid) against the torch prefill, into slot 1
+    m = TritonGPT(asset, kernels="torch", device="cpu", precision=prec, max_batch=2,
+                  max_len=256, use_graphs=False)
+    pre[name] = compare_prefill(m, 13, slot=1, seed=3)
+print(json.dumps({"ops": out, "prefill": pre}))
 """
 
 
@@ -157,7 +163,8 @@ print(json.dumps(out))
 def test_triton_kernels_equal_torch_twins_in_interpreter(golden, tmp_path):
     """Every kernel (CUDA-core tiles at batch 1, tensor-core tiles at batch 2 on a model with
     16-wide tiles) against its twin, fp32 and fp8 weights, with poisoned outputs (unwritten =
-    inf error); the sampler both with top-k (no sort) and with top-p alone (sorting)."""
+    inf error); the sampler both with top-k (no sort) and with top-p alone (sorting); the
+    fused attention + O-projection; the fused prefill against the torch prefill."""
     env = dict(os.environ, TRITON_INTERPRET="1")
     r = subprocess.run(
         [sys.executable, "-c", _INTERP, str(TINY / "asset"), str(tmp_path / "mid"), str(SHARED)],
@@ -167,7 +174,12 @@ def test_triton_kernels_equal_torch_twins_in_interpreter(golden, tmp_path):
         timeout=1800,
     )
     assert r.returncode == 0, r.stderr[-3000:]
-    res = json.loads(r.stdout.strip().splitlines()[-1])
+    both = json.loads(r.stdout.strip().splitlines()[-1])
+    res, pre = both["ops"], both["prefill"]
+    for name, errs in pre.items():
+        assert set(errs) == {"hres", "h_last", "kv"}
+        limit = 2e-3 if name.endswith("fp8") else 1e-5  # fp8 weights: fp16 activations
+        assert max(errs.values()) < limit, (name, errs)
     for name, errs in res.items():
         fused = {"attn_o_mlp"}
         ops = fused if name.endswith("_fused_o") else {"attention", "oproj", "gateup", "down"}
