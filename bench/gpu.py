@@ -164,7 +164,7 @@ def tile_sweep(ckpt: Path, results: dict) -> None:
     variants = [
         (1, "fma default (fused attention + O, 256 rows)", {}),
         (1, "fma, attention and O separate", {"fma": {"fuse_o": 0}}),
-        (1, "fma, fused attention + O, 768 rows (12 programs)", {"fma": {"fuse_o": 768}}),
+        (1, "fma, fused attention + O, 128 rows", {"fma": {"fuse_o": 128}}),
         (1, "fma, fused, sampler 4 warps", {"sample": {"warps": 4}}),
         (64, "dot default (bk 128, 8 warps)", {}),
         (64, "dot bk 64, 4 warps (old default)", {"dot": {"bk": 64, "warps": 4}}),

@@ -844,7 +844,8 @@ class TritonOps:
         bn = int(self.tiles["fma"].get("fuse_o", 0))
         if not bn or _cfg(b, (g.hidden_size,), self.min_dot_batch)[1]:
             return 0
-        return bn if g.hidden_size % bn == 0 else 0
+        # a power of two (a Triton tile) dividing the hidden size; 768 (one block) is not one
+        return bn if g.hidden_size % bn == 0 and bn & (bn - 1) == 0 else 0
 
     def attention(self, g, li: int, b: int, L: int) -> None:
         kc, vc = g.k[li], g.v[li]
