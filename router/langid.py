@@ -64,6 +64,9 @@ class ScriptScore:
     en: float
     han: int
     latin_words: int
+    #: Latin words that are function words or all-lower-case words (not codes, acronyms,
+    #: CamelCase/Title-case names, single letters): without one there is no English grammar.
+    plain_words: int = 0
 
 
 _OTHER, _HAN, _LATIN, _DIGIT, _JOINER = range(5)
@@ -97,6 +100,7 @@ def script_score(text: str) -> ScriptScore:
     en = 0.0
     han = 0
     words = 0
+    plain = 0
     i = 0
     prev = _OTHER
     while i < n:
@@ -111,13 +115,40 @@ def script_score(text: str) -> ScriptScore:
             word = f[i:j].strip("'")
             if word and prev != _DIGIT:  # "22ms" is a number with its unit, not a word
                 words += 1
-                en += _word_weight(word)
+                numero = _is_numero(word, f, j)
+                en += _NUMERO_WEIGHT if numero else _word_weight(word)
+                plain += not numero and _is_plain(word)
             prev = _LATIN
             i = j
             continue
         prev = k
         i += 1
-    return ScriptScore(zh, en, han, words)
+    return ScriptScore(zh, en, han, words, plain)
+
+
+def _is_plain(word: str) -> bool:
+    """A word of English grammar or vocabulary: a function word or an all-lower-case word.
+
+    Codes (``A100``), acronyms (``GPU``), CamelCase and Title-case names (``cuDNN``, ``Llama``)
+    and single letters are names that Chinese text embeds as they are.
+    """
+    low = word.lower()
+    if low in EN_FUNCTION and (len(word) > 1 or low == "i"):
+        return True
+    return len(word) > 1 and word.isalpha() and word.islower()
+
+#: ``No.`` before a number is the abbreviation of "number" (``No. 5号``), a code, not "no".
+_NUMERO_WEIGHT = 0.5
+
+
+def _is_numero(word: str, f: str, j: int) -> bool:
+    """``No.``/``no.`` right before a digit (one space allowed): the sign for "number"."""
+    if word not in ("No", "no", "NO") or j >= len(f) or f[j] != ".":
+        return False
+    k = j + 1
+    if k < len(f) and f[k] == " ":
+        k += 1
+    return k < len(f) and "0" <= f[k] <= "9"
 
 
 def _word_weight(word: str) -> float:
@@ -240,6 +271,10 @@ def matrix_decision(text: str) -> tuple[str | None, float]:
         return "zh", 1.0
     if score.zh == 0:
         return "en", 1.0
+    if score.plain_words == 0:
+        # Han text with only codes, acronyms and names in Latin letters (``CUDA 12.1和cuDNN
+        # 8.9``): its grammar is Chinese, whatever the letter count (issue 7).
+        return "zh", score.zh / (score.zh + score.en)
     hi, lo = max(score.zh, score.en), min(score.zh, score.en)
     by_counts = "zh" if score.zh >= score.en else "en"
     share = hi / (hi + lo)

@@ -571,7 +571,12 @@ def _resolve(toks: list[_Tok], f: str, matrix: str, before: str | None) -> None:
             t.lang = t.kind
 
     def crossable(left: _Tok, right: _Tok) -> bool:
-        return right.gap == "space" and f[left.end - 1] not in _CLAUSE_END
+        if right.gap != "space":
+            return False
+        if f[left.end - 1] not in _CLAUSE_END:
+            return True
+        # "No. 5号": the dot of "No." before a number is an abbreviation's, not a clause end
+        return f[left.start : left.end] in _NUMERO and f[right.start].isdigit()
 
     transparent = (_NUM, _PUNCT, _OPEN)
     # en_left[i]: an English token is reachable leftwards from token i.
@@ -629,6 +634,7 @@ _MONTH_WORDS = frozenset(
     "jan feb mar apr jun jul aug sep sept oct nov dec".split()
 )
 _MATH = frozenset("<>≤≥≈≠=±×÷")
+_NUMERO = frozenset(("No.", "no.", "NO."))
 _ORDINAL_TOKEN = frozenset(("st", "nd", "rd", "th"))
 
 
@@ -874,6 +880,7 @@ def segment(text: str) -> Utterance:
         per_sentence.append(mine)
 
     matrices: list[str | None] = []
+    weak: list[bool] = []
     for (s, e), mine in zip(bounds, per_sentence, strict=True):
         probe = _probe_text(text, s, e, mine)
         lang, _conf = matrix_decision(probe)
@@ -881,9 +888,15 @@ def segment(text: str) -> Utterance:
             langs = {a.span.lang for a in mine if a.kind == "override" and a.span is not None}
             lang = langs.pop() if len(langs) == 1 else None
         matrices.append(lang)
+        codes_only = False
         if lang == EN:
+            score = script_score(probe)
+            # only codes/acronyms/names (a table cell ``A100``, a heading ``RTX 4090``): no
+            # English grammar, so the neighbouring sentences decide when they can
+            codes_only = not mine and score.plain_words == 0
             _check_foreign(utt, probe, s, e)
-    resolved = _fill_matrices(matrices)
+        weak.append(codes_only)
+    resolved = _fill_matrices(matrices, weak)
 
     for (s, e), mine, matrix in zip(bounds, per_sentence, resolved, strict=True):
         sent = Sentence(text[s:e], s, e, matrix)
@@ -919,8 +932,20 @@ def segment(text: str) -> Utterance:
     return utt
 
 
-def _fill_matrices(matrices: list[str | None]) -> list[str]:
-    """Sentences without letters take the previous sentence's matrix, else the next one's."""
+def _fill_matrices(matrices: list[str | None], weak: list[bool] | None = None) -> list[str]:
+    """Sentences without letters take the previous sentence's matrix, else the next one's.
+
+    A ``weak`` sentence (Latin codes and names only, no Han) does the same from the sentences
+    that decide on their own, and keeps its own guess when none does.
+    """
+    weak = weak or [False] * len(matrices)
+    strong = [None if w else m for m, w in zip(matrices, weak, strict=True)]
+    first = _fill_from_neighbours(strong)
+    second = _fill_from_neighbours(matrices)
+    return [a or b or ZH for a, b in zip(first, second, strict=True)]
+
+
+def _fill_from_neighbours(matrices: list[str | None]) -> list[str | None]:
     out: list[str | None] = list(matrices)
     last: str | None = None
     for i, m in enumerate(out):
@@ -934,7 +959,7 @@ def _fill_matrices(matrices: list[str | None]) -> list[str]:
             nxt = matrices[i]
         if out[i] is None:
             out[i] = nxt
-    return [m or ZH for m in out]
+    return out
 
 
 def _check_foreign(utt: Utterance, probe: str, s: int, e: int) -> None:

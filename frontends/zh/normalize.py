@@ -113,6 +113,9 @@ for _k in range(20):
 for _k in range(12):
     _SYMBOLS[chr(0x2160 + _k)] = _SYMBOLS[chr(0x2170 + _k)] = read_cardinal(str(_k + 1))
 
+#: List bullets at the start of a line: structure, not speech.
+_BULLETS = frozenset("-*•·")
+
 #: How digits after a brand are read (``data/brands.tsv``): ``digits``, ``cardinal``, ``decimal``.
 BRAND_MODES = ("digits", "cardinal", "decimal")
 
@@ -314,7 +317,37 @@ class _Scanner:
             else:
                 i = self.symbol(i, cls)
         self._dash_ranges()
+        self._silent_marks()
         return self.pieces
+
+    def _silent_marks(self) -> None:
+        """Marks that structure the text but are not said: they keep their ``punct`` piece
+        (offsets, a pause) with nothing spoken.
+
+        * ``-`` glued between letters/digits that the number rules left alone (``GPT-4o``,
+          ``Llama-2-7B``, ``TOP-5``): a joiner inside a code;
+        * ``|`` (a table cell separator left inside a sentence);
+        * a bullet (``-``, ``*``, ``•``, ``·``) at the start of the text before a space.
+        """
+        ps, t = self.pieces, self.t
+        for k, p in enumerate(ps):
+            if p.kind != "punct" or p.end - p.start != 1:
+                continue
+            c = p.spoken
+            if c == "|":
+                ps[k] = Piece(p.start, p.end, "punct", "")
+            elif c in _BULLETS and k == 0 and p.end < self.n and t[p.end] == " ":
+                if not t[: p.start].strip():
+                    ps[k] = Piece(p.start, p.end, "punct", "")
+            elif c == "-" and 0 < k < len(ps) - 1:
+                a, b = ps[k - 1], ps[k + 1]
+                if (
+                    a.end == p.start
+                    and b.start == p.end
+                    and a.kind in ("latin", "num")
+                    and b.kind in ("latin", "num")
+                ):
+                    ps[k] = Piece(p.start, p.end, "punct", "")
 
     def _latin_end(self, i: int) -> int:
         """End of the Latin word at ``i``: letters, inner hyphens (Wi-Fi), ``++``/``#`` (C++)."""

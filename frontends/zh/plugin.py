@@ -265,8 +265,9 @@ class ZhFrontend:
             elif p.kind == "punct":
                 b.end_phrase()
                 b.words.append(
-                    Word(p.spoken, p.spoken, [], b.base + p.start, b.base + p.end, "zh", "punct")
-                )
+                    Word(text[p.start : p.end], p.spoken, [], b.base + p.start, b.base + p.end,
+                         "zh", "punct")
+                )  # fmt: skip
             else:  # skip
                 b.end_phrase()
                 code, msg = p.issue or ("unreadable", "not read")
