@@ -137,6 +137,7 @@ def _is_plain(word: str) -> bool:
         return True
     return len(word) > 1 and word.isalpha() and word.islower()
 
+
 #: ``No.`` before a number is the abbreviation of "number" (``No. 5号``), a code, not "no".
 _NUMERO_WEIGHT = 0.5
 
