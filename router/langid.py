@@ -113,7 +113,8 @@ def script_score(text: str) -> ScriptScore:
             while j < n and _kind(f[j]) in (_LATIN, _DIGIT, _JOINER):
                 j += 1
             word = f[i:j].strip("'")
-            if word and prev != _DIGIT:  # "22ms" is a number with its unit, not a word
+            rate = i > 0 and f[i - 1] == "/" and word in _RATE_WORDS  # tokens/s
+            if word and prev != _DIGIT and not rate:  # "22ms": a number with its unit
                 words += 1
                 numero = _is_numero(word, f, j)
                 en += _NUMERO_WEIGHT if numero else _word_weight(word)
@@ -124,6 +125,10 @@ def script_score(text: str) -> ScriptScore:
         prev = k
         i += 1
     return ScriptScore(zh, en, han, words, plain)
+
+
+#: Time units after a slash (``tokens/s``): part of a rate, not words.
+_RATE_WORDS = frozenset("s sec ms min h hr d day".split())
 
 
 def _is_plain(word: str) -> bool:

@@ -638,8 +638,24 @@ _NUMERO = frozenset(("No.", "no.", "NO."))
 _ORDINAL_TOKEN = frozenset(("st", "nd", "rd", "th"))
 
 
+#: Time units after ``/`` in a rate (``tokens/s``).
+RATE_UNITS = frozenset("s sec ms min h hr d day".split())
+
+
+def is_rate(tok: str) -> bool:
+    """``tokens/s``, ``it/s``, ``req/min``: a word per a time unit (read 每秒 in zh)."""
+    word, sep, unit = tok.rstrip(",.;:!?").partition("/")
+    word = word.lstrip("0123456789.")  # 3.5it/s
+    return bool(sep) and unit in RATE_UNITS and word.isascii() and word.isalpha()
+
+
 def _is_identifier(tok: str) -> bool:
-    """URL, e-mail, path, ``snake_case``, ``a.b``: read by parts in English, never as a code."""
+    """URL, e-mail, path, ``snake_case``, ``a.b``: read by parts in English, never as a code.
+
+    A rate (``tokens/s``, ``req/min``: letters, one slash, a time unit) is no path.
+    """
+    if is_rate(tok):
+        return False
     if any(c in "/\\@_" for c in tok) or "://" in tok:
         return True
     host, sep, port = tok.partition(":")

@@ -53,6 +53,11 @@ class Piece:
 _LIANG_NEXT = set(
     "个位只条本张件次天种台辆座家名人块元斤米倍把支双对份杯瓶碗篇部首项套批场遍趟回下步点所间"
     "句段页列组颗粒片根棵架艘匹头口群周岁亿万千百桶盒包袋箱节门期届轮层栋户克吨角毛"
+    "核路卡帧行"
+)
+#: Letter units after which a bare ``2`` is 两 too (``2GB`` -> 两 G B, ``2K`` -> 两 K).
+_LIANG_LETTER_UNITS = frozenset(
+    "B KB MB GB TB PB K M G T W kW V A mA ms s min h km m cm mm kg g mg t L l ml mL".split()
 )
 _LIANG_NEXT_WORDS = ("小时", "分钟", "公里", "公斤", "千米", "千克", "星期", "礼拜", "年", "秒钟")
 
@@ -63,7 +68,7 @@ _QUANTITY_NEXT = _LIANG_NEXT | set("年月日号秒分多余来几万亿兆度�
 _ID_CUES = (
     "号码", "电话", "手机", "尾号", "拨打", "致电", "热线", "编号", "账号", "帐号", "卡号", "单号",
     "工号", "学号", "房间", "房号", "端口", "端口号", "port", "邮编", "密码", "验证码", "代码", "车次", "航班", "型号",
-    "批号", "证号", "打", "拨", "QQ", "ID", "微信", "号",
+    "批号", "证号", "打", "拨", "QQ", "ID", "微信", "号", "状态码", "返回码", "错误码",
 )  # fmt: skip
 
 _DASH_SCORE_BEFORE = ("比分", "比分是", "比分为", "战胜", "击败", "打成", "总比分", "大比分")
@@ -85,6 +90,7 @@ _UNITS: dict[str, str] = {
     "km": "千米", "m": "米", "cm": "厘米", "mm": "毫米", "nm": "纳米", "μm": "微米", "µm": "微米",
     "kg": "千克", "g": "克", "mg": "毫克", "t": "吨", "L": "升", "l": "升", "ml": "毫升",
     "mL": "毫升", "°C": "摄氏度", "℃": "摄氏度", "°F": "华氏度", "℉": "华氏度", "°": "度",
+    "Gbps": "吉比特每秒", "Mbps": "兆比特每秒", "Kbps": "千比特每秒", "kbps": "千比特每秒",
     "dB": "分贝", "px": "像素", "fps": "帧每秒", "w": "万", "cc": "毫升", "mmHg": "毫米汞柱",
 }  # fmt: skip
 _UNIT_KEYS = sorted(_UNITS, key=len, reverse=True)
@@ -112,6 +118,12 @@ for _k in range(20):
     _SYMBOLS[chr(0x2460 + _k)] = read_cardinal(str(_k + 1))
 for _k in range(12):
     _SYMBOLS[chr(0x2160 + _k)] = _SYMBOLS[chr(0x2170 + _k)] = read_cardinal(str(_k + 1))
+
+#: Time units after ``word/`` (``tokens/s``): the rate reads 每秒.
+_RATE_UNITS = {
+    "s": "秒", "sec": "秒", "ms": "毫秒", "min": "分钟", "h": "小时", "hr": "小时", "d": "天",
+    "day": "天",
+}  # fmt: skip
 
 #: List bullets at the start of a line: structure, not speech.
 _BULLETS = frozenset("-*•·")
@@ -246,7 +258,19 @@ class _Scanner:
         if j < self.n and self.t[j] == " ":
             j += 1  # "2 个"
         nxt = self.after(j, 2)
+        if nxt and is_latin_letter(nxt[0]):
+            k = j
+            while k < self.n and k - j < 4 and is_latin_letter(self.t[k]):
+                k += 1
+            return self.t[j:k] in _LIANG_LETTER_UNITS  # 2GB -> 两 G B, 2K -> 两 K
         return bool(nxt) and (nxt[0] in _LIANG_NEXT or nxt.startswith(_LIANG_NEXT_WORDS))
+
+    def code_letter_after(self, j: int) -> bool:
+        """Digits from ``j`` end in a Latin letter that is no unit (``3D`` of ``7800X3D``)."""
+        k = j
+        while k < self.n and _is_digit(self.t[k]):
+            k += 1
+        return k > j and k < self.n and is_latin_letter(self.t[k]) and not self.unit_at(k)
 
     # -- main loop -------------------------------------------------------------------------
     def run(self) -> list[Piece]:
@@ -297,7 +321,13 @@ class _Scanner:
             ):
                 self.add(i, i + 3, "latin", f"{t[i]} to {t[i + 2]}")  # B2B, O2O: "B to B"
                 i += 3
-            elif c in "xX*" and 0 < i < n - 1 and _is_digit(t[i - 1]) and _is_digit(t[i + 1]):
+            elif (
+                c in "xX*"
+                and 0 < i < n - 1
+                and _is_digit(t[i - 1])
+                and _is_digit(t[i + 1])
+                and not (c == "X" and self.code_letter_after(i + 1))  # 7800X3D is a code
+            ):
                 self.add(i, i + 1, "num", "乘")  # 7x24, 1920x1080
                 i += 1
             elif cls == "latin" and self._era_after_date(i):
@@ -308,6 +338,10 @@ class _Scanner:
             elif cls == "latin":
                 j = self._latin_end(i)
                 self.add(i, j, "latin", t[i:j])
+                i = j
+            elif c == "/" and i > 0 and is_latin_letter(t[i - 1]) and self._rate_unit(i + 1):
+                u, j = self._rate_unit(i + 1) or ("", i + 1)
+                self.add(i, j, "num", "每" + _RATE_UNITS[u])  # tokens/s -> tokens 每秒
                 i = j
             elif cls == "space":
                 i += 1
@@ -812,6 +846,8 @@ class _Scanner:
             self.add(i, end + 1, "num", value + "多")  # 50+语言 -> 五十多, 10+年 -> 十多年
             return end + 1
         unit = self.unit_at(end)
+        if unit and len(unit[0]) == 1 and unit[0].isalpha() and self._glued_to_letter(i):
+            unit = None  # K8s, M2s: the letter belongs to the code, it is not 秒/米
         if unit:
             u, uend = unit
             reading = _UNITS[u]
@@ -856,6 +892,18 @@ class _Scanner:
             return end
         self.add(i, end, "num", self._read_integer(raw, i, end))
         return end
+
+    def _rate_unit(self, j: int) -> tuple[str, int] | None:
+        """A time unit at ``j`` ending a rate (``tokens/s``), with its end, or ``None``."""
+        k = j
+        while k < self.n and k - j < 4 and is_latin_letter(self.t[k]):
+            k += 1
+        u = self.t[j:k]
+        return (u, k) if u in _RATE_UNITS and not (k < self.n and _is_digit(self.t[k])) else None
+
+    def _glued_to_letter(self, i: int) -> bool:
+        """The number at ``i`` follows a Latin letter directly (the digits of a code)."""
+        return i > 0 and is_latin_letter(self.t[i - 1])
 
     def _read_integer(self, raw: str, i: int, end: int) -> str:
         """The context rules for a bare integer (see CONVENTIONS.md)."""
@@ -955,6 +1003,13 @@ class _Scanner:
         after_code_dash = (
             i >= 2 and t[i - 1] == "-" and (_is_digit(t[i - 2]) or is_latin_letter(t[i - 2]))
         )
+        if (
+            suffix in ("x", "X")
+            and suffix_j < self.n
+            and _is_digit(t[suffix_j])
+            and not self.code_letter_after(suffix_j)
+        ):
+            return None  # 1920X1080: a dimension (乘), not a code
         if (
             len(suffix) == 1
             and suffix.isupper()
