@@ -16,8 +16,11 @@ Prints, per file: pass counts and rates for
 
 Comparison canon (applied to both sides, documented in ``frontends/zh/CONVENTIONS.md``):
 whitespace removed and full-width punctuation folded to ASCII, because this is about readings,
-not about which comma glyph is printed. Nothing else is rewritten and no case is skipped except
-the ones that are not Mandarin TN (English-matrix or Cantonese cases of g2pmix).
+not about which comma glyph is printed. WeText's cases are run the way its upstream test runs
+them, with ``tag_oov``: characters our frontend skips as an unsupported script (with a warning)
+are tagged ``<oov>X</oov>`` on our side (:func:`normalize_tag_oov`). Nothing else is rewritten
+and no case is skipped except the ones that are not Mandarin TN (English-matrix or Cantonese
+cases of g2pmix).
 ``tests/test_zh_suites.py`` imports this module and asserts floors under these rates.
 """
 
@@ -33,6 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mixvox.frontends.zh.normalize import tokenize
 from mixvox.frontends.zh.plugin import ZhFrontend, g2p_zh, normalize_zh
 from mixvox.textutil import fold_width
 
@@ -71,12 +75,29 @@ def canon(s: str) -> str:
     return "".join(fold_width(s).translate(_PUNCT).split())
 
 
-def _tn_score(name: str, cases: list[tuple[str, str]]) -> Score:
+def _tn_score(
+    name: str, cases: list[tuple[str, str]], norm: Callable[[str], str] = normalize_zh
+) -> Score:
     sc = Score(name)
     for inp, exp in cases:
-        got = normalize_zh(inp)
+        got = norm(inp)
         sc.add(canon(got) == canon(exp), inp, got, exp)
     return sc
+
+
+def normalize_tag_oov(text: str) -> str:
+    """``normalize_zh`` with each character we skip as an unsupported script tagged
+    ``<oov>X</oov>``, as WeText's ``tag_oov`` does: the frontend reports those characters
+    (an ``unsupported-script`` warning) instead of reading them; the tag shows that."""
+    out: list[str] = []
+    pos = 0
+    for p in tokenize(text):
+        if p.kind == "skip" and p.issue and p.issue[0] == "unsupported-script":
+            out.append(normalize_zh(text[pos : p.start]))
+            out.append("".join(f"<oov>{c}</oov>" for c in text[p.start : p.end]))
+            pos = p.end
+    out.append(normalize_zh(text[pos:]))
+    return "".join(out)
 
 
 def nemo_scores(root: Path = DEFAULT_TESTDATA) -> list[Score]:
@@ -101,7 +122,7 @@ def wetext_scores(root: Path = DEFAULT_TESTDATA) -> list[Score]:
             if "=>" in line:
                 a, _, b = line.partition("=>")
                 cases.append((a.strip(), b.strip()))
-        out.append(_tn_score("wetext/" + stem, cases))
+        out.append(_tn_score("wetext/" + stem, cases, normalize_tag_oov))
     return out
 
 

@@ -559,7 +559,9 @@ def _tokens(text: str, f: str, cls: bytearray, s: int, e: int) -> list[_Tok]:
     return toks
 
 
-def _resolve(toks: list[_Tok], f: str, matrix: str, before: str | None) -> None:
+def _resolve(
+    toks: list[_Tok], f: str, matrix: str, before: str | None, text: str | None = None
+) -> None:
     """Give every token a language (``zh``/``en``) by the rules in the module docstring.
 
     ``before`` is the language of the span that precedes this run of tokens in the sentence
@@ -614,7 +616,17 @@ def _resolve(toks: list[_Tok], f: str, matrix: str, before: str | None) -> None:
     # punctuation: with the token before; opening marks with the token after
     for i, t in enumerate(toks):
         if t.kind == _PUNCT:
-            if i > 0 and toks[i - 1].lang is not None:
+            if (
+                matrix == ZH
+                and i > 0
+                and toks[i - 1].lang == EN
+                and text is not None
+                and all(ch in _ZH_PUNCT for ch in text[t.start : t.end])
+            ):
+                # Chinese punctuation after an English word ends the Chinese clause: the
+                # English span is the word alone (a URL stays a URL without its 。)
+                t.lang = ZH
+            elif i > 0 and toks[i - 1].lang is not None:
                 t.lang = toks[i - 1].lang
             elif i == 0 and before is not None:
                 t.lang = before
@@ -635,6 +647,8 @@ _MONTH_WORDS = frozenset(
 )
 _MATH = frozenset("<>≤≥≈≠=±×÷")
 _NUMERO = frozenset(("No.", "no.", "NO."))
+#: Chinese (full-width) clause punctuation, as written (width folding turns ，into ,).
+_ZH_PUNCT = frozenset("，。、；：！？…⋯")
 _ORDINAL_TOKEN = frozenset(("st", "nd", "rd", "th"))
 
 
@@ -766,7 +780,7 @@ def _spans_of_segment(
     toks = _tokens(text, f, cls, s, e)
     if not toks:
         return [], False
-    _resolve(toks, f, matrix, before)
+    _resolve(toks, f, matrix, before, text)
     spans: list[Span] = []
     cur_lang, cur_s, cur_e = toks[0].lang, toks[0].start, toks[0].end
     for t in toks[1:]:

@@ -106,7 +106,9 @@ def test_number_with_space_before_english_word_joins_it() -> None:
 
 def test_clause_punctuation_stops_the_english_island() -> None:
     # "GPU，" ends a clause: the 3 after it belongs to the Chinese words that follow
-    assert spans("我买了 GPU，3 块钱") == [(ZH, "我买了"), (EN, "GPU，"), (ZH, "3 块钱")]
+    # (the Chinese comma itself goes with the Chinese clause, not into the English span)
+    assert spans("我买了 GPU，3 块钱") == [(ZH, "我买了"), (EN, "GPU"), (ZH, "，3 块钱")]
+    assert spans("I bought a GPU, 3 of them") == [(EN, "I bought a GPU, 3 of them")]
 
 
 @pytest.mark.parametrize(

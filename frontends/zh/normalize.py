@@ -75,6 +75,8 @@ _DASH_SCORE_BEFORE = ("比分", "比分是", "比分为", "战胜", "击败", "�
 _DASH_SCORE_AFTER = (
     "获胜", "取胜", "战胜", "击败", "告负", "落败", "胜出", "赢", "输", "胜", "负", "战平",
 )  # fmt: skip
+#: After a 3-4 digit number: a room number, read digit by digit (302会议室 三零二).
+_ROOM_NEXT = ("室", "会议室", "房间", "教室", "宿舍", "病房", "号房", "号会议室", "号房间")
 #: After 110/119/120/122: the emergency numbers, read 幺幺零.
 _EMERGENCY_NEXT = ("报警", "警", "火警", "消防", "急救", "救护", "指挥", "交警", "电话", "求助")
 _SCORE_CUES = ("比分", "比赛", "战胜", "击败", "打成", "定格", "赢", "输", "胜", "负", "平", "比")
@@ -733,9 +735,9 @@ class _Scanner:
                     prefix = "上午" if ap.group(1)[0] in "aA" else "下午"
                     end = ap.end()
                 spoken = prefix + read_cardinal(str(h), liang=True) + "点"
-                if mi or s:
-                    spoken += ("零" if mi < 10 else "") + read_cardinal(str(mi)) + "分"
-                if s:
+                if mi or s is not None:  # a time written with seconds reads every field
+                    spoken += ("零" if 0 < mi < 10 else "") + read_cardinal(str(mi)) + "分"
+                if s is not None:
                     spoken += read_cardinal(str(s)) + "秒"
                 self.add(i, end, "num", spoken)
                 return end
@@ -928,6 +930,8 @@ class _Scanner:
             return read_digits(raw)  # 86年出生 -> 八六年
         if nxt1 == "后" and len(raw) == 2 and raw[1] in "05":
             return read_digits(raw)  # 80后, 90后, 95后
+        if 3 <= len(raw) <= 4 and self.after(end, 4).startswith(_ROOM_NEXT):
+            return read_digits(raw, yao=True)  # 302会议室, 1203房间: room numbers
         if raw in ("110", "119", "120", "122") and nxt.startswith(_EMERGENCY_NEXT):
             return read_digits(raw, yao=True)  # 110报警, 120急救车
         if prev.rstrip(" \t\u3000是为:：").endswith(_ID_CUES) and not self.liang_next(end):
@@ -1046,7 +1050,7 @@ class _Scanner:
             return None  # "Windows 11", "Top 3": the ordinary rules (两个, 第, units)
         if len(raw) >= 4:
             return read_digits(raw)
-        return read_cardinal(raw, liang_bai=False)  # A100 -> 一百, H200 -> 二百
+        return read_cardinal(raw)  # A100 -> 一百, H200 -> 二百
 
     _rules: list[Callable[[_Scanner, int], int]] = [
         _r_currency,
