@@ -6,6 +6,8 @@ Prints, per file: pass counts and rates for
 
 * ``nemo_tn_zh`` TN files (written -> spoken, ``normalize_zh``);
 * ``wetext_tn/tn_chinese`` end-to-end files (the 95 cases the upstream Normalizer test uses);
+* ``tests/data/zh_mixed_tech.tsv``: our own mixed zh/en technical sentences through the whole
+  router (spans, both frontends), compared word by word (:func:`marked_spoken`);
 * ``g2pmix_zh_en_cases`` (normalization, native pinyin, tone sandhi, word splits);
 * CharsiuG2P ``zho-s.tsv``: whole-word match after converting our pinyin to their IPA
   (:func:`pinyin_to_ipa`), with surface (after sandhi) and lexical tones — their data applies
@@ -124,6 +126,42 @@ def wetext_scores(root: Path = DEFAULT_TESTDATA) -> list[Score]:
                 cases.append((a.strip(), b.strip()))
         out.append(_tn_score("wetext/" + stem, cases, normalize_tag_oov))
     return out
+
+
+MIXED_TSV = Path(__file__).resolve().parents[1] / "tests" / "data" / "zh_mixed_tech.tsv"
+
+
+def mixed_cases(path: Path = MIXED_TSV) -> list[tuple[str, str]]:
+    """Our own mixed zh/en technical sentences (``text<TAB>expected``; ``\\t`` in text is a tab)."""
+    cases = []
+    for line in path.read_text("utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            text, _, exp = line.partition("\t")
+            cases.append((text.replace("\\t", "\t"), exp))
+    return cases
+
+
+def marked_spoken(text: str) -> str:
+    """What the router says for ``text``: spoken words in order, punctuation left out, words
+    of the English frontend in ``<...>`` (the form of ``tests/data/zh_mixed_tech.tsv``)."""
+    import mixvox
+
+    utt = mixvox.route(text)
+    return "".join(
+        w.spoken if w.lang == "zh" else f"<{w.spoken}>"
+        for sent in utt.sentences
+        for sp in sent.spans
+        for w in sp.words
+        if w.spoken and w.kind != "punct"
+    )
+
+
+def mixed_scores(path: Path = MIXED_TSV) -> list[Score]:
+    sc = Score("mixed/technical (ours)")
+    for text, exp in mixed_cases(path):
+        got = marked_spoken(text)
+        sc.add(got == exp, text, got, exp)
+    return [sc]
 
 
 def _has_han(s: str) -> bool:
@@ -350,6 +388,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-cpp", action="store_true", help="skip the polyphone benchmark")
     args = ap.parse_args(argv)
     scores = nemo_scores(args.testdata) + wetext_scores(args.testdata)
+    scores += mixed_scores()
     scores += g2pmix_scores(args.testdata) + charsiu_scores(args.testdata)
     for sc in scores:
         print(f"{sc.name:28s} {sc.passed:4d}/{sc.total:<4d} {100 * sc.rate:6.1f}%")

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mixvox.textutil import fold_width, is_han, is_latin_letter
+from mixvox.textutil import UNITS, fold_width, is_han, is_latin_letter
 
 log = logging.getLogger("mixvox.langid")
 
@@ -114,7 +114,11 @@ def script_score(text: str) -> ScriptScore:
                 j += 1
             word = f[i:j].strip("'")
             rate = i > 0 and f[i - 1] == "/" and word in _RATE_WORDS  # tokens/s
-            if word and prev != _DIGIT and not rate:  # "22ms": a number with its unit
+            # "22ms", "35 ms": a number with its unit, not an English word
+            unit = prev == _DIGIT or (
+                i > 1 and f[i - 1] == " " and "0" <= f[i - 2] <= "9" and word.lower() in UNITS
+            )
+            if word and not unit and not rate:
                 words += 1
                 numero = _is_numero(word, f, j)
                 en += _NUMERO_WEIGHT if numero else _word_weight(word)

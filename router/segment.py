@@ -97,6 +97,7 @@ from dataclasses import dataclass
 from mixvox.controls import Atom, scan_atoms
 from mixvox.ir import CTRL, EN, ZH, Sentence, Span, Utterance
 from mixvox.langid import matrix_decision, predict, script_score
+from mixvox.textutil import UNITS as _TEXT_UNITS
 from mixvox.textutil import fold_width, is_emoji, is_han, is_latin_letter
 
 __all__ = ["TOKEN_RULES", "UNITS", "segment", "split_sentences"]
@@ -445,12 +446,7 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
 # --- tokens and spans --------------------------------------------------------------------------
 
 #: Letter runs after digits that are read as a measure unit (compared in lower case).
-UNITS = frozenset(
-    """b kb mb gb tb pb kib mib gib tib bit bits bps kbps mbps gbps hz khz mhz ghz thz ms us ns ps
-    s sec secs min mins h hr hrs d m cm mm km nm um g kg mg t l ml w kw mw v mv kv a ma mah wh kwh
-    f c k x p fps dpi ppi px pt em rem db dbm mph kph kmh rpm cc lb lbs oz ft in yd mi gal psi
-    flops tflops gflops pflops tops qps ops iops cal kcal mmhg pa kpa mpa hp nit nits lm lux""".split()
-)
+UNITS = _TEXT_UNITS  # measure units after a number (lower case); see mixvox.textutil
 _ORDINAL = frozenset({"st", "nd", "rd", "th"})
 
 #: Token kinds for non-Han tokens, in the order they are tried (see the module docstring).

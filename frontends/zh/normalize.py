@@ -930,6 +930,8 @@ class _Scanner:
             return read_digits(raw)  # 86年出生 -> 八六年
         if nxt1 == "后" and len(raw) == 2 and raw[1] in "05":
             return read_digits(raw)  # 80后, 90后, 95后
+        if len(raw) >= 2 and nxt.startswith(("端口", "号端口")):
+            return read_digits(raw, yao=True)  # 8000端口 -> 八零零零, as 端口8000
         if 3 <= len(raw) <= 4 and self.after(end, 4).startswith(_ROOM_NEXT):
             return read_digits(raw, yao=True)  # 302会议室, 1203房间: room numbers
         if raw in ("110", "119", "120", "122") and nxt.startswith(_EMERGENCY_NEXT):
