@@ -265,3 +265,18 @@ def test_dimensions_and_codes_with_x() -> None:
     assert normalize_zh("2560X1440") == "两千五百六十乘一千四百四十"
     assert normalize_zh("3x3的卷积") == "三乘三的卷积"
     assert normalize_zh("7950X3D") == "七九五零X三D"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("这里是4A级景区", "这里是四A级景区"),
+        ("输出电流3A", "输出电流三安"),
+        ("9V3A快充", "九伏三安快充"),
+        ("以10秒05的成绩夺冠", "以十秒零五的成绩夺冠"),
+        ("19秒32打破纪录", "十九秒三二打破纪录"),
+        ("还剩30秒20个人", "还剩三十秒二十个人"),
+    ],
+)
+def test_grades_amperes_and_sprint_times(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected

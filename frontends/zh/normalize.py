@@ -121,6 +121,9 @@ for _k in range(20):
 for _k in range(12):
     _SYMBOLS[chr(0x2160 + _k)] = _SYMBOLS[chr(0x2170 + _k)] = read_cardinal(str(_k + 1))
 
+#: After ``<digit>A``: a grade or class (5A级景区), not the unit ampere.
+_GRADE_NEXT = ("级", "类", "景区", "游戏", "大作", "广告", "公司", "标准")
+
 #: Time units after ``word/`` (``tokens/s``): the rate reads 每秒.
 _RATE_UNITS = {
     "s": "秒", "sec": "秒", "ms": "毫秒", "min": "分钟", "h": "小时", "hr": "小时", "d": "天",
@@ -253,6 +256,8 @@ class _Scanner:
                     continue
                 if u in ("w", "t", "l", "h", "s", "m", "g", "A", "V", "W") and k != j:
                     continue  # a lone letter after a space is not a unit ("5 s" is rare)
+                if u == "A" and t.startswith(_GRADE_NEXT, end):
+                    continue  # 5A级景区, 3A游戏: a grade, not amperes
                 return u, end
         return None
 
@@ -904,8 +909,12 @@ class _Scanner:
         return (u, k) if u in _RATE_UNITS and not (k < self.n and _is_digit(self.t[k])) else None
 
     def _glued_to_letter(self, i: int) -> bool:
-        """The number at ``i`` follows a Latin letter directly (the digits of a code)."""
-        return i > 0 and is_latin_letter(self.t[i - 1])
+        """The number at ``i`` follows a Latin letter directly (the digits of a code: ``K8s``),
+        and those letters are not the unit of a number before them (``5V2A``)."""
+        k = i
+        while k > 0 and i - k < 8 and is_latin_letter(self.t[k - 1]):
+            k -= 1
+        return k < i and not (k > 0 and _is_digit(self.t[k - 1]))
 
     def _read_integer(self, raw: str, i: int, end: int) -> str:
         """The context rules for a bare integer (see CONVENTIONS.md)."""
@@ -932,6 +941,15 @@ class _Scanner:
             return read_digits(raw)  # 80后, 90后, 95后
         if len(raw) >= 2 and nxt.startswith(("端口", "号端口")):
             return read_digits(raw, yao=True)  # 8000端口 -> 八零零零, as 端口8000
+        if (
+            len(raw) == 2
+            and self.before(i, 1) == "秒"
+            and i > 1
+            and _is_digit(self.t[i - 2])
+            and nxt1 not in _QUANTITY_NEXT
+            and not self.liang_next(end)
+        ):
+            return read_digits(raw)  # 9秒83: hundredths of a second, 九秒八三
         if 3 <= len(raw) <= 4 and self.after(end, 4).startswith(_ROOM_NEXT):
             return read_digits(raw, yao=True)  # 302会议室, 1203房间: room numbers
         if raw in ("110", "119", "120", "122") and nxt.startswith(_EMERGENCY_NEXT):
