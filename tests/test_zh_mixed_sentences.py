@@ -280,3 +280,22 @@ def test_dimensions_and_codes_with_x() -> None:
 )
 def test_grades_amperes_and_sprint_times(text: str, expected: str) -> None:
     assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("溶解度0.3g/L", "溶解度零点三克每升"),
+        ("密度是7.8g/cm³", "密度是七点八克每立方厘米"),
+        ("白天气温-3度", "白天气温零下三度"),
+        ("向左偏了-3度", "向左偏了负三度"),
+        ("书号978-7-302-12345-6", "书号九七八七三零二一二三四五六"),
+        ("执行GB/T 2260-2007", "执行GB/T 二二六零二零零七"),
+        ("通过了ISO 27001认证", "通过了ISO 二七零零一认证"),
+        ("他坐过波音747", "他坐过波音七四七"),
+        ("GTX 1650-1660都行", "GTX 一六五零到一六六零都行"),
+        ("第2-4名", "第二到四名"),
+    ],
+)
+def test_per_units_temperatures_serials_and_standards(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected

@@ -121,6 +121,10 @@ for _k in range(20):
 for _k in range(12):
     _SYMBOLS[chr(0x2160 + _k)] = _SYMBOLS[chr(0x2170 + _k)] = read_cardinal(str(_k + 1))
 
+#: Words before ``-5度`` that make it a temperature (零下五度), not a signed angle.
+_TEMPERATURE_CUES = ("气温", "温度", "低温", "高温", "最低", "最高", "降至", "降到", "室外", "室温",
+                     "体感", "零下", "夜间", "白天", "冷")  # fmt: skip
+
 #: After ``<digit>A``: a grade or class (5A级景区), not the unit ampere.
 _GRADE_NEXT = ("级", "类", "景区", "游戏", "大作", "广告", "公司", "标准")
 
@@ -134,7 +138,10 @@ _RATE_UNITS = {
 _BULLETS = frozenset("-*•·")
 
 #: How digits after a brand are read (``data/brands.tsv``): ``digits``, ``cardinal``, ``decimal``.
-BRAND_MODES = ("digits", "cardinal", "decimal")
+BRAND_MODES = ("digits", "cardinal", "decimal", "standard")
+#: Modes read digit by digit; ``standard`` (ISO 8601-1, GB/T 7714-2015) also keeps a dash
+#: between its numbers silent instead of reading it 到.
+_DIGIT_MODES = ("digits", "standard")
 
 
 @lru_cache(maxsize=1)
@@ -203,6 +210,8 @@ _RE_FRACTION = re.compile(r"(\d+) ?/ ?(\d+)(?![\d/])", re.ASCII)
 _RE_RANGE = re.compile(rf"({_NUM})[-~]({_NUM})", re.ASCII)
 _RE_NUMBER = re.compile(_NUM, re.ASCII)
 _RE_SCI = re.compile(r"(\d+(?:\.\d+)?)[eE]([-+−]?)(\d{1,3})(?![\dA-Za-z])", re.ASCII)
+_RE_DIGIT_CHAIN = re.compile(r"\d+(?:-\d+){2,}(?![\d.])", re.ASCII)
+_RE_PER_TIME = re.compile(r"(s|h|min|ms|d)(?![A-Za-z])", re.ASCII)
 _RE_TEMP_RANGE_END = re.compile(rf"[~～\-到至](-?)({_NUM})(°C|℃|°F|℉)", re.ASCII)
 
 
@@ -469,7 +478,7 @@ class _Scanner:
         ps = self.pieces
         for k in range(1, len(ps) - 1):
             p = ps[k]
-            if p.kind == "punct" and p.spoken in "-~" and p.end - p.start == 1:
+            if p.kind == "punct" and p.spoken in ("-", "~") and p.end - p.start == 1:
                 a, b = ps[k - 1], ps[k + 1]
                 spaced_tilde = p.spoken == "~" and a.kind == b.kind == "num"  # 3 ~ 5 天
                 if (a.end != p.start or b.start != p.end) and not spaced_tilde:
@@ -481,6 +490,9 @@ class _Scanner:
                     and ps[k - 2].end == a.start
                     and ps[k - 3].kind == "latin"
                 )
+                if not code and a.kind == "num":
+                    brand = self._brand_before(a.start)
+                    code = brand is not None and self.brands.get(brand[0].casefold()) == "standard"
                 if a.kind == "num" and b.kind == "num" and not code:
                     ps[k] = Piece(p.start, p.end, "num", "到")
 
@@ -531,8 +543,19 @@ class _Scanner:
         ):
             self.add(i, i + 1, "num", "每")  # 3.5元/斤 -> 三点五元每斤
             return i + 1
+        if (
+            c == "/"
+            and self.pieces
+            and self.pieces[-1].end == i
+            and self.pieces[-1].kind == "num"
+            and is_latin_letter(t[i - 1])
+        ):
+            unit = self.unit_at(i + 1)
+            if unit and (i + 1 >= self.n or t[i + 1] != " "):
+                self.add(i, unit[1], "num", "每" + _UNITS[unit[0]])  # 0.05mg/L -> 毫克每升
+                return unit[1]
         if c == "/" and 0 < i and (is_latin_letter(t[i - 1]) or is_han(t[i - 1])):
-            m = re.match(r"(s|h|min|ms|d)(?![A-Za-z])", t[i + 1 : i + 5])
+            m = _RE_PER_TIME.match(t[i + 1 : i + 5])
             if m and any(_is_digit(x) for x in self.before(i, 8)):
                 per = {"s": "秒", "h": "小时", "min": "分钟", "ms": "毫秒", "d": "天"}[m.group(1)]
                 self.add(i, i + 1 + m.end(), "num", "每" + per)  # 7000MB/s -> 七千 M B 每秒
@@ -637,6 +660,13 @@ class _Scanner:
             spoken = "零下" + read_number(m.group()) + "到" + hi + _UNITS[rng.group(3)]
             self.add(i, rng.end(), "num", spoken)
             return rng.end()
+        if (
+            t[i] == "-"
+            and self.after(end, 1) == "度"
+            and any(cue in self.before(i, 6) for cue in _TEMPERATURE_CUES)
+        ):
+            self.add(i, end, "num", "零下" + read_number(m.group()))  # 气温-5度 -> 零下五度
+            return end
         if t[i] == "-" and unit and unit[0] in _TEMPERATURE_UNITS:
             self.add(i, unit[1], "num", "零下" + read_number(m.group()) + _UNITS[unit[0]])
             return unit[1]
@@ -789,8 +819,26 @@ class _Scanner:
         end = m.end()
         if end < self.n and _is_digit(self.t[end]):
             return i
+        chain = _RE_DIGIT_CHAIN.match(self.t, i)
+        if chain and chain.group().count("-") >= 2 and (i == 0 or not _is_digit(self.t[i - 1])):
+            # 978-7-111-54742-6 (ISBN, serials): no range, each group digit by digit, the
+            # dashes silent
+            pos = i
+            for part in chain.group().split("-"):
+                if pos > i:
+                    self.add(pos - 1, pos, "punct", "")
+                self.add(pos, pos + len(part), "num", read_digits(part))
+                pos += len(part) + 1
+            return chain.end()
         if i > 0 and is_latin_letter(self.t[i - 1]):
             return i  # i7-12700K: a model code, not a range
+        brand = self._brand_before(i)
+        mode = self.brands.get(brand[0].casefold()) if brand is not None else None
+        if mode == "standard":
+            return i  # GB/T 7714-2015: a standard's number and year, not a range
+        if mode == "digits" and "." not in a + b:
+            self.add(i, end, "num", read_digits(a) + "到" + read_digits(b))  # RTX 3060-3090
+            return end
         if i > 1 and self.t[i - 1] == "-" and is_latin_letter(self.t[i - 2]):
             return i  # Llama-2-7B
         if end < self.n and is_latin_letter(self.t[end]) and not self.unit_at(end):
@@ -809,8 +857,9 @@ class _Scanner:
         ):
             self.add(i, end, "num", read_digits(a) + "到" + read_digits(b))  # 2022-23赛季
             return end
-        ra = self._read_plain(a, end, year_ok=True)
-        rb = self._read_plain(b, end, year_ok=True)
+        ordinal = self.before(i, 1) == "第"  # 第2-4名: ordinals never take 两
+        ra = self._read_plain(a, end, year_ok=True, liang=not ordinal)
+        rb = self._read_plain(b, end, year_ok=True, liang=not ordinal)
         spoken = ra + "到" + rb
         if unit:
             spoken += _UNITS[unit[0]]
@@ -826,12 +875,14 @@ class _Scanner:
             return True
         return self.after(end, 2).startswith(_DASH_SCORE_AFTER)
 
-    def _read_plain(self, num: str, next_pos: int, *, year_ok: bool = False) -> str:
+    def _read_plain(
+        self, num: str, next_pos: int, *, year_ok: bool = False, liang: bool = True
+    ) -> str:
         """Read a number whose following context starts at ``next_pos``."""
         raw = num.replace(",", "")
         if year_ok and len(raw) == 4 and "." not in raw and self.after(next_pos, 1) == "年":
             return read_digits(raw)
-        return read_number(raw, liang=self.liang_next(next_pos))
+        return read_number(raw, liang=liang and self.liang_next(next_pos))
 
     def _r_number(self, i: int) -> int:
         t = self.t
@@ -873,7 +924,7 @@ class _Scanner:
             return uend
         if "." in raw and "," not in num:
             brand = self._brand_before(i)
-            if brand is not None and self.brands.get(brand[0].casefold()) == "digits":
+            if brand is not None and self.brands.get(brand[0].casefold()) in _DIGIT_MODES:
                 ip, _, fp = raw.partition(".")
                 self.add(i, end, "num", read_digits(ip) + "点" + read_digits(fp))  # Ubuntu 22.04
                 return end
@@ -994,7 +1045,20 @@ class _Scanner:
             k -= 1
             glued = False
         j = k
-        while j > 0 and k - j < 24 and (is_latin_letter(t[j - 1]) or t[j - 1] in "-+#"):
+        while (
+            j > 0
+            and k - j < 24
+            and (
+                is_latin_letter(t[j - 1])
+                or t[j - 1] in "-+#"
+                or (
+                    t[j - 1] == "/"
+                    and j > 1
+                    and is_latin_letter(t[j - 2])
+                    and is_latin_letter(t[j])
+                )
+            )
+        ):
             j -= 1
         word = t[j:k].strip("-")
         if not word or not any(is_latin_letter(c) for c in word):
@@ -1002,6 +1066,17 @@ class _Scanner:
         if word in ("x", "X") and j > 0 and _is_digit(t[j - 1]):
             return None  # 1920x1080: a dimension, not a code
         return word, glued
+
+    def _han_brand_before(self, i: int) -> str | None:
+        """The mode of a Chinese brand name glued before ``i`` (``波音737``), if the table has
+        one (keys of one to four Han characters)."""
+        for k in range(min(4, i), 0, -1):
+            word = self.t[i - k : i]
+            if is_han(word[0]):
+                mode = self.brands.get(word)
+                if mode is not None:
+                    return mode
+        return None
 
     def _code_reading(self, raw: str, i: int, end: int) -> str | None:
         """Digits inside a product or model code, or ``None`` when the number is no code.
@@ -1043,6 +1118,11 @@ class _Scanner:
         ):
             return read_digits(raw)  # 23H2, 2A3: digits on both sides of a letter
         if brand is None and not after_code_dash:
+            han_mode = self._han_brand_before(i)
+            if han_mode == "digits" and "." not in raw:
+                return read_digits(raw)  # 波音737 -> 七三七
+            if han_mode == "cardinal":
+                return read_cardinal(raw)
             if (
                 len(raw) >= 4
                 and suffix
@@ -1062,7 +1142,7 @@ class _Scanner:
         mode = self.brands.get(brand[0].casefold()) if brand is not None else None
         if mode is None and brand is not None:
             mode = self.brands.get(brand[0].rstrip("+#").casefold())
-        if mode == "digits":
+        if mode in _DIGIT_MODES:
             return read_digits(raw)
         if mode == "cardinal":
             return read_cardinal(raw)
