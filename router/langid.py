@@ -118,7 +118,9 @@ def script_score(text: str) -> ScriptScore:
             unit = prev == _DIGIT or (
                 i > 1 and f[i - 1] == " " and "0" <= f[i - 2] <= "9" and word.lower() in UNITS
             )
-            if word and not unit and not rate:
+            # 3点4分5秒am: the am/pm of a time written in Chinese
+            ampm = i > 0 and f[i - 1] in "点分秒半刻" and word.lower() in ("am", "pm")
+            if word and not unit and not rate and not ampm:
                 words += 1
                 numero = _is_numero(word, f, j)
                 en += _NUMERO_WEIGHT if numero else _word_weight(word)

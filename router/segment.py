@@ -609,6 +609,16 @@ def _resolve(
             t.lang = matrix
     if matrix == ZH:
         _zh_code_islands(toks, f, crossable)
+        for k in range(1, n):  # 3点4分5秒am: the am/pm of a Chinese time is its 上午/下午
+            t, prev = toks[k], toks[k - 1]
+            if (
+                t.kind == _EN
+                and t.gap == "adj"
+                and prev.kind == _ZH
+                and f[prev.end - 1] in "点分秒半刻"
+                and f[t.start : t.end].lower().rstrip(".") in _AMPM_WORDS
+            ):
+                t.lang = ZH
     # punctuation: with the token before; opening marks with the token after
     for i, t in enumerate(toks):
         if t.kind == _PUNCT:
@@ -643,6 +653,7 @@ _MONTH_WORDS = frozenset(
 )
 _MATH = frozenset("<>≤≥≈≠=±×÷")
 _NUMERO = frozenset(("No.", "no.", "NO."))
+_AMPM_WORDS = frozenset(("am", "pm", "a.m", "p.m"))
 #: Chinese (full-width) clause punctuation, as written (width folding turns ，into ,).
 _ZH_PUNCT = frozenset("，。、；：！？…⋯")
 _ORDINAL_TOKEN = frozenset(("st", "nd", "rd", "th"))

@@ -299,3 +299,10 @@ def test_grades_amperes_and_sprint_times(text: str, expected: str) -> None:
 )
 def test_per_units_temperatures_serials_and_standards(text: str, expected: str) -> None:
     assert normalize_zh(text) == expected
+
+
+def test_am_pm_after_a_time_written_in_chinese() -> None:
+    assert marked("明天9点30分am集合") == "明天上午九点三十分集合"
+    assert marked("4点15分pm结束") == "下午四点十五分结束"
+    assert marked("晚上10点pm上线") == "晚上十点上线"  # the day part is said already
+    assert marked("他说I am fine") == "他说<I><am><fine>"

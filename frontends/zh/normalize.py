@@ -128,6 +128,9 @@ _TEMPERATURE_CUES = ("气温", "温度", "低温", "高温", "最低", "最高",
 #: After ``<digit>A``: a grade or class (5A级景区), not the unit ampere.
 _GRADE_NEXT = ("级", "类", "景区", "游戏", "大作", "广告", "公司", "标准")
 
+#: Characters of a time written in Chinese (3点4分5秒, 5点差4分, 3点半).
+_HAN_TIME_CHARS = frozenset("点分秒差半刻整钟")
+
 #: Time units after ``word/`` (``tokens/s``): the rate reads 每秒.
 _RATE_UNITS = {
     "s": "秒", "sec": "秒", "ms": "毫秒", "min": "分钟", "h": "小时", "hr": "小时", "d": "天",
@@ -346,6 +349,8 @@ class _Scanner:
             ):
                 self.add(i, i + 1, "num", "乘")  # 7x24, 1920x1080
                 i += 1
+            elif cls == "latin" and self._ampm_after_han_time(i):
+                i = self._era_end
             elif cls == "latin" and self._era_after_date(i):
                 i = self._era_end
             elif cls == "latin" and t[i : i + 3].lower() == "no." and self._digit_after(i + 3):
@@ -950,6 +955,36 @@ class _Scanner:
             return end
         self.add(i, end, "num", self._read_integer(raw, i, end))
         return end
+
+    def _ampm_after_han_time(self, i: int) -> bool:
+        """``3点4分5秒am``: am/pm after a time written with 点/分/秒 becomes its 上午/下午 prefix,
+        as after ``3:04am`` (the letters themselves say nothing more)."""
+        ap = _AMPM.match(self.t, i)
+        if not ap or ap.start(1) != i:
+            return False
+        ps = self.pieces
+        k = len(ps)
+        first = None
+        pos = i
+        while k > 0 and ps[k - 1].end == pos and ps[k - 1].kind in ("num", "han"):
+            p = ps[k - 1]
+            if p.kind == "han" and not set(p.spoken) <= _HAN_TIME_CHARS:
+                break
+            if p.kind == "num":
+                first = k - 1
+            pos = p.start
+            k -= 1
+        if first is None or not any(p.kind == "han" and "点" in p.spoken for p in ps[first:]):
+            return False
+        if any(w in self.before(ps[first].start, 2) for w in ("上午", "下午", "晚上", "凌晨")):
+            prefix = ""  # 下午3点pm: the day part is said already
+        else:
+            prefix = "上午" if ap.group(1)[0] in "aA" else "下午"
+        p = ps[first]
+        ps[first] = Piece(p.start, p.end, p.kind, prefix + p.spoken, p.issue)
+        self.add(i, ap.end(), "punct", "")
+        self._era_end = ap.end()
+        return True
 
     def _rate_unit(self, j: int) -> tuple[str, int] | None:
         """A time unit at ``j`` ending a rate (``tokens/s``), with its end, or ``None``."""
