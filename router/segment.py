@@ -611,6 +611,10 @@ def _resolve(
         _zh_code_islands(toks, f, crossable)
         for k in range(1, n):  # 3点4分5秒am: the am/pm of a Chinese time is its 上午/下午
             t, prev = toks[k], toks[k - 1]
+            if t.kind == _EN and t.gap == "adj" and prev.kind == _ZH and prev.gap == "adj":
+                if k >= 2 and toks[k - 2].kind == _NUM and _is_per_unit(f[t.start : t.end]):
+                    t.lang = ZH  # 元/GB/月: a unit of a price
+                    continue
             if (
                 t.kind == _EN
                 and t.gap == "adj"
@@ -670,12 +674,25 @@ def is_rate(tok: str) -> bool:
     return bool(sep) and unit in RATE_UNITS and word.isascii() and word.isalpha()
 
 
+def _is_per_unit(tok: str) -> bool:
+    """``/GB/``, ``/GB``, ``GB/`` between Chinese words (元/GB/月): a unit in a price, no path."""
+    core = tok.strip("/")
+    return (
+        0 < len(core) <= 4
+        and core.isascii()
+        and core.isalpha()
+        and core.lower() in UNITS
+        and tok != core
+        and "/" not in core
+    )
+
+
 def _is_identifier(tok: str) -> bool:
     """URL, e-mail, path, ``snake_case``, ``a.b``: read by parts in English, never as a code.
 
     A rate (``tokens/s``, ``req/min``: letters, one slash, a time unit) is no path.
     """
-    if is_rate(tok):
+    if is_rate(tok) or _is_per_unit(tok):
         return False
     if any(c in "/\\@_" for c in tok) or "://" in tok:
         return True

@@ -214,6 +214,7 @@ _RE_RANGE = re.compile(rf"({_NUM})[-~]({_NUM})", re.ASCII)
 _RE_NUMBER = re.compile(_NUM, re.ASCII)
 _RE_SCI = re.compile(r"(\d+(?:\.\d+)?)[eE]([-+−]?)(\d{1,3})(?![\dA-Za-z])", re.ASCII)
 _RE_DIGIT_CHAIN = re.compile(r"\d+(?:-\d+){2,}(?![\d.])", re.ASCII)
+_RE_RATIO_CHAIN = re.compile(r"\d+(?:[:：]\d+){2,}(?![\d:：])", re.ASCII)
 _RE_PER_TIME = re.compile(r"(s|h|min|ms|d)(?![A-Za-z])", re.ASCII)
 _RE_TEMP_RANGE_END = re.compile(rf"[~～\-到至](-?)({_NUM})(°C|℃|°F|℉)", re.ASCII)
 
@@ -550,6 +551,19 @@ class _Scanner:
             return i + 1
         if (
             c == "/"
+            and 0 < i < self.n - 1
+            and is_han(t[i - 1])
+            and is_latin_letter(t[i + 1])
+            and any(_is_digit(x) for x in self.before(i, 8))
+        ):
+            k = i + 1
+            while k < self.n and k - i <= 4 and is_latin_letter(t[k]):
+                k += 1
+            if t[i + 1 : k].lower() in _SEGMENT_UNITS:
+                self.add(i, i + 1, "num", "每")  # 0.12元/GB/月 -> 零点一二元每 G B 每月
+                return i + 1
+        if (
+            c == "/"
             and self.pieces
             and self.pieces[-1].end == i
             and self.pieces[-1].kind == "num"
@@ -781,6 +795,11 @@ class _Scanner:
                     spoken += read_cardinal(str(s)) + "秒"
                 self.add(i, end, "num", spoken)
                 return end
+        m = _RE_RATIO_CHAIN.match(t, i)
+        if m:  # 8:1:1 -> 八比一比一 (a time H:MM:SS was taken above)
+            spoken = "比".join(read_cardinal(x) for x in m.group().replace("：", ":").split(":"))
+            self.add(i, m.end(), "num", spoken)
+            return m.end()
         m = _RE_RATIO.match(t, i)
         if m:
             spoken = read_cardinal(m.group(1)) + "比" + read_cardinal(m.group(2))
