@@ -6,6 +6,7 @@ Prints, per file: pass counts and rates for
 
 * ``nemo_tn_zh`` TN files (written -> spoken, ``normalize_zh``);
 * ``wetext_tn/tn_chinese`` end-to-end files (the 95 cases the upstream Normalizer test uses);
+* ``tests/data/zh_tn_sentences.tsv``: our own Chinese TN sentences (``normalize_zh``);
 * ``tests/data/zh_mixed_tech.tsv``: our own mixed zh/en technical sentences through the whole
   router (spans, both frontends), compared word by word (:func:`marked_spoken`);
 * ``g2pmix_zh_en_cases`` (normalization, native pinyin, tone sandhi, word splits);
@@ -139,6 +140,14 @@ def mixed_cases(path: Path = MIXED_TSV) -> list[tuple[str, str]]:
             text, _, exp = line.partition("\t")
             cases.append((text.replace("\\t", "\t"), exp))
     return cases
+
+
+TN_TSV = MIXED_TSV.with_name("zh_tn_sentences.tsv")
+
+
+def tn_sentence_scores(path: Path = TN_TSV) -> list[Score]:
+    """Our own Chinese TN sentences (``text<TAB>expected``), through ``normalize_zh``."""
+    return [_tn_score("zh/sentences (ours)", mixed_cases(path))]
 
 
 def marked_spoken(text: str) -> str:
@@ -388,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-cpp", action="store_true", help="skip the polyphone benchmark")
     args = ap.parse_args(argv)
     scores = nemo_scores(args.testdata) + wetext_scores(args.testdata)
-    scores += mixed_scores()
+    scores += tn_sentence_scores() + mixed_scores()
     scores += g2pmix_scores(args.testdata) + charsiu_scores(args.testdata)
     for sc in scores:
         print(f"{sc.name:28s} {sc.passed:4d}/{sc.total:<4d} {100 * sc.rate:6.1f}%")

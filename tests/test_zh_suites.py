@@ -72,7 +72,8 @@ FLOORS = {
     "wetext/whitelist": 0.74,  # 3/4
     "wetext/normalizer": 0.87,  # 41/46 = 0.891 (人均200以内: 二百, see CONVENTIONS.md)
     "wetext/normalizer_tag_oov": 0.99,  # 2/2
-    "mixed/technical (ours)": 0.97,  # 271/277 = 0.978 (tests/data/zh_mixed_tech.tsv)
+    "mixed/technical (ours)": 0.97,  # 319/327 = 0.976 (tests/data/zh_mixed_tech.tsv)
+    "zh/sentences (ours)": 0.99,  # 150/150 (tests/data/zh_tn_sentences.tsv)
     "g2pmix/normalized": 0.96,  # 27/27
     "g2pmix/native": 0.94,  # 18/19 = 0.947
     "g2pmix/sandhi": 0.97,  # 38/38
@@ -90,7 +91,7 @@ CPP_ODD_MULTI_FLOOR = 0.972  # measured 3415/3501 = 0.9754
 @pytest.fixture(scope="module")
 def scores() -> dict[str, object]:
     all_scores = report.nemo_scores(TESTDATA) + report.wetext_scores(TESTDATA)
-    all_scores += report.mixed_scores()
+    all_scores += report.tn_sentence_scores() + report.mixed_scores()
     all_scores += report.g2pmix_scores(TESTDATA) + report.charsiu_scores(TESTDATA)
     return {s.name: s for s in all_scores}
 

@@ -53,7 +53,7 @@ class Piece:
 _LIANG_NEXT = set(
     "个位只条本张件次天种台辆座家名人块元斤米倍把支双对份杯瓶碗篇部首项套批场遍趟回下步点所间"
     "句段页列组颗粒片根棵架艘匹头口群周岁亿万千百桶盒包袋箱节门期届轮层栋户克吨角毛"
-    "核路卡帧行"
+    "核路卡帧行夜晚"
 )
 #: Letter units after which a bare ``2`` is 两 too (``2GB`` -> 两 G B, ``2K`` -> 两 K).
 _LIANG_LETTER_UNITS = frozenset(
@@ -68,8 +68,11 @@ _QUANTITY_NEXT = _LIANG_NEXT | set("年月日号秒分多余来几万亿兆度�
 _ID_CUES = (
     "号码", "电话", "手机", "尾号", "拨打", "致电", "热线", "编号", "账号", "帐号", "卡号", "单号",
     "工号", "学号", "房间", "房号", "端口", "端口号", "port", "邮编", "密码", "验证码", "代码", "车次", "航班", "型号",
-    "批号", "证号", "打", "拨", "QQ", "ID", "微信", "号", "状态码", "返回码", "错误码",
+    "批号", "证号", "打", "拨", "QQ", "ID", "微信", "号", "状态码", "返回码", "错误码", "编码", "邮政编码", "文号", "合同号", "订单号",
 )  # fmt: skip
+
+#: The cues of two or more characters (打/拨/号 alone are too common before ranges: 打3-5折).
+_ID_CUES_WORDS = tuple(c for c in _ID_CUES if len(c) > 1)
 
 _DASH_SCORE_BEFORE = ("比分", "比分是", "比分为", "战胜", "击败", "打成", "总比分", "大比分")
 _DASH_SCORE_AFTER = (
@@ -559,7 +562,8 @@ class _Scanner:
             k = i + 1
             while k < self.n and k - i <= 4 and is_latin_letter(t[k]):
                 k += 1
-            if t[i + 1 : k].lower() in _SEGMENT_UNITS:
+            letters = t[i + 1 : k]
+            if letters.lower() in _SEGMENT_UNITS and letters not in _RATE_UNITS:
                 self.add(i, i + 1, "num", "每")  # 0.12元/GB/月 -> 零点一二元每 G B 每月
                 return i + 1
         if (
@@ -880,6 +884,15 @@ class _Scanner:
             and not unit
         ):
             self.add(i, end, "num", read_digits(a) + "到" + read_digits(b))  # 2022-23赛季
+            return end
+        if (len(b) > 1 and b[0] == "0" and "." not in b) or self.before(i, 6).rstrip(
+            " \t\u3000是为:："
+        ).endswith(_ID_CUES_WORDS):
+            # 编号2024-001, 订单号12-0034: an identifier (a range never has 001), digits, the
+            # dash silent
+            self.add(i, i + len(a), "num", read_digits(a, yao=True))
+            self.add(i + len(a), i + len(a) + 1, "punct", "")
+            self.add(i + len(a) + 1, end, "num", read_digits(b, yao=True))
             return end
         ordinal = self.before(i, 1) == "第"  # 第2-4名: ordinals never take 两
         ra = self._read_plain(a, end, year_ok=True, liang=not ordinal)
