@@ -323,3 +323,27 @@ def test_am_pm_after_a_time_written_in_chinese() -> None:
 )
 def test_identifier_dashes_ratio_chains_and_prices(text: str, expected: str) -> None:
     assert normalize_zh(text) == expected
+
+
+def test_a_lexicon_adds_a_chinese_brand_and_a_standard() -> None:
+    from mixvox.frontends.zh.plugin import ZhFrontend
+    from mixvox.interfaces import FrontendContext, LexEntry, Lexicon
+    from mixvox.ir import Span
+
+    def spoken(text: str, lex: Lexicon) -> list[str]:
+        ctx = FrontendContext(lexicon=lex, warn=lambda *a: None, matrix="zh")
+        words = ZhFrontend().analyze(Span("zh", text, 0, len(text)), ctx)
+        return [w.spoken for w in words if w.lang == "zh" and w.kind == "word"]
+
+    lex = Lexicon(
+        "zh",
+        [
+            {
+                "东风 #": LexEntry("东风 #", spoken="digits"),
+                "JIS #": LexEntry("JIS #", spoken="standard"),
+            }
+        ],
+    )
+    assert "四一" in spoken("东风41导弹", lex)
+    assert "四十一" in spoken("东风41导弹", Lexicon("zh"))
+    assert spoken("符合JIS 8601-2004", lex)[-2:] == ["八六零一", "二零零四"]
