@@ -122,9 +122,14 @@ def script_score(text: str) -> ScriptScore:
             ampm = i > 0 and f[i - 1] in "点分秒半刻" and word.lower() in ("am", "pm")
             if word and not unit and not rate and not ampm:
                 words += 1
-                numero = _is_numero(word, f, j)
-                en += _NUMERO_WEIGHT if numero else _word_weight(word)
-                plain += not numero and _is_plain(word)
+                # No. 5; I/O, A/B: letters of a code, not the words "no", "I", "a"
+                code = _is_numero(word, f, j) or (
+                    word.isupper()
+                    and len(word) <= 3
+                    and ((j < n and f[j] == "/") or (i > 0 and f[i - 1] == "/"))
+                )
+                en += _NUMERO_WEIGHT if code else _word_weight(word)
+                plain += not code and _is_plain(word)
             prev = _LATIN
             i = j
             continue

@@ -175,10 +175,19 @@ def _classify(text: str, atoms: list[Atom]) -> bytearray:
             between_digits = 0 < i < n - 1 and _is_digit(text[i - 1]) and _is_digit(text[i + 1])
             if not between_digits:
                 out[i] = _P
+        elif out[i] == _SCRIPT and "\u0391" <= ch <= "\u03c9":
+            # a Greek letter on its own (σ, μ=10, Δt) is a math symbol, read by the frontends;
+            # Greek words stay an unsupported script
+            if not (_is_greek(text[i - 1 : i]) or _is_greek(text[i + 1 : i + 2])):
+                out[i] = _T
     _mark_ansi_sequences(text, out)
     for a in atoms:
         out[a.start : a.end] = bytes([_ATOM]) * (a.end - a.start)
     return out
+
+
+def _is_greek(ch: str) -> bool:
+    return bool(ch) and "\u0370" <= ch <= "\u03ff" and ch.isalpha()
 
 
 #: Longest ANSI CSI sequence recognised (``ESC [ 38;2;255;255;255 m`` is 19 characters).
@@ -609,19 +618,8 @@ def _resolve(
             t.lang = matrix
     if matrix == ZH:
         _zh_code_islands(toks, f, crossable)
-        for k in range(1, n):  # 3点4分5秒am: the am/pm of a Chinese time is its 上午/下午
-            t, prev = toks[k], toks[k - 1]
-            if t.kind == _EN and t.gap == "adj" and prev.kind == _ZH and prev.gap == "adj":
-                if k >= 2 and toks[k - 2].kind == _NUM and _is_per_unit(f[t.start : t.end]):
-                    t.lang = ZH  # 元/GB/月: a unit of a price
-                    continue
-            if (
-                t.kind == _EN
-                and t.gap == "adj"
-                and prev.kind == _ZH
-                and f[prev.end - 1] in "点分秒半刻"
-                and f[t.start : t.end].lower().rstrip(".") in _AMPM_WORDS
-            ):
+        for k, t in enumerate(toks):
+            if t.kind == _EN and _zh_latin_token(toks, k, f):
                 t.lang = ZH
     # punctuation: with the token before; opening marks with the token after
     for i, t in enumerate(toks):
@@ -674,6 +672,35 @@ def is_rate(tok: str) -> bool:
     return bool(sep) and unit in RATE_UNITS and word.isascii() and word.isalpha()
 
 
+def _is_letter_pair(tok: str) -> bool:
+    """``A/B``, ``I/O``, ``TCP/IP``: short capital letter groups around one slash, no path."""
+    left, sep, right = tok.rstrip(",.;:!?").partition("/")
+    return (
+        bool(sep)
+        and 0 < len(left) <= 3
+        and 0 < len(right) <= 3
+        and left.isascii()
+        and right.isascii()
+        and left.isalpha()
+        and right.isalpha()
+        and left.isupper()
+        and right.isupper()
+    )
+
+
+def _is_slash_code(tok: str) -> bool:
+    """``ViT-L/16``, ``ViT-B/32``: a model name, one slash, then only digits."""
+    left, sep, right = tok.rstrip(",.;:!?").partition("/")
+    return (
+        bool(sep)
+        and right.isdigit()
+        and len(right) <= 4
+        and left.isascii()
+        and any(c.isalpha() for c in left)
+        and all(c.isalnum() or c == "-" for c in left)
+    )
+
+
 def _is_per_unit(tok: str) -> bool:
     """``/GB/``, ``/GB``, ``GB/`` between Chinese words (元/GB/月): a unit in a price, no path."""
     core = tok.strip("/")
@@ -692,7 +719,7 @@ def _is_identifier(tok: str) -> bool:
 
     A rate (``tokens/s``, ``req/min``: letters, one slash, a time unit) is no path.
     """
-    if is_rate(tok) or _is_per_unit(tok):
+    if is_rate(tok) or _is_per_unit(tok) or _is_letter_pair(tok) or _is_slash_code(tok):
         return False
     if any(c in "/\\@_" for c in tok) or "://" in tok:
         return True
@@ -730,6 +757,23 @@ def _is_english_phrase(words: list[str], toks: list[_Tok], f: str) -> bool:
         if a.kind == _NUM and b.kind == _EN and is_word(tb):
             return True  # 3 apples: a count and its noun
     return sum(1 for w in words if is_word(w)) >= 2
+
+
+def _zh_latin_token(toks: list[_Tok], k: int, f: str) -> bool:
+    """English-looking tokens of a zh sentence that the zh frontend reads (issue 7).
+
+    ``A/B测试``, ``I/O`` (letters one by one, the slash silent); ``元/GB/月`` after a number (a
+    unit of a price); the am/pm glued after a time written in Chinese (``3点am`` -> 上午三点).
+    """
+    tok = f[toks[k].start : toks[k].end]
+    if _is_letter_pair(tok):
+        return True
+    if k == 0 or toks[k].gap != "adj" or toks[k - 1].kind != _ZH:
+        return False
+    prev = toks[k - 1]
+    if prev.gap == "adj" and k >= 2 and toks[k - 2].kind == _NUM and _is_per_unit(tok):
+        return True
+    return f[prev.end - 1] in "点分秒半刻" and tok.lower().rstrip(".") in _AMPM_WORDS
 
 
 def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok], bool]) -> None:

@@ -118,6 +118,17 @@ _SYMBOLS: dict[str, str] = {
     "¥": "元", "$": "美元", "€": "欧元", "£": "英镑", "§": "第", "№": "号",
     "π": "派", "²": "的平方", "³": "的立方", "∑": "求和", "∫": "积分",
 }  # fmt: skip
+# Greek letters used as symbols (σ, μ, Δ), read as Chinese technical speech says them
+_SYMBOLS.update(
+    dict(
+        zip(
+            "αβγδεζηθικλμνξοπρστυφχψωΓΔΘΛΞΠΣΦΨΩ",
+            "阿尔法 贝塔 伽马 德尔塔 艾普西隆 泽塔 伊塔 西塔 约塔 卡帕 兰姆达 缪 纽 克西 奥米克戎 派 柔 "
+            "西格玛 陶 宇普西隆 斐 希 普西 欧米伽 伽马 德尔塔 西塔 兰姆达 克西 派 西格玛 斐 普西 欧米伽".split(),
+            strict=True,
+        )
+    )
+)
 # circled numbers ①-⑳ and Roman numeral characters Ⅰ-Ⅻ / ⅰ-ⅻ read as the number they stand for
 for _k in range(20):
     _SYMBOLS[chr(0x2460 + _k)] = read_cardinal(str(_k + 1))
@@ -386,6 +397,7 @@ class _Scanner:
         * ``-`` glued between letters/digits that the number rules left alone (``GPT-4o``,
           ``Llama-2-7B``, ``TOP-5``): a joiner inside a code;
         * ``|`` (a table cell separator left inside a sentence);
+        * ``/`` glued between letters and letters/digits (``A/B``, ``I/O``, ``ViT-L/16``);
         * a bullet (``-``, ``*``, ``•``, ``·``) at the start of the text before a space.
         """
         ps, t = self.pieces, self.t
@@ -395,6 +407,15 @@ class _Scanner:
             c = p.spoken
             if c == "|":
                 ps[k] = Piece(p.start, p.end, "punct", "")
+            elif c == "/" and 0 < k < len(ps) - 1:
+                a, b = ps[k - 1], ps[k + 1]
+                if (
+                    a.end == p.start
+                    and b.start == p.end
+                    and a.kind == "latin"
+                    and b.kind in ("latin", "num")
+                ):
+                    ps[k] = Piece(p.start, p.end, "punct", "")  # A/B测试, I/O, ViT-L/16
             elif c in _BULLETS and k == 0 and p.end < self.n and t[p.end] == " ":
                 if not t[: p.start].strip():
                     ps[k] = Piece(p.start, p.end, "punct", "")
@@ -959,6 +980,14 @@ class _Scanner:
                 spoken = value + reading
             self.add(i, uend, "num", spoken)
             return uend
+        if (
+            "." in raw
+            and "," not in num
+            and self.before(i, 6).rstrip(" \t\u3000是为:：").endswith(_ID_CUES_WORDS)
+        ):
+            ip, _, fp = raw.partition(".")
+            self.add(i, end, "num", read_digits(ip) + "点" + read_digits(fp))  # 编号2403.12345
+            return end
         if "." in raw and "," not in num:
             brand = self._brand_before(i)
             if brand is not None and self.brands.get(brand[0].casefold()) in _DIGIT_MODES:
