@@ -53,7 +53,7 @@ class Piece:
 _LIANG_NEXT = set(
     "个位只条本张件次天种台辆座家名人块元斤米倍把支双对份杯瓶碗篇部首项套批场遍趟回下步点所间"
     "句段页列组颗粒片根棵架艘匹头口群周岁亿万千百桶盒包袋箱节门期届轮层栋户克吨角毛"
-    "核路卡帧行夜晚"
+    "核路卡帧行夜晚处款道笔例档局盘集枚"
 )
 #: Letter units after which a bare ``2`` is 两 too (``2GB`` -> 两 G B, ``2K`` -> 两 K).
 _LIANG_LETTER_UNITS = frozenset(
@@ -138,6 +138,9 @@ for _k in range(12):
 #: Words before ``-5度`` that make it a temperature (零下五度), not a signed angle.
 _TEMPERATURE_CUES = ("气温", "温度", "低温", "高温", "最低", "最高", "降至", "降到", "室外", "室温",
                      "体感", "零下", "夜间", "白天", "冷")  # fmt: skip
+
+#: Words shortly before a 3-digit number that make it an HTTP status code (返回了一个403).
+_STATUS_CUES = ("返回", "报错", "报了", "响应", "状态", "错误")
 
 #: After ``<digit>A``: a grade or class (5A级景区), not the unit ampere.
 _GRADE_NEXT = ("级", "类", "景区", "游戏", "大作", "广告", "公司", "标准")
@@ -957,6 +960,11 @@ class _Scanner:
         if nxt2[:1] in ("x", "×") and not (nxt2[1:] and nxt2[1].isalnum()) and len(raw) <= 4:
             self.add(i, end + 1, "num", read_number(raw, liang=True) + "倍")  # 快了2x -> 两倍
             return end + 1
+        code_plus = nxt2[:1] == "+" and len(raw) >= 4 and self._brand_before(i) is not None
+        if code_plus:  # Xeon 8480+, Platinum 8380+: the plus is part of the model name
+            self.add(i, end, "num", read_digits(raw))
+            self.add(end, end + 1, "latin", "plus")
+            return end + 1
         if nxt2[:1] == "+" and not (nxt2[1:] and (_is_digit(nxt2[1]) or nxt2[1] in "+-")):
             value = read_number(raw, liang=self.liang_next(end + 1))
             self.add(i, end + 1, "num", value + "多")  # 50+语言 -> 五十多, 10+年 -> 十多年
@@ -1086,6 +1094,14 @@ class _Scanner:
             return read_digits(raw)  # 86年出生 -> 八六年
         if nxt1 == "后" and len(raw) == 2 and raw[1] in "05":
             return read_digits(raw)  # 80后, 90后, 95后
+        if (
+            len(raw) == 3
+            and raw[0] in "12345"
+            and any(cue in prev for cue in _STATUS_CUES)
+            and nxt1 not in _QUANTITY_NEXT
+            and not self.liang_next(end)
+        ):
+            return read_digits(raw)  # 返回了一个403, 报502: an HTTP status code
         if len(raw) >= 2 and nxt.startswith(("端口", "号端口")):
             return read_digits(raw, yao=True)  # 8000端口 -> 八零零零, as 端口8000
         if (
