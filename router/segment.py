@@ -763,7 +763,8 @@ def _zh_latin_token(toks: list[_Tok], k: int, f: str) -> bool:
     """English-looking tokens of a zh sentence that the zh frontend reads (issue 7).
 
     ``A/B测试``, ``I/O`` (letters one by one, the slash silent); ``元/GB/月`` after a number (a
-    unit of a price); the am/pm glued after a time written in Chinese (``3点am`` -> 上午三点).
+    unit of a price); the am/pm glued after a time written in Chinese (``3点am`` -> 上午三点);
+    the letter of a licence plate (``沪A·88888``).
     """
     tok = f[toks[k].start : toks[k].end]
     if _is_letter_pair(tok):
@@ -771,6 +772,15 @@ def _zh_latin_token(toks: list[_Tok], k: int, f: str) -> bool:
     if k == 0 or toks[k].gap != "adj" or toks[k - 1].kind != _ZH:
         return False
     prev = toks[k - 1]
+    if (
+        len(tok) == 1
+        and tok.isupper()
+        and k + 2 < len(toks)
+        and f[toks[k + 1].start : toks[k + 1].end] in ("·", "・")
+        and toks[k + 2].kind == _NUM
+        and toks[k + 1].gap == toks[k + 2].gap == "adj"
+    ):
+        return True  # 沪A·88888: a licence plate, read with its digits
     if prev.gap == "adj" and k >= 2 and toks[k - 2].kind == _NUM and _is_per_unit(tok):
         return True
     return f[prev.end - 1] in "点分秒半刻" and tok.lower().rstrip(".") in _AMPM_WORDS

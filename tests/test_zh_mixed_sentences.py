@@ -376,3 +376,17 @@ def test_flops_units_read_as_words() -> None:
     got = {w.text: w.phonemes for s in utt.sentences for sp in s.spans for w in sp.words}
     assert got["PFLOPS"][:4] == ["P", "EH1", "T", "AH0"]  # petaflops, not P F L O P S
     assert got["TFLOPS"][:4] == ["T", "EH1", "R", "AH0"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("测得血压130/85", "测得血压一百三十八十五"),
+        ("总胆固醇4.2mmol/L", "总胆固醇四点二毫摩尔每升"),
+        ("主队2∶1领先", "主队二比一领先"),
+        ("总机010-88886666转6021", "总机零幺零八八八八六六六六转六零二幺"),
+        ("粤B·12345的车", "粤B一二三四五的车"),
+    ],
+)
+def test_blood_pressure_mmol_ratio_sign_extensions_plates(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected

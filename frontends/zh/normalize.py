@@ -95,6 +95,7 @@ _UNITS: dict[str, str] = {
     "km": "千米", "m": "米", "cm": "厘米", "mm": "毫米", "nm": "纳米", "μm": "微米", "µm": "微米",
     "kg": "千克", "g": "克", "mg": "毫克", "t": "吨", "L": "升", "l": "升", "ml": "毫升",
     "mL": "毫升", "°C": "摄氏度", "℃": "摄氏度", "°F": "华氏度", "℉": "华氏度", "°": "度",
+    "mmol": "毫摩尔", "μmol": "微摩尔", "mol": "摩尔",
     "Gbps": "吉比特每秒", "Mbps": "兆比特每秒", "Kbps": "千比特每秒", "kbps": "千比特每秒",
     "dB": "分贝", "px": "像素", "fps": "帧每秒", "w": "万", "cc": "毫升", "mmHg": "毫米汞柱",
 }  # fmt: skip
@@ -263,7 +264,9 @@ class _Scanner:
         self.brands = {**brand_table(), **brands} if brands else brand_table()
         self.orig = text
         # fold full-width forms, but keep the Chinese comma: "100，200" is two numbers
-        self.t = fold_width(text.replace("，", "\ue000")).replace("\ue000", "，")
+        self.t = (
+            fold_width(text.replace("，", "\ue000")).replace("\ue000", "，").replace("∶", ":")
+        )  # ∶ (U+2236 RATIO) is a colon: 3∶0 -> 三比零
         self.n = len(text)
         self.pieces: list[Piece] = []
         self._era_end = 0
@@ -397,8 +400,8 @@ class _Scanner:
         """Marks that structure the text but are not said: they keep their ``punct`` piece
         (offsets, a pause) with nothing spoken.
 
-        * ``-`` glued between letters/digits that the number rules left alone (``GPT-4o``,
-          ``Llama-2-7B``, ``TOP-5``): a joiner inside a code;
+        * ``-`` (or ``·``) glued between letters/digits that the number rules left alone
+          (``GPT-4o``, ``Llama-2-7B``, ``TOP-5``, ``沪A·88888``): a joiner inside a code;
         * ``|`` (a table cell separator left inside a sentence);
         * ``/`` glued between letters and letters/digits (``A/B``, ``I/O``, ``ViT-L/16``);
         * a bullet (``-``, ``*``, ``•``, ``·``) at the start of the text before a space.
@@ -412,17 +415,19 @@ class _Scanner:
                 ps[k] = Piece(p.start, p.end, "punct", "")
             elif c == "/" and 0 < k < len(ps) - 1:
                 a, b = ps[k - 1], ps[k + 1]
-                if (
-                    a.end == p.start
-                    and b.start == p.end
-                    and a.kind == "latin"
-                    and b.kind in ("latin", "num")
-                ):
+                pair = (
+                    a.kind == b.kind == "latin"
+                    and len(a.spoken) <= 3
+                    and len(b.spoken) <= 3
+                    and a.spoken.isupper()
+                    and b.spoken.isupper()
+                )
+                if a.end == p.start and b.start == p.end and (pair or a.kind == "latin" != b.kind):
                     ps[k] = Piece(p.start, p.end, "punct", "")  # A/B测试, I/O, ViT-L/16
             elif c in _BULLETS and k == 0 and p.end < self.n and t[p.end] == " ":
                 if not t[: p.start].strip():
                     ps[k] = Piece(p.start, p.end, "punct", "")
-            elif c == "-" and 0 < k < len(ps) - 1:
+            elif c in "-·・" and 0 < k < len(ps) - 1:
                 a, b = ps[k - 1], ps[k + 1]
                 if (
                     a.end == p.start
@@ -858,6 +863,12 @@ class _Scanner:
             return m.end()
         if i > 0 and self.t[i - 1] in "/.":
             return i
+        if "血压" in self.before(i, 6):  # 血压120/80: two pressures, not a fraction
+            a_end = i + len(m.group(1))
+            self.add(i, a_end, "num", read_cardinal(m.group(1)))
+            self.add(a_end, m.end() - len(m.group(2)), "punct", "")
+            self.add(m.end() - len(m.group(2)), m.end(), "num", read_cardinal(m.group(2)))
+            return m.end()
         # "拉齐奥 2/2" style scores are not handled; a fraction is the common reading
         spoken = read_cardinal(m.group(2)) + "分之" + read_cardinal(m.group(1))
         self.add(i, m.end(), "num", spoken)
@@ -1102,6 +1113,8 @@ class _Scanner:
             and not self.liang_next(end)
         ):
             return read_digits(raw)  # 返回了一个403, 报502: an HTTP status code
+        if prev.endswith(("转", "分机")) and len(prev) >= 2 and _is_digit(prev[-2]):
+            return read_digits(raw, yao=True)  # 021-62345678转801: an extension
         if len(raw) >= 2 and nxt.startswith(("端口", "号端口")):
             return read_digits(raw, yao=True)  # 8000端口 -> 八零零零, as 端口8000
         if (
@@ -1198,6 +1211,8 @@ class _Scanner:
         """
         t = self.t
         after = t[end] if end < self.n else ""
+        if i > 1 and t[i - 1] in "·・•" and is_latin_letter(t[i - 2]) and len(raw) >= 3:
+            return read_digits(raw)  # 沪A·88888: a licence plate
         brand = self._brand_before(i)
         resolution = raw in ("240", "360", "480", "576", "720", "1080", "1440", "2160", "4320")
         if (
