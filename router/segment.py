@@ -769,6 +769,15 @@ def _zh_latin_token(toks: list[_Tok], k: int, f: str) -> bool:
     tok = f[toks[k].start : toks[k].end]
     if _is_letter_pair(tok):
         return True
+    if (
+        k > 0
+        and toks[k].gap == "space"
+        and tok.lower().rstrip(".") in _AMPM_WORDS
+        and toks[k - 1].kind == _NUM
+        and toks[k - 1].lang == ZH
+        and ":" in f[toks[k - 1].start : toks[k - 1].end]
+    ):
+        return True  # 时间是10:00 AM: the time is Chinese (glued to 是), so is its AM
     if k == 0 or toks[k].gap != "adj" or toks[k - 1].kind != _ZH:
         return False
     prev = toks[k - 1]
@@ -836,6 +845,19 @@ def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok],
             and len(day) <= 2
         ):
             d.lang = EN
+    for k in range(n - 1):  # "June 2025": a month and a year
+        m, y = toks[k], toks[k + 1]
+        year = f[y.start : y.end].rstrip(",.")
+        if (
+            m.kind == _EN
+            and f[m.start : m.end].rstrip(".").lower() in _MONTH_WORDS
+            and y.gap == "space"
+            and y.kind == _NUM
+            and year.isdigit()
+            and len(year) == 4
+            and year[0] in "12"
+        ):
+            y.lang = EN
     for k in range(n - 2):
         m, d, y = toks[k : k + 3]
         if (

@@ -140,6 +140,19 @@ for _k in range(12):
 _TEMPERATURE_CUES = ("气温", "温度", "低温", "高温", "最低", "最高", "降至", "降到", "室外", "室温",
                      "体感", "零下", "夜间", "白天", "冷")  # fmt: skip
 
+#: Letters after an amount of money: thousand, million, billion (``$2M``, ``$10B``).
+_MAGNITUDES = {"K": 3, "k": 3, "M": 6, "B": 9}
+
+
+def _scaled(num: str, exp: int) -> str:
+    """``num`` (digits, one optional dot) times ``10**exp``, as a plain decimal string."""
+    ip, _, fp = num.partition(".")
+    fp = fp.ljust(exp, "0")
+    whole = (ip + fp[:exp]).lstrip("0") or "0"
+    rest = fp[exp:].rstrip("0")
+    return whole + ("." + rest if rest else "")
+
+
 #: Words shortly before a 3-digit number that make it an HTTP status code (返回了一个403).
 _STATUS_CUES = ("返回", "报错", "报了", "响应", "状态", "错误")
 
@@ -233,6 +246,7 @@ _RE_NUMBER = re.compile(_NUM, re.ASCII)
 _RE_SCI = re.compile(r"(\d+(?:\.\d+)?)[eE]([-+−]?)(\d{1,3})(?![\dA-Za-z])", re.ASCII)
 _RE_DIGIT_CHAIN = re.compile(r"\d+(?:-\d+){2,}(?![\d.])", re.ASCII)
 _RE_RATIO_CHAIN = re.compile(r"\d+(?:[:：]\d+){2,}(?![\d:：])", re.ASCII)
+_RE_PORT = re.compile(r"[:：](\d{1,5})(?![\d.:])", re.ASCII)
 _RE_PER_TIME = re.compile(r"(s|h|min|ms|d)(?![A-Za-z])", re.ASCII)
 _RE_TEMP_RANGE_END = re.compile(rf"[~～\-到至](-?)({_NUM})(°C|℃|°F|℉)", re.ASCII)
 
@@ -576,7 +590,11 @@ class _Scanner:
             c == "/"
             and 0 < i < self.n - 1
             and is_han(t[i + 1])
-            and (is_han(t[i - 1]) or is_latin_letter(t[i - 1]))
+            and (
+                is_han(t[i - 1])
+                or is_latin_letter(t[i - 1])
+                or (self.pieces and self.pieces[-1].end == i and self.pieces[-1].kind == "num")
+            )
             and any(_is_digit(x) for x in self.before(i, 8))
         ):
             self.add(i, i + 1, "num", "每")  # 3.5元/斤 -> 三点五元每斤
@@ -683,6 +701,14 @@ class _Scanner:
                 if end < self.n and t[end] in "万亿":
                     mult = t[end]
                     end += 1
+                elif (
+                    end < self.n
+                    and t[end] in _MAGNITUDES
+                    and not (end + 1 < self.n and is_latin_letter(t[end + 1]))
+                ):
+                    # $2M -> 两百万美元, $10B -> 一百亿美元, $1.5K -> 一千五百美元
+                    num = _scaled(num, _MAGNITUDES[t[end]])
+                    end += 1
                 ip, _, fp = num.partition(".")
                 if fp.rstrip("0") and len(fp) <= 2:
                     num = ip + "." + fp.rstrip("0")  # ¥1.50 -> 一点五元, $2.00 -> 两美元
@@ -758,6 +784,11 @@ class _Scanner:
         m = _RE_IP.match(self.t, i)
         if m and all(int(p) <= 255 for p in m.group().split(".")):
             self.add(i, m.end(), "num", "点".join(read_digits(p) for p in m.group().split(".")))
+            port = _RE_PORT.match(self.t, m.end())
+            if port:  # 0.0.0.0:80, 10.0.0.5:8080: the port digit by digit, the colon silent
+                self.add(m.end(), m.end() + 1, "punct", "")
+                self.add(m.end() + 1, port.end(), "num", read_digits(port.group(1)))
+                return port.end()
             return m.end()
         m = _RE_VERSION.match(self.t, i)
         if m and not _RE_YMD.match(self.t, i):
