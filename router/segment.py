@@ -76,6 +76,13 @@ to the ``zh`` span, whose frontend reads the digits in Chinese and the letters w
 English frontend. Identifiers (URLs, e-mail, paths, ``snake_case``) and ordinals stay ``en``;
 ``March 3, 2025`` is ``en`` up to the year.
 
+Also in a ``zh`` sentence (see :func:`_zh_latin_token`): letter pairs (``A/B``, ``I/O``), a
+unit of a price (``元/GB/月``), the am/pm of a Chinese time (``3点am``, ``是10:00 AM``) and the
+letter of a licence plate (``沪A·88888``) go to the ``zh`` span; Chinese clause punctuation
+after an English word stays with the Chinese text; a month before a four-digit year is English
+with it (``June 2025``). Rates (``tokens/s``), letter pairs and model names with a slash
+(``ViT-L/16``) are not identifiers.
+
 A tab, and a ``|`` that is not glued between two ASCII letters/digits, end a sentence (table
 cells and pipe lists get a pause); a piece that is only pipes joins the next sentence.
 
@@ -85,7 +92,9 @@ tokens of one language separated only by spaces form one span (``Windows 11``).
 
 The matrix language of a sentence comes from :func:`mixvox.langid.matrix_decision`;
 a sentence with neither Han nor Latin words (``3.5``) takes the previous sentence's matrix
-(or the next one's; ``zh`` when the whole text has none).
+(or the next one's; ``zh`` when the whole text has none). A sentence without Han whose Latin
+words are only codes and names (a table cell ``A100``) takes the matrix of the sentences
+around it that decide on their own, and keeps its own guess when there is none.
 """
 
 from __future__ import annotations
