@@ -407,3 +407,29 @@ def test_blood_pressure_mmol_ratio_sign_extensions_plates(text: str, expected: s
 )
 def test_month_years_spaced_ampm_money_magnitudes_ports(text: str, expected: str) -> None:
     assert marked(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "at"),
+    [
+        ("显存≥\u030180GB", "unreadable", 3),  # a combining mark on a symbol
+        ("延迟5\u0301毫秒", "unreadable", 3),  # on a digit
+        ("RTX\u202e4090显卡", "control-char", 3),  # a bidi override inside a code
+        ("价格\u2067100\u2069元", "control-char", 2),  # bidi isolates around a number
+        ("延迟\u200b35 ms", "control-char", 2),  # a zero-width space before a number
+    ],
+)
+def test_odd_marks_on_codes_and_numbers_are_reported_with_their_offset(
+    text: str, code: str, at: int
+) -> None:
+    utt = mixvox.route(text)
+    assert any(w.code == code and w.start == at for w in utt.warnings), utt.warnings
+    spoken = utt.spoken
+    assert not any(c.isdigit() for c in spoken), spoken  # the numbers are still read
+    assert not any(0x200B <= ord(c) <= 0x206F or 0x300 <= ord(c) <= 0x36F for c in spoken)
+
+
+def test_full_width_codes_read_like_ascii() -> None:
+    assert marked("ＧＰＴ－４ｏ比Ｌｌａｍａ强") == marked("GPT-4o比Llama强")
+    assert marked("延迟降到３５ｍｓ") == "延迟降到三十五毫秒"
+    assert marked("温度－５～３℃") == "温度零下五到三摄氏度"
