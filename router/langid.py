@@ -69,6 +69,8 @@ class ScriptScore:
     #: Latin words that are function words or all-lower-case words (not codes, acronyms,
     #: CamelCase/Title-case names, single letters): without one there is no English grammar.
     plain_words: int = 0
+    #: of those, the ones glued to a Han character (``eps取``, ``用pytorch训练``)
+    plain_glued: int = 0
 
 
 _OTHER, _HAN, _LATIN, _DIGIT, _JOINER = range(5)
@@ -103,6 +105,7 @@ def script_score(text: str) -> ScriptScore:
     han = 0
     words = 0
     plain = 0
+    glued = 0
     i = 0
     prev = _OTHER
     while i < n:
@@ -131,13 +134,15 @@ def script_score(text: str) -> ScriptScore:
                     and ((j < n and f[j] == "/") or (i > 0 and f[i - 1] == "/"))
                 )
                 en += _NUMERO_WEIGHT if code else _word_weight(word)
-                plain += not code and _is_plain(word)
+                if not code and _is_plain(word):
+                    plain += 1
+                    glued += (i > 0 and _kind(f[i - 1]) == _HAN) or (j < n and _kind(f[j]) == _HAN)
             prev = _LATIN
             i = j
             continue
         prev = k
         i += 1
-    return ScriptScore(zh, en, han, words, plain)
+    return ScriptScore(zh, en, han, words, plain, glued)
 
 
 #: Time units after a slash (``tokens/s``): part of a rate, not words.
@@ -290,9 +295,10 @@ def matrix_decision(text: str) -> tuple[str | None, float]:
         return "zh", 1.0
     if score.zh == 0:
         return "en", 1.0
-    if score.plain_words == 0:
+    if score.plain_words == 0 or (score.plain_words == 1 and score.plain_glued == 1):
         # Han text with only codes, acronyms and names in Latin letters (``CUDA 12.1和cuDNN
-        # 8.9``): its grammar is Chinese, whatever the letter count (issue 7).
+        # 8.9``), or with one English word glued into it (``把eps取1e-8``): its grammar is
+        # Chinese, whatever the letter count (issue 7).
         return "zh", score.zh / (score.zh + score.en)
     hi, lo = max(score.zh, score.en), min(score.zh, score.en)
     by_counts = "zh" if score.zh >= score.en else "en"

@@ -433,3 +433,10 @@ def test_full_width_codes_read_like_ascii() -> None:
     assert marked("ＧＰＴ－４ｏ比Ｌｌａｍａ强") == marked("GPT-4o比Llama强")
     assert marked("延迟降到３５ｍｓ") == "延迟降到三十五毫秒"
     assert marked("温度－５～３℃") == "温度零下五到三摄氏度"
+
+
+def test_one_english_word_glued_into_chinese_keeps_the_chinese_matrix() -> None:
+    assert _matrices("eps取1e-8") == [ZH]
+    assert marked("eps取1e-8") == "<eps>取一<E>负八"
+    assert _matrices("I love 北京") == [EN]  # English grammar words decide as before
+    assert _matrices("Thank you 老师") == [EN]
