@@ -4,12 +4,15 @@ Usage::
 
     python bench/report_en.py            # all suites, full CMUdict test split (~30 s)
     python bench/report_en.py --g2p-sample 20   # every 20th G2P test word only
+    python bench/report_en.py --failures        # every failing TN case, with its file
+    python bench/report_en.py --tn-only         # TN figures only (a second)
 
 Prints one line per test file: cases, passes, pass rate. Outputs are compared after
 :func:`canonical` (documented in ``frontends/en/CONVENTIONS.md``): case-folded, punctuation
 removed, runs of single letters merged (we write spelled acronyms "P M", NeMo writes "PM").
-The "no-and" column also drops the word "and", the one systematic convention difference
-(we say "one hundred twenty three" where NeMo/WeText say "one hundred and twenty three").
+The "no-and" column also drops the word "and" on both sides. The TN total is printed for the
+default convention ("one hundred and twenty three", as NeMo/WeText) and for the American one
+without "and" (``numbers.number_style(and_=False)``), so the cost of either is visible.
 
 The functions here are imported by ``tests/test_en_suites.py``, which asserts floors.
 """
@@ -26,6 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from mixvox.frontends.en import numbers
 from mixvox.frontends.en.g2p import g2p_neural
 from mixvox.frontends.en.normalize import normalize_en
 from mixvox.interfaces import FrontendContext, Lexicon
@@ -136,10 +140,18 @@ def wetext_cases() -> Iterator[tuple[str, list[tuple[str, list[str]]]]]:
         yield f"wetext/{f.name}", cases
 
 
-def tn_results() -> list[FileResult]:
+def tn_results(*, and_: bool | None = None) -> list[FileResult]:
+    """Scores per TN file; ``and_`` picks the "and" convention (``None``: the default)."""
     out = []
-    for name, cases in [*nemo_cases(), *wetext_cases()]:
-        out.append(_score(name, cases))
+    style = numbers.number_style(and_=and_) if and_ is not None else None
+    if style is not None:
+        style.__enter__()
+    try:
+        for name, cases in [*nemo_cases(), *wetext_cases()]:
+            out.append(_score(name, cases))
+    finally:
+        if style is not None:
+            style.__exit__(None, None, None)
     return out
 
 
@@ -373,19 +385,34 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--g2p-sample", type=int, default=1, help="use every Nth G2P test word")
     ap.add_argument("--show-failures", type=int, default=0, help="print N failures per file")
+    ap.add_argument("--failures", action="store_true", help="print every failing TN case")
+    ap.add_argument("--tn-only", action="store_true", help="TN figures only (skip G2P)")
     args = ap.parse_args(argv)
     print(f"{'file':62s} {'cases':>5s} {'pass':>5s} {'rate':>7s} {'no-and':>7s}")
     tn = tn_results()
-    for r in [*tn, *g2pmix_results()]:
+    rows = tn if args.tn_only else [*tn, *g2pmix_results()]
+    shown = 10**9 if args.failures else args.show_failures
+    for r in rows:
         print(f"{r.name:62s} {r.total:5d} {r.passed:5d} {r.rate:7.1%} {r.rate_no_and:7.1%}")
-        for src, hyp, ref in r.failures[: args.show_failures]:
+        for src, hyp, ref in r.failures[:shown]:
             print(f"    {src!r}\n      got: {hyp!r}\n      ref: {ref!r}")
     total = sum(r.total for r in tn)
     passed, no_and = sum(r.passed for r in tn), sum(r.passed_no_and for r in tn)
     print(
-        f"{'NeMo + WeText en TN TOTAL':62s} {total:5d} {passed:5d} {passed / total:7.1%} "
-        f"{no_and / total:7.1%}"
+        f"{'NeMo + WeText en TN TOTAL (default: with and)':62s} {total:5d} {passed:5d} "
+        f"{passed / total:7.1%} {no_and / total:7.1%}"
     )
+    for label, style in (("with and", True), ("US, without and", False)):
+        rs = tn_results(and_=style)
+        by_set = []
+        for prefix in ("nemo/", "wetext/"):
+            sub = [r for r in rs if r.name.startswith(prefix)]
+            t, p = sum(r.total for r in sub), sum(r.passed for r in sub)
+            by_set.append(f"{prefix[:-1]} {p}/{t} {p / t:.1%}")
+        t, p = sum(r.total for r in rs), sum(r.passed for r in rs)
+        print(f"  convention {label:16s}: {p}/{t} = {p / t:.1%} raw ({', '.join(by_set)})")
+    if args.tn_only:
+        return 0
     for neural_only in (False, True):
         n, acc = charsiu_eval(neural_only=neural_only)
         label = "neural only" if neural_only else "CMUdict + neural"

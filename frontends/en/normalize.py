@@ -56,6 +56,7 @@ class Tables:
     units_folded: dict[str, tuple[str, str, bool]]
     special: dict[str, str]
     special_folded: dict[str, str]
+    unit_words: frozenset[str]  # spoken unit names, singular and plural ("millimeters")
 
 
 @lru_cache(maxsize=1)
@@ -75,6 +76,7 @@ def tables() -> Tables:
         units_folded={k.casefold(): v for k, v in units.items() if v[2] and k not in exact},
         special=special,
         special_folded={k.casefold(): v for k, v in special.items()},
+        unit_words=frozenset(w.lower() for r in rows for w in (r[1], r[2]) if " " not in w),
     )
 
 
@@ -896,6 +898,8 @@ class Normalizer:
             words = num.digits_words(ip)
         elif len(ip) == 4 and self._model_context(prev):
             words = num.pair_reading(ip)
+        elif len(ip) == 3 and ip[1:] != "00" and self._model_context(prev):
+            words = _three_digit_year(ip)  # GTX 970 -> nine seventy
         elif (
             as_year
             and len(ip) == 4
@@ -997,7 +1001,9 @@ class Normalizer:
             if cents == 0:
                 return main or f"zero {unit_many}"
             sub = f"{num.cardinal(str(cents))} {sub_one if cents == 1 else sub_many}"
-            return f"{main} and {sub}" if main else sub
+            # "twenty dollars fifty cents": no "and" between the units, as NeMo says; the
+            # "and" of the numbers themselves (one hundred and five dollars) stays clear.
+            return f"{main} {sub}" if main else sub
         if frac is not None:
             return f"{num.decimal(ip, frac)} {unit_many}"
         words = num.cardinal(ip)
@@ -1196,7 +1202,18 @@ class Normalizer:
         return [p for p in pieces if p.end > p.start]
 
     def _alnum(self, w: str) -> str:
-        """Mixed letters and digits: ``i7-12700K``, ``H200``, ``x86``, ``Qwen2.5``, ``1080p``."""
+        """Mixed letters and digits: ``i7-12700K``, ``H200``, ``x86``, ``Qwen2.5``, ``1080p``.
+
+        Numbers inside a code never say "and" (``133-ABC`` -> "one hundred thirty three A B
+        C", ``A321`` -> "A three twenty one"): it is a name, not a quantity. Runs of digits
+        alone (``114...48``) and a number before a unit word (``123.2-millimeters``) are
+        quantities and keep the convention in force."""
+        if not any(c.isalpha() for c in w):
+            return self._alnum_inner(w)
+        with num.number_style(and_=False):
+            return self._alnum_inner(w)
+
+    def _alnum_inner(self, w: str) -> str:
         if w.isalpha() or _is_wordlike(w):
             return self._read_alpha(w, "", "")
         if "-" in w and len(w) <= 200:
@@ -1204,15 +1221,21 @@ class Normalizer:
             parts = [p for p in w.split("-") if p]
             out_parts = []
             prev = ""
-            for part in parts:
+            for pi, part in enumerate(parts):
                 r = None
                 if part[0].isdecimal():
-                    r = self._numeric(part, prev, "", 0, [])
+                    after = parts[pi + 1] if pi + 1 < len(parts) else ""
+                    if after.lower() in self.t.unit_words:  # 123.2-millimeters: a quantity
+                        with num.number_style(and_=True):
+                            r = self._numeric(part, prev, "", 0, [])
+                    else:
+                        r = self._numeric(part, prev, "", 0, [])
                 out_parts.append(r if r is not None else self._alnum(part))
                 prev = part
             return " ".join(x for x in out_parts if x)
         out: list[str] = []
         i, n = 0, len(w)
+        is_code = any(c.isalpha() for c in w)
         while i < n:
             c = w[i]
             j = i + 1
@@ -1233,10 +1256,10 @@ class Normalizer:
                     out.append(f"{num.cardinal(digits)} {unit[0] if digits == '1' else unit[1]}")
                     j = k
                 elif w[j : j + 1] in ("x", "X") and w[j + 1 : j + 2].isdecimal():
-                    out.append(f"{_model_digits(digits)} by")
+                    out.append(f"{_model_digits(digits, code=is_code)} by")
                     j += 1
                 else:
-                    out.append(_model_digits(digits))
+                    out.append(_model_digits(digits, code=is_code))
             elif c.isalpha():
                 while j < n and (w[j].isalpha() or unicodedata.combining(w[j])):
                     j += 1
@@ -1475,10 +1498,13 @@ def _ordinal_suffix(digits: str) -> str:
     return {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
 
 
-def _model_digits(d: str) -> str:
-    """Digits inside a model number: H200 -> two hundred, 4070 -> forty seventy."""
+def _model_digits(d: str, *, code: bool = True) -> str:
+    """Digits inside a model number: H200 -> two hundred, 4070 -> forty seventy, A321 ->
+    three twenty one. ``code=False`` (digits with no letters around) keeps 3 digits whole."""
     if len(d) > 1 and d[0] == "0":
         return num.digits_words(d)
+    if code and len(d) == 3 and d[1:] != "00":
+        return _three_digit_year(d)  # A321 -> three twenty one, B550 -> five fifty
     if len(d) <= 3:
         return num.cardinal(d)
     if len(d) == 4:
