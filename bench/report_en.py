@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 import unicodedata
@@ -42,9 +43,21 @@ if not TESTDATA.is_dir():  # the checkout may sit elsewhere; fall back to the sh
     TESTDATA = Path("/work/shared/testdata")
 
 
-def canonical(text: str, *, drop_and: bool = False) -> str:
-    """Comparison form of a spoken string (see module docstring)."""
-    text = unicodedata.normalize("NFC", text).casefold()
+_RE_CAPS = re.compile(r"\b[A-Z]{2,}\b")
+
+
+def canonical(text: str, *, drop_and: bool = False, split_caps: bool = False) -> str:
+    """Comparison form of a spoken string (see module docstring). ``split_caps`` reads
+    all-capital words as spelled letters (NeMo's way of writing them); :func:`matches`
+    accepts either form, because NeMo also keeps the capitals of the input (GO U HAUL)."""
+    text = unicodedata.normalize("NFC", text)
+    # Typographic apostrophes are apostrophes (the frontend folds them to ').
+    text = text.translate({0x2019: "'", 0x2018: "'", 0x02BC: "'"})
+    if split_caps:
+        # NeMo writes spelled letters as capitals (PM EST, HTTP, WWW): spelled letters,
+        # compared letter by letter whatever their grouping, as ours ("P M E S T") are.
+        text = _RE_CAPS.sub(lambda m: " ".join(m.group()), text)
+    text = text.casefold()
     chars = []
     for c in text:
         if c.isalnum() or c == "'" or unicodedata.combining(c):
@@ -87,16 +100,25 @@ class FileResult:
         return self.passed_no_and / self.total if self.total else 0.0
 
 
+def matches(hyp: str, ref: str, *, drop_and: bool = False) -> bool:
+    """Same reading after :func:`canonical`, with capitals as words or as spelled letters."""
+    return any(
+        canonical(hyp, drop_and=drop_and, split_caps=sc)
+        == canonical(ref, drop_and=drop_and, split_caps=sc)
+        for sc in (False, True)
+    )
+
+
 def _score(name: str, cases: list[tuple[str, list[str]]]) -> FileResult:
     passed = passed2 = 0
     failures = []
     for src, refs in cases:
         hyp = normalize_en(src)
-        if any(canonical(hyp) == canonical(r) for r in refs):
+        if any(matches(hyp, r) for r in refs):
             passed += 1
             passed2 += 1
             continue
-        if any(canonical(hyp, drop_and=True) == canonical(r, drop_and=True) for r in refs):
+        if any(matches(hyp, r, drop_and=True) for r in refs):
             passed2 += 1
         failures.append((src, hyp, refs[0]))
     return FileResult(name, len(cases), passed, passed2, failures)

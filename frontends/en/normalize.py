@@ -128,6 +128,14 @@ _SEQUENCE_WORDS = frozenset(
 _RE_INT = re.compile(r"\d+")
 _RE_NUMBER = re.compile(r"([-+]?)(\d{1,3}(?:,\d{3})+|\d+)?(?:\.(\d+))?")
 _RE_TIME = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?([ap]\.?m\.?)?", re.I)
+#: Time-zone abbreviations, spelled after a time (``12:30 a.m. est`` -> A M E S T).
+_TIME_ZONES = frozenset(
+    "est edt cst cdt mst mdt pst pdt akst akdt hst utc gmt bst cet cest eet eest ist jst kst "
+    "aest aedt sgt hkt".split()
+)
+_RE_AMPM_ZONE = re.compile(r"([ap]\.?m\.?)(" + "|".join(sorted(_TIME_ZONES)) + r")", re.I)
+#: A ratio: the part after the colon is not two digits, so it cannot be clock minutes.
+_RE_RATIO = re.compile(r"(\d{1,6}):(\d|\d{3,6})")
 _RE_TIME_DOT = re.compile(r"(\d{1,2})\.(\d{2})([ap]\.?m\.?)", re.I)
 _RE_HOUR_AMPM = re.compile(r"(\d{1,2})([ap]\.?m\.?)", re.I)
 _RE_ISO_DATE = re.compile(r"(\d{4})([-.])(\d{1,2})\2(\d{1,2})")
@@ -548,6 +556,13 @@ class Normalizer:
             prev.replace(":", "")
         ):
             return letters_spoken(core)
+        m = _RE_AMPM_ZONE.fullmatch(core)
+        if m and _RE_INT.fullmatch(prev.replace(":", "")):  # 1:59 p.m.est
+            return f"{letters_spoken(m.group(1))} {letters_spoken(m.group(2))}"
+        if core.replace(".", "").lower() in _TIME_ZONES and (
+            prev.lower().rstrip(".") in ("am", "pm", "a.m", "p.m") or _RE_TIME.fullmatch(prev)
+        ):
+            return letters_spoken(core)  # 10:30 est, 1:59 p.m. e.s.t
         if (
             core in _DIRECTIONS
             and prev.isdecimal()
@@ -705,6 +720,9 @@ class Normalizer:
             r = _time(m.group(1), m.group(2), m.group(3), m.group(4), nxt)
             if r:
                 return r
+        m = _RE_RATIO.fullmatch(core)
+        if m:  # 16:9, 2:8, 1:100 -- a colon between numbers that is no clock time
+            return f"{num.cardinal(m.group(1))} to {num.cardinal(m.group(2))}"
         m = _RE_TIME_DOT.fullmatch(core) or None
         if m:
             return _time(m.group(1), m.group(2), None, m.group(3), nxt)
@@ -859,7 +877,18 @@ class Normalizer:
     def _plain_number(
         self, core: str, prev: str, nxt: str, k: int, cores: list[str], *, as_year: bool
     ) -> str | None:
-        """Integers and decimals with sign and thousands separators; ``None`` if not one."""
+        """Integers and decimals with sign and thousands separators; ``None`` if not one.
+
+        Before a scale word the number is a group of a larger one and says no "and"
+        (``460 billion`` -> "four hundred sixty billion", as ``460,000,000,000`` would)."""
+        if nxt.lower() in _SCALE_WORDS:
+            with num.number_style(and_=False):
+                return self._plain_number_inner(core, prev, nxt, k, cores, as_year=as_year)
+        return self._plain_number_inner(core, prev, nxt, k, cores, as_year=as_year)
+
+    def _plain_number_inner(
+        self, core: str, prev: str, nxt: str, k: int, cores: list[str], *, as_year: bool
+    ) -> str | None:
         if not core or not (core[0].isdecimal() or core[0] in "-+."):
             return None
         m = _RE_NUMBER.fullmatch(core)
@@ -965,6 +994,16 @@ class Normalizer:
         return self._unit(core, spaced=True) is not None
 
     def _money(self, core: str, nxt: str, k: int) -> str | None:
+        """``$5.99``, ``£2.01``, ``$45 billion``, ``$2.5M``; a number before a scale (word or
+        abbreviation) says no "and" (see :meth:`_plain_number`)."""
+        rest = core[3:] if core.startswith("US$") else core[1:]
+        scaled = nxt.lower() in _SCALE_WORDS or nxt in _SPACED_SCALE
+        if scaled or (rest[-1:].isalpha() and rest[-2:-1].isdecimal()) or rest.endswith("bn"):
+            with num.number_style(and_=False):
+                return self._money_inner(core, nxt, k)
+        return self._money_inner(core, nxt, k)
+
+    def _money_inner(self, core: str, nxt: str, k: int) -> str | None:
         sym = "US$" if core.startswith("US$") else core[0]
         rest = core[len(sym) :]
         names = CURRENCIES[sym]
@@ -1426,6 +1465,10 @@ def _is_hard_break(s: str, i: int) -> bool:
         after = s[i + 1] if i + 1 < len(s) else " "
         if before.isdecimal() and after.isdecimal():
             return False
+        if after.isdecimal() and before.isalpha():
+            return True  # "5pm,4am", "july,1998", "NO?17"
+        if c in "?!" and after in "-+" and s[i + 2 : i + 3].isdecimal():
+            return True  # "?-34": a sign starts the next number
         return not after.isspace() and (after.isalpha() or ord(after) > 0x2E7F)
     return False
 

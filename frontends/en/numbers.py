@@ -271,14 +271,16 @@ _FRACTION_DENOMS = {2: ("half", "halves"), 4: ("quarter", "quarters")}
 
 def fraction(num: str, den: str) -> str:
     """``1/2`` -> "one half", ``3/4`` -> "three quarters", ``2/3`` -> "two thirds",
-    ``5/16`` -> "five sixteenths"; big denominators read "X over Y"."""
+    ``5/16`` -> "five sixteenths"; big denominators read "X over Y". No "and" inside the
+    numbers (``2 142/1`` -> "two and one hundred forty two over one", as NeMo says): the
+    "and" of a mixed number must stay the only one."""
     n, d = num.lstrip("0") or "0", den.lstrip("0") or "0"
     if len(d) > 3 or d in ("0", "1") or len(n) > 6:
-        return f"{cardinal(num)} over {cardinal(den)}"
+        return f"{cardinal(num, and_=False)} over {cardinal(den, and_=False)}"
     di = int(d)
     one = n == "1"
     if di in _FRACTION_DENOMS:
         sing, plur = _FRACTION_DENOMS[di]
-        return f"{cardinal(n)} {sing if one else plur}"
+        return f"{cardinal(n, and_=False)} {sing if one else plur}"
     o = ordinal(d)
-    return f"{cardinal(n)} {o if one else o + 's'}"
+    return f"{cardinal(n, and_=False)} {o if one else o + 's'}"
