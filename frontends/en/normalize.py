@@ -184,6 +184,8 @@ _RE_PATH = re.compile(
 _RE_TILDE_RANGE = re.compile(r"(-?)(\d+(?:\.\d+)?)(%?)[~～](-?\d\S*)")
 _RE_SCI = re.compile(r"([-+]?)(\d+(?:\.\d+)?|\.\d+)[eE]([-+−]?)(\d{1,3})")
 _RE_DIMENSION = re.compile(r"\d+(?:\.\d+)?[x×]\d+(?:\.\d+)?")
+_RE_HALF = re.compile(r"([12])H(\d{2}|\d{4})")
+_RE_DECADE_NUM = re.compile(r"1[0-9][0-9]0|20[0-9]0")
 _RE_QUARTER = re.compile(r"([1-4])Q(\d{2}|\d{4})")
 _RE_INITIALS = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]\.?")
 _RE_DOMAIN = re.compile(r"[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.([A-Za-z]{2,})(?:/\S*)?")
@@ -367,7 +369,8 @@ class Normalizer:
                     sign = "plus " if folded[ca] == "+" else ""
                     pieces = [Tok(ca, cb, sign + _phone(folded[ca:cb]))]
                 elif k in self._pending_spoken:
-                    pieces = [Tok(ca, cb, self._pending_spoken[k])]
+                    said = self._pending_spoken[k]
+                    pieces = [Tok(ca, cb, said, "word" if said else "punct")]
                 elif cb - ca > MAX_CORE_CHARS or (
                     cb - ca > SLICE_CHARS and _is_digits(folded, ca, cb)
                 ):
@@ -403,6 +406,7 @@ class Normalizer:
             and not _RE_DECADE.fullmatch(s[ca:cb])
             and (
                 s[ca] in _LEAD_PUNCT
+                or (s[ca] == "." and _RE_EMAIL.fullmatch(s, ca + 1, cb) is not None)
                 or (
                     s[ca] == "-" and cb - ca > 1 and not (s[ca + 1].isdecimal() or s[ca + 1] == ".")
                 )
@@ -596,6 +600,16 @@ class Normalizer:
         if k > 0 and self._unit_after_number(core, prev):
             sing, plur, _ = self._unit(core, spaced=True)  # type: ignore[misc]
             return sing if _is_one(prev) else plur
+        if (
+            k >= 3
+            and cores[k - 2] in ("x", "X", "×", "by")
+            and _is_number(prev)
+            and _is_number(cores[k - 3])
+            and self._unit(core, spaced=False) is not None
+            and not self._trails[k - 1]
+        ):  # "25 x 7 m": after a dimension a one-letter unit is a unit
+            sing, plur, _ = self._unit(core, spaced=False)  # type: ignore[misc]
+            return sing if _is_one(prev) else plur
         if _RE_VERSION.fullmatch(core):
             return read_version(core)
         if core.isalpha() or _is_wordlike(core):
@@ -768,6 +782,15 @@ class Normalizer:
             if m.group(1):
                 return num.year_plural(m.group(1))
             return num.plural_of_words(num.cardinal(m.group(2)))
+        m = _RE_HALF.fullmatch(core)
+        if m:  # 1H23 -> the first half of twenty three (as 1Q23 is a quarter)
+            yy = m.group(2)
+            year = num.year(yy) if len(yy) == 4 else num.cardinal(yy)
+            return f"the {num.ordinal(m.group(1))} half of {year}"
+        if nxt == "s" and cores and k + 1 < len(cores) and _RE_DECADE_NUM.fullmatch(core):
+            if not self._trails[k]:  # "1980 s": a decade written with a space
+                self._pending_spoken[k + 1] = ""
+                return num.year_plural(core)
         m = _RE_QUARTER.fullmatch(core)
         if m:
             yy = m.group(2)
@@ -970,9 +993,10 @@ class Normalizer:
             hit = t.units_folded.get(cand.casefold())
             if hit is not None:
                 return hit
-        if "/" in u and not spaced:
+        if "/" in u:
             a, _, b = u.partition("/")
-            ua, ub = self._unit(a, spaced=False), self._unit(b, spaced=False)
+            # "3 cc/s": after a space the first unit must be one that may stand spaced
+            ua, ub = self._unit(a, spaced=spaced), self._unit(b, spaced=False)
             if ua and ub:
                 return (f"{ua[0]} per {ub[0]}", f"{ua[1]} per {ub[0]}", False)
         return None
@@ -1032,6 +1056,8 @@ class Normalizer:
             words = num.decimal(ip, frac) if frac else num.cardinal(ip or "0")
             return f"{words} {scale} {unit_many}"
         ip_i = int(ip.replace(",", "")) if ip and len(ip) <= 30 else None
+        if frac is not None and len(frac) > 2:
+            frac = frac.rstrip("0").ljust(2, "0")  # $1.2320 -> 1.232, $12.0500 -> 12.05
         if frac is not None and sub_many and len(frac) <= 3 and (len(frac) <= 2 or frac[2:] == "0"):
             cents = int((frac + "0")[:2])
             main = ""
