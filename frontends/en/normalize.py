@@ -150,6 +150,7 @@ _RE_FRACTION = re.compile(r"(\d+)/(\d+)")
 _RE_FRACTION_ORD = re.compile(r"(\d+)/(\d+)(?:st|nd|rd|th)", re.I)
 _RE_DIGIT_GROUPS = re.compile(r"\+?\d{1,4}(?:[-.]\d{1,4}){2,5}")
 _RE_PHONE = re.compile(r"(?:\+?1[-.])?(?:\(\d{3}\)|\d{3})[-.]\d{3}[-.]\d{4}|\d{3}-\d{4}")
+_RE_DECIMAL_RANGE = re.compile(r"\d{1,6}\.\d{1,6}-\d{1,6}(?:\.\d{1,6})?|\d{1,6}-\d{1,6}\.\d{1,6}")
 _RE_SCORE_RANGE = re.compile(r"(\d+(?:\.\d+)?)-(\d+(?:\.\d+)?)")
 #: A phone number with a parenthesised area code, searched in the whole span because it spans
 #: several chunks: ``+1 (123) 456-7890``, ``(555)555-5555``.
@@ -171,6 +172,9 @@ _WEEKDAYS = {
     "thu": "Thursday", "thur": "Thursday", "thurs": "Thursday", "fri": "Friday",
     "sat": "Saturday", "sun": "Sunday",
 }  # fmt: skip
+#: Two-letter day abbreviations of calendars that are no English words; read as days only
+#: before a number (a date or a time).
+_WEEKDAY_2 = {"Tu": "Tuesday", "Th": "Thursday", "Fr": "Friday", "Sa": "Saturday"}
 _RE_DAY_RANGE = re.compile(
     r"(mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\.?(?:[-–~](mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\.?)?",
     re.I,
@@ -337,6 +341,12 @@ class Normalizer:
             while j < n and not folded[j].isspace():
                 if j > i and folded[j] in "<[" and _markup_at(folded, j):
                     break  # go<noise/>home
+                if folded.startswith("--", j) and not url:
+                    if j > i:
+                        break  # "Francis I--test": a double dash stands between words
+                    while j < n and folded[j] == "-":
+                        j += 1
+                    break
                 j += 1
                 if _is_hard_break(folded, j - 1) and not (url and folded[j - 1] in ",;!?"):
                     break
@@ -361,6 +371,7 @@ class Normalizer:
         self._pending_suffix: dict[int, str] = {}
         self._pending_spoken: dict[int, str] = {}
         core_texts = [folded[a:b] for a, b in cores]
+        equation = "=" in core_texts
         self._trails = ["".join(folded[t.start : t.end] for t in tr) for tr in trails]
         for k, (ca, cb) in enumerate(cores):
             out += leads[k]
@@ -383,8 +394,30 @@ class Normalizer:
                 out += pieces
             if cb == ca and _is_range_dash(folded[chunks[k][0] : chunks[k][1]], core_texts, k):
                 trails[k] = [Tok(t.start, t.end, "to") for t in trails[k]]
+            elif trails[k]:
+                self._read_trail(folded, trails[k], core_texts, k, equation)
             out += trails[k]
         return out
+
+    def _read_trail(
+        self, s: str, trail: list[Tok], cores: list[str], k: int, equation: bool
+    ) -> None:
+        """Trailing punctuation that is read: ``12"`` outside a quotation is inches; in an
+        equation a dash between numbers is minus (``1- 2 = 5``, ``3 - 1 = 2``)."""
+        first = trail[0]
+        c = s[first.start]
+        core = cores[k]
+        nxt = cores[k + 1] if k + 1 < len(cores) else ""
+        if c == '"' and core.isdecimal() and s.count('"', 0, first.start) % 2 == 0:
+            first.spoken, first.kind = ("inch" if core == "1" else "inches"), "word"
+        elif (
+            c == "-"
+            and len(trail) == 1
+            and equation
+            and (_is_number(core) or (not core and _is_number(cores[k - 1] if k else "")))
+            and _is_number(nxt)
+        ):
+            first.spoken, first.kind = "minus", "word"
 
     def _read_slices(self, s: str, a: int, b: int, cores: list[str], k: int) -> list[Tok]:
         """An overlong core, slice by slice (see :data:`MAX_CORE_CHARS`); digit-only slices
@@ -523,6 +556,8 @@ class Normalizer:
                 return f"{_WEEKDAYS[day]} to {_WEEKDAYS[last.lower()]}"
             if single:  # Tue.
                 return _WEEKDAYS[day]
+        if core in _WEEKDAY_2 and nxt[:1].isdecimal():  # "for Tu (2/22)", "Th 10:00"
+            return _WEEKDAY_2[core]
         m = _RE_TILDE_RANGE.fullmatch(core)
         if m:  # 10%~15%, -5~3°C: a tilde between two numbers is "to"
             sign, left, pct, right = m.groups()
@@ -804,7 +839,9 @@ class Normalizer:
             if len(parts) == 4 and all(len(p) <= 3 for p in parts):
                 # IPv4-shaped (NeMo reads 987.987.0.40 the same way, valid or not)
                 return " dot ".join(num.digits_words(p) for p in parts)
-        if _RE_PHONE.fullmatch(core) or _RE_DIGIT_GROUPS.fullmatch(core):
+        if (
+            _RE_PHONE.fullmatch(core) or _RE_DIGIT_GROUPS.fullmatch(core)
+        ) and not _RE_DECIMAL_RANGE.fullmatch(core):  # 0.5-1.5 is a range, not digit groups
             groups = core.lstrip("+").replace(".", "-").split("-")
             if (
                 core.startswith("+")
@@ -845,6 +882,10 @@ class Normalizer:
             left = self._plain_number(m.group(1), prev, "", k, cores, as_year=years)
             right = self._plain_number(m.group(2), "", nxt, k, cores, as_year=years)
             if left and right:
+                if years and _descending(m.group(1), m.group(2)):
+                    # "978-0", "3-1": a range goes up, so this is a code or a score and the
+                    # hyphen is silent (unless a unit follows: "1980-1970 kg" is a range)
+                    return f"{left} {right}"
                 return f"{left} to {right}"
         r = self._plain_number(core, prev, nxt, k, cores, as_year=True)
         if r is not None:
@@ -892,7 +933,8 @@ class Normalizer:
         if len(core) <= 2:
             return num.cardinal(core)
         if len(core) == 3:
-            return _three_digit_year(core)
+            # 123 -> one twenty three; 708 -> seven zero eight (NeMo; "oh" is heard too)
+            return _three_digit_year(core, zero="zero")
         if len(core) == 4:
             return num.pair_reading(core)
         return num.digits_words(core)
@@ -1116,7 +1158,7 @@ class Normalizer:
 
     def _read_alpha(self, core: str, prev: str, nxt: str) -> str:
         """A word of letters (inner apostrophes/hyphens allowed): word, acronym or camelCase."""
-        roman = self._roman(core, prev)
+        roman = self._roman(core, prev, nxt)
         if roman is not None:
             return roman
         if "-" in core:
@@ -1170,7 +1212,7 @@ class Normalizer:
             return letters_only.lower()
         return letters_spoken(w)
 
-    def _roman(self, core: str, prev: str) -> str | None:
+    def _roman(self, core: str, prev: str, nxt: str = "x") -> str | None:
         """Roman numerals only in unambiguous places: ``Henry VIII``, ``World War II``."""
         if not core.isupper() or not core.isalpha():
             return None
@@ -1180,7 +1222,8 @@ class Normalizer:
         p = prev.rstrip(".")
         if p.lower() in _SEQUENCE_WORDS and (len(core) >= 2 or core in ("I", "V", "X")):
             return num.cardinal(str(value))
-        if len(core) >= 2 and p in _REGNAL_NAMES:
+        if (len(core) >= 2 or not nxt) and p in _REGNAL_NAMES:
+            # a lone "I" only before punctuation or the end ("Francis I." but "Francis I think")
             return "the " + num.ordinal(str(value))
         return None
 
@@ -1605,12 +1648,12 @@ def _numeric_char(c: str) -> str:
     return ""
 
 
-def _three_digit_year(d: str) -> str:
+def _three_digit_year(d: str, zero: str = "oh") -> str:
     """``340`` (AD) -> "three forty"; ``305`` -> "three oh five"; ``300`` -> "three hundred"."""
     if d[1:] == "00":
         return num.cardinal(d)
     if d[1] == "0":
-        return f"{num.ONES[int(d[0])]} oh {num.ONES[int(d[2])]}"
+        return f"{num.ONES[int(d[0])]} {zero} {num.ONES[int(d[2])]}"
     return f"{num.ONES[int(d[0])]} {num.cardinal(d[1:])}"
 
 
@@ -1658,6 +1701,18 @@ def read_version(v: str) -> str:
         if v[:1] in "vV"
         else _version_parts(body.split("."))
     )
+
+
+def _descending(a: str, b: str) -> bool:
+    """``a > b`` for two plain decimal numbers (``1960-80`` compares 60 with 80: an
+    abbreviated end is compared with the same number of last digits)."""
+    try:
+        x, y = float(a), float(b)
+    except ValueError:
+        return False
+    if "." not in a + b and len(b) < len(a):
+        x = float(a[-len(b) :])
+    return x > y
 
 
 def _is_range_dash(chunk: str, cores: list[str], k: int) -> bool:

@@ -101,9 +101,10 @@ def cardinal(s: str, *, and_: bool | None = None) -> str:
     Leading zeros are ignored (``"007"`` -> "seven"); callers that want them spoken use
     :func:`digits_words`. Strings longer than :data:`MAX_CARDINAL_DIGITS` are read digit by
     digit. ``and_`` overrides the convention in force (:func:`number_style`): with it the last
-    group says "and" after "hundred" (``123``) or, below a hundred, after the scale word
-    before it (``1001`` -> "one thousand and one"); groups before the last never do
-    (``123,000`` -> "one hundred twenty three thousand"), as in NeMo and WeText.
+    group says "and" after "hundred" (``123``) or, below a hundred, after "thousand"
+    (``1001`` -> "one thousand and one"); groups before the last never do (``123,000`` ->
+    "one hundred twenty three thousand") and neither do bigger scales (``1,000,012`` -> "one
+    million twelve"): where "and" stands is taken from NeMo and WeText, which agree.
     """
     if and_ is None:
         and_ = _AND.get()
@@ -123,8 +124,8 @@ def cardinal(s: str, *, and_: bool | None = None) -> str:
     for i in range(len(groups) - 1, -1, -1):
         g = groups[i]
         if g:
-            if i == 0 and and_ and words and g < 100:
-                words.append("and")  # one thousand and one
+            if i == 0 and and_ and g < 100 and len(groups) > 1 and groups[1]:
+                words.append("and")  # one thousand and one (not "one million and one")
             words += _below_1000(g, and_=and_ and i == 0)
             if SCALES[i]:
                 words.append(SCALES[i])
@@ -271,11 +272,12 @@ _FRACTION_DENOMS = {2: ("half", "halves"), 4: ("quarter", "quarters")}
 
 def fraction(num: str, den: str) -> str:
     """``1/2`` -> "one half", ``3/4`` -> "three quarters", ``2/3`` -> "two thirds",
-    ``5/16`` -> "five sixteenths"; big denominators read "X over Y". No "and" inside the
+    ``5/16`` -> "five sixteenths", ``1/1000`` -> "one thousandth"; denominators of five or
+    more digits (and 0, 1) read "X over Y". No "and" inside the
     numbers (``2 142/1`` -> "two and one hundred forty two over one", as NeMo says): the
     "and" of a mixed number must stay the only one."""
     n, d = num.lstrip("0") or "0", den.lstrip("0") or "0"
-    if len(d) > 3 or d in ("0", "1") or len(n) > 6:
+    if len(d) > 4 or d in ("0", "1") or len(n) > 6:
         return f"{cardinal(num, and_=False)} over {cardinal(den, and_=False)}"
     di = int(d)
     one = n == "1"
