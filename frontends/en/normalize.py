@@ -146,8 +146,8 @@ _RE_DECADE = re.compile(r"(\d{3}0)s|'(\d0)s")
 _RE_DECADE2 = re.compile(r"([2-9]0)s")
 _RE_VERSION = re.compile(r"[vV](\d+(?:\.\d+)*)(?:\.x)?")
 _RE_DOTTED = re.compile(r"\d+(?:\.\d+){2,}")
-_RE_FRACTION = re.compile(r"(\d+)/(\d+)")
-_RE_FRACTION_ORD = re.compile(r"(\d+)/(\d+)(?:st|nd|rd|th)", re.I)
+_RE_FRACTION = re.compile(r"(\d+)[/⁄](\d+)")  # also U+2044 FRACTION SLASH
+_RE_FRACTION_ORD = re.compile(r"(\d+)[/⁄](\d+)(?:st|nd|rd|th)", re.I)
 _RE_DIGIT_GROUPS = re.compile(r"\+?\d{1,4}(?:[-.]\d{1,4}){2,5}")
 _RE_PHONE = re.compile(r"(?:\+?1[-.])?(?:\(\d{3}\)|\d{3})[-.]\d{3}[-.]\d{4}|\d{3}-\d{4}")
 _RE_DECIMAL_RANGE = re.compile(r"\d{1,6}\.\d{1,6}-\d{1,6}(?:\.\d{1,6})?|\d{1,6}-\d{1,6}\.\d{1,6}")
@@ -164,8 +164,9 @@ _RE_CODE = re.compile(r"[A-Za-z0-9]{1,32}(?:-[A-Za-z0-9]{1,32}){0,4}")
 #: Ranges of two dimensions, ``2x8``, which a spaced unit may follow (``2x8 m2``).
 #: Two-character comparison operators, read as words wherever they stand.
 _MATH_PAIRS = {
-    "<=": "less than or equal to", ">=": "greater than or equal to", "!=": "not equal to",
-    "==": "equals", "=>": "implies", "->": "to", "<>": "not equal to",
+    "<=": "is less than or equal to", ">=": "is greater than or equal to",
+    "!=": "is not equal to", "==": "equals", "=>": "implies", "->": "to",
+    "<>": "is not equal to",
 }  # fmt: skip
 _WEEKDAYS = {
     "mon": "Monday", "tue": "Tuesday", "tues": "Tuesday", "wed": "Wednesday",
@@ -185,6 +186,7 @@ _RE_PATH = re.compile(
     r"|[A-Za-z]:\\[\w.\\ -]*"  # C:\Users\a.txt
     r"|[A-Za-z][\w.-]*:\d{2,5}"  # localhost:8080
 )
+_APPROX = {"~": "about", "～": "about", "≈": "approximately", "∼": "about"}
 _RE_TILDE_RANGE = re.compile(r"(-?)(\d+(?:\.\d+)?)(%?)[~～](-?\d\S*)")
 _RE_SCI = re.compile(r"([-+]?)(\d+(?:\.\d+)?|\.\d+)[eE]([-+−]?)(\d{1,3})")
 _RE_DIMENSION = re.compile(r"\d+(?:\.\d+)?[x×]\d+(?:\.\d+)?")
@@ -315,6 +317,9 @@ class Normalizer:
     def __init__(self, lex_get: LexGet | None = None) -> None:
         self.t = tables()
         self.lex_get = lex_get or (lambda _w: None)
+        #: ``(code, start, end)`` of problems inside pieces that are read (a combining mark
+        #: on a digit or a symbol), set by :meth:`tokenize`; the frontend warns about them.
+        self.issues: list[tuple[str, int, int]] = []
 
     # -- chunking ---------------------------------------------------------------------------
 
@@ -397,6 +402,7 @@ class Normalizer:
             elif trails[k]:
                 self._read_trail(folded, trails[k], core_texts, k, equation)
             out += trails[k]
+        self.issues = _stray_marks(folded, out)
         return out
 
     def _read_trail(
@@ -434,6 +440,11 @@ class Normalizer:
         lead: list[Tok] = []
         trail: list[Tok] = []
         ca, cb = a, b
+        if cb - ca > 1 and s[ca] in _APPROX and (s[ca + 1].isdecimal() or s[ca + 1] in "$€£¥.-"):
+            # "~5 ms", "≈3.2%": a sign of approximation before a number is a word of its own,
+            # so that the number and its unit are read as usual
+            lead.append(Tok(ca, ca + 1, _APPROX[s[ca]]))
+            ca += 1
         while (
             ca < cb
             and not _RE_DECADE.fullmatch(s[ca:cb])
@@ -500,6 +511,9 @@ class Normalizer:
         nxt = cores[k + 1] if k + 1 < len(cores) else ""
         entry = self.lex_get(core)
         if entry is None and any(c.isalpha() and not is_latin_letter(c) for c in core):
+            said = self._numeric(core, prev, nxt, k, cores) if core[0].isdecimal() else None
+            if said is not None:  # 45º, 20ºC: units written with a non-Latin letter
+                return [Tok(a, b, said)]
             if k > 0 and self._unit_after_number(core, prev):
                 sing, plur, _ = self._unit(core, spaced=True)  # type: ignore[misc]
                 return [Tok(a, b, sing if _is_one(prev) else plur)]
@@ -1291,7 +1305,11 @@ class Normalizer:
                 and s[i + 1].isalnum()
                 and not (equation and c == "-")
             )
-            readable = c.isdecimal() or is_latin_letter(c) or unicodedata.combining(c)
+            readable = (
+                c.isdecimal()
+                or is_latin_letter(c)
+                or (unicodedata.combining(c) and alnum_start is not None)
+            )
             if readable or (c == "'" and alnum_start is not None) or inner:
                 if alnum_start is None:
                     alnum_start = i
@@ -1393,6 +1411,11 @@ class Normalizer:
         c = s[i]
         t = self.t
         two = s[i : i + 2]
+        if len(two) == 2 and _is_mark(two[1]):
+            # "=\u0338" is how "≠" may arrive (decomposed): read the composed symbol
+            composed = unicodedata.normalize("NFC", two)
+            if len(composed) == 1 and composed in t.special:
+                return Tok(i, i + 2, t.special[composed], reason="composed")
         if two in _MATH_PAIRS:
             return Tok(i, i + 2, _MATH_PAIRS[two])  # x<=5, a!=b
         if c in "~～" and 0 < i and s[i - 1].isdecimal() and s[i + 1 : i + 2].isdecimal():
@@ -1414,6 +1437,8 @@ class Normalizer:
             return Tok(i, i + 1, numeric)
         if is_emoji(c):
             return Tok(i, i + 1, "", "unread", reason="emoji")
+        if _is_mark(c):  # a mark on a symbol or on nothing ("+\u0303", "=\u20dd")
+            return Tok(i, i + 1, "", "unread", reason="combining-mark")
         cat = unicodedata.category(c)
         if cat.startswith("C"):
             return Tok(i, i + 1, "", "unread", reason="control-char")
@@ -1463,6 +1488,32 @@ def _markup_at(s: str, i: int) -> int:
         if (arpabet and len(parts) >= 2) or any(c in _IPA_ONLY for c in inner):
             return m.end()
     return 0
+
+
+def _is_mark(c: str) -> bool:
+    """Any combining mark, enclosing ones (U+20DD) included (``combining()`` is 0 for those)."""
+    return unicodedata.category(c)[0] == "M"
+
+
+def _stray_marks(s: str, toks: list[Tok]) -> list[tuple[str, int, int]]:
+    """Combining marks that no letter carries (on a digit, a symbol, or at the start): they
+    are not spoken, so each is reported (code ``combining-mark``, its offset) instead of
+    vanishing. Marks composed into a symbol that is read (``=`` + U+0338 -> ≠) are not."""
+    out: list[tuple[str, int, int]] = []
+    if s.isascii():
+        return out
+    for t in toks:
+        if t.kind != "word" or t.reason == "composed":
+            continue
+        for i in range(t.start, t.end):
+            if not _is_mark(s[i]):
+                continue
+            j = i
+            while j > t.start and _is_mark(s[j - 1]):
+                j -= 1
+            if j == t.start or not s[j - 1].isalpha():
+                out.append(("combining-mark", i, i + 1))
+    return out
 
 
 def _dict_split(word: str, max_parts: int = 3, min_len: int = 4) -> list[str] | None:
