@@ -180,6 +180,16 @@ _RE_DAY_RANGE = re.compile(
     r"(mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\.?(?:[-–~](mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\.?)?",
     re.I,
 )
+#: Command-line options: ``--help``, ``--dry-run``, ``-v``, ``-la`` (a leading dash before
+#: letters; ``-5`` is a number).
+_RE_CLI_OPT = re.compile(r"--?[A-Za-z][A-Za-z0-9]{0,30}(?:-[A-Za-z0-9]{1,30}){0,4}")
+#: ``__init__``, ``__main__.py``, ``__len__()``: Python's "dunder" names.
+_RE_DUNDER = re.compile(r"__([A-Za-z][A-Za-z0-9]{0,30})__((?:\.[A-Za-z0-9]{1,8})+|\(\))?")
+_DUNDERS = frozenset(
+    "init main name file doc dict class len str repr call new del eq ne lt le gt ge hash bool "
+    "iter next enter exit getitem setitem contains add sub mul all slots version path "
+    "future builtins import annotations module qualname".split()
+)
 #: File paths and host:port identifiers, read by parts like URLs.
 _RE_PATH = re.compile(
     r"(?:~|\.{1,2})?/[\w.~-]+(?:/[\w.~-]*)*"  # /usr/bin, ~/.bashrc, ./build.sh, ../a
@@ -257,6 +267,8 @@ _NUMBER_CUES = _ID_CUES | frozenset(
 )
 _NUMBER_WORDS = frozenset(("number", "no", "no.", "num", "#", "nr"))
 _COPULAS = frozenset(("is", "was", "=", "are"))
+#: Two-letter English words, said as words inside URLs, paths and identifiers.
+_SHORT_WORDS = frozenset("my go to in on up me we do no so of it is at by or an as be he if".split())
 _TLDS = frozenset(
     "com org net edu gov io ai dev app co uk de fr jp cn ru it es nl info biz me tv us ca au "
     "in ch se no fi dk pl be at cz kr tw hk sg br mx ly gg xyz sh".split()
@@ -290,6 +302,15 @@ LexGet = Callable[[str], object | None]
 
 def _is_punct_char(c: str) -> bool:
     return c in _PUNCT_CHARS or unicodedata.category(c).startswith("P")
+
+
+#: Punctuation that marks up text rather than phrasing it (markdown ``_x_``, ```x```, a
+#: snake_case underscore cut off by the generic reader): silent, never left in ``spoken``.
+_SILENT_PUNCT = frozenset("_`")
+
+
+def _punct_spoken(c: str) -> str:
+    return "" if c in _SILENT_PUNCT else c
 
 
 def letters_spoken(s: str) -> str:
@@ -343,10 +364,15 @@ class Normalizer:
                 continue
             # Inside a URL, ``?`` ``,`` ``;`` ``!`` before a letter belong to it (``a?b=1``).
             url = _RE_URL_START.match(folded, i) is not None
+            # "--help" is read whole (only at the start of a chunk: "I--test" is two words)
+            opt = i + 1 if folded[i] in "([{\"'" else i
+            cli = _RE_CLI_OPT.match(folded, opt) is not None and (
+                i == 0 or folded[i - 1].isspace()
+            )
             while j < n and not folded[j].isspace():
                 if j > i and folded[j] in "<[" and _markup_at(folded, j):
                     break  # go<noise/>home
-                if folded.startswith("--", j) and not url:
+                if folded.startswith("--", j) and not url and not (j == opt and cli):
                     if j > i:
                         break  # "Francis I--test": a double dash stands between words
                     while j < n and folded[j] == "-":
@@ -371,6 +397,11 @@ class Normalizer:
             cores.append((ca, cb))
             trails.append(trail)
         self._shouting = self._is_shouting(folded, cores)
+        # a core that is a command-line option standing on its own ("ls -la", "--help")
+        self._cli_ok = [
+            all(c in "([{\"'" for c in folded[a0:ca]) and (a0 == 0 or folded[a0 - 1].isspace())
+            for (a0, _), (ca, _) in zip(chunks, cores, strict=True)
+        ]
         phones = [m.span() for m in _RE_PAREN_PHONE.finditer(folded)]
         out: list[Tok] = []
         self._pending_suffix: dict[int, str] = {}
@@ -440,6 +471,20 @@ class Normalizer:
         lead: list[Tok] = []
         trail: list[Tok] = []
         ca, cb = a, b
+        opt_at = a + 1 if s[a] in "([{\"'" else a
+        m = _RE_CLI_OPT.match(s, opt_at, b)
+        if m and (a == 0 or s[a - 1].isspace()):
+            # "--dry-run", "-v": a command-line option; the dashes are read ("dash dash")
+            trail = [Tok(i, i + 1, _punct_spoken(s[i]), "punct") for i in range(m.end(), b)]
+            if all(s[i] in _TRAIL_PUNCT for i in range(m.end(), b)):
+                lead = [Tok(a, opt_at, s[a], "punct")] if opt_at > a else []
+                return lead, (opt_at, m.end()), trail
+        m = _RE_DUNDER.match(s, a, b)
+        if m and (m.group(2) or m.group(1).lower() in _DUNDERS):
+            # __init__: the underscores belong to the name (not markdown emphasis)
+            trail = [Tok(i, i + 1, _punct_spoken(s[i]), "punct") for i in range(m.end(), b)]
+            if all(_is_punct_char(s[i]) for i in range(m.end(), b)):
+                return [], (a, m.end()), trail
         if cb - ca > 1 and s[ca] in _APPROX and (s[ca + 1].isdecimal() or s[ca + 1] in "$€£¥.-"):
             # "~5 ms", "≈3.2%": a sign of approximation before a number is a word of its own,
             # so that the number and its unit are read as usual
@@ -457,7 +502,7 @@ class Normalizer:
             )
             and not self._special_at(s, ca, cb)
         ):
-            lead.append(Tok(ca, ca + 1, s[ca], "punct"))
+            lead.append(Tok(ca, ca + 1, _punct_spoken(s[ca]), "punct"))
             ca += 1
         while cb > ca:
             c = s[cb - 1]
@@ -470,7 +515,7 @@ class Normalizer:
                 break
             if c == "'" and core[:-1].lower().endswith("s") and cb - ca > 2 and s[ca].isalpha():
                 break  # plural possessive: students'
-            trail.append(Tok(cb - 1, cb, c, "punct"))
+            trail.append(Tok(cb - 1, cb, _punct_spoken(c), "punct"))
             cb -= 1
         trail.reverse()
         return lead, (ca, cb), trail
@@ -559,6 +604,20 @@ class Normalizer:
             # ``/٣``) go to the fallback, which reads or reports them one by one.
             if _RE_EMAIL.fullmatch(core) or _RE_URL.fullmatch(core):
                 return self.read_electronic(core)
+        m = _RE_CLI_OPT.fullmatch(core)
+        if m and k < len(self._cli_ok) and self._cli_ok[k]:
+            dashes = "dash dash" if core.startswith("--") else "dash"
+            name = core.lstrip("-")
+            if dashes == "dash" and name.isalpha() and len(name) <= 4:
+                said = letters_spoken(name)  # -la, -xvf: a cluster of one-letter options
+            else:
+                said = self._alnum(name)
+            return f"{dashes} {said}"
+        m = _RE_DUNDER.fullmatch(core)
+        if m and (m.group(2) or m.group(1).lower() in _DUNDERS):
+            # Python's __init__ / __main__.py: "dunder init", as programmers say it
+            rest = self.read_electronic(m.group(2)) if m.group(2) else ""
+            return f"dunder {self._alnum(m.group(1))} {rest}".strip()
         if core.isascii() and _RE_PATH.fullmatch(core):
             return self.read_electronic(core)  # ~/.bashrc, ./build.sh, C:\Users, localhost:8080
         m = _RE_DAY_RANGE.fullmatch(core)
@@ -1278,6 +1337,8 @@ class Normalizer:
             return low
         if low in ("jpg", "jpeg"):
             return "jay peg"
+        if low in _SHORT_WORDS and not w.isupper():
+            return low  # /home/my_files: "my" is a word, "io" "js" are spelled
         if len(low) <= 2 or (len(low) == 3 and low not in cmudict()):
             return letters_spoken(low)
         if w.isupper() and len(w) > 1:
@@ -1393,6 +1454,16 @@ class Normalizer:
                 if not is_latin_letter(run[0]):
                     out.append(run)
                 elif (
+                    "_" in w
+                    and run.isupper()
+                    and len(run) >= 3
+                    and run not in self.t.acronyms
+                    and _has_vowel(run)
+                    and run.lower() in cmudict()
+                    and not _spelled_in_cmudict(run.lower())
+                ):
+                    out.append(run.lower())  # LD_LIBRARY_PATH, MAX_LEN: words of a name
+                elif (
                     run.isupper()
                     or not _has_vowel(run)
                     or (len(run) <= 3 and not (len(run) > 1 and run.islower() and run in cmudict()))
@@ -1431,7 +1502,7 @@ class Normalizer:
         if c == "*" and 0 < i and s[i - 1].isdecimal() and i + 1 < len(s) and s[i + 1].isdecimal():
             return Tok(i, i + 1, "times")
         if _is_punct_char(c):
-            return Tok(i, i + 1, c, "punct")
+            return Tok(i, i + 1, _punct_spoken(c), "punct")
         numeric = _numeric_char(c)
         if numeric:
             return Tok(i, i + 1, numeric)
@@ -1488,6 +1559,29 @@ def _markup_at(s: str, i: int) -> int:
         if (arpabet and len(parts) >= 2) or any(c in _IPA_ONLY for c in inner):
             return m.end()
     return 0
+
+
+@lru_cache(maxsize=4096)
+def _spelled_in_cmudict(w: str) -> bool:
+    """True when CMUdict's pronunciation of ``w`` is its letters spelled (api, cpu, url):
+    an acronym, although the dictionary lists it."""
+    spelled: list[str] = []
+    for c in w:
+        if c not in _LETTER_NAMES:
+            return False
+        spelled += _LETTER_NAMES[c]
+    return any([p.rstrip("012") for p in pron] == spelled for pron in cmudict().get(w, []))
+
+
+_LETTER_NAMES = {
+    c: p.split()
+    for c, p in zip(
+        "abcdefghijklmnopqrstuvwxyz",
+        "EY|B IY|S IY|D IY|IY|EH F|JH IY|EY CH|AY|JH EY|K EY|EH L|EH M|EH N|OW|P IY|K Y UW|AA R|"
+        "EH S|T IY|Y UW|V IY|D AH B AH L Y UW|EH K S|W AY|Z IY".split("|"),
+        strict=True,
+    )
+}
 
 
 def _is_mark(c: str) -> bool:
