@@ -196,7 +196,7 @@ _RE_PATH = re.compile(
     r"|[A-Za-z]:\\[\w.\\ -]*"  # C:\Users\a.txt
     r"|[A-Za-z][\w.-]*:\d{2,5}"  # localhost:8080
 )
-_APPROX = {"~": "about", "～": "about", "≈": "approximately", "∼": "about"}
+_APPROX = {"~": "about", "～": "about", "≈": "approximately", "∼": "about", "±": "plus or minus"}
 _RE_TILDE_RANGE = re.compile(r"(-?)(\d+(?:\.\d+)?)(%?)[~～](-?\d\S*)")
 _RE_SCI = re.compile(r"([-+]?)(\d+(?:\.\d+)?|\.\d+)[eE]([-+−]?)(\d{1,3})")
 _RE_DIMENSION = re.compile(r"\d+(?:\.\d+)?[x×]\d+(?:\.\d+)?")
@@ -486,7 +486,7 @@ class Normalizer:
             if all(_is_punct_char(s[i]) for i in range(m.end(), b)):
                 return [], (a, m.end()), trail
         if cb - ca > 1 and s[ca] in _APPROX and (s[ca + 1].isdecimal() or s[ca + 1] in "$€£¥.-"):
-            # "~5 ms", "≈3.2%": a sign of approximation before a number is a word of its own,
+            # "~5 ms", "≈3.2%", "±0.2 mm": a sign before a number is a word of its own,
             # so that the number and its unit are read as usual
             lead.append(Tok(ca, ca + 1, _APPROX[s[ca]]))
             ca += 1
@@ -1412,7 +1412,9 @@ class Normalizer:
                 r = None
                 if part[0].isdecimal():
                     after = parts[pi + 1] if pi + 1 < len(parts) else ""
-                    if after.lower() in self.t.unit_words:  # 123.2-millimeters: a quantity
+                    if after.lower() in self.t.unit_words or (
+                        after.islower() and len(after) >= 3 and after in cmudict()
+                    ):  # 123.2-millimeters, a 208-page report: a quantity, not a code
                         with num.number_style(and_=True):
                             r = self._numeric(part, prev, "", 0, [])
                     else:

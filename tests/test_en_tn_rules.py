@@ -1,0 +1,213 @@
+"""English text-normalization rules of issue 7, each on sentences written for this file (never
+the public test-set sentences): the "and" convention, ranges, signs, comparison symbols,
+identifiers, capital words, dates, bad input (combining marks), and English inside Chinese
+sentences through ``mixvox.route``. Conventions: ``frontends/en/CONVENTIONS.md``."""
+
+from __future__ import annotations
+
+import pytest
+
+from mixvox.frontends.en import numbers as num
+from mixvox.frontends.en.normalize import normalize_en
+from mixvox.frontends.en.plugin import EnFrontend
+from mixvox.interfaces import FrontendContext, Lexicon
+from mixvox.ir import Span
+
+
+def analyze(text: str) -> tuple[list, list[tuple]]:
+    warns: list[tuple] = []
+    ctx = FrontendContext(lexicon=Lexicon("en"), warn=lambda *a: warns.append(a), matrix="en")
+    return EnFrontend().analyze(Span("en", text, 0, len(text)), ctx), warns
+
+
+# -- the "and" convention ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("digits", "with_and", "without"),
+    [
+        ("245", "two hundred and forty five", "two hundred forty five"),
+        ("3007", "three thousand and seven", "three thousand seven"),
+        ("86019", "eighty six thousand and nineteen", "eighty six thousand nineteen"),
+        ("5,300,118", "five million three hundred thousand one hundred and eighteen",
+         "five million three hundred thousand one hundred eighteen"),  # fmt: skip
+        ("7,000,040", "seven million forty", "seven million forty"),  # no "and" after million
+        ("640,000", "six hundred forty thousand", "six hundred forty thousand"),  # last group
+        ("900", "nine hundred", "nine hundred"),
+        ("58", "fifty eight", "fifty eight"),
+    ],
+)
+def test_and_inside_cardinals(digits: str, with_and: str, without: str) -> None:
+    assert num.cardinal(digits) == with_and  # the default
+    with num.number_style(and_=False):
+        assert num.cardinal(digits) == without
+        assert num.says_and() is False
+    assert num.says_and() is True  # the block restores the default
+    assert num.cardinal(digits, and_=False) == without
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("She counted 365 steps.", "She counted three hundred and sixty five steps."),
+        ("He was the 342nd caller.", "He was the three hundred forty second caller."),
+        ("They met in 2008.", "They met in two thousand eight."),  # years: no "and"
+        ("It weighs 104.5 kg", "It weighs one hundred and four point five kilograms"),
+        ("a bill of $1,205", "a bill of one thousand two hundred and five dollars"),
+        ("$3.75 each", "three dollars seventy five cents each"),  # no "and" before cents
+        ("£12.08 total", "twelve pounds eight pence total"),
+        ("sales of 340 billion", "sales of three hundred forty billion"),  # before a scale
+        ("a $215 million deal", "a two hundred fifteen million dollars deal"),
+        ("Take 3 1/2 cups", "Take three and a half cups"),
+        ("about 105/1000 of it", "about one hundred five one thousandths of it"),
+        ("the B737 and the A350", "the B seven thirty seven and the A three fifty"),  # codes
+        ("a 208-page report", "a two hundred and eight page report"),
+        ("item 417-XB", "item four hundred seventeen X B"),
+    ],
+)
+def test_and_convention_in_context(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+def test_us_style_drops_every_and_of_numbers() -> None:
+    with num.number_style(and_=False):
+        assert normalize_en("room 512 holds 1,250 books") == (
+            "room five hundred twelve holds one thousand two hundred fifty books"
+        )
+
+
+# -- ranges, ratios, signs, comparison symbols -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("open 9-17 daily", "open nine to seventeen daily"),
+        ("ISBN prefix 979-1", "I S B N prefix nine hundred and seventy nine one"),  # descending
+        ("they won 4-2", "they won four two"),
+        ("0.25-0.75 mm", "zero point two five to zero point seven five millimeters"),
+        ("a 21:9 screen", "a twenty one to nine screen"),
+        ("mix 1:100 with water", "mix one to one hundred with water"),
+        ("at 14:45 sharp", "at fourteen forty five sharp"),  # two digits: a clock time
+        ("~40 ms later", "about forty milliseconds later"),
+        ("≈12% of users", "approximately twelve percent of users"),
+        ("use 3.5x less power", "use three point five X less power"),
+        ("if n ≥ 8", "if N is greater than or equal to eight"),
+        ("if n<8", "if N is less than eight"),
+        ("when a != b", "when a is not equal to B"),
+        ("tolerance ±0.02 mm", "tolerance plus or minus zero point zero two millimeters"),
+        ("rate 3e-4 works", "rate three E minus four works"),
+        ("-7.5e+2 units", "minus seven point five E plus two units"),
+        ("so 9- 4 = 5", "so nine minus four equals five"),
+        ("so 9 - 4 = 5", "so nine minus four equals five"),
+        ("the 1990 s were loud", "the nineteen nineties were loud"),
+        ("results for 2H24", "results for the second half of twenty four"),
+        ("a 15\" laptop", "a fifteen inches laptop"),
+        ('she said "it is 15"', 'she said" it is fifteen"'),  # a closing quote, not inches
+        ("it was 30º outside", "it was thirty degrees outside"),
+        ("½ of 3⁄4", "one half of three quarters"),
+    ],
+)
+def test_ranges_signs_symbols(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+# -- identifiers, capital words, dates, times --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("edit __main__.py now", "edit dunder main dot P Y now"),
+        ("export JAVA_HOME_PATH", "export java home path"),
+        ("set API_TOKEN first", "set A P I token first"),
+        ("run make --no-cache", "run make dash dash no cache"),
+        ("try grep -rn foo", "try grep dash R N foo"),
+        ("see /srv/my_app/logs", "see slash S R V slash my underscore app slash logs"),
+        ("open README.txt", "open read me dot T X T"),
+        ("ERROR: quota exceeded", "error: quota exceeded"),
+        ("FATAL crash in the GPU driver", "fatal crash in the G P U driver"),
+        ("the FBI and NATO", "the F B I and Nato"),
+        ("due March 3, 2025", "due March third, twenty twenty five"),
+        ("from 9:15 p.m.pst on", "from nine fifteen P M P S T on"),
+        ("at 7:30 am cet", "at seven thirty A M C E T"),
+        ("Th 18:00 or Tu 9:30", "Thursday eighteen o'clock or Tuesday nine thirty"),
+        ("crowned as Louis I.", "crowned as Louis the first."),
+        ("Louis I think so", "Louis I think so"),
+        ("write to .ops@corp.example.com", "write to. ops at corp dot example dot com"),
+        ("a 12 x 9 m hall", "a twelve by nine meters hall"),
+        ("flow of 5 ml/s", "flow of five milliliters per second"),
+        ("see 12 Oak Rd", "see twelve Oak road"),
+        ("at 405 W 3rd Ave", "at four zero five West third avenue"),
+    ],
+)
+def test_identifiers_words_dates(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["__init__.py", "my_var_name", "LD_PRELOAD", "/var/log/sys_log.txt", "a.b_c@d-e.org",
+     "https://ex.com/a_b/c?d_e=1", "_private", "`code_block`", "snake_case_here"],  # fmt: skip
+)
+def test_no_underscore_or_slash_left_in_spoken(text: str) -> None:
+    words, _ = analyze(text)
+    spoken = " ".join(w.spoken for w in words)
+    assert spoken.strip() and not any(c in spoken for c in "_/\\`"), spoken
+
+
+# -- bad input --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "offset"),
+    [
+        ("cost +\u0303 tax", 6),  # tilde on a plus sign
+        ("x =\u20dd y", 3),  # enclosing circle on "="
+        ("page 7\u0301 here", 6),  # acute on a digit, inside a read word
+        ("\u0308start", 0),  # a mark with nothing before it
+        ("50%\u0323 off", 3),
+    ],
+)
+def test_combining_marks_on_symbols_are_reported(text: str, offset: int) -> None:
+    words, warns = analyze(text)
+    marks = [w for w in warns if w[0] == "combining-mark"]
+    assert [(w[2], w[3]) for w in marks] == [(offset, offset + 1)], warns
+    # nothing else is lost: every non-space character is covered by a word
+    covered = {i for w in words for i in range(w.start, w.end)}
+    assert covered == {i for i, c in enumerate(text) if not c.isspace()}
+
+
+def test_decomposed_symbol_is_composed_and_read() -> None:
+    words, warns = analyze("a =\u0338 b")  # "=" + COMBINING LONG SOLIDUS OVERLAY is "≠"
+    assert not warns
+    assert "is not equal to" in [w.spoken for w in words]
+
+
+def test_marks_on_letters_are_fine() -> None:
+    words, warns = analyze("a cafe\u0301 and a nai\u0308ve plan")
+    assert not warns
+    assert [w.text for w in words][1] == "cafe\u0301"
+
+
+# -- English inside Chinese sentences ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "english"),
+    [
+        ("发布会定在 April 9, 2026 举行", ["April", "ninth", "twenty twenty six"]),
+        ("日志显示 ERROR 和 WARNING", ["error", "warning"]),
+        ("先运行 make --dry-run 看看", ["make", "dash dash dry run"]),
+        ("打开 __init__.py 文件", ["dunder init dot P Y"]),
+        ("设置 CUDA_VISIBLE_DEVICES 变量", ["cooda visible devices"]),
+        ("他说 it costs 245 dollars", ["it", "costs", "two hundred and forty five", "dollars"]),
+    ],
+)
+def test_english_spans_in_chinese_sentences(text: str, english: list[str]) -> None:
+    import mixvox
+
+    utt = mixvox.route(text)
+    got = [w.spoken for s in utt.sentences for w in s.words if w.lang == "en" and w.spoken]
+    got = [w for w in got if w not in (",", ".")]
+    assert got == english
