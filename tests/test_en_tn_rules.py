@@ -29,8 +29,11 @@ def analyze(text: str) -> tuple[list, list[tuple]]:
         ("245", "two hundred and forty five", "two hundred forty five"),
         ("3007", "three thousand and seven", "three thousand seven"),
         ("86019", "eighty six thousand and nineteen", "eighty six thousand nineteen"),
-        ("5,300,118", "five million three hundred thousand one hundred and eighteen",
-         "five million three hundred thousand one hundred eighteen"),  # fmt: skip
+        (
+            "5,300,118",
+            "five million three hundred thousand one hundred and eighteen",
+            "five million three hundred thousand one hundred eighteen",
+        ),  # fmt: skip
         ("7,000,040", "seven million forty", "seven million forty"),  # no "and" after million
         ("640,000", "six hundred forty thousand", "six hundred forty thousand"),  # last group
         ("900", "nine hundred", "nine hundred"),
@@ -102,7 +105,7 @@ def test_us_style_drops_every_and_of_numbers() -> None:
         ("so 9 - 4 = 5", "so nine minus four equals five"),
         ("the 1990 s were loud", "the nineteen nineties were loud"),
         ("results for 2H24", "results for the second half of twenty four"),
-        ("a 15\" laptop", "a fifteen inches laptop"),
+        ('a 15" laptop', "a fifteen inches laptop"),
         ('she said "it is 15"', 'she said" it is fifteen"'),  # a closing quote, not inches
         ("it was 30º outside", "it was thirty degrees outside"),
         ("½ of 3⁄4", "one half of three quarters"),
@@ -147,8 +150,17 @@ def test_identifiers_words_dates(text: str, spoken: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["__init__.py", "my_var_name", "LD_PRELOAD", "/var/log/sys_log.txt", "a.b_c@d-e.org",
-     "https://ex.com/a_b/c?d_e=1", "_private", "`code_block`", "snake_case_here"],  # fmt: skip
+    [
+        "__init__.py",
+        "my_var_name",
+        "LD_PRELOAD",
+        "/var/log/sys_log.txt",
+        "a.b_c@d-e.org",
+        "https://ex.com/a_b/c?d_e=1",
+        "_private",
+        "`code_block`",
+        "snake_case_here",
+    ],  # fmt: skip
 )
 def test_no_underscore_or_slash_left_in_spoken(text: str) -> None:
     words, _ = analyze(text)

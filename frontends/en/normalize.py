@@ -268,7 +268,9 @@ _NUMBER_CUES = _ID_CUES | frozenset(
 _NUMBER_WORDS = frozenset(("number", "no", "no.", "num", "#", "nr"))
 _COPULAS = frozenset(("is", "was", "=", "are"))
 #: Two-letter English words, said as words inside URLs, paths and identifiers.
-_SHORT_WORDS = frozenset("my go to in on up me we do no so of it is at by or an as be he if".split())
+_SHORT_WORDS = frozenset(
+    "my go to in on up me we do no so of it is at by or an as be he if".split()
+)
 _TLDS = frozenset(
     "com org net edu gov io ai dev app co uk de fr jp cn ru it es nl info biz me tv us ca au "
     "in ch se no fi dk pl be at cz kr tw hk sg br mx ly gg xyz sh".split()
@@ -366,9 +368,7 @@ class Normalizer:
             url = _RE_URL_START.match(folded, i) is not None
             # "--help" is read whole (only at the start of a chunk: "I--test" is two words)
             opt = i + 1 if folded[i] in "([{\"'" else i
-            cli = _RE_CLI_OPT.match(folded, opt) is not None and (
-                i == 0 or folded[i - 1].isspace()
-            )
+            cli = _RE_CLI_OPT.match(folded, opt) is not None and (i == 0 or folded[i - 1].isspace())
             while j < n and not folded[j].isspace():
                 if j > i and folded[j] in "<[" and _markup_at(folded, j):
                     break  # go<noise/>home
@@ -475,16 +475,16 @@ class Normalizer:
         m = _RE_CLI_OPT.match(s, opt_at, b)
         if m and (a == 0 or s[a - 1].isspace()):
             # "--dry-run", "-v": a command-line option; the dashes are read ("dash dash")
-            trail = [Tok(i, i + 1, _punct_spoken(s[i]), "punct") for i in range(m.end(), b)]
             if all(s[i] in _TRAIL_PUNCT for i in range(m.end(), b)):
+                rest = [Tok(i, i + 1, _punct_spoken(s[i]), "punct") for i in range(m.end(), b)]
                 lead = [Tok(a, opt_at, s[a], "punct")] if opt_at > a else []
-                return lead, (opt_at, m.end()), trail
+                return lead, (opt_at, m.end()), rest
         m = _RE_DUNDER.match(s, a, b)
         if m and (m.group(2) or m.group(1).lower() in _DUNDERS):
             # __init__: the underscores belong to the name (not markdown emphasis)
-            trail = [Tok(i, i + 1, _punct_spoken(s[i]), "punct") for i in range(m.end(), b)]
             if all(_is_punct_char(s[i]) for i in range(m.end(), b)):
-                return [], (a, m.end()), trail
+                rest = [Tok(i, i + 1, _punct_spoken(s[i]), "punct") for i in range(m.end(), b)]
+                return [], (a, m.end()), rest
         if cb - ca > 1 and s[ca] in _APPROX and (s[ca + 1].isdecimal() or s[ca + 1] in "$€£¥.-"):
             # "~5 ms", "≈3.2%", "±0.2 mm": a sign before a number is a word of its own,
             # so that the number and its unit are read as usual
@@ -1065,8 +1065,6 @@ class Normalizer:
             words = num.digits_words(ip)
         elif len(ip) == 4 and self._model_context(prev):
             words = num.pair_reading(ip)
-        elif len(ip) == 3 and ip[1:] != "00" and self._model_context(prev):
-            words = _three_digit_year(ip)  # GTX 970 -> nine seventy
         elif (
             as_year
             and len(ip) == 4
