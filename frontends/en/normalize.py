@@ -1895,7 +1895,7 @@ def _phone(core: str) -> str:
 
 
 def normalize_en(text: str) -> str:
-    """Spoken English for ``text`` (no lexicon): ``"$5.99"`` -> "five dollars and ninety nine cents".
+    """Spoken English for ``text`` (no lexicon): ``"$5.99"`` -> "five dollars ninety nine cents".
 
     Punctuation is kept where it was; pieces are joined with :func:`mixvox.ir.join_spoken`.
     """

@@ -4,9 +4,10 @@ Every function takes digit *strings* (not ints) so that huge inputs never turn i
 Python integers or quadratic work: anything longer than :data:`MAX_CARDINAL_DIGITS` digits is
 read digit by digit, which is linear in the input length.
 
-Conventions (see ``CONVENTIONS.md``): cardinals say "and" before the last part below a
-hundred, British and NeMo/WeText style (``123`` -> "one hundred and twenty three", ``1001`` ->
-"one thousand and one"); :func:`number_style` switches to the American reading without it.
+Conventions (see ``CONVENTIONS.md``): cardinals say "and" inside their last group, where
+NeMo and WeText put it (``123`` -> "one hundred and twenty three", ``1001`` -> "one thousand and
+one", but ``123,000`` -> "one hundred twenty three thousand" and ``1,000,012`` -> "one million
+twelve"); :func:`number_style` switches to the American reading without it.
 Ordinals, years and the digits of codes never take "and". ``zero`` in decimals and digit
 strings, ``oh`` inside years and clock minutes (``1905`` -> "nineteen oh five", ``10:05`` ->
 "ten oh five").
