@@ -368,11 +368,20 @@ class Normalizer:
             url = _RE_URL_START.match(folded, i) is not None
             # "--help" is read whole (only at the start of a chunk: "I--test" is two words)
             opt = i + 1 if folded[i] in "([{\"'" else i
-            cli = _RE_CLI_OPT.match(folded, opt) is not None and (i == 0 or folded[i - 1].isspace())
+            cli = (
+                folded[opt : opt + 1] == "-"
+                and (i == 0 or folded[i - 1].isspace())
+                and _RE_CLI_OPT.match(folded, opt) is not None
+            )
             while j < n and not folded[j].isspace():
                 if j > i and folded[j] in "<[" and _markup_at(folded, j):
                     break  # go<noise/>home
-                if folded.startswith("--", j) and not url and not (j == opt and cli):
+                if (
+                    folded[j] == "-"
+                    and folded.startswith("--", j)
+                    and not url
+                    and not (j == opt and cli)
+                ):
                     if j > i:
                         break  # "Francis I--test": a double dash stands between words
                     while j < n and folded[j] == "-":
@@ -472,14 +481,14 @@ class Normalizer:
         trail: list[Tok] = []
         ca, cb = a, b
         opt_at = a + 1 if s[a] in "([{\"'" else a
-        m = _RE_CLI_OPT.match(s, opt_at, b)
+        m = _RE_CLI_OPT.match(s, opt_at, b) if s[opt_at : opt_at + 1] == "-" else None
         if m and (a == 0 or s[a - 1].isspace()):
             # "--dry-run", "-v": a command-line option; the dashes are read ("dash dash")
             if all(s[i] in _TRAIL_PUNCT for i in range(m.end(), b)):
                 rest = [Tok(i, i + 1, _punct_spoken(s[i]), "punct") for i in range(m.end(), b)]
                 lead = [Tok(a, opt_at, s[a], "punct")] if opt_at > a else []
                 return lead, (opt_at, m.end()), rest
-        m = _RE_DUNDER.match(s, a, b)
+        m = _RE_DUNDER.match(s, a, b) if s[a] == "_" else None
         if m and (m.group(2) or m.group(1).lower() in _DUNDERS):
             # __init__: the underscores belong to the name (not markdown emphasis)
             if all(_is_punct_char(s[i]) for i in range(m.end(), b)):
@@ -604,7 +613,7 @@ class Normalizer:
             # ``/٣``) go to the fallback, which reads or reports them one by one.
             if _RE_EMAIL.fullmatch(core) or _RE_URL.fullmatch(core):
                 return self.read_electronic(core)
-        m = _RE_CLI_OPT.fullmatch(core)
+        m = _RE_CLI_OPT.fullmatch(core) if core[0] == "-" else None
         if m and k < len(self._cli_ok) and self._cli_ok[k]:
             dashes = "dash dash" if core.startswith("--") else "dash"
             name = core.lstrip("-")
@@ -613,7 +622,7 @@ class Normalizer:
             else:
                 said = self._alnum(name)
             return f"{dashes} {said}"
-        m = _RE_DUNDER.fullmatch(core)
+        m = _RE_DUNDER.fullmatch(core) if core[0] == "_" else None
         if m and (m.group(2) or m.group(1).lower() in _DUNDERS):
             # Python's __init__ / __main__.py: "dunder init", as programmers say it
             rest = self.read_electronic(m.group(2)) if m.group(2) else ""
@@ -668,7 +677,7 @@ class Normalizer:
             prev.replace(":", "")
         ):
             return letters_spoken(core)
-        m = _RE_AMPM_ZONE.fullmatch(core)
+        m = _RE_AMPM_ZONE.fullmatch(core) if core[0] in "aApP" else None
         if m and _RE_INT.fullmatch(prev.replace(":", "")):  # 1:59 p.m.est
             return f"{letters_spoken(m.group(1))} {letters_spoken(m.group(2))}"
         if core.replace(".", "").lower() in _TIME_ZONES and (
