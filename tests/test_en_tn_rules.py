@@ -149,6 +149,45 @@ def test_identifiers_words_dates(text: str, spoken: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("the treaty ended in 1648.", "the treaty ended in sixteen forty eight."),
+        ("an account ending in 0071", "an account ending in zero zero seven one"),
+        ("the year 1215 matters", "the year twelve fifteen matters"),
+        (
+            "Upgrade to Python 3.11 or Node 18.19.0",
+            "Upgrade to Python three point eleven or Node eighteen point nineteen point oh",
+        ),  # fmt: skip
+        ("stir for 4-6 min.", "stir for four to six minutes."),
+        ("a lap in 1h05m", "a lap in one hour five minutes"),
+        ("rest 2m15s", "rest two minutes fifteen seconds"),
+        ("a 30m mast", "a thirty meters mast"),
+        ("she is 5'7\" tall", "she is five feet seven inches tall"),
+        ("a 6' 1\" man", "a six feet one inch man"),
+        ("it got 8.5/10 from critics", "it got eight point five out of ten from critics"),
+        ("over 3.4k stars", "over three point four thousand stars"),
+        (
+            "logged at 2023-11-02T07:45:00Z",
+            "logged at November second twenty twenty three, seven forty five U T C",
+        ),  # fmt: skip
+        ("at 19:20+05:30", "at nineteen twenty U T C plus five thirty"),
+        ("build with --jobs=8", "build with dash dash jobs equals eight"),
+        ("a^2 - b^3", "a squared minus B cubed"),
+        ("2^16 values", "two to the power of sixteen values"),
+        (
+            "ring +33 1 4568 1234",
+            "ring plus three three one four five six eight one two three four",
+        ),
+        ("open 24/7", "open twenty four seven"),
+        ("3 tsp (approx. 15 ml)", "three teaspoons(approximately fifteen milliliters)"),
+        ("CO2 at 420 ppm", "C O two at four hundred and twenty parts per million"),
+    ],
+)
+def test_everyday_readings(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "__init__.py",

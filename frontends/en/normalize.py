@@ -128,6 +128,17 @@ _SEQUENCE_WORDS = frozenset(
 _RE_INT = re.compile(r"\d+")
 _RE_NUMBER = re.compile(r"([-+]?)(\d{1,3}(?:,\d{3})+|\d+)?(?:\.(\d+))?")
 _RE_TIME = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?([ap]\.?m\.?)?", re.I)
+#: Durations written with h / m / s: ``3h``, ``1h30m``, ``2m30s`` (a lone ``45m`` is meters
+#: unless hours come before it).
+_RE_DURATION = re.compile(r"(?:(\d{1,4})h)?(?:(\d{1,4})m(?!s))?(?:(\d{1,4})s)?")
+_RE_DURATION_H = re.compile(r"\d{1,4}h")
+_DURATION_NAMES = (("hour", "hours"), ("minute", "minutes"), ("second", "seconds"))
+_RE_FEET_INCHES = re.compile(r"(\d{1,2})'(?:(\d{1,2})\"?)?")
+_RE_TIME_ZONED = re.compile(r"(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})")
+_RE_RATING = re.compile(r"(\d{1,3}\.\d{1,2})/(\d{1,3})")
+_RE_ISO_DATETIME = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?"
+)
 #: Time-zone abbreviations, spelled after a time (``12:30 a.m. est`` -> A M E S T).
 _TIME_ZONES = frozenset(
     "est edt cst cdt mst mdt pst pdt akst akdt hst utc gmt bst cet cest eet eest ist jst kst "
@@ -156,6 +167,8 @@ _RE_SCORE_RANGE = re.compile(r"(\d+(?:\.\d+)?)-(\d+(?:\.\d+)?)")
 #: several chunks: ``+1 (123) 456-7890``, ``(555)555-5555``.
 _RE_PAREN_PHONE = re.compile(
     r"(?<![\w+])(?:\+\d{1,3} ?|1[ .-]?)?\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}(?![\w])"
+    # international numbers written with spaces: +44 20 7946 0958, +86 138 0013 8000
+    r"|(?<![\w+])\+\d{1,3}(?: \d{1,5}){2,5}(?![\w.,]\d)"
 )
 #: Toll-free vanity numbers: ``1-800-GO-U-HAUL``, ``1-888-FLOWERS``.
 _RE_VANITY = re.compile(r"(?:1-)?8\d\d-[A-Z0-9]{1,10}(?:-[A-Z0-9]{1,10}){0,4}")
@@ -182,7 +195,9 @@ _RE_DAY_RANGE = re.compile(
 )
 #: Command-line options: ``--help``, ``--dry-run``, ``-v``, ``-la`` (a leading dash before
 #: letters; ``-5`` is a number).
-_RE_CLI_OPT = re.compile(r"--?[A-Za-z][A-Za-z0-9]{0,30}(?:-[A-Za-z0-9]{1,30}){0,4}")
+_RE_CLI_OPT = re.compile(
+    r"--?[A-Za-z][A-Za-z0-9]{0,30}(?:-[A-Za-z0-9]{1,30}){0,4}(?:=[A-Za-z0-9_.:/-]{1,64})?"
+)
 #: ``__init__``, ``__main__.py``, ``__len__()``: Python's "dunder" names.
 _RE_DUNDER = re.compile(r"__([A-Za-z][A-Za-z0-9]{0,30})__((?:\.[A-Za-z0-9]{1,8})+|\(\))?")
 _DUNDERS = frozenset(
@@ -253,7 +268,14 @@ _STATES = {
 #: State codes that are also common words/acronyms: read as states only before a ZIP code.
 _AMBIGUOUS_STATES = frozenset("OK IN OR ME HI OH ID LA MA CO DE SC MS MI".split())
 #: Words after which a dotted number is a version: "version 3.10" -> three point ten.
-_VERSION_WORDS = frozenset("version ver release build update patch firmware kernel".split())
+_VERSION_WORDS = frozenset(
+    "version ver release build update patch firmware kernel "
+    # software whose numbers are versions: "Python 3.12" is three point twelve
+    "python node node.js java ruby rust perl php kotlin swift scala julia golang go dart "
+    "ios macos ipados watchos android windows ubuntu debian fedora centos rhel linux "
+    "cuda pytorch tensorflow numpy pandas django rails react angular vue gcc clang llvm "
+    "chrome firefox safari docker kubernetes postgresql postgres mysql redis nginx bash".split()
+)
 #: Words after which a code or number is read character by character ("PIN 1234").
 _ID_CUES = frozenset(
     "id pin otp code passcode password pwd ssn iban imei imsi cvv cvc "
@@ -401,6 +423,7 @@ class Normalizer:
                 cores.append((b, b))
                 trails.append([Tok(a, b, folded[a:b], "punct", reason="markup")])
                 continue
+            self._prev_core = folded[cores[-1][0] : cores[-1][1]] if cores else ""
             lead, (ca, cb), trail = self._split_chunk(folded, a, b)
             leads.append(lead)
             cores.append((ca, cb))
@@ -411,12 +434,16 @@ class Normalizer:
             all(c in "([{\"'" for c in folded[a0:ca]) and (a0 == 0 or folded[a0 - 1].isspace())
             for (a0, _), (ca, _) in zip(chunks, cores, strict=True)
         ]
-        phones = [m.span() for m in _RE_PAREN_PHONE.finditer(folded)]
+        phones = [
+            m.span()
+            for m in _RE_PAREN_PHONE.finditer(folded)
+            if sum(c.isdecimal() for c in m.group()) >= 8  # "+3 5 6" is no phone number
+        ]
         out: list[Tok] = []
         self._pending_suffix: dict[int, str] = {}
         self._pending_spoken: dict[int, str] = {}
         core_texts = [folded[a:b] for a, b in cores]
-        equation = "=" in core_texts
+        equation = "=" in core_texts or any("^" in c for c in core_texts)
         self._trails = ["".join(folded[t.start : t.end] for t in tr) for tr in trails]
         for k, (ca, cb) in enumerate(cores):
             out += leads[k]
@@ -454,14 +481,25 @@ class Normalizer:
         c = s[first.start]
         core = cores[k]
         nxt = cores[k + 1] if k + 1 < len(cores) else ""
-        if c == '"' and core.isdecimal() and s.count('"', 0, first.start) % 2 == 0:
+        if c == '"' and "'" in core and _RE_FEET_INCHES.fullmatch(core):
+            first.spoken = ""  # 6'2": the inches are already said
+        elif c == '"' and core.isdecimal() and s.count('"', 0, first.start) % 2 == 0:
             first.spoken, first.kind = ("inch" if core == "1" else "inches"), "word"
+        elif (
+            c == "'"
+            and len(trail) == 1
+            and core.isdecimal()
+            and len(core) <= 2
+            and nxt.isdecimal()
+            and self._trails[k + 1 : k + 2] == ['"']
+        ):  # 5' 10": feet, then inches
+            first.spoken, first.kind = ("foot" if core == "1" else "feet"), "word"
         elif (
             c == "-"
             and len(trail) == 1
             and equation
-            and (_is_number(core) or (not core and _is_number(cores[k - 1] if k else "")))
-            and _is_number(nxt)
+            and (_operand(core) or (not core and _operand(cores[k - 1] if k else "")))
+            and _operand(nxt)
         ):
             first.spoken, first.kind = "minus", "word"
 
@@ -537,6 +575,9 @@ class Normalizer:
 
     def _keeps_final_dot(self, core: str) -> bool:
         t = self.t
+        prev = getattr(self, "_prev_core", "")
+        if prev and prev[0].isdecimal() and self._unit_after_number(core[:-1], prev):
+            return False  # "for 2-3 min.": a unit, and the dot ends the sentence
         if core in t.abbreviations or core.casefold() in t.abbreviations_folded:
             return True
         if core in ("St.", "Dr.", "st.", "dr.", "ST.", "DR."):
@@ -616,7 +657,9 @@ class Normalizer:
         m = _RE_CLI_OPT.fullmatch(core) if core[0] == "-" else None
         if m and k < len(self._cli_ok) and self._cli_ok[k]:
             dashes = "dash dash" if core.startswith("--") else "dash"
-            name = core.lstrip("-")
+            name, eq, value = core.lstrip("-").partition("=")
+            if eq:  # --march=native
+                return f"{dashes} {self._alnum(name)} equals {self.read_electronic(value)}"
             if dashes == "dash" and name.isalpha() and len(name) <= 4:
                 said = letters_spoken(name)  # -la, -xvf: a cluster of one-letter options
             else:
@@ -758,7 +801,12 @@ class Normalizer:
             w3 = word(k - 4)
             if w1 in _ID_CUES:
                 return True
-        if w1 in ("in", "with") and w2 in ("ending", "ends", "ended") and cores[k].isdecimal():
+        if (
+            w1 in ("in", "with")
+            and w2 in ("ending", "ends")
+            and (w3 in _NUMBER_CUES or w3 in _NUMBER_WORDS or w3 == "digits")
+            and cores[k].isdecimal()
+        ):
             return True  # "card ending in 8876": the last digits of a number
         return (w1 in _NUMBER_WORDS or cores[k - 1] == "#") and w2 in _NUMBER_CUES
 
@@ -840,6 +888,39 @@ class Normalizer:
         return None
 
     def _numeric(self, core: str, prev: str, nxt: str, k: int, cores: list[str]) -> str | None:
+        m = _RE_DURATION.fullmatch(core)
+        if m and sum(g is not None for g in m.groups()) >= 2:
+            # 3h 45m, 1h30m, 2m30s: "m" after hours or before seconds is minutes
+            parts = []
+            for val, (one, many) in zip(m.groups(), _DURATION_NAMES, strict=True):
+                if val:
+                    parts.append(f"{num.cardinal(val)} {one if val == '1' else many}")
+            return " ".join(parts)
+        if core[-1:] == "m" and core[:-1].isdecimal() and _RE_DURATION_H.fullmatch(prev):
+            return f"{num.cardinal(core[:-1])} {'minute' if core == '1m' else 'minutes'}"
+        m = _RE_FEET_INCHES.fullmatch(core)
+        if m:  # 6'2" -> six feet two inches
+            ft, inch = m.group(1), m.group(2)
+            words = f"{num.cardinal(ft)} {'foot' if ft == '1' else 'feet'}"
+            if inch:
+                words += f" {num.cardinal(inch)} {'inch' if inch == '1' else 'inches'}"
+            return words
+        m = _RE_RATING.fullmatch(core)
+        if m:  # 9.5/10, 4.5/5: a decimal over a number is a score "out of"
+            return f"{_plain_number(m.group(1))} out of {num.cardinal(m.group(2))}"
+        m = _RE_ISO_DATETIME.fullmatch(core)
+        if m:  # 2024-03-15T10:30:00Z
+            day = _date(m.group(1), m.group(2), m.group(3), dmy=False)
+            clock = _time(m.group(4), m.group(5), None, None, "")
+            if day and clock:
+                return f"{day}, {clock}{_zone(m.group(7))}"
+        m = _RE_TIME_ZONED.fullmatch(core)
+        if m:  # 08:05:00+08:00, 10:30Z
+            clock = _time(m.group(1), m.group(2), None, None, "")
+            if clock:
+                return f"{clock}{_zone(m.group(4))}"
+        if core[-1:] == "k" and _RE_NUMBER.fullmatch(core[:-1]) and core[0].isdecimal():
+            return f"{_plain_number(core[:-1])} thousand"  # 1.2k users (4K stays "four K")
         m = _RE_SCI.fullmatch(core)
         if m:  # 1e-5 -> one E minus five: the exponent's sign is never lost
             sign, mant, exp_sign, exp = m.groups()
@@ -1068,7 +1149,9 @@ class Normalizer:
             words = num.cardinal(ip)
         elif len(ip) > MAX_GROUPED_DIGITS:
             words = num.digits_words(ip)
-        elif nxt.replace(".", "").upper() in ("AD", "BC", "BCE", "CE") and len(ip) in (3, 4):
+        elif (
+            nxt.replace(".", "").upper() in ("AD", "BC", "BCE", "CE") or prev.lower() == "year"
+        ) and len(ip) in (3, 4):
             words = num.year(ip) if len(ip) == 4 else _three_digit_year(ip)
         elif len(ip) > 1 and ip[0] == "0":
             words = num.digits_words(ip)
@@ -1504,6 +1587,12 @@ class Normalizer:
             return Tok(i, i + 1, "minus")  # only reached in equations (see _fallback)
         if c == "#":
             return Tok(i, i + 1, "number" if s[i + 1 : i + 2].isdecimal() else "hash")
+        if c == "^" and 0 < i and s[i - 1].isalnum() and s[i + 1 : i + 2].isalnum():
+            # x^2 -> x squared, 2^10 -> two to the power of ten
+            exp = s[i + 1]
+            if exp in "23" and not s[i + 2 : i + 3].isalnum():
+                return Tok(i, i + 2, "squared" if exp == "2" else "cubed")
+            return Tok(i, i + 1, "to the power of")
         if c in t.special:
             return Tok(i, i + 1, t.special[c])
         if c in CURRENCIES:
@@ -1855,6 +1944,22 @@ def read_version(v: str) -> str:
         if v[:1] in "vV"
         else _version_parts(body.split("."))
     )
+
+
+def _zone(z: str | None) -> str:
+    """`` Z`` -> " U T C", ``+08:00`` -> " U T C plus eight", ``-0530`` -> "… minus five thirty"."""
+    if not z:
+        return ""
+    if z == "Z":
+        return " U T C"
+    sign = "plus" if z[0] == "+" else "minus"
+    hh, mm = z[1:3], z[-2:]
+    return f" U T C {sign} {num.cardinal(hh)}" + (f" {num.cardinal(mm)}" if mm != "00" else "")
+
+
+def _operand(core: str) -> bool:
+    """A term of a formula: a number, a single letter, or a power (``b^3``, ``2^n``)."""
+    return _is_number(core) or (len(core) == 1 and core.isalpha()) or "^" in core
 
 
 def _descending(a: str, b: str) -> bool:
