@@ -181,6 +181,22 @@ def test_identifiers_words_dates(text: str, spoken: str) -> None:
         ("open 24/7", "open twenty four seven"),
         ("3 tsp (approx. 15 ml)", "three teaspoons(approximately fifteen milliliters)"),
         ("CO2 at 420 ppm", "C O two at four hundred and twenty parts per million"),
+        ("renew by 6/30 please", "renew by June thirtieth please"),
+        ("born 03/09", "born March ninth"),
+        ("a 70/30 mix", "a seventy thirty mix"),
+        ("add 2/3 cup", "add two thirds cup"),
+        ("got HTTP 502", "got H T T P five oh two"),
+        ("raised 2.7M in seed", "raised two point seven million in seed"),
+        ("a 1:25,000 map", "a one to twenty five thousand map"),
+        ("she is 5 ft 4 in tall", "she is five feet four inches tall"),
+        (
+            "at 51.5° N, 0.12° W",
+            "at fifty one point five degrees North, zero point one two degrees West",
+        ),  # fmt: skip
+        ("c = 3×10^8 m/s", "C equals three times ten to the power of eight meters per second"),
+        ("after 3 yrs", "after three years"),
+        ("a $50M+ round", "a fifty million dollars plus round"),
+        ("for ages 12+", "for ages twelve plus"),
     ],
 )
 def test_everyday_readings(text: str, spoken: str) -> None:

@@ -146,7 +146,7 @@ _TIME_ZONES = frozenset(
 )
 _RE_AMPM_ZONE = re.compile(r"([ap]\.?m\.?)(" + "|".join(sorted(_TIME_ZONES)) + r")", re.I)
 #: A ratio: the part after the colon is not two digits, so it cannot be clock minutes.
-_RE_RATIO = re.compile(r"(\d{1,6}):(\d|\d{3,6})")
+_RE_RATIO = re.compile(r"(\d{1,6}):(\d|\d{3,6}|\d{1,3}(?:,\d{3})+)")
 _RE_TIME_DOT = re.compile(r"(\d{1,2})\.(\d{2})([ap]\.?m\.?)", re.I)
 _RE_HOUR_AMPM = re.compile(r"(\d{1,2})([ap]\.?m\.?)", re.I)
 _RE_ISO_DATE = re.compile(r"(\d{4})([-.])(\d{1,2})\2(\d{1,2})")
@@ -188,6 +188,12 @@ _WEEKDAYS = {
 }  # fmt: skip
 #: Two-letter day abbreviations of calendars that are no English words; read as days only
 #: before a number (a date or a time).
+#: Words before an HTTP-style status code, read as people say them ("four oh four").
+_STATUS_CUES = frozenset("http https status error code".split())
+#: Words after which ``5/1`` is a date (month/day), not a fraction.
+_DATE_CUES = frozenset(
+    "on by until till til from since before after due dated born through thru".split()
+)
 _WEEKDAY_2 = {"Tu": "Tuesday", "Th": "Thursday", "Fr": "Friday", "Sa": "Saturday"}
 _RE_DAY_RANGE = re.compile(
     r"(mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\.?(?:[-–~](mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\.?)?",
@@ -625,6 +631,10 @@ class Normalizer:
             inner = self._read_whole(core[:-2], prev, nxt, k, cores)
             if inner is not None:
                 spoken = inner + "'s"
+        if spoken is None and core.endswith("+") and len(core) > 2 and core[-2].isalnum():
+            inner = self._read_whole(core[:-1], prev, nxt, k, cores)
+            if inner is not None and (core[0].isdecimal() or core[0] in CURRENCIES):
+                spoken = inner + " plus"  # $200B+, 18+, 5k+
         if spoken is not None:
             return [Tok(a, b, spoken)]
         return self._fallback(s, a, b, prev, nxt)
@@ -760,6 +770,17 @@ class Normalizer:
         if k > 0 and self._unit_after_number(core, prev):
             sing, plur, _ = self._unit(core, spaced=True)  # type: ignore[misc]
             return sing if _is_one(prev) else plur
+        if core == "in" and k >= 3 and cores[k - 2] in ("ft", "feet", "foot") and prev.isdecimal():
+            return "inch" if prev == "1" else "inches"  # 6 ft 1 in
+        if core in ("N", "S", "E", "W") and prev.endswith(("°", "º")) and prev[0].isdecimal():
+            return _DIRECTIONS[core]  # 37.77° N
+        if (
+            k > 0
+            and "^" in prev
+            and prev[-1].isdecimal()
+            and self._unit(core, spaced=False) is not None
+        ):  # 3×10^8 m/s
+            return self._unit(core, spaced=False)[1]  # type: ignore[index]
         if (
             k >= 3
             and cores[k - 2] in ("x", "X", "×", "by")
@@ -921,6 +942,14 @@ class Normalizer:
                 return f"{clock}{_zone(m.group(4))}"
         if core[-1:] == "k" and _RE_NUMBER.fullmatch(core[:-1]) and core[0].isdecimal():
             return f"{_plain_number(core[:-1])} thousand"  # 1.2k users (4K stays "four K")
+        if (
+            core[-1:] == "M"
+            and _RE_NUMBER.fullmatch(core[:-1])
+            and core[0].isdecimal()
+            and ("." in core or len(core) >= 3)
+        ):  # 1.5M units, 10M tokens (3M, the company, stays)
+            with num.number_style(and_=False):
+                return f"{_plain_number(core[:-1])} million"
         m = _RE_SCI.fullmatch(core)
         if m:  # 1e-5 -> one E minus five: the exponent's sign is never lost
             sign, mant, exp_sign, exp = m.groups()
@@ -1035,9 +1064,16 @@ class Normalizer:
         ):
             return "and a " + ("half" if m.group(2) == "2" else "quarter")
         if m:
-            if prev.isdecimal() and len(m.group(2)) <= 2:
-                return f"and {num.fraction(m.group(1), m.group(2))}"
-            return num.fraction(m.group(1), m.group(2))
+            a_, b_ = m.group(1), m.group(2)
+            date_cue = prev.lower() in _DATE_CUES or prev in _WEEKDAY_2 or _is_weekday(prev)
+            if (date_cue or (a_[0] == "0" and len(a_) == 2)) and _valid_month_day(a_, b_):
+                # "by 5/1", "born 04/15", "Tu (2/22)": month/day, as written in the US
+                return f"{MONTHS[int(a_) - 1]} {num.ordinal(str(int(b_)))}"
+            if len(b_) >= 2 and int(a_) >= int(b_) and b_[0] != "0":
+                return f"{num.cardinal(a_)} {num.cardinal(b_)}"  # 80/20, 50/50: a split
+            if prev.isdecimal() and len(b_) <= 2:
+                return f"and {num.fraction(a_, b_)}"
+            return num.fraction(a_, b_)
         m = _RE_SCORE_RANGE.fullmatch(core)
         if m and not core.startswith(("-", "+")):
             # "1980-1970 kg": a unit after the range makes both ends quantities, not years
@@ -1157,6 +1193,8 @@ class Normalizer:
             words = num.digits_words(ip)
         elif len(ip) == 4 and self._model_context(prev):
             words = num.pair_reading(ip)
+        elif len(ip) == 3 and prev.lower().rstrip(":") in _STATUS_CUES and ip[1:] != "00":
+            words = _three_digit_year(ip)  # HTTP 404 -> four oh four, error 503
         elif (
             as_year
             and len(ip) == 4
@@ -1955,6 +1993,15 @@ def _zone(z: str | None) -> str:
     sign = "plus" if z[0] == "+" else "minus"
     hh, mm = z[1:3], z[-2:]
     return f" U T C {sign} {num.cardinal(hh)}" + (f" {num.cardinal(mm)}" if mm != "00" else "")
+
+
+def _valid_month_day(mo: str, d: str) -> bool:
+    return len(mo) <= 2 and len(d) <= 2 and 1 <= int(mo) <= 12 and 1 <= int(d) <= 31
+
+
+def _is_weekday(w: str) -> bool:
+    low = w.lower().rstrip(".,")
+    return low in _WEEKDAYS or low in {d.lower() for d in _WEEKDAYS.values()}
 
 
 def _operand(core: str) -> bool:
