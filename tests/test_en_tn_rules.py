@@ -5,7 +5,11 @@ sentences through ``mixvox.route``. Conventions: ``frontends/en/CONVENTIONS.md``
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mixvox.frontends.en import numbers as num
 from mixvox.frontends.en.normalize import normalize_en
@@ -197,6 +201,11 @@ def test_identifiers_words_dates(text: str, spoken: str) -> None:
         ("after 3 yrs", "after three years"),
         ("a $50M+ round", "a fifty million dollars plus round"),
         ("for ages 12+", "for ages twelve plus"),
+        ("it costs €4,20 here", "it costs four euros twenty cents here"),
+        ("sleep 8 hours/day", "sleep eight hours per day"),
+        ("open 12/20-12/24", "open December twentieth to December twenty fourth"),
+        ("press *72 then", "press star seventy two then"),
+        ("a 10¢ stamp", "a ten cents stamp"),
     ],
 )
 def test_everyday_readings(text: str, spoken: str) -> None:
@@ -243,6 +252,26 @@ def test_combining_marks_on_symbols_are_reported(text: str, offset: int) -> None
     # nothing else is lost: every non-space character is covered by a word
     covered = {i for w in words for i in range(w.start, w.end)}
     assert covered == {i for i, c in enumerate(text) if not c.isspace()}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab5 +=%$<.-_/\u0301\u0303\u0338\u20dd\u0323", max_size=24))
+def test_property_no_mark_vanishes(text: str) -> None:
+    """Every combining mark that no letter carries is either part of a symbol that is read
+    (``=`` + U+0338) or covered by a warning naming its offset; never silently gone."""
+    words, warns = analyze(text)
+    special = {"≠", "≮", "≯"}
+    for i, c in enumerate(text):
+        if unicodedata.category(c)[0] != "M":
+            continue
+        j = i
+        while j > 0 and unicodedata.category(text[j - 1])[0] == "M":
+            j -= 1
+        if j > 0 and text[j - 1].isalpha():
+            continue  # a mark on a letter belongs to the word
+        if j == i and i > 0 and unicodedata.normalize("NFC", text[i - 1 : i + 1]) in special:
+            continue
+        assert any(w[2] <= i < w[3] for w in warns), (text, i, warns)
 
 
 def test_decomposed_symbol_is_composed_and_read() -> None:

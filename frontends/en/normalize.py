@@ -135,6 +135,8 @@ _RE_DURATION_H = re.compile(r"\d{1,4}h")
 _DURATION_NAMES = (("hour", "hours"), ("minute", "minutes"), ("second", "seconds"))
 _RE_FEET_INCHES = re.compile(r"(\d{1,2})'(?:(\d{1,2})\"?)?")
 _RE_TIME_ZONED = re.compile(r"(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})")
+_RE_WORD_RATE = re.compile(r"([A-Za-z]{2,20})/([A-Za-z]{1,5})")
+_RE_COMMA_DECIMAL = re.compile(r"\d{1,3},\d{2}")
 _RE_RATING = re.compile(r"(\d{1,3}\.\d{1,2})/(\d{1,3})")
 _RE_ISO_DATETIME = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?"
@@ -186,14 +188,14 @@ _WEEKDAYS = {
     "thu": "Thursday", "thur": "Thursday", "thurs": "Thursday", "fri": "Friday",
     "sat": "Saturday", "sun": "Sunday",
 }  # fmt: skip
-#: Two-letter day abbreviations of calendars that are no English words; read as days only
-#: before a number (a date or a time).
 #: Words before an HTTP-style status code, read as people say them ("four oh four").
 _STATUS_CUES = frozenset("http https status error code".split())
 #: Words after which ``5/1`` is a date (month/day), not a fraction.
 _DATE_CUES = frozenset(
     "on by until till til from since before after due dated born through thru".split()
 )
+#: Two-letter day abbreviations of calendars that are no English words; read as days only
+#: before a number (a date or a time).
 _WEEKDAY_2 = {"Tu": "Tuesday", "Th": "Thursday", "Fr": "Friday", "Sa": "Saturday"}
 _RE_DAY_RANGE = re.compile(
     r"(mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\.?(?:[-–~](mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\.?)?",
@@ -538,6 +540,14 @@ class Normalizer:
             if all(_is_punct_char(s[i]) for i in range(m.end(), b)):
                 rest = [Tok(i, i + 1, _punct_spoken(s[i]), "punct") for i in range(m.end(), b)]
                 return [], (a, m.end()), rest
+        if (
+            cb - ca > 1
+            and s[ca] == "*"
+            and s[ca + 1].isdecimal()
+            and (a == 0 or s[a - 1].isspace())
+        ):
+            lead.append(Tok(ca, ca + 1, "star"))  # dial *67
+            ca += 1
         if cb - ca > 1 and s[ca] in _APPROX and (s[ca + 1].isdecimal() or s[ca + 1] in "$€£¥.-"):
             # "~5 ms", "≈3.2%", "±0.2 mm": a sign before a number is a word of its own,
             # so that the number and its unit are read as usual
@@ -770,6 +780,10 @@ class Normalizer:
         if k > 0 and self._unit_after_number(core, prev):
             sing, plur, _ = self._unit(core, spaced=True)  # type: ignore[misc]
             return sing if _is_one(prev) else plur
+        m = _RE_WORD_RATE.fullmatch(core)
+        if m and _is_number(prev) and m.group(2).lower() in _RATE_UNITS:
+            # "8 glasses/day", "3 times/week"
+            return f"{self.read_word(m.group(1))} per {_RATE_UNITS[m.group(2).lower()]}"
         if core == "in" and k >= 3 and cores[k - 2] in ("ft", "feet", "foot") and prev.isdecimal():
             return "inch" if prev == "1" else "inches"  # 6 ft 1 in
         if core in ("N", "S", "E", "W") and prev.endswith(("°", "º")) and prev[0].isdecimal():
@@ -872,6 +886,15 @@ class Normalizer:
             if core.count(sep) != 1 or core.startswith(sep) or core.endswith(sep):
                 continue
             left, right = core.split(sep)
+            dl, dr = _RE_FRACTION.fullmatch(left), _RE_FRACTION.fullmatch(right)
+            if sep == "-" and dl and dr and _valid_month_day(*dl.groups()):
+                if _valid_month_day(*dr.groups()):  # 11/25-11/29: a range of dates
+                    a_, b_ = dl.groups()
+                    c_, d_ = dr.groups()
+                    return (
+                        f"{MONTHS[int(a_) - 1]} {num.ordinal(str(int(b_)))} to "
+                        f"{MONTHS[int(c_) - 1]} {num.ordinal(str(int(d_)))}"
+                    )
             if sep == "-" and _RE_NUMBER.fullmatch(left) and _RE_NUMBER.fullmatch(right):
                 continue  # plain numeric ranges are read by _numeric
             if sep == "/" and _RE_FRACTION.fullmatch(core):
@@ -1280,6 +1303,8 @@ class Normalizer:
                 scale = _SCALE_SUFFIX[suf]
                 rest = rest[: -len(suf)]
                 break
+        if sym == "€" and _RE_COMMA_DECIMAL.fullmatch(rest):
+            rest = rest.replace(",", ".")  # €2,50: a decimal comma (euros are written so)
         m = _RE_NUMBER.fullmatch(rest)
         if not rest or not m or m.group(1) or not (m.group(2) or m.group(3)):
             return None
