@@ -36,9 +36,11 @@ model's ``[empty_spk]``, a different voice every chunk); without one, ``options.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import queue
+import re
 import threading
 import warnings
 from collections.abc import Iterator, Sequence
@@ -52,7 +54,9 @@ from mixvox.engines.chattts import render
 from mixvox.engines.chattts.assets import ModelAssets, VerifyMode, load_assets
 from mixvox.engines.chattts.audio import AudioModels, StreamingVocoder, load_audio_models
 from mixvox.engines.chattts.audio.faststart import FastStartVocoder
+from mixvox.engines.chattts.audio.window import DeviceFrames, WindowStream, WindowVocoder
 from mixvox.engines.chattts.gpt import GPTRunner, SamplingParams, load_gpt
+from mixvox.engines.chattts.gpu_link import device_generate, supports_device_frames
 from mixvox.engines.chattts.runtime import RuntimeDecision, resolve
 from mixvox.engines.chattts.speaker import Speaker, load_spk_stat
 from mixvox.engines.chattts.tokenizer import ChatTTSTokenizer
@@ -88,6 +92,47 @@ KNOWN_EXTRA = frozenset(
 )
 
 
+#: A speaking-rate control word, as SSML ``<prosody rate>`` writes it into the IR.
+_SPEED_WORD = re.compile(r"\[speed_(\d)\]")
+_SPEED_IN_PROMPT = re.compile(r"\[speed_\d\]")
+
+
+def speed_segments(chunks: Sequence[Chunk], call_prompt: str) -> list[tuple[Chunk, str | None]]:
+    """Cut ``chunks`` at their ``[speed_N]`` control words: (piece, code prompt or ``None``).
+
+    ChatTTS takes ``[speed_N]`` in the code prompt, before the text (``[Stts][spk_emb]
+    [speed_5]{text}[Ptts]``, as the reference writes it); in the middle of the text it is a
+    token the code stage did not learn to follow there, so a ``<prosody rate>`` span would
+    not reliably change rate. Each piece therefore gets its own
+    prompt (the call's prompt with its speed token replaced, or the token put first) and the
+    control word itself is left out of the text. A rate holds until the next control word,
+    across chunks, as a ``<prosody>`` element does; pieces keep their chunk's index. A piece
+    is only cut where words were spoken at the old rate, so punctuation never stands alone.
+    """
+    out: list[tuple[Chunk, str | None]] = []
+    prompt: str | None = None
+    for chunk in chunks:
+        pieces: list[tuple[list, str | None]] = []
+        cur: list = []
+        for w in chunk.words:
+            m = _SPEED_WORD.fullmatch(w.spoken.strip()) if w.kind == "control" else None
+            if m is None:
+                cur.append(w)
+                continue
+            if any(x.kind == "word" for x in cur):
+                pieces.append((cur, prompt))
+                cur = []
+            tok = m.group(0)
+            if _SPEED_IN_PROMPT.search(call_prompt):
+                prompt = _SPEED_IN_PROMPT.sub(tok, call_prompt, count=1)
+            else:
+                prompt = tok + call_prompt
+        if cur or not pieces:
+            pieces.append((cur, prompt))
+        out.extend((Chunk(chunk.index, words), pr) for words, pr in pieces)
+    return out
+
+
 class _Cancelled(Exception):
     """Raised inside the GPT callback to stop a generation nobody listens to any more."""
 
@@ -101,12 +146,17 @@ class _Item:
     bounds: render.FrameBounds
     prompt_ids: np.ndarray | None = None
     frames: list[np.ndarray] = field(default_factory=list)  # hidden or codes, not yet vocoded
-    codes: list[np.ndarray] = field(default_factory=list)
+    codes: list[Any] = field(default_factory=list)  # numpy, or DeviceFrames on the GPU
     n_frames: int = 0
     done: bool = False
     finished: bool = False
     retries: int = 0
     user_cap: bool = False  # max_frames came from the caller, not the length guard
+    #: The code prompt of this item when a ``[speed_N]`` control word changed it (SSML
+    #: ``<prosody rate>``), else ``None``: the call's prompt.
+    prompt: str | None = None
+    #: Whether this item ends its IR chunk (a chunk cut at a speed change gives several).
+    last: bool = True
 
 
 @dataclass
@@ -160,6 +210,13 @@ class ChatTTSEngine:
     sample after the first ~1 s exact; None (default) = plain streaming. ``int4_block``:
     inputs per 4-bit scale with ``precision="int4"`` (32: more faithful, 64 default, 128:
     faster; BENCHMARKS.md).
+    ``audio_path``: ``"window"`` (:class:`~.audio.window.WindowVocoder`: fixed windows, CUDA
+    graphs per chunk size on its own stream, GPT frames kept on the GPU) or ``"layers"``
+    (:class:`~.audio.StreamingVocoder`); default: window for the torch audio backend on
+    CUDA, layers elsewhere. ``audio_dtype``: the torch audio models' dtype (default float16
+    on CUDA unless ``precision="fp32"``, else float32; BENCHMARKS.md has the error).
+    ``warmup``: run one short request at load (default: on CUDA), so the first real
+    request finds every kernel compiled and buffer grown.
     ``speaker``: the voice when a call names none (default :data:`DEFAULT_SPEAKER`).
     """
 
@@ -193,6 +250,9 @@ class ChatTTSEngine:
         int4_block: int | None = None,
         speaker: str | None = None,
         key_file: str | os.PathLike[str] | None = None,
+        audio_path: str | None = None,
+        audio_dtype: str | None = None,
+        warmup: bool | None = None,
         **unknown: Any,
     ) -> None:
         for key in unknown:
@@ -245,10 +305,24 @@ class ChatTTSEngine:
         self.lookahead_frames = lookahead_frames
         self.first_lookahead_frames = first_lookahead
         self.default_speaker = speaker or DEFAULT_SPEAKER
+        gpu_audio = self.runtime.audio_backend == "torch" and str(
+            self.runtime.audio_device
+        ).startswith("cuda")
+        if audio_path not in (None, "window", "layers"):
+            raise MixvoxError(f"audio_path must be 'window' or 'layers', got {audio_path!r}")
+        if audio_path == "window" and self.runtime.audio_backend != "torch":
+            raise MixvoxError("audio_path 'window' needs the torch audio backend (--backend torch)")
+        self._gpu_audio = gpu_audio
+        self.audio_path = audio_path or ("window" if gpu_audio else "layers")
+        if audio_dtype is None:
+            audio_dtype = "float16" if gpu_audio and self.runtime.precision != "fp32" else "float32"
+        self.audio_dtype = audio_dtype
         self.tokenizer = ChatTTSTokenizer(self.assets.tokenizer_json)
         self._lock = threading.Lock()  # one GPT generation at a time
         self._speakers: dict[str, np.ndarray | None] = {}
         self._load_models(threads, cache_dir)
+        if warmup or (warmup is None and self._gpu_audio):
+            self.warmup()
 
     # -- loading -----------------------------------------------------------------------------
 
@@ -277,7 +351,13 @@ class ChatTTSEngine:
                 cache_dir=cache,
                 threads=threads,
                 sha256=audio_sha256,
+                dtype=self.audio_dtype,
+                # on the GPU only the model the source reads (no unused weights in GPU memory)
+                sources=(self.source,) if self._gpu_audio else ("hidden", "codes"),
             )
+            self.window: WindowVocoder | None = None
+            if self.audio_path == "window":  # graphs captured here, not in the first request
+                self.window = WindowVocoder(self.audio, self.source)
         except ImportError as exc:
             raise MixvoxError(
                 f"the ChatTTS {self.backend} backend needs a package that is not installed "
@@ -296,8 +376,22 @@ class ChatTTSEngine:
             log.warning("%s; random speakers will use a standard normal draw", exc)
             self.spk_stat = None
 
+    def warmup(self) -> None:
+        """One short request through the whole path (prompt, prefill, decode, vocoder, and
+        the fast start if set): what is compiled, planned or allocated on first use is done
+        here, so the first request after start is as fast as later ones."""
+        from mixvox.ir import Sentence, Span, Word
+
+        text = "warm up"
+        w = Word(text, text, [], 0, len(text), lang="raw")
+        utt = Utterance(text, [Sentence(text, 0, len(text), "raw", [Span("raw", text, 0, 7, [w])])])
+        extra = {"raw": True, "min_frames": 24, "max_frames": 24, "refine": False}
+        for _ in self.stream(utt, [Chunk(0, [w])], SynthesisOptions(seed=0, extra=extra)):
+            pass
+
     def close(self) -> None:
         """Drop the models (ONNX sessions, torch modules) so their memory can be freed."""
+        self.window = None
         for attr in ("gpt", "audio"):
             model = getattr(self, attr, None)
             if model is not None and hasattr(model, "close"):
@@ -374,7 +468,14 @@ class ChatTTSEngine:
 
     # -- text --------------------------------------------------------------------------------
 
-    def _item(self, utterance: Utterance, chunk: Chunk, call: _Call) -> _Item:
+    def _item(
+        self,
+        utterance: Utterance,
+        chunk: Chunk,
+        call: _Call,
+        prompt: str | None = None,
+        last: bool = True,
+    ) -> _Item:
         if call.raw or all(w.lang == "raw" for w in chunk.words if w.kind == "word"):
             text = " ".join(w.spoken for w in chunk.words).strip()
             seconds = render.expected_seconds(text=text)
@@ -385,11 +486,21 @@ class ChatTTSEngine:
                 warnings.warn(f"chattts: {note.message}", stacklevel=4)
             text = rendered.text
             seconds = render.expected_seconds(words=chunk.words)
-        bounds = render.frame_bounds(seconds, speed=call.speed)
+        speed = call.speed
+        if prompt is not None and (m := _SPEED_WORD.search(prompt)):
+            speed = max(0.1, int(m.group(1)) / 5)
+        bounds = render.frame_bounds(seconds, speed=speed)
         lo = bounds.min_frames if call.min_frames is None else call.min_frames
         hi = bounds.max_frames if call.max_frames is None else call.max_frames
         bounds = render.FrameBounds(min_frames=min(lo, hi), max_frames=hi)
-        return _Item(chunk=chunk, text=text, bounds=bounds, user_cap=call.max_frames is not None)
+        return _Item(
+            chunk=chunk,
+            text=text,
+            bounds=bounds,
+            user_cap=call.max_frames is not None,
+            prompt=prompt,
+            last=last,
+        )
 
     def _refine(self, items: list[_Item], call: _Call) -> None:
         """Run the refine stage over ``items`` (one batch) and replace their text."""
@@ -461,10 +572,15 @@ class ChatTTSEngine:
                 raise _Cancelled
             q.put(("frames", b, ids, hid, done))
 
+        generate: Any = self.gpt.generate
+        if self.window is not None and supports_device_frames(self.gpt):
+            # frames stay on the GPU: GPT -> WindowVocoder with no host copy in between
+            generate = functools.partial(device_generate, self.gpt, frames_dtype=self.window.dtype)
+
         def work() -> None:
             try:
                 with self._lock:
-                    res = self.gpt.generate(
+                    res = generate(
                         prompts,
                         stage="code",
                         spk_emb=call.speaker,
@@ -497,7 +613,10 @@ class ChatTTSEngine:
             cancel.set()
             worker.join()
 
-    def _vocoder(self) -> StreamingVocoder | FastStartVocoder:
+    def _vocoder(self) -> StreamingVocoder | FastStartVocoder | WindowStream:
+        make: Any = None
+        if self.window is not None:
+            make = functools.partial(WindowStream, self.window)
         if self.first_lookahead_frames is not None and self.lookahead_frames is None:
             return FastStartVocoder(
                 self.audio,
@@ -505,6 +624,13 @@ class ChatTTSEngine:
                 first_lookahead_frames=self.first_lookahead_frames,
                 first_chunk_frames=self.first_chunk_frames,
                 chunk_frames=self.chunk_frames,
+                make_stream=make,
+            )
+        if make is not None:
+            return make(
+                first_chunk_frames=self.first_chunk_frames,
+                chunk_frames=self.chunk_frames,
+                lookahead_frames=self.lookahead_frames,
             )
         return StreamingVocoder(
             self.audio,
@@ -519,7 +645,9 @@ class ChatTTSEngine:
         live = [it for it in items if it.text]
         limit = int(getattr(self.gpt.config, "max_position_embeddings", 4096))
         for it in live:
-            it.prompt_ids = self.prompt_ids(it.text, call.prompt, call.speaker is not None)
+            it.prompt_ids = self.prompt_ids(
+                it.text, it.prompt or call.prompt, call.speaker is not None
+            )
             if len(it.prompt_ids) + max(1, it.bounds.min_frames) > limit:
                 raise MixvoxError(
                     f"chunk {it.chunk.index} is too long for ChatTTS ({len(it.prompt_ids)} "
@@ -534,7 +662,7 @@ class ChatTTSEngine:
             while k < len(items):
                 it = items[k]
                 if not it.text:  # nothing left to say after rendering
-                    yield AudioChunk(np.zeros(0, np.float32), SAMPLE_RATE, it.chunk.index, True)
+                    yield AudioChunk(np.zeros(0, np.float32), SAMPLE_RATE, it.chunk.index, it.last)
                     k += 1
                     continue
                 if voc is None:
@@ -579,7 +707,7 @@ class ChatTTSEngine:
     def _take(self, it: _Item, ids: np.ndarray, hid: np.ndarray, done: bool) -> None:
         if len(ids):
             it.frames.append(hid if self.source == "hidden" else ids)
-            it.codes.append(np.asarray(ids, dtype=np.int64))
+            it.codes.append(ids)  # host copy only if save_codes asks (DeviceFrames on GPU)
             it.n_frames += len(ids)
         if done:
             it.done = True
@@ -614,7 +742,7 @@ class ChatTTSEngine:
                 it.chunk.index,
                 it.bounds.max_frames,
             )
-        yield AudioChunk(np.asarray(tail, np.float32), SAMPLE_RATE, it.chunk.index, True)
+        yield AudioChunk(np.asarray(tail, np.float32), SAMPLE_RATE, it.chunk.index, it.last)
 
     # -- the Engine interface --------------------------------------------------------------------
 
@@ -625,8 +753,21 @@ class ChatTTSEngine:
         if not hasattr(self, "gpt"):
             raise MixvoxError("the ChatTTS engine was closed")
         call = self._call(utterance, options)
-        items = [self._item(utterance, c, call) for c in chunks]
-        all_codes: list[np.ndarray] = []
+        if call.raw:  # the user's text exactly: control words stay where they are
+            items = [self._item(utterance, c, call) for c in chunks]
+        else:
+            pieces = speed_segments(chunks, call.prompt)
+            items = [
+                self._item(
+                    utterance,
+                    piece,
+                    call,
+                    prompt,
+                    last=k + 1 == len(pieces) or pieces[k + 1][0].index != piece.index,
+                )
+                for k, (piece, prompt) in enumerate(pieces)
+            ]
+        all_codes: list[Any] = []
         for start in range(0, len(items), self.max_batch):
             group = items[start : start + self.max_batch]
             if call.refine:
@@ -638,13 +779,14 @@ class ChatTTSEngine:
             save_codes(call.save_codes, all_codes, self.num_vq)
 
 
-def save_codes(path: str | os.PathLike[str], codes: list[np.ndarray], num_vq: int) -> Path:
+def save_codes(path: str | os.PathLike[str], codes: list[Any], num_vq: int) -> Path:
     """Write ``codes`` (concatenated) as an ``int64 [frames, num_vq]`` ``.npy``, atomically."""
     import io
 
     from mixvox.audio import atomic_write_bytes
 
-    arr = (np.concatenate(codes, axis=0) if codes else np.zeros((0, num_vq), np.int64)).astype(
+    host = [c.numpy() if isinstance(c, DeviceFrames) else np.asarray(c) for c in codes]
+    arr = (np.concatenate(host, axis=0) if host else np.zeros((0, num_vq), np.int64)).astype(
         np.int64
     )
     buf = io.BytesIO()
