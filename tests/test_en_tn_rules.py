@@ -135,6 +135,10 @@ def test_ranges_signs_symbols(text: str, spoken: str) -> None:
         ("ERROR: quota exceeded", "error: quota exceeded"),
         ("FATAL crash in the GPU driver", "fatal crash in the G P U driver"),
         ("the FBI and NATO", "the F B I and Nato"),
+        ("hit SAVE then EXIT", "hit save then exit"),
+        ("runs on UNIX with a LOCK file", "runs on unix with a lock file"),
+        ("the HTML spec and ESPN", "the H T M L spec and E S P N"),  # CMUdict spells them
+        ("ALL CAPS: READ THE SQL GUIDE", "all caps: read the S Q L guide"),  # a headline
         ("due March 3, 2025", "due March third, twenty twenty five"),
         ("from 9:15 p.m.pst on", "from nine fifteen P M P S T on"),
         ("at 7:30 am cet", "at seven thirty A M C E T"),

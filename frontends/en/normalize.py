@@ -1404,8 +1404,8 @@ class Normalizer:
                 return "a"
             return w.upper() if w not in ("a", "I") else w
         if base.isupper() and base.isalpha():
-            if self._shouting and w.lower() in cmudict():
-                return w.lower()
+            if self._shouting and w.lower() in cmudict() and not _spelled_in_cmudict(w.lower()):
+                return w.lower()  # a headline; but HTML, SQL stay spelled (CMUdict spells them)
             return self._acronym(w)
         if len(base) > 2 and base[:-1].isupper() and base[-1] == "s" and base[:-1].isalpha():
             # GPUs, APIs: plural of an acronym
@@ -1431,10 +1431,11 @@ class Normalizer:
             return t.acronyms[w]
         letters_only = "".join(c for c in w if c.isalpha())
         if (
-            len(letters_only) >= 5
+            len(letters_only) >= 4
             and _has_vowel(letters_only)
             and letters_only.lower() in cmudict()
-        ):
+            and not _spelled_in_cmudict(letters_only.lower())
+        ):  # WARNING, ERROR, LOCK, UNIX: words; HTML, ESPN: CMUdict spells them, so do we
             return letters_only.lower()
         return letters_spoken(w)
 
