@@ -284,6 +284,20 @@ def test_decomposed_symbol_is_composed_and_read() -> None:
     assert "is not equal to" in [w.spoken for w in words]
 
 
+@pytest.mark.parametrize(
+    ("text", "spoken", "offsets"),
+    [
+        ("re\u00adstart it", "restart", [2]),  # soft hyphen
+        ("data\u2060base", "database", [4]),  # word joiner
+        ("\ufb01le", "file", []),  # the fi ligature is two letters, nothing to report
+    ],
+)
+def test_invisible_joiners_keep_the_word_whole(text: str, spoken: str, offsets: list[int]) -> None:
+    words, warns = analyze(text)
+    assert words[0].spoken == spoken and words[0].text == text.split(" ")[0]
+    assert [w[2] for w in warns if w[0] == "format-char"] == offsets
+
+
 def test_marks_on_letters_are_fine() -> None:
     words, warns = analyze("a cafe\u0301 and a nai\u0308ve plan")
     assert not warns

@@ -336,6 +336,9 @@ def _is_punct_char(c: str) -> bool:
     return c in _PUNCT_CHARS or unicodedata.category(c).startswith("P")
 
 
+#: Invisible characters that join or hyphenate inside a word (soft hyphen, ZWNJ, ZWJ, word
+#: joiner, invisible operators, a BOM inside text): the word is read without them.
+_JOINERS = frozenset("\u00ad\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff")
 #: Punctuation that marks up text rather than phrasing it (markdown ``_x_``, ```x```, a
 #: snake_case underscore cut off by the generic reader): silent, never left in ``spoken``.
 _SILENT_PUNCT = frozenset("_`")
@@ -373,6 +376,7 @@ class Normalizer:
         #: ``(code, start, end)`` of problems inside pieces that are read (a combining mark
         #: on a digit or a symbol), set by :meth:`tokenize`; the frontend warns about them.
         self.issues: list[tuple[str, int, int]] = []
+        self._format_chars: list[tuple[str, int, int]] = []
 
     # -- chunking ---------------------------------------------------------------------------
 
@@ -448,6 +452,7 @@ class Normalizer:
             if sum(c.isdecimal() for c in m.group()) >= 8  # "+3 5 6" is no phone number
         ]
         out: list[Tok] = []
+        self._format_chars: list[tuple[str, int, int]] = []
         self._pending_suffix: dict[int, str] = {}
         self._pending_spoken: dict[int, str] = {}
         core_texts = [folded[a:b] for a, b in cores]
@@ -477,7 +482,7 @@ class Normalizer:
             elif trails[k]:
                 self._read_trail(folded, trails[k], core_texts, k, equation)
             out += trails[k]
-        self.issues = _stray_marks(folded, out)
+        self.issues = _stray_marks(folded, out) + self._format_chars
         return out
 
     def _read_trail(
@@ -620,6 +625,15 @@ class Normalizer:
         core = s[a:b]
         prev = cores[k - 1] if k > 0 else ""
         nxt = cores[k + 1] if k + 1 < len(cores) else ""
+        if not core.isascii():
+            clean = self._clean_word(core)
+            if clean is not None:
+                # co\u00adoperate, the ﬁ ligature: invisible joiners and compatibility
+                # letters inside a word are not letters of their own; read the word whole
+                for i, c in enumerate(core):
+                    if c in _JOINERS:
+                        self._format_chars.append(("format-char", a + i, a + i + 1))
+                return [Tok(a, b, self._read_alpha(clean, prev, nxt))]
         entry = self.lex_get(core)
         if entry is None and any(c.isalpha() and not is_latin_letter(c) for c in core):
             said = self._numeric(core, prev, nxt, k, cores) if core[0].isdecimal() else None
@@ -648,6 +662,17 @@ class Normalizer:
         if spoken is not None:
             return [Tok(a, b, spoken)]
         return self._fallback(s, a, b, prev, nxt)
+
+    @staticmethod
+    def _clean_word(core: str) -> str | None:
+        """The letters of ``core`` without invisible joiners (soft hyphen, ZWJ, word joiner)
+        and with compatibility letters decomposed (ﬁ -> fi), when that leaves a plain word;
+        else ``None`` (the core is read as it is)."""
+        stripped = "".join(c for c in core if c not in _JOINERS)
+        clean = unicodedata.normalize("NFKC", stripped)
+        if clean == core or not clean or not _is_wordlike(clean) or not clean.isascii():
+            return None
+        return clean
 
     def builtin_reading(self, s: str, a: int, b: int, cores: list[str], k: int) -> str:
         """What ``s[a:b]`` is read as without a lexicon entry (whole, else cut into runs)."""

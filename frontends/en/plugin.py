@@ -25,6 +25,8 @@ _WARN_MESSAGES = {
     "unsupported-script": "letters of a script the English frontend cannot read are skipped",
     "combining-mark": "combining mark without a letter to carry it (on a digit or symbol) "
     "is not spoken",
+    "format-char": "invisible formatting character inside a word is ignored (the word is read "
+    "whole)",
 }
 _STRIP = '.,;:!?"()[]{}'
 
