@@ -146,6 +146,8 @@ def test_ranges_signs_symbols(text: str, spoken: str) -> None:
         ("crowned as Louis I.", "crowned as Louis the first."),
         ("Louis I think so", "Louis I think so"),
         ("write to .ops@corp.example.com", "write to. ops at corp dot example dot com"),
+        ("mail bbcnews@x.org", "mail B B C news at X dot org"),
+        ("see ex.com/gtx-3000 now", "see E X dot com slash G T X dash three thousand now"),
         ("a 12 x 9 m hall", "a twelve by nine meters hall"),
         ("flow of 5 ml/s", "flow of five milliliters per second"),
         ("see 12 Oak Rd", "see twelve Oak road"),

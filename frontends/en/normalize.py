@@ -1501,7 +1501,11 @@ class Normalizer:
             elif c.isdecimal():
                 while j < n and core[j].isdecimal():
                     j += 1
-                out.append(num.digits_words(core[i:j]))
+                run = core[i:j]
+                if len(run) in (4, 5) and run.endswith("000") and run[0] != "0":
+                    out.append(num.cardinal(run))  # /rtx-6000: a round model number
+                else:
+                    out.append(num.digits_words(run))
             else:
                 j = i + 1
                 out.append(names.get(c, c))
@@ -1522,10 +1526,17 @@ class Normalizer:
             return letters_spoken(low)
         if w.isupper() and len(w) > 1:
             return self._acronym(w)
-        if len(low) >= 8 and low not in cmudict():
-            parts = _dict_split(low)
+        if len(low) >= 6 and low not in cmudict():
+            parts = _dict_split(low) if len(low) >= 8 else None
             if parts:
                 return " ".join(parts)  # enterpriseservices -> enterprise services
+            for n in (4, 3, 2):  # rtxprohelp -> R T X pro help: an acronym, then words
+                head, rest = low[:n], low[n:]
+                if _has_vowel(head):
+                    continue
+                tail = [rest] if rest in cmudict() else _dict_split(rest, min_len=3)
+                if tail:
+                    return " ".join([letters_spoken(head), *tail])
         return low
 
     # -- generic fallback -------------------------------------------------------------------
