@@ -113,6 +113,15 @@ def test_us_style_drops_every_and_of_numbers() -> None:
         ('she said "it is 15"', 'she said" it is fifteen"'),  # a closing quote, not inches
         ("it was 30º outside", "it was thirty degrees outside"),
         ("½ of 3⁄4", "one half of three quarters"),
+        ("from -8--2 degrees", "from minus eight to minus two degrees"),
+        ("a loss of -$40", "a loss of minus forty dollars"),
+        ("within +/-0.3 mm", "within plus or minus zero point three millimeters"),
+        ("latency ≤20 ms", "latency at most twenty milliseconds"),
+        ("for ≥65 years", "for at least sixty five years"),
+        ("<1% of cases", "less than one percent of cases"),
+        (">200 people", "more than two hundred people"),
+        ("when t >3", "when T is greater than three"),
+        ("1.5e−3 s", "one point five E minus three S"),  # U+2212 MINUS SIGN
     ],
 )
 def test_ranges_signs_symbols(text: str, spoken: str) -> None:

@@ -219,8 +219,19 @@ _RE_PATH = re.compile(
     r"|[A-Za-z]:\\[\w.\\ -]*"  # C:\Users\a.txt
     r"|[A-Za-z][\w.-]*:\d{2,5}"  # localhost:8080
 )
-_APPROX = {"~": "about", "～": "about", "≈": "approximately", "∼": "about", "±": "plus or minus"}
+_COMPARE_AFTER_OPERAND = {
+    "<": "is less than", ">": "is greater than", "<=": "is less than or equal to",
+    ">=": "is greater than or equal to", "≤": "is less than or equal to",
+    "≥": "is greater than or equal to",
+}  # fmt: skip
+#: Signs glued to the front of a number (no left operand), longest first: said as words.
+_SIGN_WORDS = (
+    ("+/-", "plus or minus"), ("<=", "at most"), (">=", "at least"), ("~", "about"),
+    ("～", "about"), ("∼", "about"), ("≈", "approximately"), ("±", "plus or minus"),
+    ("≤", "at most"), ("≥", "at least"), ("<", "less than"), (">", "more than"),
+)  # fmt: skip
 _RE_TILDE_RANGE = re.compile(r"(-?)(\d+(?:\.\d+)?)(%?)[~～](-?\d\S*)")
+_RE_NEG_RANGE = re.compile(r"(-?\d{1,9}(?:\.\d{1,9})?)-(-\d{1,9}(?:\.\d{1,9})?)")
 _RE_SCI = re.compile(r"([-+]?)(\d+(?:\.\d+)?|\.\d+)[eE]([-+−]?)(\d{1,3})")
 _RE_DIMENSION = re.compile(r"\d+(?:\.\d+)?[x×]\d+(?:\.\d+)?")
 _RE_HALF = re.compile(r"([12])H(\d{2}|\d{4})")
@@ -415,6 +426,7 @@ class Normalizer:
                     and folded.startswith("--", j)
                     and not url
                     and not (j == opt and cli)
+                    and not (folded[j - 1 : j].isdecimal() and folded[j + 2 : j + 3].isdecimal())
                 ):
                     if j > i:
                         break  # "Francis I--test": a double dash stands between words
@@ -553,11 +565,20 @@ class Normalizer:
         ):
             lead.append(Tok(ca, ca + 1, "star"))  # dial *67
             ca += 1
-        if cb - ca > 1 and s[ca] in _APPROX and (s[ca + 1].isdecimal() or s[ca + 1] in "$€£¥.-"):
-            # "~5 ms", "≈3.2%", "±0.2 mm": a sign before a number is a word of its own,
-            # so that the number and its unit are read as usual
-            lead.append(Tok(ca, ca + 1, _APPROX[s[ca]]))
-            ca += 1
+        for sign, said in _SIGN_WORDS:
+            n = len(sign)
+            if (
+                cb - ca > n
+                and s.startswith(sign, ca)
+                and (s[ca + n].isdecimal() or s[ca + n] in "$€£¥.-")
+            ):
+                # "~5 ms", "≈3.2%", "±0.2 mm", "≥5 years", "<5%": a sign before a number is
+                # a word of its own, so that the number and its unit are read as usual
+                if sign in _COMPARE_AFTER_OPERAND and _operand(getattr(self, "_prev_core", "")):
+                    said = _COMPARE_AFTER_OPERAND[sign]  # "x <5": a comparison after all
+                lead.append(Tok(ca, ca + n, said))
+                ca += n
+                break
         while (
             ca < cb
             and not _RE_DECADE.fullmatch(s[ca:cb])
@@ -565,7 +586,9 @@ class Normalizer:
                 s[ca] in _LEAD_PUNCT
                 or (s[ca] == "." and _RE_EMAIL.fullmatch(s, ca + 1, cb) is not None)
                 or (
-                    s[ca] == "-" and cb - ca > 1 and not (s[ca + 1].isdecimal() or s[ca + 1] == ".")
+                    s[ca] == "-"
+                    and cb - ca > 1
+                    and not (s[ca + 1].isdecimal() or s[ca + 1] == "." or s[ca + 1] in CURRENCIES)
                 )
             )
             and not self._special_at(s, ca, cb)
@@ -751,6 +774,10 @@ class Normalizer:
             r = self._money(core, nxt, k)
             if r is not None:
                 return r
+        if core[0] in "-−" and len(core) > 2 and core[1] in CURRENCIES:
+            r = self._money(core[1:], nxt, k)
+            if r is not None:
+                return "minus " + r  # -$5: the sign is never lost
         if core[0].isdecimal() or (core[0] in "-+.'" and len(core) > 1):
             r = self._numeric(core, prev, nxt, k, cores)
             if r is not None:
@@ -998,6 +1025,12 @@ class Normalizer:
         ):  # 1.5M units, 10M tokens (3M, the company, stays)
             with num.number_style(and_=False):
                 return f"{_plain_number(core[:-1])} million"
+        m = _RE_NEG_RANGE.fullmatch(core)
+        if m:  # -5--3, 2--1: a range whose end is negative; no sign is lost
+            left = self._plain_number(m.group(1), prev, "", k, [], as_year=False)
+            right = self._plain_number(m.group(2), "", nxt, k, [], as_year=False)
+            if left and right:
+                return f"{left} to {right}"
         m = _RE_SCI.fullmatch(core)
         if m:  # 1e-5 -> one E minus five: the exponent's sign is never lost
             sign, mant, exp_sign, exp = m.groups()
