@@ -78,8 +78,8 @@ def test_and_convention_in_context(text: str, spoken: str) -> None:
 
 def test_us_style_drops_every_and_of_numbers() -> None:
     with num.number_style(and_=False):
-        assert normalize_en("room 512 holds 1,250 books") == (
-            "room five hundred twelve holds one thousand two hundred fifty books"
+        assert normalize_en("all 512 shelves hold 1,250 books") == (
+            "all five hundred twelve shelves hold one thousand two hundred fifty books"
         )
 
 
@@ -205,6 +205,10 @@ def test_identifiers_words_dates(text: str, spoken: str) -> None:
         ("a 70/30 mix", "a seventy thirty mix"),
         ("add 2/3 cup", "add two thirds cup"),
         ("got HTTP 502", "got H T T P five oh two"),
+        ("meet in room 204", "meet in room two oh four"),
+        ("board flight BA 2490", "board flight B A twenty four ninety"),
+        ("take highway 280 north", "take highway two eighty north"),
+        ("we have 204 rooms", "we have two hundred and four rooms"),  # a quantity
         ("raised 2.7M in seed", "raised two point seven million in seed"),
         ("a 1:25,000 map", "a one to twenty five thousand map"),
         ("she is 5 ft 4 in tall", "she is five feet four inches tall"),

@@ -188,6 +188,11 @@ _WEEKDAYS = {
     "thu": "Thursday", "thur": "Thursday", "thurs": "Thursday", "fri": "Friday",
     "sat": "Saturday", "sun": "Sunday",
 }  # fmt: skip
+#: Words before a 3-4 digit number that names something (read in pairs: room one oh one).
+_NOMINAL_CUES = frozenset(
+    "room rm flight gate platform route highway hwy interstate bus suite apt apartment "
+    "channel track pier".split()
+)
 #: Words before an HTTP-style status code, read as people say them ("four oh four").
 _STATUS_CUES = frozenset("http https status error code".split())
 #: Words after which ``5/1`` is a date (month/day), not a fraction.
@@ -1276,6 +1281,9 @@ class Normalizer:
             words = num.pair_reading(ip)
         elif len(ip) == 3 and prev.lower().rstrip(":") in _STATUS_CUES and ip[1:] != "00":
             words = _three_digit_year(ip)  # HTTP 404 -> four oh four, error 503
+        elif len(ip) in (3, 4) and self._nominal_cue(prev, k, cores):
+            # room 101, flight UA 857, gate 1204: numbers that name, said in pairs
+            words = _three_digit_year(ip) if len(ip) == 3 else num.pair_reading(ip)
         elif (
             as_year
             and len(ip) == 4
@@ -1297,6 +1305,13 @@ class Normalizer:
         elif sign == "+":
             words = "plus " + words
         return words
+
+    def _nominal_cue(self, prev: str, k: int, cores: list[str]) -> bool:
+        """``room 101``, ``flight UA 857``: a number after a word that names by number."""
+        if prev.lower() in _NOMINAL_CUES:
+            return True
+        before = cores[k - 2].lower() if k >= 2 and k - 2 < len(cores) else ""
+        return before == "flight" and prev.isupper() and len(prev) == 2
 
     def _model_context(self, prev: str) -> bool:
         """``RTX 4070``, ``GTX 1080``: four digits after an all-caps product name."""
