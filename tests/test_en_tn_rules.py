@@ -206,6 +206,13 @@ def test_identifiers_words_dates(text: str, spoken: str) -> None:
         ("add 2/3 cup", "add two thirds cup"),
         ("got HTTP 502", "got H T T P five oh two"),
         ("meet in room 204", "meet in room two oh four"),
+        ("the error was < 1%", "the error was less than one percent"),
+        ("tested on Ubuntu 24.04", "tested on Ubuntu twenty four point oh four"),
+        (
+            'a 3.5" bay and a 2.5" bay',
+            "a three point five inches bay and a two point five inches bay",
+        ),
+        ("see Eq. 4 and Sec. 2", "see equation four and section two"),
         ("board flight BA 2490", "board flight B A twenty four ninety"),
         ("take highway 280 north", "take highway two eighty north"),
         ("we have 204 rooms", "we have two hundred and four rooms"),  # a quantity

@@ -224,6 +224,8 @@ _RE_PATH = re.compile(
     r"|[A-Za-z]:\\[\w.\\ -]*"  # C:\Users\a.txt
     r"|[A-Za-z][\w.-]*:\d{2,5}"  # localhost:8080
 )
+#: Verbs after which a comparison sign drops its own "is" ("was < 0.05": was less than).
+_COPULA_VERBS = frozenset("is was are were be been being isn't wasn't aren't stays remains".split())
 _COMPARE_AFTER_OPERAND = {
     "<": "is less than", ">": "is greater than", "<=": "is less than or equal to",
     ">=": "is greater than or equal to", "≤": "is less than or equal to",
@@ -513,7 +515,12 @@ class Normalizer:
         nxt = cores[k + 1] if k + 1 < len(cores) else ""
         if c == '"' and "'" in core and _RE_FEET_INCHES.fullmatch(core):
             first.spoken = ""  # 6'2": the inches are already said
-        elif c == '"' and core.isdecimal() and s.count('"', 0, first.start) % 2 == 0:
+        elif (
+            c == '"'
+            and core[:1].isdecimal()
+            and _RE_NUMBER.fullmatch(core)
+            and _open_quotes(s, first.start) % 2 == 0
+        ):
             first.spoken, first.kind = ("inch" if core == "1" else "inches"), "word"
         elif (
             c == "'"
@@ -719,7 +726,10 @@ class Normalizer:
         """Spoken text for the whole core, or ``None`` to cut it up generically."""
         t = self.t
         if core in t.special:
-            return t.special[core]
+            said = t.special[core]
+            if said.startswith("is ") and prev.lower() in _COPULA_VERBS:
+                return said[3:]  # "the p-value was < 0.05": no second verb
+            return said
         if len(core) > 1 and core.casefold() in t.special_folded:
             return t.special_folded[core.casefold()]
         if core.isascii() and ("@" in core or "://" in core or core.lower().startswith("www.")):
@@ -2080,7 +2090,8 @@ def _date(y: str, mo: str, d: str, *, dmy: bool) -> str | None:
 def _version_parts(parts: list[str]) -> str:
     """``["2", "0", "1"]`` -> "two point oh point one" (a lone 0 component reads "oh")."""
     return " point ".join(
-        "oh" if p == "0" else num.cardinal(p) if p[0] != "0" else num.digits_words(p) for p in parts
+        "oh" if p == "0" else num.cardinal(p) if p[0] != "0" else num.digits_words(p, zero="oh")
+        for p in parts
     )
 
 
@@ -2112,6 +2123,11 @@ def _valid_month_day(mo: str, d: str) -> bool:
 def _is_weekday(w: str) -> bool:
     low = w.lower().rstrip(".,")
     return low in _WEEKDAYS or low in {d.lower() for d in _WEEKDAYS.values()}
+
+
+def _open_quotes(s: str, end: int) -> int:
+    """Double quotes before ``end`` that are quotation marks (not inch marks after a digit)."""
+    return sum(1 for i in range(end) if s[i] == '"' and not (i and s[i - 1].isdecimal()))
 
 
 def _operand(core: str) -> bool:
