@@ -238,6 +238,9 @@ _SIGN_WORDS = (
     ("≤", "at most"), ("≥", "at least"), ("<", "less than"), (">", "more than"),
 )  # fmt: skip
 _RE_TILDE_RANGE = re.compile(r"(-?)(\d+(?:\.\d+)?)(%?)[~～](-?\d\S*)")
+_RE_SIGNED_RANGE = re.compile(
+    r"(-?\d{1,9}(?:\.\d{1,9})?)-(\d{1,9}(?:\.\d{1,9})?)([^\d\s.,-][^\s]{0,8})?"
+)
 _RE_NEG_RANGE = re.compile(r"(-?\d{1,9}(?:\.\d{1,9})?)-(-\d{1,9}(?:\.\d{1,9})?)")
 _RE_SCI = re.compile(r"([-+]?)(\d+(?:\.\d+)?|\.\d+)[eE]([-+−]?)(\d{1,3})")
 _RE_DIMENSION = re.compile(r"\d+(?:\.\d+)?[x×]\d+(?:\.\d+)?")
@@ -246,6 +249,7 @@ _RE_DECADE_NUM = re.compile(r"1[0-9][0-9]0|20[0-9]0")
 _RE_QUARTER = re.compile(r"([1-4])Q(\d{2}|\d{4})")
 _RE_INITIALS = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]\.?")
 _RE_DOMAIN = re.compile(r"[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.([A-Za-z]{2,})(?:/\S*)?")
+_RE_MONTH_RANGE = re.compile(r"([A-Za-z]{3,9})\.?[-–]([A-Za-z]{3,9})\.?")
 _RE_MONTH_DAY = re.compile(r"([A-Za-z]{3,9})\.?-(\d{1,2})(?:-(\d{4}))?")
 _RATE_UNITS = {
     "mo": "month", "month": "month", "yr": "year", "year": "year", "wk": "week", "week": "week",
@@ -941,6 +945,17 @@ class Normalizer:
     def _compound(self, core: str, prev: str, nxt: str, k: int, cores: list[str]) -> str | None:
         """``$50-$100`` / ``2pm-5pm`` -> "A to B"; ``$20/mo`` -> "twenty dollars per month";
         ``Jan-15-2020`` -> a date."""
+        m = _RE_MONTH_RANGE.fullmatch(core)
+        if (
+            m
+            and self._month_of(m.group(1), lenient=True)
+            and self._month_of(m.group(2), lenient=True)
+        ):
+            a_, b_ = (
+                self._month_of(m.group(1), lenient=True),
+                self._month_of(m.group(2), lenient=True),
+            )
+            return f"{MONTHS[a_ - 1]} to {MONTHS[b_ - 1]}"  # Jan-Mar
         m = _RE_MONTH_DAY.fullmatch(core)
         if m and self._month_of(m.group(1), lenient=True) and 1 <= int(m.group(2)) <= 31:
             words = (
@@ -964,6 +979,16 @@ class Normalizer:
                     )
             if sep == "-" and _RE_NUMBER.fullmatch(left) and _RE_NUMBER.fullmatch(right):
                 continue  # plain numeric ranges are read by _numeric
+            if (
+                sep == "-"
+                and left[:1] in CURRENCIES
+                and right[:1].isdecimal()
+                and _RE_NUMBER.fullmatch(left[1:])
+                and _RE_NUMBER.fullmatch(right)
+            ):  # $5-10: five to ten dollars (the currency belongs to both ends)
+                rw = self._read_part(left[0] + right, left, nxt, k)
+                if rw is not None:
+                    return f"{_plain_number(left[1:].replace(',', ''))} to {rw}"
             if sep == "/" and _RE_FRACTION.fullmatch(core):
                 continue
             if sep == "-" and _RE_NUMBER.fullmatch(left) and not _RE_TIME.match(right):
@@ -1040,6 +1065,16 @@ class Normalizer:
         ):  # 1.5M units, 10M tokens (3M, the company, stays)
             with num.number_style(and_=False):
                 return f"{_plain_number(core[:-1])} million"
+        m = _RE_SIGNED_RANGE.fullmatch(core)
+        if m and (m.group(1).startswith("-") or m.group(3)):
+            # -5-3°C, -5-3, 20-25°C: a range; a unit after it belongs to both ends
+            unit = self._unit(m.group(3), spaced=False) if m.group(3) else None
+            if unit is not None or not m.group(3):
+                left = self._plain_number(m.group(1), prev, "", k, [], as_year=False)
+                right = self._plain_number(m.group(2), "", "", k, [], as_year=False)
+                if left and right:
+                    tail = f" {unit[0] if _is_one(m.group(2)) else unit[1]}" if unit else ""
+                    return f"{left} to {right}{tail}"
         m = _RE_NEG_RANGE.fullmatch(core)
         if m:  # -5--3, 2--1: a range whose end is negative; no sign is lost
             left = self._plain_number(m.group(1), prev, "", k, [], as_year=False)
@@ -1174,6 +1209,10 @@ class Normalizer:
         if m and not core.startswith(("-", "+")):
             # "1980-1970 kg": a unit after the range makes both ends quantities, not years
             years = not self._unit_after_number(nxt, m.group(2))
+            if self._month_of(prev) and _is_day(m.group(1)) and _is_day(m.group(2)):
+                return f"{num.ordinal(m.group(1))} to {num.ordinal(m.group(2))}"  # March 3-5
+            if self._month_of(nxt, lenient=True) and _is_day(m.group(1)) and _is_day(m.group(2)):
+                return f"the {num.ordinal(m.group(1))} to the {num.ordinal(m.group(2))} of"
             left = self._plain_number(m.group(1), prev, "", k, cores, as_year=years)
             right = self._plain_number(m.group(2), "", nxt, k, cores, as_year=years)
             if left and right:
