@@ -206,6 +206,8 @@ def test_identifiers_words_dates(text: str, spoken: str) -> None:
         ("3 tsp (approx. 15 ml)", "three teaspoons(approximately fifteen milliliters)"),
         ("CO2 at 420 ppm", "C O two at four hundred and twenty parts per million"),
         ("renew by 6/30 please", "renew by June thirtieth please"),
+        ("on 2/3 of the nights", "on two thirds of the nights"),  # "of": a fraction
+        ("a 60-60 split", "a sixty sixty split"),
         ("born 03/09", "born March ninth"),
         ("a 70/30 mix", "a seventy thirty mix"),
         ("add 2/3 cup", "add two thirds cup"),

@@ -1196,7 +1196,9 @@ class Normalizer:
             return "and a " + ("half" if m.group(2) == "2" else "quarter")
         if m:
             a_, b_ = m.group(1), m.group(2)
-            date_cue = prev.lower() in _DATE_CUES or prev in _WEEKDAY_2 or _is_weekday(prev)
+            date_cue = (
+                prev.lower() in _DATE_CUES or prev in _WEEKDAY_2 or _is_weekday(prev)
+            ) and nxt.lower() != "of"  # "on 3/4 of the days" is a fraction
             if (date_cue or (a_[0] == "0" and len(a_) == 2)) and _valid_month_day(a_, b_):
                 # "by 5/1", "born 04/15", "Tu (2/22)": month/day, as written in the US
                 return f"{MONTHS[int(a_) - 1]} {num.ordinal(str(int(b_)))}"
@@ -1216,6 +1218,8 @@ class Normalizer:
             left = self._plain_number(m.group(1), prev, "", k, cores, as_year=years)
             right = self._plain_number(m.group(2), "", nxt, k, cores, as_year=years)
             if left and right:
+                if m.group(1) == m.group(2):
+                    return f"{left} {right}"  # 50-50: a split, not a range
                 if years and _descending(m.group(1), m.group(2)):
                     # "978-0", "3-1": a range goes up, so this is a code or a score and the
                     # hyphen is silent (unless a unit follows: "1980-1970 kg" is a range)
