@@ -475,7 +475,7 @@ class Normalizer:
             if sum(c.isdecimal() for c in m.group()) >= 8  # "+3 5 6" is no phone number
         ]
         out: list[Tok] = []
-        self._format_chars: list[tuple[str, int, int]] = []
+        self._format_chars = []
         self._pending_suffix: dict[int, str] = {}
         self._pending_spoken: dict[int, str] = {}
         core_texts = [folded[a:b] for a, b in cores]
@@ -951,11 +951,11 @@ class Normalizer:
             and self._month_of(m.group(1), lenient=True)
             and self._month_of(m.group(2), lenient=True)
         ):
-            a_, b_ = (
+            ma, mb = (
                 self._month_of(m.group(1), lenient=True),
                 self._month_of(m.group(2), lenient=True),
             )
-            return f"{MONTHS[a_ - 1]} to {MONTHS[b_ - 1]}"  # Jan-Mar
+            return f"{MONTHS[ma - 1]} to {MONTHS[mb - 1]}"  # Jan-Mar
         m = _RE_MONTH_DAY.fullmatch(core)
         if m and self._month_of(m.group(1), lenient=True) and 1 <= int(m.group(2)) <= 31:
             words = (
