@@ -208,6 +208,9 @@ def test_identifiers_words_dates(text: str, spoken: str) -> None:
         ("renew by 6/30 please", "renew by June thirtieth please"),
         ("on 2/3 of the nights", "on two thirds of the nights"),  # "of": a fraction
         ("a 60-60 split", "a sixty sixty split"),
+        ("she is in her 30s", "she is in her thirties"),
+        ("a timeout of 30s", "a timeout of thirty seconds"),
+        ("report at 0600 hours", "report at oh six hundred hours"),
         ("born 03/09", "born March ninth"),
         ("a 70/30 mix", "a seventy thirty mix"),
         ("add 2/3 cup", "add two thirds cup"),

@@ -188,6 +188,8 @@ _WEEKDAYS = {
     "thu": "Thursday", "thur": "Thursday", "thurs": "Thursday", "fri": "Friday",
     "sat": "Saturday", "sun": "Sunday",
 }  # fmt: skip
+#: Words before "20s" that make it a decade or an age, not twenty seconds.
+_DECADE_CUES = frozenset("the early late mid mid- his her their my our your its roaring".split())
 #: Words before a 3-4 digit number that names something (read in pairs: room one oh one).
 _NOMINAL_CUES = frozenset(
     "room rm flight gate platform route highway hwy interstate bus suite apt apartment "
@@ -1129,7 +1131,7 @@ class Normalizer:
             not m
             and len(core) == 3
             and (
-                prev.lower() in ("the", "early", "late", "mid", "mid-")
+                prev.lower() in _DECADE_CUES  # "the 20s", "in his 20s": decades, ages
                 or _RE_DECADE.fullmatch(prev)
             )
         ):
@@ -1140,6 +1142,16 @@ class Normalizer:
             if m.group(1):
                 return num.year_plural(m.group(1))
             return num.plural_of_words(num.cardinal(m.group(2)))
+        if (
+            len(core) == 4
+            and core.isdecimal()
+            and nxt.lower() in ("hours", "hrs")
+            and int(core[:2]) <= 23
+            and int(core[2:]) <= 59
+        ):  # 0900 hours -> oh nine hundred hours, 1430 hours -> fourteen thirty hours
+            hh = f"oh {num.ONES[int(core[1])]}" if core[0] == "0" else num.cardinal(core[:2])
+            mm = "hundred" if core[2:] == "00" else num.clock_minutes(core[2:])
+            return f"{hh} {mm}"
         m = _RE_HALF.fullmatch(core)
         if m:  # 1H23 -> the first half of twenty three (as 1Q23 is a quarter)
             yy = m.group(2)
