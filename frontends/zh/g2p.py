@@ -62,9 +62,19 @@ def _jieba_dict_path() -> str | None:
     return path if os.path.exists(path) else None
 
 
+#: Words up to this length are looked up directly by the segmenter; longer ones only where the
+#: text has the first ``_SHORT`` characters of one (2 % of the vocabulary is longer).
+_SHORT = 4
+
+Tables = tuple[dict[str, list[str]], dict[str, float], int, frozenset[str]]
+
+
 @lru_cache(maxsize=2)
-def _shared_tables(jieba_path: str | None) -> tuple[dict[str, list[str]], dict[str, float], int]:
-    """Our phrase table, word log-probabilities and the longest word length.
+def _shared_tables(jieba_path: str | None) -> Tables:
+    """Our phrase table, word log-probabilities, the longest word length, long-word heads.
+
+    The heads are the first ``_SHORT`` characters of every longer word: the segmenter tries
+    lengths above ``_SHORT`` only where the text has one (a quarter of its lookups otherwise).
 
     Cached per dictionary path and shared by every :class:`ZhG2P` (the tables are read-only
     and the frequency list is large: one copy per process is enough).
@@ -84,8 +94,15 @@ def _shared_tables(jieba_path: str | None) -> tuple[dict[str, list[str]], dict[s
         freq[w] = max(freq.get(w, 0), 2000)
     logtotal = math.log(sum(freq.values()) or 1)
     logp = {w: math.log(f) - logtotal for w, f in freq.items() if f > 0}
-    maxlen = min(16, max((len(w) for w in logp), default=1))
-    return own, logp, maxlen
+    maxlen = 1
+    heads: set[str] = set()
+    for w in logp:
+        if len(w) > _SHORT:
+            heads.add(w[:_SHORT])
+            maxlen = max(maxlen, len(w))
+    if not heads:
+        maxlen = max((len(w) for w in logp), default=1)
+    return own, logp, min(16, maxlen), frozenset(heads)
 
 
 class ZhG2P:
@@ -101,13 +118,14 @@ class ZhG2P:
         self._own: dict[str, list[str]] | None = None
         self._logp: dict[str, float] = {}
         self._maxlen = 1
+        self._heads: frozenset[str] = frozenset()
         self._unk = -30.0
 
     def load(self) -> None:
         if self._own is not None:
             return
-        own, logp, maxlen = _shared_tables(_jieba_dict_path())
-        self._logp, self._maxlen = logp, maxlen
+        own, logp, maxlen, heads = _shared_tables(_jieba_dict_path())
+        self._logp, self._maxlen, self._heads = logp, maxlen, heads
         self._unk = min(logp.values(), default=-25.0) - 5.0  # an unknown single character
         self._own = own
 
@@ -122,18 +140,22 @@ class ZhG2P:
         n = len(text)
         if n <= 1:
             return [text] if text else []
-        logp, unk = self._logp, self._unk
+        logp, unk, heads, maxlen = self._logp, self._unk, self._heads, self._maxlen
+        get = logp.get
         best = [0.0] + [-math.inf] * n
         back = [0] * (n + 1)
         for i in range(n):
             base = best[i]
             if base == -math.inf:
                 continue
-            for L in range(1, min(self._maxlen, n - i) + 1):
-                if not whole and L == n:
-                    break
+            top = min(maxlen, n - i)
+            if top > _SHORT and text[i : i + _SHORT] not in heads:
+                top = _SHORT  # no longer word starts here
+            if not whole and top == n:
+                top -= 1
+            for L in range(1, top + 1):
                 w = text[i : i + L]
-                lp = logp.get(w)
+                lp = get(w)
                 if extra and w in extra:
                     lp = max(lp if lp is not None else -math.inf, -8.0)
                 if lp is None:
