@@ -66,12 +66,17 @@ def _jieba_dict_path() -> str | None:
 #: text has the first ``_SHORT`` characters of one (2 % of the vocabulary is longer).
 _SHORT = 4
 
-Tables = tuple[dict[str, list[str]], dict[str, float], int, frozenset[str]]
+#: A dictionary word counted at most this often in jieba's list is "rare": the context model
+#: may overrule pypinyin's reading of it where it is near certain (chosen on CPP even lines).
+_RARE = 10
+
+Tables = tuple[dict[str, list[str]], dict[str, float], int, frozenset[str], float]
 
 
 @lru_cache(maxsize=2)
 def _shared_tables(jieba_path: str | None) -> Tables:
-    """Our phrase table, word log-probabilities, the longest word length, long-word heads.
+    """Our phrase table, word log-probabilities, the longest word length, long-word heads,
+    and the log-probability of a word counted ``_RARE`` times (``-inf`` without counts).
 
     The heads are the first ``_SHORT`` characters of every longer word: the segmenter tries
     lengths above ``_SHORT`` only where the text has one (a quarter of its lookups otherwise).
@@ -102,7 +107,8 @@ def _shared_tables(jieba_path: str | None) -> Tables:
             maxlen = max(maxlen, len(w))
     if not heads:
         maxlen = max((len(w) for w in logp), default=1)
-    return own, logp, min(16, maxlen), frozenset(heads)
+    rare = math.log(_RARE) - logtotal if jieba_path else -math.inf
+    return own, logp, min(16, maxlen), frozenset(heads), rare
 
 
 class ZhG2P:
@@ -119,13 +125,14 @@ class ZhG2P:
         self._logp: dict[str, float] = {}
         self._maxlen = 1
         self._heads: frozenset[str] = frozenset()
+        self._rare_logp = -math.inf
         self._unk = -30.0
 
     def load(self) -> None:
         if self._own is not None:
             return
-        own, logp, maxlen, heads = _shared_tables(_jieba_dict_path())
-        self._logp, self._maxlen, self._heads = logp, maxlen, heads
+        own, logp, maxlen, heads, rare = _shared_tables(_jieba_dict_path())
+        self._logp, self._maxlen, self._heads, self._rare_logp = logp, maxlen, heads, rare
         self._unk = min(logp.values(), default=-25.0) - 5.0  # an unknown single character
         self._own = own
 
@@ -174,6 +181,11 @@ class ZhG2P:
         words.reverse()
         return words
 
+    def _rare(self, word: str) -> bool:
+        """A word outside our table that jieba counts at most ``_RARE`` times (or not at all)."""
+        assert self._own is not None
+        return word not in self._own and self._logp.get(word, -math.inf) <= self._rare_logp
+
     def is_word(self, w: str) -> bool:
         self.load()
         return w in self._logp
@@ -187,6 +199,7 @@ class ZhG2P:
         guess: Guess | None = None,
         prev: str = "",
         nxt: str = "",
+        sure: Guess | None = None,
     ) -> list[str]:
         """Lexical pinyin of one word (simplified Han), using the text around it for context.
 
@@ -196,7 +209,10 @@ class ZhG2P:
         已经了结 into le5). Returns one
         syllable per character; a character without any reading gets ``""``. ``prev``/``nxt``:
         the words around this one in the same run of Han text (word-sequence rules for
-        one-character words: 认真/地 de5, 跑/得/很快 de5).
+        one-character words: 认真/地 de5, 跑/得/很快 de5). ``sure(k)``: the model's reading of
+        character ``k`` where it is near certain (``None`` otherwise); it overrules pypinyin's
+        reading of a *rare* word (at most ``_RARE`` in jieba's counts, or none: 新圩镇 wei2,
+        叶儿 er2), never our own table or a common word (相声, 妥当: chosen on CPP even lines).
         """
         if len(word) == 1:
             by_word = polyphone.after_word(word, prev, nxt)
@@ -211,6 +227,11 @@ class ZhG2P:
             and word[-2] not in polyphone.ER2_BEFORE
         ):
             py[-1] = "er5"  # erhua suffix (这儿, 一点儿), not the noun 儿 'child'
+        if sure is not None and len(word) > 1 and self._rare(word):
+            for k in range(len(word)):
+                r = sure(k)
+                if r:
+                    py[k] = r
         return py
 
     def _word_pinyin(

@@ -321,10 +321,13 @@ class ZhFrontend:
             a, z = p.start + pos, p.start + pos + len(w)
             left = simp[max(p.start, a - _CTX) : a]
             right = simp[z : min(p.end, z + _CTX)]
-            guess = (lambda k, a=a: sent.reading(a + k)) if sent is not None else None
+            guess = sure = None
+            if sent is not None:
+                guess = lambda k, a=a: sent.reading(a + k)  # noqa: E731
+                sure = lambda k, a=a: sent.sure(a + k)  # noqa: E731
             prev = seg[wi - 1] if wi else ""
             nxt = seg[wi + 1] if wi + 1 < len(seg) else ""
-            py = self.g2p.word_pinyin(w, left, right, guess, prev, nxt)
+            py = self.g2p.word_pinyin(w, left, right, guess, prev, nxt, sure)
             if all(py):
                 b.words.append(Word(text[a:z], w, py, b.base + a, b.base + z, "zh"))
                 b.phrase.append(_Unit(w, list(py), len(b.words) - 1))
