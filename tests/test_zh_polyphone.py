@@ -179,6 +179,36 @@ def test_word_sequence_rules(text: str, pinyin: str) -> None:
     assert " ".join(g2p_zh(text)) == pinyin
 
 
+@pytest.mark.parametrize(
+    ("text", "char", "reading"),
+    [
+        ("缐补衮为宁前参将。", "将", "jiang4"),  # classical: 参/将 is a rank, not 'will'
+        ("黄忠箭射魏将后", "将", "jiang4"),
+        ("他将参加比赛。", "将", "jiang1"),
+        ("今宜永还本国。", "还", "huan2"),
+        ("李唐为师，尽得其真传。", "尽", "jin4"),
+        ("把羽毛弄干。", "弄", "nong4"),
+        ("把羽毛弄干。", "干", "gan1"),
+        ("住在弄堂里。", "弄", "long4"),
+        ("该寺所藏佛像很多。", "藏", "cang2"),
+        ("他盛米饭给我。", "盛", "cheng2"),
+        ("翻身，续炸三分钟。", "炸", "zha2"),
+        ("也有撒上少量可可粉的。", "撒", "sa3"),
+        ("有人做持桨划行状。", "划", "hua2"),
+        ("耕地时刨塌了老鼠窝", "刨", "pao2"),
+    ],
+)
+def test_one_character_word_rules(text: str, char: str, reading: str) -> None:
+    assert reading_at(text, text.index(char)) == reading
+
+
+def test_rule_for_a_previous_word_needs_one() -> None:
+    # '+' asks for a previous word: at the start of a run (a lane number: 593弄) the model decides
+    assert polyphone.after_word("弄", "", "") is None
+    assert polyphone.after_word("弄", "再次", "") == "nong4"
+    assert polyphone.after_word("弄", "", "干") == "nong4"
+
+
 def test_word_rules_match_whole_words() -> None:
     assert polyphone.after_word("地", "突然", "跑") == "de5"
     assert polyphone.after_word("地", "然", "跑") is None  # one-character 然 is no adverb
