@@ -250,5 +250,12 @@ def test_chattts_homophones_follow_the_frontend() -> None:
     assert _chattts_text("我去图书馆还书") == "我去图书馆环书"
 
 
+def test_chattts_homophones_cover_more_rare_readings() -> None:
+    assert _chattts_text("他住在厦门") == "他住在下门"  # xia4, not sha4
+    assert _chattts_text("成吉思汗是可汗") == "成吉思韩是克韩"  # khan: han2, ke4
+    assert _chattts_text("风靡全球") == "风米全球"
+    assert _chattts_text("你应该去") == "你应该去"  # a common word on the keep list
+
+
 def test_chattts_reads_a_kept_traditional_character_right() -> None:
     assert _chattts_text("閤门") == "阁门"  # 閤 kept for its reading, written 阁 for ChatTTS
