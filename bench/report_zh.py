@@ -236,7 +236,6 @@ def cpp_report(root: Path = DEFAULT_TESTDATA, failures: int = 0) -> list[str]:
                 f" {b.passed:5d}/{b.total:<5d} {100 * b.rate:6.2f}%")  # fmt: skip
 
     lines.append(row("all", ours, base))
-    # the phrase fixes of data/phrases.tsv were taken from failures on even lines only
     for key in (1, 2):
         lines.append(row(ours.subs[key].name, ours.subs[key], base.subs[key]))
     # the phrase fixes of data/phrases.tsv were taken from failures on even lines only
