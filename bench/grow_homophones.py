@@ -97,7 +97,9 @@ def usual_readings(occ: list[Occurrence], freq: dict[str, int]) -> dict[str, str
     return out
 
 
-def coverage(occ: list[Occurrence], usual: dict[str, str], subs_for: dict[str, str], top: int) -> int:
+def coverage(
+    occ: list[Occurrence], usual: dict[str, str], subs_for: dict[str, str], top: int
+) -> int:
     """Print the table's coverage of rare readings over all polyphone occurrences of CPP dev."""
     from mixvox.engines.chattts.render import default_homophones
 
