@@ -38,6 +38,7 @@ import json, resource, sys, time
 import numpy as np, torch
 import ChatTTS
 model_dir, frames, batches, threads = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+decode_only = len(sys.argv) > 5 and sys.argv[5] == "decode-only"
 if threads != "0":
     torch.set_num_threads(int(threads))
 a = model_dir + "/asset/"
@@ -62,6 +63,13 @@ for b in [int(x) for x in batches.split(",")]:
     out = code([text] * b, frames)
     dt = time.perf_counter() - t0
     fps[str(b)] = round(sum(len(i) for i in out.ids) / dt, 2)
+if decode_only:
+    print(json.dumps({"backend": "reference", "precision": "fp32", "batch": 1,
+        "frames": frames, "load_s": round(load_s, 3),
+        "frames_per_s": fps[batches.split(",")[0]], "frames_per_s_by_batch": fps,
+        "rtf": None, "first_chunk_ms": None, "refine_ms": None,
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}))
+    sys.exit(0)
 n = int(round(10.0 * 46.875))
 kw = dict(skip_refine_text=True, do_text_normalization=False, do_homophone_replacement=False,
           split_text=False)
@@ -103,6 +111,7 @@ def run_reference(model_dir: Path, python: str, args: argparse.Namespace) -> dic
         str(args.frames),
         ",".join(map(str, args.batches)),
         str(args.threads or 0),
+        "decode-only" if args.decode_only else "full",
     ]
     t0 = time.perf_counter()
     proc = subprocess.run(
@@ -137,6 +146,8 @@ def run_config(model_dir: Path, backend: str, precision: str, args: argparse.Nam
         cmd += ["--threads", str(args.threads)]
     if args.first_lookahead is not None:
         cmd += ["--first-lookahead", str(args.first_lookahead)]
+    if args.decode_only:
+        cmd += ["--decode-only"]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
     wall = time.perf_counter() - t0
@@ -164,7 +175,7 @@ def table(rows: list[dict], batches: list[int]) -> str:
             [name]
             + [str(fps.get(str(b), "")) for b in batches]
             + [
-                str(r["rtf"]),
+                str(r.get("rtf")),
                 str(r["first_chunk_ms"]),
                 str(r["refine_ms"]),
                 str(r["peak_rss_mb"]),
@@ -172,6 +183,36 @@ def table(rows: list[dict], batches: list[int]) -> str:
             ]
         )
         lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def ratio_table(rounds: list[dict[str, dict]], configs: list[str]) -> str:
+    """Median batch-1 frames/s per configuration over the rounds, and the median of the
+    per-round ratios against the reference (each ratio taken within one round, so a load
+    change between rounds cancels out)."""
+    import statistics
+
+    lines = [
+        "| config | median frames/s b1 | per-round frames/s | median ratio vs reference "
+        "(per round) |",
+        "|---|---|---|---|",
+    ]
+    for cfg in configs:
+        fps = [r[cfg].get("frames_per_s") for r in rounds if "error" not in r[cfg]]
+        ratios = [
+            r[cfg]["frames_per_s"] / r["reference:fp32"]["frames_per_s"]
+            for r in rounds
+            if "reference:fp32" in r
+            and "error" not in r[cfg]
+            and "error" not in r["reference:fp32"]
+        ]
+        med = f"{statistics.median(fps):.2f}" if fps else "error"
+        rat = (
+            f"{statistics.median(ratios):.2f}x ({', '.join(f'{x:.2f}' for x in ratios)})"
+            if ratios
+            else "-"
+        )
+        lines.append(f"| {cfg} | {med} | {', '.join(str(x) for x in fps)} | {rat} |")
     return "\n".join(lines)
 
 
@@ -189,6 +230,18 @@ def main(argv: list[str] | None = None) -> int:
         help="reduced first-chunk look-ahead (frames) for the mixvox configs' synthesis",
     )
     ap.add_argument("--timeout", type=int, default=1800)
+    ap.add_argument(
+        "--decode-only",
+        action="store_true",
+        help="decode frames/s only: no refine pass, no whole synthesis (shorter processes)",
+    )
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="run every configuration this many times, interleaved (the order rotates each "
+        "round); ratios against the reference are taken within each round, then the median",
+    )
     ap.add_argument("--json", dest="json_out", type=Path, help="also append JSON lines here")
     ap.add_argument(
         "--reference",
@@ -203,21 +256,32 @@ def main(argv: list[str] | None = None) -> int:
     )
     rows = []
     configs = args.configs.split(",") + (["reference:fp32"] if args.reference else [])
-    for cfg in configs:
-        backend, precision = cfg.split(":")
-        print(f"# running {backend} {precision} ...", file=sys.stderr)
-        if backend == "reference":
-            res = run_reference(args.model_dir, args.reference, args)
-        else:
-            res = run_config(args.model_dir, backend, precision, args)
-        res["loadavg_1m"] = round(os.getloadavg()[0], 1)
-        rows.append(res)
-        print(json.dumps(res, sort_keys=True))
-        if args.json_out:
-            with open(args.json_out, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps(res, sort_keys=True) + "\n")
+    rounds: list[dict[str, dict]] = []
+    for rnd in range(args.rounds):
+        shift = rnd % len(configs)
+        this_round: dict[str, dict] = {}
+        for cfg in configs[shift:] + configs[:shift]:
+            backend, precision = cfg.split(":")
+            print(f"# round {rnd + 1}/{args.rounds}: {backend} {precision} ...", file=sys.stderr)
+            if backend == "reference":
+                res = run_reference(args.model_dir, args.reference, args)
+            else:
+                res = run_config(args.model_dir, backend, precision, args)
+            res["loadavg_1m"] = round(os.getloadavg()[0], 1)
+            res["round"] = rnd + 1
+            this_round[cfg] = res
+            if rnd == 0:
+                rows.append(res)
+            print(json.dumps(res, sort_keys=True))
+            if args.json_out:
+                with open(args.json_out, "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(res, sort_keys=True) + "\n")
+        rounds.append(this_round)
+    if args.rounds > 1:
+        print(ratio_table(rounds, configs))
     print(table(rows, args.batches))
-    return 0 if all("error" not in r for r in rows) else 1
+    ok = all("error" not in r for rnd in rounds for r in rnd.values())
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

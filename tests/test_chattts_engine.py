@@ -410,3 +410,45 @@ def test_overlong_raw_text_is_a_clear_error(engine) -> None:
     utt = Utterance(raw, [Sentence(raw, 0, len(raw), "raw", [Span("raw", raw, 0, len(raw), [w])])])
     with pytest.raises(MixvoxError, match="too long"):
         list(engine.stream(utt, [Chunk(0, [w])], SynthesisOptions(extra={"raw": True})))
+
+
+def test_prosody_rate_becomes_the_code_prompt_of_its_piece(engine) -> None:
+    """ChatTTS heeds ``[speed_N]`` only in the code prompt: a ``<prosody rate>`` span is cut
+    out as its own piece with that prompt, the rate holds across chunks, and each chunk still
+    ends with exactly one final piece."""
+    import mixvox
+
+    utt = mixvox.route('<speak>先说这句<prosody rate="x-slow">这句很慢</prosody>又正常了</speak>')
+    words = [w for s in utt.sentences for sp in s.spans for w in sp.words]
+    chunks = [Chunk(0, words[: len(words) // 2]), Chunk(1, words[len(words) // 2 :])]
+    with Recorder(engine) as rec:
+        pieces = list(engine.stream(utt, chunks, SynthesisOptions(seed=2)))
+    tok = engine.tokenizer
+    prompts = [tok.decode(list(p)).replace(" ", "") for p in rec.calls[0]["prompts"]]
+    slow = [p for p in prompts if "很慢" in p]
+    assert slow and all("[speed_2]" in p for p in slow)  # x-slow: 0.5 -> [speed_2]
+    assert any("先说" in p and "[speed_5]" in p for p in prompts)
+    assert any("正常" in p and "[speed_5]" in p for p in prompts)
+    for p in prompts:  # no speed token left in the text part, one in the prompt
+        assert p.count("[speed_") == 1 and p.index("[speed_") < p.index("[Ptts]")
+    assert len(prompts) >= 3  # the slow span is a piece of its own
+    for k in (0, 1):
+        finals = [p.final for p in pieces if p.chunk == k]
+        assert finals and finals[-1] and finals.count(True) == 1
+
+
+def test_speed_segments_carry_the_rate_across_chunks() -> None:
+    from mixvox.engines.chattts.engine import speed_segments
+
+    a = Word("快", "快", [], 0, 1, lang="zh")
+    ctl = Word("[speed_8]", "[speed_8]", [], 1, 1, lang="zh", kind="control")
+    b = Word("跑", "跑", [], 1, 2, lang="zh")
+    c = Word("吧", "吧", [], 2, 3, lang="zh")
+    out = speed_segments([Chunk(0, [a, ctl, b]), Chunk(1, [c])], "[speed_5]")
+    assert [(ch.index, [w.spoken for w in ch.words], p) for ch, p in out] == [
+        (0, ["快"], None),
+        (0, ["跑"], "[speed_8]"),
+        (1, ["吧"], "[speed_8]"),
+    ]
+    # a prompt without a speed token gets one put first
+    assert speed_segments([Chunk(0, [ctl, b])], "[oral_2]")[0][1] == "[speed_8][oral_2]"

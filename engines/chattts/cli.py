@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -130,6 +131,11 @@ def download_cmd(dest: str | None, repo: str, revision: str | None, force: bool)
     default=None,
     help="Reduced look-ahead (code frames) of the first chunk, cross-faded into exact audio.",
 )
+@click.option(
+    "--decode-only",
+    is_flag=True,
+    help="Measure decode frames/s only (skip the refine pass and the whole synthesis).",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON line on stdout.")
 @click.option(
     "--key-file", type=click.Path(dir_okay=False), help="Key of an encrypted model (keygen)."
@@ -144,6 +150,7 @@ def bench_cmd(
     threads: int | None,
     text: str | None,
     first_lookahead: int | None,
+    decode_only: bool,
     as_json: bool,
     key_file: str | None,
 ) -> None:
@@ -160,6 +167,7 @@ def bench_cmd(
             text=text,
             key_file=key_file,
             first_lookahead=first_lookahead,
+            decode_only=decode_only,
         )
     except MixvoxError as exc:
         raise _fail(exc) from None
@@ -190,6 +198,7 @@ def run_bench(
     synth_seconds: float = 10.0,
     key_file: str | None = None,
     first_lookahead: int | None = None,
+    decode_only: bool = False,
 ) -> dict[str, object]:
     """One benchmark run in this process (run each configuration in its own process: the peak
     RSS figure is per process).
@@ -202,6 +211,10 @@ def run_bench(
       random weights give the same length as real ones;
     * ``first_chunk_ms``: from the ``stream()`` call to the first audio samples of that run;
     * ``peak_rss_mb``: the process's peak resident memory (``ru_maxrss``).
+
+    ``decode_only`` skips the refine pass and the synthesis (their fields are ``None``): on a
+    loaded machine, many short interleaved decode runs give steadier ratios than a few long
+    ones (``bench/cpu.py --rounds``).
     """
     import resource
     import time
@@ -210,8 +223,6 @@ def run_bench(
 
     from mixvox.engines.chattts.engine import ChatTTSEngine
     from mixvox.engines.chattts.gpt import SamplingParams
-    from mixvox.interfaces import SynthesisOptions
-    from mixvox.ir import Chunk, Sentence, Span, Utterance, Word
 
     t0 = time.perf_counter()
     eng = ChatTTSEngine(
@@ -254,11 +265,56 @@ def run_bench(
         fps[str(batch)] = round(sum(len(r.ids) for r in res) / decode_s, 2)
         step_ms[str(batch)] = round(1000 * decode_s / frames, 2)
 
+    ref_tokens: int | None = None
+    refine_s: float | None = None
+    synth_s: float | None = None
+    audio_s: float | None = None
+    first: float | None = None
+    if not decode_only:
+        ref_tokens, refine_s, synth_s, audio_s, first = _refine_and_synthesis(
+            eng, body, rng, synth_seconds
+        )
+    eng.close()
+    return {
+        "backend": backend,
+        "precision": precision,
+        "device": device,
+        "batch": batches[0],
+        "frames": frames,
+        "threads": threads,
+        "load_s": round(load_s, 3),
+        "frames_per_s": fps[str(batches[0])],
+        "frames_per_s_by_batch": fps,
+        "step_ms": step_ms[str(batches[0])],
+        "step_ms_by_batch": step_ms,
+        "audio_s": None if audio_s is None else round(audio_s, 3),
+        "synth_s": None if synth_s is None else round(synth_s, 3),
+        "rtf": round(synth_s / audio_s, 4) if synth_s is not None and audio_s else None,
+        "first_chunk_ms": round(1000 * first, 1) if first is not None else None,
+        "first_lookahead": first_lookahead,
+        "refine_tokens": ref_tokens,
+        "refine_ms": None if refine_s is None else round(1000 * refine_s, 1),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+
+
+def _refine_and_synthesis(
+    eng: Any, body: str, rng: Any, synth_seconds: float
+) -> tuple[int, float, float, float, float | None]:
+    """The refine pass and the whole streamed synthesis of :func:`run_bench`:
+    (refine tokens, refine s, synthesis s, audio s, first chunk s)."""
+    import time
+
+    import numpy as np
+
+    from mixvox.engines.chattts import render
+    from mixvox.engines.chattts.gpt import SamplingParams
+    from mixvox.interfaces import SynthesisOptions
+    from mixvox.ir import Chunk, Sentence, Span, Utterance, Word
+
     # The refine stage's cost (what refine=True adds before the first audio): one refine pass
     # over the text producing as many tokens as the text has plus a few prosody tokens -- a
     # real model's typical output; random weights would otherwise run to the cap.
-    from mixvox.engines.chattts import render
-
     ref_prompt = eng.tokenizer.encode(render.refine_prompt(body))
     ref_tokens = len(eng.tokenizer.encode(body)) + 8
     t0 = time.perf_counter()
@@ -291,28 +347,7 @@ def run_bench(
         samples += piece.samples.size
     synth_s = time.perf_counter() - t0
     audio_s = samples / eng.sample_rate
-    eng.close()
-    return {
-        "backend": backend,
-        "precision": precision,
-        "device": device,
-        "batch": batches[0],
-        "frames": frames,
-        "threads": threads,
-        "load_s": round(load_s, 3),
-        "frames_per_s": fps[str(batches[0])],
-        "frames_per_s_by_batch": fps,
-        "step_ms": step_ms[str(batches[0])],
-        "step_ms_by_batch": step_ms,
-        "audio_s": round(audio_s, 3),
-        "synth_s": round(synth_s, 3),
-        "rtf": round(synth_s / audio_s, 4) if audio_s else None,
-        "first_chunk_ms": round(1000 * first, 1) if first is not None else None,
-        "first_lookahead": first_lookahead,
-        "refine_tokens": ref_tokens,
-        "refine_ms": round(1000 * refine_s, 1),
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-    }
+    return ref_tokens, refine_s, synth_s, audio_s, first
 
 
 def register(cli: click.Group) -> None:

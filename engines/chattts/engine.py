@@ -39,6 +39,7 @@ from __future__ import annotations
 import logging
 import os
 import queue
+import re
 import threading
 import warnings
 from collections.abc import Iterator, Sequence
@@ -88,6 +89,47 @@ KNOWN_EXTRA = frozenset(
 )
 
 
+#: A speaking-rate control word, as SSML ``<prosody rate>`` writes it into the IR.
+_SPEED_WORD = re.compile(r"\[speed_(\d)\]")
+_SPEED_IN_PROMPT = re.compile(r"\[speed_\d\]")
+
+
+def speed_segments(chunks: Sequence[Chunk], call_prompt: str) -> list[tuple[Chunk, str | None]]:
+    """Cut ``chunks`` at their ``[speed_N]`` control words: (piece, code prompt or ``None``).
+
+    ChatTTS takes ``[speed_N]`` in the code prompt, before the text (``[Stts][spk_emb]
+    [speed_5]{text}[Ptts]``, as the reference writes it); in the middle of the text it is a
+    token the code stage did not learn to follow there, so a ``<prosody rate>`` span would
+    not reliably change rate. Each piece therefore gets its own
+    prompt (the call's prompt with its speed token replaced, or the token put first) and the
+    control word itself is left out of the text. A rate holds until the next control word,
+    across chunks, as a ``<prosody>`` element does; pieces keep their chunk's index. A piece
+    is only cut where words were spoken at the old rate, so punctuation never stands alone.
+    """
+    out: list[tuple[Chunk, str | None]] = []
+    prompt: str | None = None
+    for chunk in chunks:
+        pieces: list[tuple[list, str | None]] = []
+        cur: list = []
+        for w in chunk.words:
+            m = _SPEED_WORD.fullmatch(w.spoken.strip()) if w.kind == "control" else None
+            if m is None:
+                cur.append(w)
+                continue
+            if any(x.kind == "word" for x in cur):
+                pieces.append((cur, prompt))
+                cur = []
+            tok = m.group(0)
+            if _SPEED_IN_PROMPT.search(call_prompt):
+                prompt = _SPEED_IN_PROMPT.sub(tok, call_prompt, count=1)
+            else:
+                prompt = tok + call_prompt
+        if cur or not pieces:
+            pieces.append((cur, prompt))
+        out.extend((Chunk(chunk.index, words), pr) for words, pr in pieces)
+    return out
+
+
 class _Cancelled(Exception):
     """Raised inside the GPT callback to stop a generation nobody listens to any more."""
 
@@ -107,6 +149,11 @@ class _Item:
     finished: bool = False
     retries: int = 0
     user_cap: bool = False  # max_frames came from the caller, not the length guard
+    #: The code prompt of this item when a ``[speed_N]`` control word changed it (SSML
+    #: ``<prosody rate>``), else ``None``: the call's prompt.
+    prompt: str | None = None
+    #: Whether this item ends its IR chunk (a chunk cut at a speed change gives several).
+    last: bool = True
 
 
 @dataclass
@@ -374,7 +421,14 @@ class ChatTTSEngine:
 
     # -- text --------------------------------------------------------------------------------
 
-    def _item(self, utterance: Utterance, chunk: Chunk, call: _Call) -> _Item:
+    def _item(
+        self,
+        utterance: Utterance,
+        chunk: Chunk,
+        call: _Call,
+        prompt: str | None = None,
+        last: bool = True,
+    ) -> _Item:
         if call.raw or all(w.lang == "raw" for w in chunk.words if w.kind == "word"):
             text = " ".join(w.spoken for w in chunk.words).strip()
             seconds = render.expected_seconds(text=text)
@@ -385,11 +439,21 @@ class ChatTTSEngine:
                 warnings.warn(f"chattts: {note.message}", stacklevel=4)
             text = rendered.text
             seconds = render.expected_seconds(words=chunk.words)
-        bounds = render.frame_bounds(seconds, speed=call.speed)
+        speed = call.speed
+        if prompt is not None and (m := _SPEED_WORD.search(prompt)):
+            speed = max(0.1, int(m.group(1)) / 5)
+        bounds = render.frame_bounds(seconds, speed=speed)
         lo = bounds.min_frames if call.min_frames is None else call.min_frames
         hi = bounds.max_frames if call.max_frames is None else call.max_frames
         bounds = render.FrameBounds(min_frames=min(lo, hi), max_frames=hi)
-        return _Item(chunk=chunk, text=text, bounds=bounds, user_cap=call.max_frames is not None)
+        return _Item(
+            chunk=chunk,
+            text=text,
+            bounds=bounds,
+            user_cap=call.max_frames is not None,
+            prompt=prompt,
+            last=last,
+        )
 
     def _refine(self, items: list[_Item], call: _Call) -> None:
         """Run the refine stage over ``items`` (one batch) and replace their text."""
@@ -519,7 +583,9 @@ class ChatTTSEngine:
         live = [it for it in items if it.text]
         limit = int(getattr(self.gpt.config, "max_position_embeddings", 4096))
         for it in live:
-            it.prompt_ids = self.prompt_ids(it.text, call.prompt, call.speaker is not None)
+            it.prompt_ids = self.prompt_ids(
+                it.text, it.prompt or call.prompt, call.speaker is not None
+            )
             if len(it.prompt_ids) + max(1, it.bounds.min_frames) > limit:
                 raise MixvoxError(
                     f"chunk {it.chunk.index} is too long for ChatTTS ({len(it.prompt_ids)} "
@@ -534,7 +600,7 @@ class ChatTTSEngine:
             while k < len(items):
                 it = items[k]
                 if not it.text:  # nothing left to say after rendering
-                    yield AudioChunk(np.zeros(0, np.float32), SAMPLE_RATE, it.chunk.index, True)
+                    yield AudioChunk(np.zeros(0, np.float32), SAMPLE_RATE, it.chunk.index, it.last)
                     k += 1
                     continue
                 if voc is None:
@@ -614,7 +680,7 @@ class ChatTTSEngine:
                 it.chunk.index,
                 it.bounds.max_frames,
             )
-        yield AudioChunk(np.asarray(tail, np.float32), SAMPLE_RATE, it.chunk.index, True)
+        yield AudioChunk(np.asarray(tail, np.float32), SAMPLE_RATE, it.chunk.index, it.last)
 
     # -- the Engine interface --------------------------------------------------------------------
 
@@ -625,7 +691,20 @@ class ChatTTSEngine:
         if not hasattr(self, "gpt"):
             raise MixvoxError("the ChatTTS engine was closed")
         call = self._call(utterance, options)
-        items = [self._item(utterance, c, call) for c in chunks]
+        if call.raw:  # the user's text exactly: control words stay where they are
+            items = [self._item(utterance, c, call) for c in chunks]
+        else:
+            pieces = speed_segments(chunks, call.prompt)
+            items = [
+                self._item(
+                    utterance,
+                    piece,
+                    call,
+                    prompt,
+                    last=k + 1 == len(pieces) or pieces[k + 1][0].index != piece.index,
+                )
+                for k, (piece, prompt) in enumerate(pieces)
+            ]
         all_codes: list[np.ndarray] = []
         for start in range(0, len(items), self.max_batch):
             group = items[start : start + self.max_batch]
