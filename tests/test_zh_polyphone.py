@@ -259,3 +259,40 @@ def test_chattts_homophones_cover_more_rare_readings() -> None:
 
 def test_chattts_reads_a_kept_traditional_character_right() -> None:
     assert _chattts_text("閤门") == "阁门"  # 閤 kept for its reading, written 阁 for ChatTTS
+
+
+# -- speed shortcuts say the same --------------------------------------------------------------
+
+
+def test_dictionary_word_cache_returns_copies() -> None:
+    from mixvox.frontends.zh.g2p import ZhG2P
+
+    g = ZhG2P()
+    first = g.word_pinyin("银行")
+    first[0] = "xx"  # a caller's edit must not reach the cache
+    assert g.word_pinyin("银行") == ["yin2", "hang2"]
+    # a rare word is never cached: the model may overrule it in one sentence and not another
+    g.word_pinyin("叶儿")
+    assert g._rare("叶儿") and "叶儿" not in g._fixed and "银行" in g._fixed
+
+
+def test_segmenter_shortcut_finds_long_words() -> None:
+    from mixvox.frontends.zh import g2p
+
+    seg = g2p.ZhG2P()
+    text = "中华人民共和国成立于一九四九年"
+    fast = seg.segment(text)
+    saved = g2p._SHORT
+    try:
+        g2p._SHORT = 99  # every length tried, as before the shortcut
+        assert seg.segment(text) == fast
+    finally:
+        g2p._SHORT = saved
+    assert "中华人民共和国" in fast
+
+
+def test_t2s_shortcut_keeps_conversion() -> None:
+    fe = ZhFrontend()
+    assert fe.to_simplified("這是頭髮") == "这是头发"
+    assert fe.to_simplified("这是头发") == "这是头发"  # nothing to change: OpenCC skipped
+    assert fe._t2s_triggers and "這" in fe._t2s_triggers and "这" not in fe._t2s_triggers

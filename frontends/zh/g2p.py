@@ -70,6 +70,9 @@ _SHORT = 4
 #: may overrule pypinyin's reading of it where it is near certain (chosen on CPP even lines).
 _RARE = 10
 
+#: Most dictionary words whose reading a :class:`ZhG2P` keeps once made (a few MB at most).
+_FIXED_MAX = 50_000
+
 Tables = tuple[dict[str, list[str]], dict[str, float], int, frozenset[str], float]
 
 
@@ -126,6 +129,7 @@ class ZhG2P:
         self._maxlen = 1
         self._heads: frozenset[str] = frozenset()
         self._rare_logp = -math.inf
+        self._fixed: dict[str, tuple[str, ...]] = {}  # dictionary words' readings, once made
         self._unk = -30.0
 
     def load(self) -> None:
@@ -204,10 +208,9 @@ class ZhG2P:
         """Lexical pinyin of one word (simplified Han), using the text around it for context.
 
         ``guess(k)``: the context model's reading of the word's ``k``-th character (or
-        ``None``), asked only where no dictionary entry covers that character (a dictionary
-        word is never overruled: on CPP even lines that lost more than it won, and it turned
-        已经了结 into le5). Returns one
-        syllable per character; a character without any reading gets ``""``. ``prev``/``nxt``:
+        ``None``), asked only where no dictionary entry covers that character (a common
+        dictionary word is never overruled: on CPP even lines that lost more than it won, and
+        it turned 已经了结 into le5). Returns one syllable per character; a character without any reading gets ``""``. ``prev``/``nxt``:
         the words around this one in the same run of Han text (word-sequence rules for
         one-character words: 认真/地 de5, 跑/得/很快 de5). ``sure(k)``: the model's reading of
         character ``k`` where it is near certain (``None`` otherwise); it overrules pypinyin's
@@ -218,6 +221,10 @@ class ZhG2P:
             by_word = polyphone.after_word(word, prev, nxt)
             if by_word:
                 return [by_word]
+        else:
+            fixed = self._fixed.get(word)
+            if fixed is not None:
+                return list(fixed)
         py = self._word_pinyin(word, left, right, guess)
         if (
             len(word) > 1
@@ -227,11 +234,15 @@ class ZhG2P:
             and word[-2] not in polyphone.ER2_BEFORE
         ):
             py[-1] = "er5"  # erhua suffix (这儿, 一点儿), not the noun 儿 'child'
-        if sure is not None and len(word) > 1 and self._rare(word):
-            for k in range(len(word)):
-                r = sure(k)
-                if r:
-                    py[k] = r
+        if len(word) > 1:
+            if self._rare(word):
+                if sure is not None:
+                    for k in range(len(word)):
+                        r = sure(k)
+                        if r:
+                            py[k] = r
+            elif (word in self._own or word in PHRASES_DICT) and len(self._fixed) < _FIXED_MAX:
+                self._fixed[word] = tuple(py)  # a dictionary word reads the same everywhere
         return py
 
     def _word_pinyin(
