@@ -5,7 +5,11 @@ Sources, first match wins:
 1. ``data/phrases.tsv`` — our own word table (polyphone words pypinyin gets wrong or lacks,
    lexical neutral tones such as 漂亮 piao4 liang5);
 2. pypinyin's phrase dictionary (``PHRASES_DICT``);
-3. per character: context rules in :mod:`.polyphone`, else pypinyin's first reading.
+3. per character: context rules in :mod:`.polyphone`, the context model, else pypinyin's first
+   reading.
+
+A *rare* word of pypinyin's table (or one assembled from sub-words) takes the context model's
+reading of a character where the model is near certain (see :meth:`ZhG2P.word_pinyin`).
 
 Segmentation is a dynamic programme over the vocabulary (our table, pypinyin's phrases and
 OpenCC's simplified phrase list): fewest words, then fewest single characters. It gives real

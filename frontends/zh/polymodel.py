@@ -15,7 +15,8 @@ code here is our own and is written for speed, not a port of g2pM's:
   any other character is not the model's to decide.
 
 :mod:`.g2p` asks the model only where the word dictionary does not decide (above all
-one-character words); dictionary and sandhi layers stay ours.
+one-character words), and lets it overrule a rare dictionary word only where it is near certain
+(:meth:`SentenceReadings.sure`); dictionary and sandhi layers stay ours.
 """
 
 from __future__ import annotations
