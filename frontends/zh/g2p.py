@@ -245,7 +245,9 @@ class ZhG2P:
                         r = sure(k)
                         if r:
                             py[k] = r
-            elif (word in self._own or word in PHRASES_DICT) and len(self._fixed) < _FIXED_MAX:
+            elif (word in (self._own or {}) or word in PHRASES_DICT) and len(
+                self._fixed
+            ) < _FIXED_MAX:
                 self._fixed[word] = tuple(py)  # a dictionary word reads the same everywhere
         return py
 
