@@ -194,6 +194,10 @@ class ZhG2P:
         assert self._own is not None
         return word not in self._own and self._logp.get(word, -math.inf) <= self._rare_logp
 
+    def _in_dictionary(self, word: str) -> bool:
+        """In our table or pypinyin's: its reading does not depend on the sentence."""
+        return word in (self._own or {}) or word in PHRASES_DICT
+
     def is_word(self, w: str) -> bool:
         self.load()
         return w in self._logp
@@ -245,9 +249,7 @@ class ZhG2P:
                         r = sure(k)
                         if r:
                             py[k] = r
-            elif (word in (self._own or {}) or word in PHRASES_DICT) and len(
-                self._fixed
-            ) < _FIXED_MAX:
+            elif len(self._fixed) < _FIXED_MAX and self._in_dictionary(word):
                 self._fixed[word] = tuple(py)  # a dictionary word reads the same everywhere
         return py
 
