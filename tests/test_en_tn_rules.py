@@ -209,6 +209,11 @@ def test_identifiers_words_dates(text: str, spoken: str) -> None:
         ("on 2/3 of the nights", "on two thirds of the nights"),  # "of": a fraction
         ("a 60-60 split", "a sixty sixty split"),
         ("she is in her 30s", "she is in her thirties"),
+        ("a fee of USD 120", "a fee of one hundred and twenty U S dollars"),
+        ("EUR 4.50 each", "four euros fifty cents each"),
+        ("raised USD 3 million", "raised three million U S dollars"),
+        ("costs 80 CHF", "costs eighty Swiss francs"),
+        ("the EUR zone", "the E U R zone"),
         ("a timeout of 30s", "a timeout of thirty seconds"),
         ("report at 0600 hours", "report at oh six hundred hours"),
         ("born 03/09", "born March ninth"),

@@ -188,6 +188,8 @@ _WEEKDAYS = {
     "thu": "Thursday", "thur": "Thursday", "thurs": "Thursday", "fri": "Friday",
     "sat": "Saturday", "sun": "Sunday",
 }  # fmt: skip
+_CURRENCY_CODES = frozenset("USD EUR GBP JPY CNY RMB INR CHF CAD AUD".split())
+_CODE_SYMBOL = {"USD": "US$", "EUR": "€", "GBP": "£", "JPY": "¥", "INR": "₹"}
 #: Words before "20s" that make it a decade or an age, not twenty seconds.
 _DECADE_CUES = frozenset("the early late mid mid- his her their my our your its roaring".split())
 #: Words before a 3-4 digit number that names something (read in pairs: room one oh one).
@@ -700,6 +702,8 @@ class Normalizer:
             inner = self._read_whole(core[:-1], prev, nxt, k, cores)
             if inner is not None and (core[0].isdecimal() or core[0] in CURRENCIES):
                 spoken = inner + " plus"  # $200B+, 18+, 5k+
+        if spoken == "":
+            return [Tok(a, b, "", "punct")]  # said elsewhere ("USD 250": after the number)
         if spoken is not None:
             return [Tok(a, b, spoken)]
         return self._fallback(s, a, b, prev, nxt)
@@ -803,6 +807,24 @@ class Normalizer:
             r = self._numeric(core, prev, nxt, k, cores)
             if r is not None:
                 return r
+        if (
+            core in _CURRENCY_CODES
+            and _is_number(nxt)
+            and k + 1 < len(cores)
+            and not self._trails[k]
+            and k + 1 not in self._pending_suffix
+            and not self._unit_after_number(cores[k + 2] if k + 2 < len(cores) else "", nxt)
+        ):  # USD 250 -> two hundred and fifty U S dollars: the currency moves after the amount
+            after = cores[k + 2] if k + 2 < len(cores) else ""
+            sym = _CODE_SYMBOL.get(core)
+            said = self._money(sym + nxt, after, k + 1) if sym else None
+            if said is None and after.lower() not in _SCALE_WORDS:
+                sing, plur, _ = self.t.units[core]
+                number = self._plain_number(nxt, "", after, k + 1, [], as_year=False)
+                said = f"{number} {sing if _is_one(nxt) else plur}" if number else None
+            if said is not None:
+                self._pending_spoken[k + 1] = said
+                return ""
         if core == "#" and _is_number(nxt):
             return "number"  # "account #: 99812"
         if core in ("x", "X", "×") and _is_number(prev) and _is_number(nxt):
