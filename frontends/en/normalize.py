@@ -817,13 +817,13 @@ class Normalizer:
         ):  # USD 250 -> two hundred and fifty U S dollars: the currency moves after the amount
             after = cores[k + 2] if k + 2 < len(cores) else ""
             sym = _CODE_SYMBOL.get(core)
-            said = self._money(sym + nxt, after, k + 1) if sym else None
-            if said is None and after.lower() not in _SCALE_WORDS:
+            amount = self._money(sym + nxt, after, k + 1) if sym else None
+            if amount is None and after.lower() not in _SCALE_WORDS:
                 sing, plur, _ = self.t.units[core]
                 number = self._plain_number(nxt, "", after, k + 1, [], as_year=False)
-                said = f"{number} {sing if _is_one(nxt) else plur}" if number else None
-            if said is not None:
-                self._pending_spoken[k + 1] = said
+                amount = f"{number} {sing if _is_one(nxt) else plur}" if number else None
+            if amount is not None:
+                self._pending_spoken[k + 1] = amount
                 return ""
         if core == "#" and _is_number(nxt):
             return "number"  # "account #: 99812"
