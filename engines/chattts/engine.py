@@ -36,6 +36,7 @@ model's ``[empty_spk]``, a different voice every chunk); without one, ``options.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import queue
@@ -53,7 +54,9 @@ from mixvox.engines.chattts import render
 from mixvox.engines.chattts.assets import ModelAssets, VerifyMode, load_assets
 from mixvox.engines.chattts.audio import AudioModels, StreamingVocoder, load_audio_models
 from mixvox.engines.chattts.audio.faststart import FastStartVocoder
+from mixvox.engines.chattts.audio.window import DeviceFrames, WindowStream, WindowVocoder
 from mixvox.engines.chattts.gpt import GPTRunner, SamplingParams, load_gpt
+from mixvox.engines.chattts.gpu_link import device_generate, supports_device_frames
 from mixvox.engines.chattts.runtime import RuntimeDecision, resolve
 from mixvox.engines.chattts.speaker import Speaker, load_spk_stat
 from mixvox.engines.chattts.tokenizer import ChatTTSTokenizer
@@ -143,7 +146,7 @@ class _Item:
     bounds: render.FrameBounds
     prompt_ids: np.ndarray | None = None
     frames: list[np.ndarray] = field(default_factory=list)  # hidden or codes, not yet vocoded
-    codes: list[np.ndarray] = field(default_factory=list)
+    codes: list[Any] = field(default_factory=list)  # numpy, or DeviceFrames on the GPU
     n_frames: int = 0
     done: bool = False
     finished: bool = False
@@ -207,6 +210,13 @@ class ChatTTSEngine:
     sample after the first ~1 s exact; None (default) = plain streaming. ``int4_block``:
     inputs per 4-bit scale with ``precision="int4"`` (32: more faithful, 64 default, 128:
     faster; BENCHMARKS.md).
+    ``audio_path``: ``"window"`` (:class:`~.audio.window.WindowVocoder`: fixed windows, CUDA
+    graphs per chunk size on its own stream, GPT frames kept on the GPU) or ``"layers"``
+    (:class:`~.audio.StreamingVocoder`); default: window for the torch audio backend on
+    CUDA, layers elsewhere. ``audio_dtype``: the torch audio models' dtype (default float16
+    on CUDA unless ``precision="fp32"``, else float32; BENCHMARKS.md has the error).
+    ``warmup``: run one short request at load (default: on CUDA), so the first real
+    request finds every kernel compiled and buffer grown.
     ``speaker``: the voice when a call names none (default :data:`DEFAULT_SPEAKER`).
     """
 
@@ -240,6 +250,9 @@ class ChatTTSEngine:
         int4_block: int | None = None,
         speaker: str | None = None,
         key_file: str | os.PathLike[str] | None = None,
+        audio_path: str | None = None,
+        audio_dtype: str | None = None,
+        warmup: bool | None = None,
         **unknown: Any,
     ) -> None:
         for key in unknown:
@@ -292,10 +305,24 @@ class ChatTTSEngine:
         self.lookahead_frames = lookahead_frames
         self.first_lookahead_frames = first_lookahead
         self.default_speaker = speaker or DEFAULT_SPEAKER
+        gpu_audio = self.runtime.audio_backend == "torch" and str(
+            self.runtime.audio_device
+        ).startswith("cuda")
+        if audio_path not in (None, "window", "layers"):
+            raise MixvoxError(f"audio_path must be 'window' or 'layers', got {audio_path!r}")
+        if audio_path == "window" and self.runtime.audio_backend != "torch":
+            raise MixvoxError("audio_path 'window' needs the torch audio backend (--backend torch)")
+        self._gpu_audio = gpu_audio
+        self.audio_path = audio_path or ("window" if gpu_audio else "layers")
+        if audio_dtype is None:
+            audio_dtype = "float16" if gpu_audio and self.runtime.precision != "fp32" else "float32"
+        self.audio_dtype = audio_dtype
         self.tokenizer = ChatTTSTokenizer(self.assets.tokenizer_json)
         self._lock = threading.Lock()  # one GPT generation at a time
         self._speakers: dict[str, np.ndarray | None] = {}
         self._load_models(threads, cache_dir)
+        if warmup or (warmup is None and self._gpu_audio):
+            self.warmup()
 
     # -- loading -----------------------------------------------------------------------------
 
@@ -324,7 +351,13 @@ class ChatTTSEngine:
                 cache_dir=cache,
                 threads=threads,
                 sha256=audio_sha256,
+                dtype=self.audio_dtype,
+                # on the GPU only the model the source reads (no unused weights in GPU memory)
+                sources=(self.source,) if self._gpu_audio else ("hidden", "codes"),
             )
+            self.window: WindowVocoder | None = None
+            if self.audio_path == "window":  # graphs captured here, not in the first request
+                self.window = WindowVocoder(self.audio, self.source)
         except ImportError as exc:
             raise MixvoxError(
                 f"the ChatTTS {self.backend} backend needs a package that is not installed "
@@ -343,8 +376,22 @@ class ChatTTSEngine:
             log.warning("%s; random speakers will use a standard normal draw", exc)
             self.spk_stat = None
 
+    def warmup(self) -> None:
+        """One short request through the whole path (prompt, prefill, decode, vocoder, and
+        the fast start if set): what is compiled, planned or allocated on first use is done
+        here, so the first request after start is as fast as later ones."""
+        from mixvox.ir import Sentence, Span, Word
+
+        text = "warm up"
+        w = Word(text, text, [], 0, len(text), lang="raw")
+        utt = Utterance(text, [Sentence(text, 0, len(text), "raw", [Span("raw", text, 0, 7, [w])])])
+        extra = {"raw": True, "min_frames": 24, "max_frames": 24, "refine": False}
+        for _ in self.stream(utt, [Chunk(0, [w])], SynthesisOptions(seed=0, extra=extra)):
+            pass
+
     def close(self) -> None:
         """Drop the models (ONNX sessions, torch modules) so their memory can be freed."""
+        self.window = None
         for attr in ("gpt", "audio"):
             model = getattr(self, attr, None)
             if model is not None and hasattr(model, "close"):
@@ -525,10 +572,15 @@ class ChatTTSEngine:
                 raise _Cancelled
             q.put(("frames", b, ids, hid, done))
 
+        generate: Any = self.gpt.generate
+        if self.window is not None and supports_device_frames(self.gpt):
+            # frames stay on the GPU: GPT -> WindowVocoder with no host copy in between
+            generate = functools.partial(device_generate, self.gpt, frames_dtype=self.window.dtype)
+
         def work() -> None:
             try:
                 with self._lock:
-                    res = self.gpt.generate(
+                    res = generate(
                         prompts,
                         stage="code",
                         spk_emb=call.speaker,
@@ -561,7 +613,10 @@ class ChatTTSEngine:
             cancel.set()
             worker.join()
 
-    def _vocoder(self) -> StreamingVocoder | FastStartVocoder:
+    def _vocoder(self) -> StreamingVocoder | FastStartVocoder | WindowStream:
+        make: Any = None
+        if self.window is not None:
+            make = functools.partial(WindowStream, self.window)
         if self.first_lookahead_frames is not None and self.lookahead_frames is None:
             return FastStartVocoder(
                 self.audio,
@@ -569,6 +624,13 @@ class ChatTTSEngine:
                 first_lookahead_frames=self.first_lookahead_frames,
                 first_chunk_frames=self.first_chunk_frames,
                 chunk_frames=self.chunk_frames,
+                make_stream=make,
+            )
+        if make is not None:
+            return make(
+                first_chunk_frames=self.first_chunk_frames,
+                chunk_frames=self.chunk_frames,
+                lookahead_frames=self.lookahead_frames,
             )
         return StreamingVocoder(
             self.audio,
@@ -645,7 +707,7 @@ class ChatTTSEngine:
     def _take(self, it: _Item, ids: np.ndarray, hid: np.ndarray, done: bool) -> None:
         if len(ids):
             it.frames.append(hid if self.source == "hidden" else ids)
-            it.codes.append(np.asarray(ids, dtype=np.int64))
+            it.codes.append(ids)  # host copy only if save_codes asks (DeviceFrames on GPU)
             it.n_frames += len(ids)
         if done:
             it.done = True
@@ -705,7 +767,7 @@ class ChatTTSEngine:
                 )
                 for k, (piece, prompt) in enumerate(pieces)
             ]
-        all_codes: list[np.ndarray] = []
+        all_codes: list[Any] = []
         for start in range(0, len(items), self.max_batch):
             group = items[start : start + self.max_batch]
             if call.refine:
@@ -717,13 +779,14 @@ class ChatTTSEngine:
             save_codes(call.save_codes, all_codes, self.num_vq)
 
 
-def save_codes(path: str | os.PathLike[str], codes: list[np.ndarray], num_vq: int) -> Path:
+def save_codes(path: str | os.PathLike[str], codes: list[Any], num_vq: int) -> Path:
     """Write ``codes`` (concatenated) as an ``int64 [frames, num_vq]`` ``.npy``, atomically."""
     import io
 
     from mixvox.audio import atomic_write_bytes
 
-    arr = (np.concatenate(codes, axis=0) if codes else np.zeros((0, num_vq), np.int64)).astype(
+    host = [c.numpy() if isinstance(c, DeviceFrames) else np.asarray(c) for c in codes]
+    arr = (np.concatenate(host, axis=0) if host else np.zeros((0, num_vq), np.int64)).astype(
         np.int64
     )
     buf = io.BytesIO()

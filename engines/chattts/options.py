@@ -78,9 +78,26 @@ class ChatTTSOptions(EngineOptions):
     chunk_frames: int | None = option(None, help="Frames of later audio pieces.", min=1)
     lookahead_frames: int | None = option(None, help="Vocoder lookahead frames.", min=0)
     first_lookahead_frames: int | None = option(
-        None, help="Vocoder lookahead of the first audio piece.", min=0
+        None,
+        help="Fast first audio: vocoder look-ahead (code frames) of the start, cross-faded "
+        "into exact audio (e.g. 4 or 8; default exact).",
+        min=0,
+        flag="--first-lookahead",
     )
     int4_block: int | None = option(None, help="Weights per int4 quantization block.", min=1)
+    audio_path: str | None = option(
+        None,
+        help="Streaming vocoder: window (GPU graphs) or layers (default: window on CUDA).",
+        choices=("window", "layers"),
+    )
+    warmup: bool | None = option(
+        None, help="Run one short request at load (default: on CUDA) for a fast first request."
+    )
+    audio_dtype: str | None = option(
+        None,
+        help="torch audio models' dtype (default float16 on CUDA).",
+        choices=("float32", "float16", "bfloat16"),
+    )
 
     def validate(self) -> None:
         if self.device is not None and not _DEVICE.fullmatch(self.device):

@@ -29,6 +29,10 @@ second vocoder pass over those first frames.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from mixvox.engines.chattts.audio.models import AudioModels
@@ -46,6 +50,9 @@ class FastStartVocoder:
     and smaller than the exact look-ahead (else this is plain exact streaming).
     ``chunk_frames``: piece size once exact. ``crossfade_samples``: length of the fade.
     ``approx_frames``: most code frames of approximate audio (None: the exact look-ahead).
+    ``make_stream``: builds the two streams from ``first_chunk_frames``, ``chunk_frames`` and
+    ``lookahead_frames`` keywords (default: :class:`StreamingVocoder` on ``models``;
+    the GPU path passes :class:`~.window.WindowStream`, which has the same interface).
     """
 
     def __init__(
@@ -58,6 +65,7 @@ class FastStartVocoder:
         chunk_frames: int = 16,
         crossfade_samples: int = CROSSFADE_SAMPLES,
         approx_frames: int | None = None,
+        make_stream: Callable[..., Any] | None = None,
     ) -> None:
         if first_lookahead_frames < 0:
             raise AudioModelError("first_lookahead_frames must be >= 0")
@@ -65,12 +73,12 @@ class FastStartVocoder:
             raise AudioModelError("crossfade_samples must be >= 0")
         if approx_frames is not None and approx_frames < 1:
             raise AudioModelError("approx_frames must be >= 1 (or None)")
+        if make_stream is None:
+            make_stream = functools.partial(StreamingVocoder, models, source)
         # fine-grained until the switch (so it is not delayed), chunk_frames after it
-        self.exact = StreamingVocoder(models, source, first_chunk_frames=1, chunk_frames=1)
+        self.exact = make_stream(first_chunk_frames=1, chunk_frames=1)
         self.chunk_frames = chunk_frames
-        self.approx: StreamingVocoder | None = StreamingVocoder(
-            models,
-            source,
+        self.approx: Any = make_stream(
             first_chunk_frames=first_chunk_frames,
             chunk_frames=first_chunk_frames,
             lookahead_frames=first_lookahead_frames,

@@ -23,6 +23,7 @@ def load_audio_models(
     threads: int | None = None,
     dtype: str = "float32",
     sha256: Mapping[str, str | None] | None = None,
+    sources: tuple[str, ...] = ("hidden", "codes"),
 ) -> AudioModels:
     """Load Decoder, DVAE and Vocos from ``asset_dir`` (the folder holding ``*.safetensors``).
 
@@ -36,8 +37,12 @@ def load_audio_models(
     engine's job (assets.py); this only reads the files. ``sha256``: hashes the caller has
     already verified, by file name (``{"Vocos.safetensors": "..."}``, e.g. from
     :meth:`~mixvox.engines.chattts.assets.ModelAssets.verified_sha256`); a file without one is
-    hashed here, since the hashes key the cached ONNX graphs.
+    hashed here, since the hashes key the cached ONNX graphs. ``sources``: which mel models
+    to load ("hidden": the Decoder, "codes": the DVAE); the engine loads only the one its
+    ``source`` reads, so no unused weights sit in (GPU) memory.
     """
+    if not sources or set(sources) - {"hidden", "codes"}:
+        raise AudioModelError(f"sources must be a non-empty subset of hidden, codes: {sources!r}")
     if runtime is not None:
         if backend is not None or device is not None:
             raise AudioModelError("give either a RuntimeDecision or backend/device, not both")
@@ -53,8 +58,13 @@ def load_audio_models(
     if not dec_p.is_file() and not dvae_p.is_file():
         raise AudioModelError(f"neither Decoder.safetensors nor DVAE.safetensors in {asset}")
     known = sha256 or {}
-    decoder = parse_mel_decoder(dec_p, "hidden", known.get(dec_p.name)) if dec_p.is_file() else None
-    dvae = parse_mel_decoder(dvae_p, "codes", known.get(dvae_p.name)) if dvae_p.is_file() else None
+    decoder = dvae = None
+    if dec_p.is_file() and "hidden" in sources:
+        decoder = parse_mel_decoder(dec_p, "hidden", known.get(dec_p.name))
+    if dvae_p.is_file() and "codes" in sources:
+        dvae = parse_mel_decoder(dvae_p, "codes", known.get(dvae_p.name))
+    if decoder is None and dvae is None:
+        raise AudioModelError(f"no mel model for sources {sources!r} in {asset}")
     vocos = parse_vocos(voc_p, known.get(voc_p.name))
     for w in (decoder, dvae):
         if w is not None and w.n_mels != vocos.n_mels:

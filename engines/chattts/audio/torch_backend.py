@@ -163,13 +163,16 @@ class TorchAudioBackend:
 
     def _front(self, p: dict[str, Any], x: Any, lengths: Any | None) -> tuple[Any, Any]:
         """[B,T,2C] features -> 2x upsampled, conv_in applied: [B, hidden, 2T] (+ mask)."""
+        mask = None if lengths is None else self._mask(2 * lengths, 2 * x.shape[1])
+        return self._front_masked(p, x, mask), mask
+
+    def _front_masked(self, p: dict[str, Any], x: Any, mask: Any | None) -> Any:
+        """:meth:`_front` with a given mel-grid mask [B,1,2T] (None: no masking)."""
         b, t, c = x.shape
         # 2x upsampling: channel halves become mel-grid frames 2t and 2t+1
         x = x.transpose(1, 2).reshape(b, 2, c // 2, t).permute(0, 2, 3, 1).reshape(b, c // 2, 2 * t)
-        mask = None if lengths is None else self._mask(2 * lengths, 2 * t)
         y = self._conv(x, p["in0_w"], p["in0_b"], mask)
-        y = self._conv(self.torch.nn.functional.gelu(y), p["in2_w"], p["in2_b"], mask)
-        return y, mask
+        return self._conv(self.torch.nn.functional.gelu(y), p["in2_w"], p["in2_b"], mask)
 
     def _back(self, p: dict[str, Any], y: Any, mask: Any) -> Any:
         y = self._conv(y, p["out_w"], None, mask)
@@ -201,9 +204,23 @@ class TorchAudioBackend:
             y = self._convnext(y, blk, mask)
         return self._back(p, y, mask)
 
+    def mel_masked(self, kind: str, x: Any, mask: Any) -> Any:
+        """As :meth:`mel_torch` with a mel-grid mask [B,1,2T] of valid frames (any pattern:
+        the window vocoder masks frames before an utterance's start and past its end)."""
+        p = self._mel_w.get(kind)
+        if p is None:
+            raise AudioModelError(f"no mel decoder loaded for source {kind!r}")
+        y = self._front_masked(p, self._features(p, x), mask)
+        for blk in p["blocks"]:
+            y = self._convnext(y, blk, mask)
+        return self._back(p, y, mask)
+
     def spec_torch(self, mel: Any, lengths: Any) -> tuple[Any, Any]:
         """Torch mel [B,n_mels,F] -> (real, imag) [B,n_fft//2+1,F] (float32)."""
-        mask = self._mask(lengths, mel.shape[-1])
+        return self.spec_masked(mel, self._mask(lengths, mel.shape[-1]))
+
+    def spec_masked(self, mel: Any, mask: Any) -> tuple[Any, Any]:
+        """As :meth:`spec_torch` with a mask [B,1,F] of valid mel frames."""
         x = self._vfront(mel, mask)
         for blk in self._voc["blocks"]:
             x = self._convnext(x, blk, mask)
