@@ -34,10 +34,9 @@ _spec.loader.exec_module(report)
 
 marked = report.marked_spoken
 
-#: measured 491/497 = 0.988 when written; the six failures are English-frontend readings of
-#: Latin words (README, VISIBLE_DEVICES in identifiers and MATH spelled; ZeRO, BERT-base; the
-#: `us` of us-east-1).
-MIXED_FLOOR = 0.985
+#: measured 495/497 = 0.996 after merging main (tnen's English frontend); the two failures
+#: are English-frontend readings of Latin words: ZeRO split by case, the `us` of us-east-1.
+MIXED_FLOOR = 0.99
 
 
 def test_mixed_table_is_large_and_well_formed() -> None:
