@@ -3,8 +3,10 @@
 The weights are g2pM's (kakaobrain/g2pM 0.1.2.5, Apache-2.0; Park & Lee, Interspeech 2020),
 trained on the CPP train split: one-layer BiLSTM (64-dim character embeddings, 32 hidden units
 per direction) and a two-layer classifier over 876 readings. ``bench/convert_g2pm.py`` turned
-the wheel's pickles into ``data/polyphone_bilstm.npz`` (read with ``allow_pickle=False``); the
-code here is our own and is written for speed, not a port of g2pM's:
+the wheel's pickles into ``data/polyphone_bilstm.npz`` (read with ``allow_pickle=False``).
+They are shipped as published: fine-tuning them on CPP dev's even lines
+(``bench/finetune_polyphone.py``) lowered validation accuracy, so that script fell back to
+them. The code here is our own and is written for speed, not a port of g2pM's:
 
 * the recurrence runs in ONNX Runtime (``data/polyphone_bilstm.onnx``: embedding lookup and
   the LSTM op, one thread), a core dependency; without it, a numpy loop does the same work
