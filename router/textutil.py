@@ -146,3 +146,13 @@ def strip_controls(text: str) -> str:
     if not any(is_control(ch) for ch in text):
         return text
     return "".join(" " if is_control(ch) else ch for ch in text)
+
+
+#: Measure units written after a number (lower case): ``22ms``, ``80 GB``, ``3.5GHz``. A
+#: word among these after a number is the number's unit, not an English word.
+UNITS = frozenset(
+    """b kb mb gb tb pb kib mib gib tib bit bits bps kbps mbps gbps hz khz mhz ghz thz ms us ns ps
+    s sec secs min mins h hr hrs d m cm mm km nm um g kg mg t l ml w kw mw v mv kv a ma mah wh kwh
+    f c k x p fps dpi ppi px pt em rem db dbm mph kph kmh rpm cc lb lbs oz ft in yd mi gal psi
+    flops tflops gflops pflops tops qps ops iops cal kcal mmhg pa kpa mpa hp nit nits lm lux""".split()
+)

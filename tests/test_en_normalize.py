@@ -33,7 +33,7 @@ def analyze(text: str, start: int = 0, lexicon: Lexicon | None = None):
         ("13", "thirteen"),
         ("42", "forty two"),
         ("100", "one hundred"),
-        ("123", "one hundred twenty three"),
+        ("123", "one hundred and twenty three"),
         ("1,000,000", "one million"),
         ("123,000,012", "one hundred twenty three million twelve"),
         ("-5", "minus five"),
@@ -42,10 +42,10 @@ def analyze(text: str, start: int = 0, lexicon: Lexicon | None = None):
         ("lr = 3e-4", "lr equals three E minus four"),
         ("-1e-9", "minus one E minus nine"),
         ("2.5E+3", "two point five E plus three"),
-        ("x < 5", "X less than five"),
-        ("x > 0", "X greater than zero"),
-        ("x<=5", "X less than or equal to five"),
-        ("x >= 3", "X greater than or equal to three"),
+        ("x < 5", "X is less than five"),
+        ("x > 0", "X is greater than zero"),
+        ("x<=5", "X is less than or equal to five"),
+        ("x >= 3", "X is greater than or equal to three"),
         ("a != b", "a is not equal to B"),
         ("a ≤ b", "a is less than or equal to B"),
         ("±0.5", "plus or minus zero point five"),
@@ -87,12 +87,12 @@ def analyze(text: str, start: int = 0, lexicon: Lexicon | None = None):
         ("101st", "one hundred first"),
         ("2th", "two th"),  # wrong suffix is not an ordinal
         # money
-        ("$5.99", "five dollars and ninety nine cents"),
+        ("$5.99", "five dollars ninety nine cents"),
         ("$1", "one dollar"),
         ("$0.01", "one cent"),
         ("$2.00", "two dollars"),
-        ("€3.50", "three euros and fifty cents"),
-        ("£1.20", "one pound and twenty pence"),
+        ("€3.50", "three euros fifty cents"),
+        ("£1.20", "one pound twenty pence"),
         ("¥300", "three hundred yen"),
         ("$45 billion", "forty five billion dollars"),
         ("$2.5M", "two point five million dollars"),
@@ -223,7 +223,7 @@ def test_words_cover_input_with_absolute_offsets() -> None:
     by_text = {w.text: w for w in words}
     assert by_text["3:30"].spoken == "three thirty"
     assert by_text["PM"].spoken == "P M"
-    assert by_text["$5.99"].spoken == "five dollars and ninety nine cents"
+    assert by_text["$5.99"].spoken == "five dollars ninety nine cents"
     assert by_text[","].kind == "punct" and by_text[","].phonemes == []
     assert by_text["("].kind == "punct"
     assert [w.text for w in words if w.kind == "punct"] == [",", "(", ")", "!"]
@@ -437,7 +437,7 @@ def test_internal_failure_is_reported_and_offsets_kept(monkeypatch) -> None:
         ("account #: 99812", "account number: nine nine eight one two"),
         ("your otp is ab9453", "your otp is A B nine four five three"),
         # ... but not without a cue, nor across a sentence break
-        ("number 256", "number two hundred fifty six"),
+        ("number 256", "number two hundred and fifty six"),
         ("I need the code. 1234 people came", "I need the code. twelve thirty four people came"),
         ("code 7", "code seven"),
     ],
@@ -458,7 +458,7 @@ def test_identifiers_after_cue_words(text: str, spoken: str) -> None:
             "call one(eight zero zero) five five five, zero one nine nine now",
         ),
         # a parenthesised number that is not a phone number stays a number
-        ("(123) apples", "(one hundred twenty three) apples"),
+        ("(123) apples", "(one hundred and twenty three) apples"),
         # vanity numbers: dictionary words said as words
         ("1-800-GO-U-HAUL", "one, eight hundred, go U haul"),
         ("1-888-FLOWERS", "one, eight eight eight, flowers"),
@@ -479,11 +479,11 @@ def test_telephone_forms(text: str, spoken: str) -> None:
         # a unit after the range makes the ends quantities, not years
         (
             "1980-1970 kg",
-            "one thousand nine hundred eighty to one thousand nine hundred seventy kilograms",
+            "one thousand nine hundred and eighty to one thousand nine hundred and seventy kilograms",
         ),
         (
             "1234-123kg",
-            "one thousand two hundred thirty four to one hundred twenty three kilograms",
+            "one thousand two hundred and thirty four to one hundred and twenty three kilograms",
         ),
         # a lone dash between times is "to"; between plain numbers it stays a dash
         ("4:00 am - 8:12 pm", "four A M to eight twelve P M"),

@@ -62,6 +62,11 @@ FRAGMENTS = [
     "[uv_break]", "[break_3]", "[speed_5]", "[break_9]", "[Stts]", "[银行](yin2 hang2)",
     "[银行](yin2)", "[nginx](/EH1 N JH AH0 N EH1 K S/)", "[x](/AA/)",
     " ", "  ", "\n", "\r\n", "\t", "\u3000",
+    # issue 7 codes and symbols in zh sentences, and odd marks on them
+    "CUDA 12.1和cuDNN 8.9", "7800X3D", "1920X1080", "tokens/s", "No. 5号", "GPT-4o",
+    "Llama-2-7B", "- ", "| ", "•", "* ", "≥\u0301", "5\u20e3", "RTX\u202e4090", "1e-5",
+    "−5~3℃", "2020-2024年", "36.00元", ".22", "max_batch_size", "K8s", "8000端口", "302会议室",
+    "2TB", "Ｈ１００", "1\u200e2", "X\u0338", "10000100000", "00:00:00",
 ]  # fmt: skip
 
 texts = st.one_of(

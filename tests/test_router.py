@@ -106,7 +106,9 @@ def test_number_with_space_before_english_word_joins_it() -> None:
 
 def test_clause_punctuation_stops_the_english_island() -> None:
     # "GPU，" ends a clause: the 3 after it belongs to the Chinese words that follow
-    assert spans("我买了 GPU，3 块钱") == [(ZH, "我买了"), (EN, "GPU，"), (ZH, "3 块钱")]
+    # (the Chinese comma itself goes with the Chinese clause, not into the English span)
+    assert spans("我买了 GPU，3 块钱") == [(ZH, "我买了"), (EN, "GPU"), (ZH, "，3 块钱")]
+    assert spans("I bought a GPU, 3 of them") == [(EN, "I bought a GPU, 3 of them")]
 
 
 @pytest.mark.parametrize(
@@ -128,9 +130,14 @@ def test_english_matrix_spans(text: str, expected: list[tuple[str, str]]) -> Non
 def test_full_width_ascii_is_read_as_ascii_but_keeps_original_text() -> None:
     text = "ＲＴＸ４０７０ 跑 ＴｅｎｓｏｒＲＴ"
     utt = segment(text)
-    assert spans(text) == [(EN, "ＲＴＸ４０７０"), (ZH, "跑"), (EN, "ＴｅｎｓｏｒＲＴ")]
+    # a zh sentence (its only grammar word is 跑; the Latin words are names): the code goes
+    # with the zh span, read in Chinese; the name stays English
+    assert spans(text) == [(ZH, "ＲＴＸ４０７０ 跑"), (EN, "ＴｅｎｓｏｒＲＴ")]
     first = utt.sentences[0].spans[0]
-    assert (first.start, first.end) == (0, 7)
+    assert (first.start, first.end) == (0, 9)
+    assert [(s.start, s.end) for s in segment("ＲＴＸ４０７０ runs fast").sentences[0].spans] == [
+        (0, 17)
+    ]
     # full-width digits glued to Han are Chinese numbers, like ASCII ones
     assert spans("３个ＧＰＵ") == [(ZH, "３个"), (EN, "ＧＰＵ")]
 
@@ -139,8 +146,10 @@ def test_traditional_chinese_and_mixed_punctuation() -> None:
     utt = segment("這個軟體很好用，對吧？OK!")
     assert [(s.matrix, s.text) for s in utt.sentences] == [
         (ZH, "這個軟體很好用，對吧？"),
-        (EN, "OK!"),
+        (ZH, "OK!"),  # a name/acronym-only sentence takes its neighbours' matrix
     ]
+    assert [s.matrix for s in segment("Great. OK!").sentences] == [EN, EN]
+    assert [s.matrix for s in segment("OK!").sentences] == [EN]  # no neighbour: its own guess
     assert spans("他说 (RTX 4070) 很快") == [(ZH, "他说 (RTX 4070) 很快")]  # a code: zh digits
     assert spans("他说 (RTX) 很快") == [(ZH, "他说"), (EN, "(RTX)"), (ZH, "很快")]
     # an opening quote goes with the word after it, the closing one with the word before

@@ -8,11 +8,11 @@ Where our conventions differ on purpose (full list: ``frontends/zh/CONVENTIONS.m
 upstream cases count as failures and are *not* excluded or special-cased:
 
 * NeMo: 号 is kept (NeMo rewrites it to 日); ``￥5`` -> 五元 (NeMo 五人民币); ``03:04`` ->
-  三点零四分 (NeMo 三点四分); am/pm become 上午/下午; ``200`` -> 两百 (NeMo 二百);
-  ``-23°C`` -> 零下二十三摄氏度; ``50年`` -> 五十年; ``10000100000`` -> …零一十万.
-* WeText: ``￥1.25`` -> 一元两角五分 (WeText 一点二五元); fillers (呃) and 儿 are spoken, not
-  deleted; Kana/Hangul are skipped with a warning instead of ``<oov>`` tags; a bare ``110`` is a
-  number.
+  三点零四分 (NeMo 三点四分); am/pm become 上午/下午; ``-23°C`` -> 零下二十三摄氏度;
+  ``12.2.3`` is a version (NeMo: a date).
+* WeText: ``200`` -> 二百 (WeText 两百; the 现代汉语词典 rule); fillers (呃) and 儿 are spoken,
+  not deleted; a bare ``110`` is a number; a landline reads 1 as 幺. WeText runs with
+  ``tag_oov`` upstream: the Kana/Hangul we skip with a warning are tagged ``<oov>`` on our side.
 * g2p-mix: ``123`` -> yi4 bai3 … (sandhi on cardinals; g2p-mix keeps yi1); ``很漂亮`` is one
   dictionary word for our segmenter.
 * CharsiuG2P zho-s: their IPA applies 一/不 sandhi but not third-tone sandhi and marks fewer
@@ -52,14 +52,14 @@ pytestmark = pytest.mark.skipif(
 
 #: suite/file -> minimum pass rate (measured rate minus a margin).
 FLOORS = {
-    "nemo/cardinal": 0.92,  # measured 80/85 = 0.941
+    "nemo/cardinal": 0.97,  # measured 85/85
     "nemo/date": 0.86,  # 31/35 = 0.886
     "nemo/decimal": 0.97,  # 35/35
     "nemo/fraction": 0.96,  # 26/26
     "nemo/measure": 0.88,  # 10/11 = 0.909
     "nemo/money": 0.93,  # 21/22 = 0.955
-    "nemo/ordinal": 0.93,  # 80/84 = 0.952
-    "nemo/time": 0.58,  # 21/34 = 0.618
+    "nemo/ordinal": 0.97,  # 84/84
+    "nemo/time": 0.62,  # 22/34 = 0.647
     "nemo/whitelist": 0.9,  # 10/10
     "nemo/word": 0.96,  # 25/25
     "wetext/cardinal": 0.7,  # 5/7
@@ -70,24 +70,28 @@ FLOORS = {
     "wetext/money": 0.99,  # 3/3
     "wetext/time": 0.99,  # 6/6
     "wetext/whitelist": 0.74,  # 3/4
-    "wetext/normalizer": 0.9,  # 42/46 = 0.913
+    "wetext/normalizer": 0.87,  # 41/46 = 0.891 (人均200以内: 二百, see CONVENTIONS.md)
+    "wetext/normalizer_tag_oov": 0.99,  # 2/2
+    "mixed/technical (ours)": 0.99,  # 495/497 = 0.996 (tests/data/zh_mixed_tech.tsv)
+    "zh/sentences (ours)": 0.99,  # 200/200 (tests/data/zh_tn_sentences.tsv)
     "g2pmix/normalized": 0.96,  # 27/27
     "g2pmix/native": 0.94,  # 18/19 = 0.947
-    "g2pmix/sandhi": 0.97,  # 38/38
-    "charsiu/zho-s surface": 0.88,  # 453/500 = 0.906
-    "charsiu/zho-s lexical": 0.90,  # 463/500 = 0.926
+    "g2pmix/sandhi": 0.97,  # 37/38
+    "charsiu/zho-s surface": 0.88,  # 449/500 = 0.898
+    "charsiu/zho-s lexical": 0.90,  # 459/500 = 0.918
 }
-TOTAL_FLOORS = {"nemo/": 0.918, "wetext/": 0.9}  # measured 339/367 = 0.924, 86/95 = 0.905
-CPP_FLOOR = 0.973  # measured 9654/9893 = 0.9758 (pypinyin alone: 0.8753)
+TOTAL_FLOORS = {"nemo/": 0.945, "wetext/": 0.91}  # measured 349/367 = 0.951, 87/95 = 0.916
+CPP_FLOOR = 0.977  # measured 9687/9893 = 0.9792 (pypinyin alone: 0.8753)
 # odd lines are held out (the phrase fixes came from even-line failures): the floors that matter
-CPP_ODD_FLOOR = 0.968  # measured 4803/4946 = 0.9711
-CPP_ODD_ONE_CHAR_FLOOR = 0.955  # measured 1388/1445 = 0.9606 (one-character-word targets)
-CPP_ODD_MULTI_FLOOR = 0.972  # measured 3415/3501 = 0.9754
+CPP_ODD_FLOOR = 0.971  # measured 4813/4946 = 0.9731 (BiLSTM alone: 4812)
+CPP_ODD_ONE_CHAR_FLOOR = 0.957  # measured 1390/1445 = 0.9619 (one-character-word targets)
+CPP_ODD_MULTI_FLOOR = 0.975  # measured 3423/3501 = 0.9777
 
 
 @pytest.fixture(scope="module")
 def scores() -> dict[str, object]:
     all_scores = report.nemo_scores(TESTDATA) + report.wetext_scores(TESTDATA)
+    all_scores += report.tn_sentence_scores() + report.mixed_scores()
     all_scores += report.g2pmix_scores(TESTDATA) + report.charsiu_scores(TESTDATA)
     return {s.name: s for s in all_scores}
 

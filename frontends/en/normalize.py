@@ -56,6 +56,7 @@ class Tables:
     units_folded: dict[str, tuple[str, str, bool]]
     special: dict[str, str]
     special_folded: dict[str, str]
+    unit_words: frozenset[str]  # spoken unit names, singular and plural ("millimeters")
 
 
 @lru_cache(maxsize=1)
@@ -75,6 +76,7 @@ def tables() -> Tables:
         units_folded={k.casefold(): v for k, v in units.items() if v[2] and k not in exact},
         special=special,
         special_folded={k.casefold(): v for k, v in special.items()},
+        unit_words=frozenset(w.lower() for r in rows for w in (r[1], r[2]) if " " not in w),
     )
 
 
@@ -126,6 +128,27 @@ _SEQUENCE_WORDS = frozenset(
 _RE_INT = re.compile(r"\d+")
 _RE_NUMBER = re.compile(r"([-+]?)(\d{1,3}(?:,\d{3})+|\d+)?(?:\.(\d+))?")
 _RE_TIME = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?([ap]\.?m\.?)?", re.I)
+#: Durations written with h / m / s: ``3h``, ``1h30m``, ``2m30s`` (a lone ``45m`` is meters
+#: unless hours come before it).
+_RE_DURATION = re.compile(r"(?:(\d{1,4})h)?(?:(\d{1,4})m(?!s))?(?:(\d{1,4})s)?")
+_RE_DURATION_H = re.compile(r"\d{1,4}h")
+_DURATION_NAMES = (("hour", "hours"), ("minute", "minutes"), ("second", "seconds"))
+_RE_FEET_INCHES = re.compile(r"(\d{1,2})'(?:(\d{1,2})\"?)?")
+_RE_TIME_ZONED = re.compile(r"(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})")
+_RE_WORD_RATE = re.compile(r"([A-Za-z]{2,20})/([A-Za-z]{1,5})")
+_RE_COMMA_DECIMAL = re.compile(r"\d{1,3},\d{2}")
+_RE_RATING = re.compile(r"(\d{1,3}\.\d{1,2})/(\d{1,3})")
+_RE_ISO_DATETIME = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?"
+)
+#: Time-zone abbreviations, spelled after a time (``12:30 a.m. est`` -> A M E S T).
+_TIME_ZONES = frozenset(
+    "est edt cst cdt mst mdt pst pdt akst akdt hst utc gmt bst cet cest eet eest ist jst kst "
+    "aest aedt sgt hkt".split()
+)
+_RE_AMPM_ZONE = re.compile(r"([ap]\.?m\.?)(" + "|".join(sorted(_TIME_ZONES)) + r")", re.I)
+#: A ratio: the part after the colon is not two digits, so it cannot be clock minutes.
+_RE_RATIO = re.compile(r"(\d{1,6}):(\d|\d{3,6}|\d{1,3}(?:,\d{3})+)")
 _RE_TIME_DOT = re.compile(r"(\d{1,2})\.(\d{2})([ap]\.?m\.?)", re.I)
 _RE_HOUR_AMPM = re.compile(r"(\d{1,2})([ap]\.?m\.?)", re.I)
 _RE_ISO_DATE = re.compile(r"(\d{4})([-.])(\d{1,2})\2(\d{1,2})")
@@ -136,15 +159,18 @@ _RE_DECADE = re.compile(r"(\d{3}0)s|'(\d0)s")
 _RE_DECADE2 = re.compile(r"([2-9]0)s")
 _RE_VERSION = re.compile(r"[vV](\d+(?:\.\d+)*)(?:\.x)?")
 _RE_DOTTED = re.compile(r"\d+(?:\.\d+){2,}")
-_RE_FRACTION = re.compile(r"(\d+)/(\d+)")
-_RE_FRACTION_ORD = re.compile(r"(\d+)/(\d+)(?:st|nd|rd|th)", re.I)
+_RE_FRACTION = re.compile(r"(\d+)[/⁄](\d+)")  # also U+2044 FRACTION SLASH
+_RE_FRACTION_ORD = re.compile(r"(\d+)[/⁄](\d+)(?:st|nd|rd|th)", re.I)
 _RE_DIGIT_GROUPS = re.compile(r"\+?\d{1,4}(?:[-.]\d{1,4}){2,5}")
 _RE_PHONE = re.compile(r"(?:\+?1[-.])?(?:\(\d{3}\)|\d{3})[-.]\d{3}[-.]\d{4}|\d{3}-\d{4}")
+_RE_DECIMAL_RANGE = re.compile(r"\d{1,6}\.\d{1,6}-\d{1,6}(?:\.\d{1,6})?|\d{1,6}-\d{1,6}\.\d{1,6}")
 _RE_SCORE_RANGE = re.compile(r"(\d+(?:\.\d+)?)-(\d+(?:\.\d+)?)")
 #: A phone number with a parenthesised area code, searched in the whole span because it spans
 #: several chunks: ``+1 (123) 456-7890``, ``(555)555-5555``.
 _RE_PAREN_PHONE = re.compile(
     r"(?<![\w+])(?:\+\d{1,3} ?|1[ .-]?)?\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}(?![\w])"
+    # international numbers written with spaces: +44 20 7946 0958, +86 138 0013 8000
+    r"|(?<![\w+])\+\d{1,3}(?: \d{1,5}){2,5}(?![\w.,]\d)"
 )
 #: Toll-free vanity numbers: ``1-800-GO-U-HAUL``, ``1-888-FLOWERS``.
 _RE_VANITY = re.compile(r"(?:1-)?8\d\d-[A-Z0-9]{1,10}(?:-[A-Z0-9]{1,10}){0,4}")
@@ -153,17 +179,48 @@ _RE_CODE = re.compile(r"[A-Za-z0-9]{1,32}(?:-[A-Za-z0-9]{1,32}){0,4}")
 #: Ranges of two dimensions, ``2x8``, which a spaced unit may follow (``2x8 m2``).
 #: Two-character comparison operators, read as words wherever they stand.
 _MATH_PAIRS = {
-    "<=": "less than or equal to", ">=": "greater than or equal to", "!=": "not equal to",
-    "==": "equals", "=>": "implies", "->": "to", "<>": "not equal to",
+    "<=": "is less than or equal to", ">=": "is greater than or equal to",
+    "!=": "is not equal to", "==": "equals", "=>": "implies", "->": "to",
+    "<>": "is not equal to",
 }  # fmt: skip
 _WEEKDAYS = {
     "mon": "Monday", "tue": "Tuesday", "tues": "Tuesday", "wed": "Wednesday",
     "thu": "Thursday", "thur": "Thursday", "thurs": "Thursday", "fri": "Friday",
     "sat": "Saturday", "sun": "Sunday",
 }  # fmt: skip
+_CURRENCY_CODES = frozenset("USD EUR GBP JPY CNY RMB INR CHF CAD AUD".split())
+_CODE_SYMBOL = {"USD": "US$", "EUR": "€", "GBP": "£", "JPY": "¥", "INR": "₹"}
+#: Words before "20s" that make it a decade or an age, not twenty seconds.
+_DECADE_CUES = frozenset("the early late mid mid- his her their my our your its roaring".split())
+#: Words before a 3-4 digit number that names something (read in pairs: room one oh one).
+_NOMINAL_CUES = frozenset(
+    "room rm flight gate platform route highway hwy interstate bus suite apt apartment "
+    "channel track pier".split()
+)
+#: Words before an HTTP-style status code, read as people say them ("four oh four").
+_STATUS_CUES = frozenset("http https status error code".split())
+#: Words after which ``5/1`` is a date (month/day), not a fraction.
+_DATE_CUES = frozenset(
+    "on by until till til from since before after due dated born through thru".split()
+)
+#: Two-letter day abbreviations of calendars that are no English words; read as days only
+#: before a number (a date or a time).
+_WEEKDAY_2 = {"Tu": "Tuesday", "Th": "Thursday", "Fr": "Friday", "Sa": "Saturday"}
 _RE_DAY_RANGE = re.compile(
     r"(mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\.?(?:[-–~](mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\.?)?",
     re.I,
+)
+#: Command-line options: ``--help``, ``--dry-run``, ``-v``, ``-la`` (a leading dash before
+#: letters; ``-5`` is a number).
+_RE_CLI_OPT = re.compile(
+    r"--?[A-Za-z][A-Za-z0-9]{0,30}(?:-[A-Za-z0-9]{1,30}){0,4}(?:=[A-Za-z0-9_.:/-]{1,64})?"
+)
+#: ``__init__``, ``__main__.py``, ``__len__()``: Python's "dunder" names.
+_RE_DUNDER = re.compile(r"__([A-Za-z][A-Za-z0-9]{0,30})__((?:\.[A-Za-z0-9]{1,8})+|\(\))?")
+_DUNDERS = frozenset(
+    "init main name file doc dict class len str repr call new del eq ne lt le gt ge hash bool "
+    "iter next enter exit getitem setitem contains add sub mul all slots version path "
+    "future builtins import annotations module qualname".split()
 )
 #: File paths and host:port identifiers, read by parts like URLs.
 _RE_PATH = re.compile(
@@ -171,12 +228,32 @@ _RE_PATH = re.compile(
     r"|[A-Za-z]:\\[\w.\\ -]*"  # C:\Users\a.txt
     r"|[A-Za-z][\w.-]*:\d{2,5}"  # localhost:8080
 )
+#: Verbs after which a comparison sign drops its own "is" ("was < 0.05": was less than).
+_COPULA_VERBS = frozenset("is was are were be been being isn't wasn't aren't stays remains".split())
+_COMPARE_AFTER_OPERAND = {
+    "<": "is less than", ">": "is greater than", "<=": "is less than or equal to",
+    ">=": "is greater than or equal to", "≤": "is less than or equal to",
+    "≥": "is greater than or equal to",
+}  # fmt: skip
+#: Signs glued to the front of a number (no left operand), longest first: said as words.
+_SIGN_WORDS = (
+    ("+/-", "plus or minus"), ("<=", "at most"), (">=", "at least"), ("~", "about"),
+    ("～", "about"), ("∼", "about"), ("≈", "approximately"), ("±", "plus or minus"),
+    ("≤", "at most"), ("≥", "at least"), ("<", "less than"), (">", "more than"),
+)  # fmt: skip
 _RE_TILDE_RANGE = re.compile(r"(-?)(\d+(?:\.\d+)?)(%?)[~～](-?\d\S*)")
+_RE_SIGNED_RANGE = re.compile(
+    r"(-?\d{1,9}(?:\.\d{1,9})?)-(\d{1,9}(?:\.\d{1,9})?)([^\d\s.,-][^\s]{0,8})?"
+)
+_RE_NEG_RANGE = re.compile(r"(-?\d{1,9}(?:\.\d{1,9})?)-(-\d{1,9}(?:\.\d{1,9})?)")
 _RE_SCI = re.compile(r"([-+]?)(\d+(?:\.\d+)?|\.\d+)[eE]([-+−]?)(\d{1,3})")
 _RE_DIMENSION = re.compile(r"\d+(?:\.\d+)?[x×]\d+(?:\.\d+)?")
+_RE_HALF = re.compile(r"([12])H(\d{2}|\d{4})")
+_RE_DECADE_NUM = re.compile(r"1[0-9][0-9]0|20[0-9]0")
 _RE_QUARTER = re.compile(r"([1-4])Q(\d{2}|\d{4})")
 _RE_INITIALS = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]\.?")
 _RE_DOMAIN = re.compile(r"[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.([A-Za-z]{2,})(?:/\S*)?")
+_RE_MONTH_RANGE = re.compile(r"([A-Za-z]{3,9})\.?[-–]([A-Za-z]{3,9})\.?")
 _RE_MONTH_DAY = re.compile(r"([A-Za-z]{3,9})\.?-(\d{1,2})(?:-(\d{4}))?")
 _RATE_UNITS = {
     "mo": "month", "month": "month", "yr": "year", "year": "year", "wk": "week", "week": "week",
@@ -225,7 +302,14 @@ _STATES = {
 #: State codes that are also common words/acronyms: read as states only before a ZIP code.
 _AMBIGUOUS_STATES = frozenset("OK IN OR ME HI OH ID LA MA CO DE SC MS MI".split())
 #: Words after which a dotted number is a version: "version 3.10" -> three point ten.
-_VERSION_WORDS = frozenset("version ver release build update patch firmware kernel".split())
+_VERSION_WORDS = frozenset(
+    "version ver release build update patch firmware kernel "
+    # software whose numbers are versions: "Python 3.12" is three point twelve
+    "python node node.js java ruby rust perl php kotlin swift scala julia golang go dart "
+    "ios macos ipados watchos android windows ubuntu debian fedora centos rhel linux "
+    "cuda pytorch tensorflow numpy pandas django rails react angular vue gcc clang llvm "
+    "chrome firefox safari docker kubernetes postgresql postgres mysql redis nginx bash".split()
+)
 #: Words after which a code or number is read character by character ("PIN 1234").
 _ID_CUES = frozenset(
     "id pin otp code passcode password pwd ssn iban imei imsi cvv cvc "
@@ -239,6 +323,10 @@ _NUMBER_CUES = _ID_CUES | frozenset(
 )
 _NUMBER_WORDS = frozenset(("number", "no", "no.", "num", "#", "nr"))
 _COPULAS = frozenset(("is", "was", "=", "are"))
+#: Two-letter English words, said as words inside URLs, paths and identifiers.
+_SHORT_WORDS = frozenset(
+    "my go to in on up me we do no so of it is at by or an as be he if".split()
+)
 _TLDS = frozenset(
     "com org net edu gov io ai dev app co uk de fr jp cn ru it es nl info biz me tv us ca au "
     "in ch se no fi dk pl be at cz kr tw hk sg br mx ly gg xyz sh".split()
@@ -274,6 +362,18 @@ def _is_punct_char(c: str) -> bool:
     return c in _PUNCT_CHARS or unicodedata.category(c).startswith("P")
 
 
+#: Invisible characters that join or hyphenate inside a word (soft hyphen, ZWNJ, ZWJ, word
+#: joiner, invisible operators, a BOM inside text): the word is read without them.
+_JOINERS = frozenset("\u00ad\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff")
+#: Punctuation that marks up text rather than phrasing it (markdown ``_x_``, ```x```, a
+#: snake_case underscore cut off by the generic reader): silent, never left in ``spoken``.
+_SILENT_PUNCT = frozenset("_`")
+
+
+def _punct_spoken(c: str) -> str:
+    return "" if c in _SILENT_PUNCT else c
+
+
 def letters_spoken(s: str) -> str:
     """``"gpu"`` -> ``"G P U"`` (spelled acronym, capital letters as the engine should say)."""
     return " ".join(c.upper() for c in s if c.isalpha())
@@ -299,6 +399,10 @@ class Normalizer:
     def __init__(self, lex_get: LexGet | None = None) -> None:
         self.t = tables()
         self.lex_get = lex_get or (lambda _w: None)
+        #: ``(code, start, end)`` of problems inside pieces that are read (a combining mark
+        #: on a digit or a symbol), set by :meth:`tokenize`; the frontend warns about them.
+        self.issues: list[tuple[str, int, int]] = []
+        self._format_chars: list[tuple[str, int, int]] = []
 
     # -- chunking ---------------------------------------------------------------------------
 
@@ -322,9 +426,28 @@ class Normalizer:
                 continue
             # Inside a URL, ``?`` ``,`` ``;`` ``!`` before a letter belong to it (``a?b=1``).
             url = _RE_URL_START.match(folded, i) is not None
+            # "--help" is read whole (only at the start of a chunk: "I--test" is two words)
+            opt = i + 1 if folded[i] in "([{\"'" else i
+            cli = (
+                folded[opt : opt + 1] == "-"
+                and (i == 0 or folded[i - 1].isspace())
+                and _RE_CLI_OPT.match(folded, opt) is not None
+            )
             while j < n and not folded[j].isspace():
                 if j > i and folded[j] in "<[" and _markup_at(folded, j):
                     break  # go<noise/>home
+                if (
+                    folded[j] == "-"
+                    and folded.startswith("--", j)
+                    and not url
+                    and not (j == opt and cli)
+                    and not (folded[j - 1 : j].isdecimal() and folded[j + 2 : j + 3].isdecimal())
+                ):
+                    if j > i:
+                        break  # "Francis I--test": a double dash stands between words
+                    while j < n and folded[j] == "-":
+                        j += 1
+                    break
                 j += 1
                 if _is_hard_break(folded, j - 1) and not (url and folded[j - 1] in ",;!?"):
                     break
@@ -339,16 +462,28 @@ class Normalizer:
                 cores.append((b, b))
                 trails.append([Tok(a, b, folded[a:b], "punct", reason="markup")])
                 continue
+            self._prev_core = folded[cores[-1][0] : cores[-1][1]] if cores else ""
             lead, (ca, cb), trail = self._split_chunk(folded, a, b)
             leads.append(lead)
             cores.append((ca, cb))
             trails.append(trail)
         self._shouting = self._is_shouting(folded, cores)
-        phones = [m.span() for m in _RE_PAREN_PHONE.finditer(folded)]
+        # a core that is a command-line option standing on its own ("ls -la", "--help")
+        self._cli_ok = [
+            all(c in "([{\"'" for c in folded[a0:ca]) and (a0 == 0 or folded[a0 - 1].isspace())
+            for (a0, _), (ca, _) in zip(chunks, cores, strict=True)
+        ]
+        phones = [
+            m.span()
+            for m in _RE_PAREN_PHONE.finditer(folded)
+            if sum(c.isdecimal() for c in m.group()) >= 8  # "+3 5 6" is no phone number
+        ]
         out: list[Tok] = []
+        self._format_chars = []
         self._pending_suffix: dict[int, str] = {}
         self._pending_spoken: dict[int, str] = {}
         core_texts = [folded[a:b] for a, b in cores]
+        equation = "=" in core_texts or any("^" in c for c in core_texts)
         self._trails = ["".join(folded[t.start : t.end] for t in tr) for tr in trails]
         for k, (ca, cb) in enumerate(cores):
             out += leads[k]
@@ -357,7 +492,8 @@ class Normalizer:
                     sign = "plus " if folded[ca] == "+" else ""
                     pieces = [Tok(ca, cb, sign + _phone(folded[ca:cb]))]
                 elif k in self._pending_spoken:
-                    pieces = [Tok(ca, cb, self._pending_spoken[k])]
+                    said = self._pending_spoken[k]
+                    pieces = [Tok(ca, cb, said, "word" if said else "punct")]
                 elif cb - ca > MAX_CORE_CHARS or (
                     cb - ca > SLICE_CHARS and _is_digits(folded, ca, cb)
                 ):
@@ -370,8 +506,47 @@ class Normalizer:
                 out += pieces
             if cb == ca and _is_range_dash(folded[chunks[k][0] : chunks[k][1]], core_texts, k):
                 trails[k] = [Tok(t.start, t.end, "to") for t in trails[k]]
+            elif trails[k]:
+                self._read_trail(folded, trails[k], core_texts, k, equation)
             out += trails[k]
+        self.issues = _stray_marks(folded, out) + self._format_chars
         return out
+
+    def _read_trail(
+        self, s: str, trail: list[Tok], cores: list[str], k: int, equation: bool
+    ) -> None:
+        """Trailing punctuation that is read: ``12"`` outside a quotation is inches; in an
+        equation a dash between numbers is minus (``1- 2 = 5``, ``3 - 1 = 2``)."""
+        first = trail[0]
+        c = s[first.start]
+        core = cores[k]
+        nxt = cores[k + 1] if k + 1 < len(cores) else ""
+        if c == '"' and "'" in core and _RE_FEET_INCHES.fullmatch(core):
+            first.spoken = ""  # 6'2": the inches are already said
+        elif (
+            c == '"'
+            and core[:1].isdecimal()
+            and _RE_NUMBER.fullmatch(core)
+            and _open_quotes(s, first.start) % 2 == 0
+        ):
+            first.spoken, first.kind = ("inch" if core == "1" else "inches"), "word"
+        elif (
+            c == "'"
+            and len(trail) == 1
+            and core.isdecimal()
+            and len(core) <= 2
+            and nxt.isdecimal()
+            and self._trails[k + 1 : k + 2] == ['"']
+        ):  # 5' 10": feet, then inches
+            first.spoken, first.kind = ("foot" if core == "1" else "feet"), "word"
+        elif (
+            c == "-"
+            and len(trail) == 1
+            and equation
+            and (_operand(core) or (not core and _operand(cores[k - 1] if k else "")))
+            and _operand(nxt)
+        ):
+            first.spoken, first.kind = "minus", "word"
 
     def _read_slices(self, s: str, a: int, b: int, cores: list[str], k: int) -> list[Tok]:
         """An overlong core, slice by slice (see :data:`MAX_CORE_CHARS`); digit-only slices
@@ -388,18 +563,57 @@ class Normalizer:
         lead: list[Tok] = []
         trail: list[Tok] = []
         ca, cb = a, b
+        opt_at = a + 1 if s[a] in "([{\"'" else a
+        m = _RE_CLI_OPT.match(s, opt_at, b) if s[opt_at : opt_at + 1] == "-" else None
+        if m and (a == 0 or s[a - 1].isspace()):
+            # "--dry-run", "-v": a command-line option; the dashes are read ("dash dash")
+            if all(s[i] in _TRAIL_PUNCT for i in range(m.end(), b)):
+                rest = [Tok(i, i + 1, _punct_spoken(s[i]), "punct") for i in range(m.end(), b)]
+                lead = [Tok(a, opt_at, s[a], "punct")] if opt_at > a else []
+                return lead, (opt_at, m.end()), rest
+        m = _RE_DUNDER.match(s, a, b) if s[a] == "_" else None
+        if m and (m.group(2) or m.group(1).lower() in _DUNDERS):
+            # __init__: the underscores belong to the name (not markdown emphasis)
+            if all(_is_punct_char(s[i]) for i in range(m.end(), b)):
+                rest = [Tok(i, i + 1, _punct_spoken(s[i]), "punct") for i in range(m.end(), b)]
+                return [], (a, m.end()), rest
+        if (
+            cb - ca > 1
+            and s[ca] == "*"
+            and s[ca + 1].isdecimal()
+            and (a == 0 or s[a - 1].isspace())
+        ):
+            lead.append(Tok(ca, ca + 1, "star"))  # dial *67
+            ca += 1
+        for sign, said in _SIGN_WORDS:
+            n = len(sign)
+            if (
+                cb - ca > n
+                and s.startswith(sign, ca)
+                and (s[ca + n].isdecimal() or s[ca + n] in "$€£¥.-")
+            ):
+                # "~5 ms", "≈3.2%", "±0.2 mm", "≥5 years", "<5%": a sign before a number is
+                # a word of its own, so that the number and its unit are read as usual
+                if sign in _COMPARE_AFTER_OPERAND and _operand(getattr(self, "_prev_core", "")):
+                    said = _COMPARE_AFTER_OPERAND[sign]  # "x <5": a comparison after all
+                lead.append(Tok(ca, ca + n, said))
+                ca += n
+                break
         while (
             ca < cb
             and not _RE_DECADE.fullmatch(s[ca:cb])
             and (
                 s[ca] in _LEAD_PUNCT
+                or (s[ca] == "." and _RE_EMAIL.fullmatch(s, ca + 1, cb) is not None)
                 or (
-                    s[ca] == "-" and cb - ca > 1 and not (s[ca + 1].isdecimal() or s[ca + 1] == ".")
+                    s[ca] == "-"
+                    and cb - ca > 1
+                    and not (s[ca + 1].isdecimal() or s[ca + 1] == "." or s[ca + 1] in CURRENCIES)
                 )
             )
             and not self._special_at(s, ca, cb)
         ):
-            lead.append(Tok(ca, ca + 1, s[ca], "punct"))
+            lead.append(Tok(ca, ca + 1, _punct_spoken(s[ca]), "punct"))
             ca += 1
         while cb > ca:
             c = s[cb - 1]
@@ -412,7 +626,7 @@ class Normalizer:
                 break
             if c == "'" and core[:-1].lower().endswith("s") and cb - ca > 2 and s[ca].isalpha():
                 break  # plural possessive: students'
-            trail.append(Tok(cb - 1, cb, c, "punct"))
+            trail.append(Tok(cb - 1, cb, _punct_spoken(c), "punct"))
             cb -= 1
         trail.reverse()
         return lead, (ca, cb), trail
@@ -425,6 +639,9 @@ class Normalizer:
 
     def _keeps_final_dot(self, core: str) -> bool:
         t = self.t
+        prev = getattr(self, "_prev_core", "")
+        if prev and prev[0].isdecimal() and self._unit_after_number(core[:-1], prev):
+            return False  # "for 2-3 min.": a unit, and the dot ends the sentence
         if core in t.abbreviations or core.casefold() in t.abbreviations_folded:
             return True
         if core in ("St.", "Dr.", "st.", "dr.", "ST.", "DR."):
@@ -451,8 +668,20 @@ class Normalizer:
         core = s[a:b]
         prev = cores[k - 1] if k > 0 else ""
         nxt = cores[k + 1] if k + 1 < len(cores) else ""
+        if not core.isascii():
+            clean = self._clean_word(core)
+            if clean is not None:
+                # co\u00adoperate, the ﬁ ligature: invisible joiners and compatibility
+                # letters inside a word are not letters of their own; read the word whole
+                for i, c in enumerate(core):
+                    if c in _JOINERS:
+                        self._format_chars.append(("format-char", a + i, a + i + 1))
+                return [Tok(a, b, self._read_alpha(clean, prev, nxt))]
         entry = self.lex_get(core)
         if entry is None and any(c.isalpha() and not is_latin_letter(c) for c in core):
+            said = self._numeric(core, prev, nxt, k, cores) if core[0].isdecimal() else None
+            if said is not None:  # 45º, 20ºC: units written with a non-Latin letter
+                return [Tok(a, b, said)]
             if k > 0 and self._unit_after_number(core, prev):
                 sing, plur, _ = self._unit(core, spaced=True)  # type: ignore[misc]
                 return [Tok(a, b, sing if _is_one(prev) else plur)]
@@ -469,9 +698,26 @@ class Normalizer:
             inner = self._read_whole(core[:-2], prev, nxt, k, cores)
             if inner is not None:
                 spoken = inner + "'s"
+        if spoken is None and core.endswith("+") and len(core) > 2 and core[-2].isalnum():
+            inner = self._read_whole(core[:-1], prev, nxt, k, cores)
+            if inner is not None and (core[0].isdecimal() or core[0] in CURRENCIES):
+                spoken = inner + " plus"  # $200B+, 18+, 5k+
+        if spoken == "":
+            return [Tok(a, b, "", "punct")]  # said elsewhere ("USD 250": after the number)
         if spoken is not None:
             return [Tok(a, b, spoken)]
         return self._fallback(s, a, b, prev, nxt)
+
+    @staticmethod
+    def _clean_word(core: str) -> str | None:
+        """The letters of ``core`` without invisible joiners (soft hyphen, ZWJ, word joiner)
+        and with compatibility letters decomposed (ﬁ -> fi), when that leaves a plain word;
+        else ``None`` (the core is read as it is)."""
+        stripped = "".join(c for c in core if c not in _JOINERS)
+        clean = unicodedata.normalize("NFKC", stripped)
+        if clean == core or not clean or not _is_wordlike(clean) or not clean.isascii():
+            return None
+        return clean
 
     def builtin_reading(self, s: str, a: int, b: int, cores: list[str], k: int) -> str:
         """What ``s[a:b]`` is read as without a lexicon entry (whole, else cut into runs)."""
@@ -490,7 +736,10 @@ class Normalizer:
         """Spoken text for the whole core, or ``None`` to cut it up generically."""
         t = self.t
         if core in t.special:
-            return t.special[core]
+            said = t.special[core]
+            if said.startswith("is ") and prev.lower() in _COPULA_VERBS:
+                return said[3:]  # "the p-value was < 0.05": no second verb
+            return said
         if len(core) > 1 and core.casefold() in t.special_folded:
             return t.special_folded[core.casefold()]
         if core.isascii() and ("@" in core or "://" in core or core.lower().startswith("www.")):
@@ -498,6 +747,22 @@ class Normalizer:
             # ``/٣``) go to the fallback, which reads or reports them one by one.
             if _RE_EMAIL.fullmatch(core) or _RE_URL.fullmatch(core):
                 return self.read_electronic(core)
+        m = _RE_CLI_OPT.fullmatch(core) if core[0] == "-" else None
+        if m and k < len(self._cli_ok) and self._cli_ok[k]:
+            dashes = "dash dash" if core.startswith("--") else "dash"
+            name, eq, value = core.lstrip("-").partition("=")
+            if eq:  # --march=native
+                return f"{dashes} {self._alnum(name)} equals {self.read_electronic(value)}"
+            if dashes == "dash" and name.isalpha() and len(name) <= 4:
+                said = letters_spoken(name)  # -la, -xvf: a cluster of one-letter options
+            else:
+                said = self._alnum(name)
+            return f"{dashes} {said}"
+        m = _RE_DUNDER.fullmatch(core) if core[0] == "_" else None
+        if m and (m.group(2) or m.group(1).lower() in _DUNDERS):
+            # Python's __init__ / __main__.py: "dunder init", as programmers say it
+            rest = self.read_electronic(m.group(2)) if m.group(2) else ""
+            return f"dunder {self._alnum(m.group(1))} {rest}".strip()
         if core.isascii() and _RE_PATH.fullmatch(core):
             return self.read_electronic(core)  # ~/.bashrc, ./build.sh, C:\Users, localhost:8080
         m = _RE_DAY_RANGE.fullmatch(core)
@@ -509,6 +774,8 @@ class Normalizer:
                 return f"{_WEEKDAYS[day]} to {_WEEKDAYS[last.lower()]}"
             if single:  # Tue.
                 return _WEEKDAYS[day]
+        if core in _WEEKDAY_2 and nxt[:1].isdecimal():  # "for Tu (2/22)", "Th 10:00"
+            return _WEEKDAY_2[core]
         m = _RE_TILDE_RANGE.fullmatch(core)
         if m:  # 10%~15%, -5~3°C: a tilde between two numbers is "to"
             sign, left, pct, right = m.groups()
@@ -532,10 +799,32 @@ class Normalizer:
             r = self._money(core, nxt, k)
             if r is not None:
                 return r
+        if core[0] in "-−" and len(core) > 2 and core[1] in CURRENCIES:
+            r = self._money(core[1:], nxt, k)
+            if r is not None:
+                return "minus " + r  # -$5: the sign is never lost
         if core[0].isdecimal() or (core[0] in "-+.'" and len(core) > 1):
             r = self._numeric(core, prev, nxt, k, cores)
             if r is not None:
                 return r
+        if (
+            core in _CURRENCY_CODES
+            and _is_number(nxt)
+            and k + 1 < len(cores)
+            and not self._trails[k]
+            and k + 1 not in self._pending_suffix
+            and not self._unit_after_number(cores[k + 2] if k + 2 < len(cores) else "", nxt)
+        ):  # USD 250 -> two hundred and fifty U S dollars: the currency moves after the amount
+            after = cores[k + 2] if k + 2 < len(cores) else ""
+            sym = _CODE_SYMBOL.get(core)
+            amount = self._money(sym + nxt, after, k + 1) if sym else None
+            if amount is None and after.lower() not in _SCALE_WORDS:
+                sing, plur, _ = self.t.units[core]
+                number = self._plain_number(nxt, "", after, k + 1, [], as_year=False)
+                amount = f"{number} {sing if _is_one(nxt) else plur}" if number else None
+            if amount is not None:
+                self._pending_spoken[k + 1] = amount
+                return ""
         if core == "#" and _is_number(nxt):
             return "number"  # "account #: 99812"
         if core in ("x", "X", "×") and _is_number(prev) and _is_number(nxt):
@@ -546,6 +835,13 @@ class Normalizer:
             prev.replace(":", "")
         ):
             return letters_spoken(core)
+        m = _RE_AMPM_ZONE.fullmatch(core) if core[0] in "aApP" else None
+        if m and _RE_INT.fullmatch(prev.replace(":", "")):  # 1:59 p.m.est
+            return f"{letters_spoken(m.group(1))} {letters_spoken(m.group(2))}"
+        if core.replace(".", "").lower() in _TIME_ZONES and (
+            prev.lower().rstrip(".") in ("am", "pm", "a.m", "p.m") or _RE_TIME.fullmatch(prev)
+        ):
+            return letters_spoken(core)  # 10:30 est, 1:59 p.m. e.s.t
         if (
             core in _DIRECTIONS
             and prev.isdecimal()
@@ -579,6 +875,31 @@ class Normalizer:
         if k > 0 and self._unit_after_number(core, prev):
             sing, plur, _ = self._unit(core, spaced=True)  # type: ignore[misc]
             return sing if _is_one(prev) else plur
+        m = _RE_WORD_RATE.fullmatch(core)
+        if m and _is_number(prev) and m.group(2).lower() in _RATE_UNITS:
+            # "8 glasses/day", "3 times/week"
+            return f"{self.read_word(m.group(1))} per {_RATE_UNITS[m.group(2).lower()]}"
+        if core == "in" and k >= 3 and cores[k - 2] in ("ft", "feet", "foot") and prev.isdecimal():
+            return "inch" if prev == "1" else "inches"  # 6 ft 1 in
+        if core in ("N", "S", "E", "W") and prev.endswith(("°", "º")) and prev[0].isdecimal():
+            return _DIRECTIONS[core]  # 37.77° N
+        if (
+            k > 0
+            and "^" in prev
+            and prev[-1].isdecimal()
+            and self._unit(core, spaced=False) is not None
+        ):  # 3×10^8 m/s
+            return self._unit(core, spaced=False)[1]  # type: ignore[index]
+        if (
+            k >= 3
+            and cores[k - 2] in ("x", "X", "×", "by")
+            and _is_number(prev)
+            and _is_number(cores[k - 3])
+            and self._unit(core, spaced=False) is not None
+            and not self._trails[k - 1]
+        ):  # "25 x 7 m": after a dimension a one-letter unit is a unit
+            sing, plur, _ = self._unit(core, spaced=False)  # type: ignore[misc]
+            return sing if _is_one(prev) else plur
         if _RE_VERSION.fullmatch(core):
             return read_version(core)
         if core.isalpha() or _is_wordlike(core):
@@ -610,7 +931,12 @@ class Normalizer:
             w3 = word(k - 4)
             if w1 in _ID_CUES:
                 return True
-        if w1 in ("in", "with") and w2 in ("ending", "ends", "ended") and cores[k].isdecimal():
+        if (
+            w1 in ("in", "with")
+            and w2 in ("ending", "ends")
+            and (w3 in _NUMBER_CUES or w3 in _NUMBER_WORDS or w3 == "digits")
+            and cores[k].isdecimal()
+        ):
             return True  # "card ending in 8876": the last digits of a number
         return (w1 in _NUMBER_WORDS or cores[k - 1] == "#") and w2 in _NUMBER_CUES
 
@@ -643,6 +969,17 @@ class Normalizer:
     def _compound(self, core: str, prev: str, nxt: str, k: int, cores: list[str]) -> str | None:
         """``$50-$100`` / ``2pm-5pm`` -> "A to B"; ``$20/mo`` -> "twenty dollars per month";
         ``Jan-15-2020`` -> a date."""
+        m = _RE_MONTH_RANGE.fullmatch(core)
+        if (
+            m
+            and self._month_of(m.group(1), lenient=True)
+            and self._month_of(m.group(2), lenient=True)
+        ):
+            ma, mb = (
+                self._month_of(m.group(1), lenient=True),
+                self._month_of(m.group(2), lenient=True),
+            )
+            return f"{MONTHS[ma - 1]} to {MONTHS[mb - 1]}"  # Jan-Mar
         m = _RE_MONTH_DAY.fullmatch(core)
         if m and self._month_of(m.group(1), lenient=True) and 1 <= int(m.group(2)) <= 31:
             words = (
@@ -655,8 +992,27 @@ class Normalizer:
             if core.count(sep) != 1 or core.startswith(sep) or core.endswith(sep):
                 continue
             left, right = core.split(sep)
+            dl, dr = _RE_FRACTION.fullmatch(left), _RE_FRACTION.fullmatch(right)
+            if sep == "-" and dl and dr and _valid_month_day(*dl.groups()):
+                if _valid_month_day(*dr.groups()):  # 11/25-11/29: a range of dates
+                    a_, b_ = dl.groups()
+                    c_, d_ = dr.groups()
+                    return (
+                        f"{MONTHS[int(a_) - 1]} {num.ordinal(str(int(b_)))} to "
+                        f"{MONTHS[int(c_) - 1]} {num.ordinal(str(int(d_)))}"
+                    )
             if sep == "-" and _RE_NUMBER.fullmatch(left) and _RE_NUMBER.fullmatch(right):
                 continue  # plain numeric ranges are read by _numeric
+            if (
+                sep == "-"
+                and left[:1] in CURRENCIES
+                and right[:1].isdecimal()
+                and _RE_NUMBER.fullmatch(left[1:])
+                and _RE_NUMBER.fullmatch(right)
+            ):  # $5-10: five to ten dollars (the currency belongs to both ends)
+                rw = self._read_part(left[0] + right, left, nxt, k)
+                if rw is not None:
+                    return f"{_plain_number(left[1:].replace(',', ''))} to {rw}"
             if sep == "/" and _RE_FRACTION.fullmatch(core):
                 continue
             if sep == "-" and _RE_NUMBER.fullmatch(left) and not _RE_TIME.match(right):
@@ -692,6 +1048,63 @@ class Normalizer:
         return None
 
     def _numeric(self, core: str, prev: str, nxt: str, k: int, cores: list[str]) -> str | None:
+        m = _RE_DURATION.fullmatch(core)
+        if m and sum(g is not None for g in m.groups()) >= 2:
+            # 3h 45m, 1h30m, 2m30s: "m" after hours or before seconds is minutes
+            parts = []
+            for val, (one, many) in zip(m.groups(), _DURATION_NAMES, strict=True):
+                if val:
+                    parts.append(f"{num.cardinal(val)} {one if val == '1' else many}")
+            return " ".join(parts)
+        if core[-1:] == "m" and core[:-1].isdecimal() and _RE_DURATION_H.fullmatch(prev):
+            return f"{num.cardinal(core[:-1])} {'minute' if core == '1m' else 'minutes'}"
+        m = _RE_FEET_INCHES.fullmatch(core)
+        if m:  # 6'2" -> six feet two inches
+            ft, inch = m.group(1), m.group(2)
+            words = f"{num.cardinal(ft)} {'foot' if ft == '1' else 'feet'}"
+            if inch:
+                words += f" {num.cardinal(inch)} {'inch' if inch == '1' else 'inches'}"
+            return words
+        m = _RE_RATING.fullmatch(core)
+        if m:  # 9.5/10, 4.5/5: a decimal over a number is a score "out of"
+            return f"{_plain_number(m.group(1))} out of {num.cardinal(m.group(2))}"
+        m = _RE_ISO_DATETIME.fullmatch(core)
+        if m:  # 2024-03-15T10:30:00Z
+            day = _date(m.group(1), m.group(2), m.group(3), dmy=False)
+            clock = _time(m.group(4), m.group(5), None, None, "")
+            if day and clock:
+                return f"{day}, {clock}{_zone(m.group(7))}"
+        m = _RE_TIME_ZONED.fullmatch(core)
+        if m:  # 08:05:00+08:00, 10:30Z
+            clock = _time(m.group(1), m.group(2), None, None, "")
+            if clock:
+                return f"{clock}{_zone(m.group(4))}"
+        if core[-1:] == "k" and _RE_NUMBER.fullmatch(core[:-1]) and core[0].isdecimal():
+            return f"{_plain_number(core[:-1])} thousand"  # 1.2k users (4K stays "four K")
+        if (
+            core[-1:] == "M"
+            and _RE_NUMBER.fullmatch(core[:-1])
+            and core[0].isdecimal()
+            and ("." in core or len(core) >= 3)
+        ):  # 1.5M units, 10M tokens (3M, the company, stays)
+            with num.number_style(and_=False):
+                return f"{_plain_number(core[:-1])} million"
+        m = _RE_SIGNED_RANGE.fullmatch(core)
+        if m and (m.group(1).startswith("-") or m.group(3)):
+            # -5-3°C, -5-3, 20-25°C: a range; a unit after it belongs to both ends
+            unit = self._unit(m.group(3), spaced=False) if m.group(3) else None
+            if unit is not None or not m.group(3):
+                left = self._plain_number(m.group(1), prev, "", k, [], as_year=False)
+                right = self._plain_number(m.group(2), "", "", k, [], as_year=False)
+                if left and right:
+                    tail = f" {unit[0] if _is_one(m.group(2)) else unit[1]}" if unit else ""
+                    return f"{left} to {right}{tail}"
+        m = _RE_NEG_RANGE.fullmatch(core)
+        if m:  # -5--3, 2--1: a range whose end is negative; no sign is lost
+            left = self._plain_number(m.group(1), prev, "", k, [], as_year=False)
+            right = self._plain_number(m.group(2), "", nxt, k, [], as_year=False)
+            if left and right:
+                return f"{left} to {right}"
         m = _RE_SCI.fullmatch(core)
         if m:  # 1e-5 -> one E minus five: the exponent's sign is never lost
             sign, mant, exp_sign, exp = m.groups()
@@ -703,6 +1116,9 @@ class Normalizer:
             r = _time(m.group(1), m.group(2), m.group(3), m.group(4), nxt)
             if r:
                 return r
+        m = _RE_RATIO.fullmatch(core)
+        if m:  # 16:9, 2:8, 1:100 -- a colon between numbers that is no clock time
+            return f"{num.cardinal(m.group(1))} to {num.cardinal(m.group(2))}"
         m = _RE_TIME_DOT.fullmatch(core) or None
         if m:
             return _time(m.group(1), m.group(2), None, m.group(3), nxt)
@@ -737,7 +1153,7 @@ class Normalizer:
             not m
             and len(core) == 3
             and (
-                prev.lower() in ("the", "early", "late", "mid", "mid-")
+                prev.lower() in _DECADE_CUES  # "the 20s", "in his 20s": decades, ages
                 or _RE_DECADE.fullmatch(prev)
             )
         ):
@@ -748,6 +1164,25 @@ class Normalizer:
             if m.group(1):
                 return num.year_plural(m.group(1))
             return num.plural_of_words(num.cardinal(m.group(2)))
+        if (
+            len(core) == 4
+            and core.isdecimal()
+            and nxt.lower() in ("hours", "hrs")
+            and int(core[:2]) <= 23
+            and int(core[2:]) <= 59
+        ):  # 0900 hours -> oh nine hundred hours, 1430 hours -> fourteen thirty hours
+            hh = f"oh {num.ONES[int(core[1])]}" if core[0] == "0" else num.cardinal(core[:2])
+            mm = "hundred" if core[2:] == "00" else num.clock_minutes(core[2:])
+            return f"{hh} {mm}"
+        m = _RE_HALF.fullmatch(core)
+        if m:  # 1H23 -> the first half of twenty three (as 1Q23 is a quarter)
+            yy = m.group(2)
+            year = num.year(yy) if len(yy) == 4 else num.cardinal(yy)
+            return f"the {num.ordinal(m.group(1))} half of {year}"
+        if nxt == "s" and cores and k + 1 < len(cores) and _RE_DECADE_NUM.fullmatch(core):
+            if not self._trails[k]:  # "1980 s": a decade written with a space
+                self._pending_spoken[k + 1] = ""
+                return num.year_plural(core)
         m = _RE_QUARTER.fullmatch(core)
         if m:
             yy = m.group(2)
@@ -761,7 +1196,9 @@ class Normalizer:
             if len(parts) == 4 and all(len(p) <= 3 for p in parts):
                 # IPv4-shaped (NeMo reads 987.987.0.40 the same way, valid or not)
                 return " dot ".join(num.digits_words(p) for p in parts)
-        if _RE_PHONE.fullmatch(core) or _RE_DIGIT_GROUPS.fullmatch(core):
+        if (
+            _RE_PHONE.fullmatch(core) or _RE_DIGIT_GROUPS.fullmatch(core)
+        ) and not _RE_DECIMAL_RANGE.fullmatch(core):  # 0.5-1.5 is a range, not digit groups
             groups = core.lstrip("+").replace(".", "-").split("-")
             if (
                 core.startswith("+")
@@ -792,16 +1229,35 @@ class Normalizer:
         ):
             return "and a " + ("half" if m.group(2) == "2" else "quarter")
         if m:
-            if prev.isdecimal() and len(m.group(2)) <= 2:
-                return f"and {num.fraction(m.group(1), m.group(2))}"
-            return num.fraction(m.group(1), m.group(2))
+            a_, b_ = m.group(1), m.group(2)
+            date_cue = (
+                prev.lower() in _DATE_CUES or prev in _WEEKDAY_2 or _is_weekday(prev)
+            ) and nxt.lower() != "of"  # "on 3/4 of the days" is a fraction
+            if (date_cue or (a_[0] == "0" and len(a_) == 2)) and _valid_month_day(a_, b_):
+                # "by 5/1", "born 04/15", "Tu (2/22)": month/day, as written in the US
+                return f"{MONTHS[int(a_) - 1]} {num.ordinal(str(int(b_)))}"
+            if len(b_) >= 2 and int(a_) >= int(b_) and b_[0] != "0":
+                return f"{num.cardinal(a_)} {num.cardinal(b_)}"  # 80/20, 50/50: a split
+            if prev.isdecimal() and len(b_) <= 2:
+                return f"and {num.fraction(a_, b_)}"
+            return num.fraction(a_, b_)
         m = _RE_SCORE_RANGE.fullmatch(core)
         if m and not core.startswith(("-", "+")):
             # "1980-1970 kg": a unit after the range makes both ends quantities, not years
             years = not self._unit_after_number(nxt, m.group(2))
+            if self._month_of(prev) and _is_day(m.group(1)) and _is_day(m.group(2)):
+                return f"{num.ordinal(m.group(1))} to {num.ordinal(m.group(2))}"  # March 3-5
+            if self._month_of(nxt, lenient=True) and _is_day(m.group(1)) and _is_day(m.group(2)):
+                return f"the {num.ordinal(m.group(1))} to the {num.ordinal(m.group(2))} of"
             left = self._plain_number(m.group(1), prev, "", k, cores, as_year=years)
             right = self._plain_number(m.group(2), "", nxt, k, cores, as_year=years)
             if left and right:
+                if m.group(1) == m.group(2):
+                    return f"{left} {right}"  # 50-50: a split, not a range
+                if years and _descending(m.group(1), m.group(2)):
+                    # "978-0", "3-1": a range goes up, so this is a code or a score and the
+                    # hyphen is silent (unless a unit follows: "1980-1970 kg" is a range)
+                    return f"{left} {right}"
                 return f"{left} to {right}"
         r = self._plain_number(core, prev, nxt, k, cores, as_year=True)
         if r is not None:
@@ -849,7 +1305,8 @@ class Normalizer:
         if len(core) <= 2:
             return num.cardinal(core)
         if len(core) == 3:
-            return _three_digit_year(core)
+            # 123 -> one twenty three; 708 -> seven zero eight (NeMo; "oh" is heard too)
+            return _three_digit_year(core, zero="zero")
         if len(core) == 4:
             return num.pair_reading(core)
         return num.digits_words(core)
@@ -857,7 +1314,18 @@ class Normalizer:
     def _plain_number(
         self, core: str, prev: str, nxt: str, k: int, cores: list[str], *, as_year: bool
     ) -> str | None:
-        """Integers and decimals with sign and thousands separators; ``None`` if not one."""
+        """Integers and decimals with sign and thousands separators; ``None`` if not one.
+
+        Before a scale word the number is a group of a larger one and says no "and"
+        (``460 billion`` -> "four hundred sixty billion", as ``460,000,000,000`` would)."""
+        if nxt.lower() in _SCALE_WORDS:
+            with num.number_style(and_=False):
+                return self._plain_number_inner(core, prev, nxt, k, cores, as_year=as_year)
+        return self._plain_number_inner(core, prev, nxt, k, cores, as_year=as_year)
+
+    def _plain_number_inner(
+        self, core: str, prev: str, nxt: str, k: int, cores: list[str], *, as_year: bool
+    ) -> str | None:
         if not core or not (core[0].isdecimal() or core[0] in "-+."):
             return None
         m = _RE_NUMBER.fullmatch(core)
@@ -890,12 +1358,19 @@ class Normalizer:
             words = num.cardinal(ip)
         elif len(ip) > MAX_GROUPED_DIGITS:
             words = num.digits_words(ip)
-        elif nxt.replace(".", "").upper() in ("AD", "BC", "BCE", "CE") and len(ip) in (3, 4):
+        elif (
+            nxt.replace(".", "").upper() in ("AD", "BC", "BCE", "CE") or prev.lower() == "year"
+        ) and len(ip) in (3, 4):
             words = num.year(ip) if len(ip) == 4 else _three_digit_year(ip)
         elif len(ip) > 1 and ip[0] == "0":
             words = num.digits_words(ip)
         elif len(ip) == 4 and self._model_context(prev):
             words = num.pair_reading(ip)
+        elif len(ip) == 3 and prev.lower().rstrip(":") in _STATUS_CUES and ip[1:] != "00":
+            words = _three_digit_year(ip)  # HTTP 404 -> four oh four, error 503
+        elif len(ip) in (3, 4) and self._nominal_cue(prev, k, cores):
+            # room 101, flight UA 857, gate 1204: numbers that name, said in pairs
+            words = _three_digit_year(ip) if len(ip) == 3 else num.pair_reading(ip)
         elif (
             as_year
             and len(ip) == 4
@@ -918,6 +1393,13 @@ class Normalizer:
             words = "plus " + words
         return words
 
+    def _nominal_cue(self, prev: str, k: int, cores: list[str]) -> bool:
+        """``room 101``, ``flight UA 857``: a number after a word that names by number."""
+        if prev.lower() in _NOMINAL_CUES:
+            return True
+        before = cores[k - 2].lower() if k >= 2 and k - 2 < len(cores) else ""
+        return before == "flight" and prev.isupper() and len(prev) == 2
+
     def _model_context(self, prev: str) -> bool:
         """``RTX 4070``, ``GTX 1080``: four digits after an all-caps product name."""
         return (
@@ -937,9 +1419,10 @@ class Normalizer:
             hit = t.units_folded.get(cand.casefold())
             if hit is not None:
                 return hit
-        if "/" in u and not spaced:
+        if "/" in u:
             a, _, b = u.partition("/")
-            ua, ub = self._unit(a, spaced=False), self._unit(b, spaced=False)
+            # "3 cc/s": after a space the first unit must be one that may stand spaced
+            ua, ub = self._unit(a, spaced=spaced), self._unit(b, spaced=False)
             if ua and ub:
                 return (f"{ua[0]} per {ub[0]}", f"{ua[1]} per {ub[0]}", False)
         return None
@@ -961,6 +1444,16 @@ class Normalizer:
         return self._unit(core, spaced=True) is not None
 
     def _money(self, core: str, nxt: str, k: int) -> str | None:
+        """``$5.99``, ``£2.01``, ``$45 billion``, ``$2.5M``; a number before a scale (word or
+        abbreviation) says no "and" (see :meth:`_plain_number`)."""
+        rest = core[3:] if core.startswith("US$") else core[1:]
+        scaled = nxt.lower() in _SCALE_WORDS or nxt in _SPACED_SCALE
+        if scaled or (rest[-1:].isalpha() and rest[-2:-1].isdecimal()) or rest.endswith("bn"):
+            with num.number_style(and_=False):
+                return self._money_inner(core, nxt, k)
+        return self._money_inner(core, nxt, k)
+
+    def _money_inner(self, core: str, nxt: str, k: int) -> str | None:
         sym = "US$" if core.startswith("US$") else core[0]
         rest = core[len(sym) :]
         names = CURRENCIES[sym]
@@ -970,6 +1463,8 @@ class Normalizer:
                 scale = _SCALE_SUFFIX[suf]
                 rest = rest[: -len(suf)]
                 break
+        if sym == "€" and _RE_COMMA_DECIMAL.fullmatch(rest):
+            rest = rest.replace(",", ".")  # €2,50: a decimal comma (euros are written so)
         m = _RE_NUMBER.fullmatch(rest)
         if not rest or not m or m.group(1) or not (m.group(2) or m.group(3)):
             return None
@@ -989,6 +1484,8 @@ class Normalizer:
             words = num.decimal(ip, frac) if frac else num.cardinal(ip or "0")
             return f"{words} {scale} {unit_many}"
         ip_i = int(ip.replace(",", "")) if ip and len(ip) <= 30 else None
+        if frac is not None and len(frac) > 2:
+            frac = frac.rstrip("0").ljust(2, "0")  # $1.2320 -> 1.232, $12.0500 -> 12.05
         if frac is not None and sub_many and len(frac) <= 3 and (len(frac) <= 2 or frac[2:] == "0"):
             cents = int((frac + "0")[:2])
             main = ""
@@ -997,7 +1494,9 @@ class Normalizer:
             if cents == 0:
                 return main or f"zero {unit_many}"
             sub = f"{num.cardinal(str(cents))} {sub_one if cents == 1 else sub_many}"
-            return f"{main} and {sub}" if main else sub
+            # "twenty dollars fifty cents": no "and" between the units, as NeMo says; the
+            # "and" of the numbers themselves (one hundred and five dollars) stays clear.
+            return f"{main} {sub}" if main else sub
         if frac is not None:
             return f"{num.decimal(ip, frac)} {unit_many}"
         words = num.cardinal(ip)
@@ -1045,7 +1544,7 @@ class Normalizer:
 
     def _read_alpha(self, core: str, prev: str, nxt: str) -> str:
         """A word of letters (inner apostrophes/hyphens allowed): word, acronym or camelCase."""
-        roman = self._roman(core, prev)
+        roman = self._roman(core, prev, nxt)
         if roman is not None:
             return roman
         if "-" in core:
@@ -1065,8 +1564,8 @@ class Normalizer:
                 return "a"
             return w.upper() if w not in ("a", "I") else w
         if base.isupper() and base.isalpha():
-            if self._shouting and w.lower() in cmudict():
-                return w.lower()
+            if self._shouting and w.lower() in cmudict() and not _spelled_in_cmudict(w.lower()):
+                return w.lower()  # a headline; but HTML, SQL stay spelled (CMUdict spells them)
             return self._acronym(w)
         if len(base) > 2 and base[:-1].isupper() and base[-1] == "s" and base[:-1].isalpha():
             # GPUs, APIs: plural of an acronym
@@ -1092,14 +1591,15 @@ class Normalizer:
             return t.acronyms[w]
         letters_only = "".join(c for c in w if c.isalpha())
         if (
-            len(letters_only) >= 5
+            len(letters_only) >= 4
             and _has_vowel(letters_only)
             and letters_only.lower() in cmudict()
-        ):
+            and not _spelled_in_cmudict(letters_only.lower())
+        ):  # WARNING, ERROR, LOCK, UNIX: words; HTML, ESPN: CMUdict spells them, so do we
             return letters_only.lower()
         return letters_spoken(w)
 
-    def _roman(self, core: str, prev: str) -> str | None:
+    def _roman(self, core: str, prev: str, nxt: str = "x") -> str | None:
         """Roman numerals only in unambiguous places: ``Henry VIII``, ``World War II``."""
         if not core.isupper() or not core.isalpha():
             return None
@@ -1109,7 +1609,8 @@ class Normalizer:
         p = prev.rstrip(".")
         if p.lower() in _SEQUENCE_WORDS and (len(core) >= 2 or core in ("I", "V", "X")):
             return num.cardinal(str(value))
-        if len(core) >= 2 and p in _REGNAL_NAMES:
+        if (len(core) >= 2 or not nxt) and p in _REGNAL_NAMES:
+            # a lone "I" only before punctuation or the end ("Francis I." but "Francis I think")
             return "the " + num.ordinal(str(value))
         return None
 
@@ -1135,7 +1636,11 @@ class Normalizer:
             elif c.isdecimal():
                 while j < n and core[j].isdecimal():
                     j += 1
-                out.append(num.digits_words(core[i:j]))
+                run = core[i:j]
+                if len(run) in (4, 5) and run.endswith("000") and run[0] != "0":
+                    out.append(num.cardinal(run))  # /rtx-6000: a round model number
+                else:
+                    out.append(num.digits_words(run))
             else:
                 j = i + 1
                 out.append(names.get(c, c))
@@ -1150,14 +1655,23 @@ class Normalizer:
             return low
         if low in ("jpg", "jpeg"):
             return "jay peg"
+        if low in _SHORT_WORDS and not w.isupper():
+            return low  # /home/my_files: "my" is a word, "io" "js" are spelled
         if len(low) <= 2 or (len(low) == 3 and low not in cmudict()):
             return letters_spoken(low)
         if w.isupper() and len(w) > 1:
             return self._acronym(w)
-        if len(low) >= 8 and low not in cmudict():
-            parts = _dict_split(low)
+        if len(low) >= 6 and low not in cmudict():
+            parts = _dict_split(low) if len(low) >= 8 else None
             if parts:
                 return " ".join(parts)  # enterpriseservices -> enterprise services
+            for n in (4, 3, 2):  # rtxprohelp -> R T X pro help: an acronym, then words
+                head, rest = low[:n], low[n:]
+                if _has_vowel(head):
+                    continue
+                tail = [rest] if rest in cmudict() else _dict_split(rest, min_len=3)
+                if tail:
+                    return " ".join([letters_spoken(head), *tail])
         return low
 
     # -- generic fallback -------------------------------------------------------------------
@@ -1177,7 +1691,11 @@ class Normalizer:
                 and s[i + 1].isalnum()
                 and not (equation and c == "-")
             )
-            readable = c.isdecimal() or is_latin_letter(c) or unicodedata.combining(c)
+            readable = (
+                c.isdecimal()
+                or is_latin_letter(c)
+                or (unicodedata.combining(c) and alnum_start is not None)
+            )
             if readable or (c == "'" and alnum_start is not None) or inner:
                 if alnum_start is None:
                     alnum_start = i
@@ -1196,7 +1714,18 @@ class Normalizer:
         return [p for p in pieces if p.end > p.start]
 
     def _alnum(self, w: str) -> str:
-        """Mixed letters and digits: ``i7-12700K``, ``H200``, ``x86``, ``Qwen2.5``, ``1080p``."""
+        """Mixed letters and digits: ``i7-12700K``, ``H200``, ``x86``, ``Qwen2.5``, ``1080p``.
+
+        Numbers inside a code never say "and" (``133-ABC`` -> "one hundred thirty three A B
+        C", ``A321`` -> "A three twenty one"): it is a name, not a quantity. Runs of digits
+        alone (``114...48``) and a number before a unit word (``123.2-millimeters``) are
+        quantities and keep the convention in force."""
+        if not any(c.isalpha() for c in w):
+            return self._alnum_inner(w)
+        with num.number_style(and_=False):
+            return self._alnum_inner(w)
+
+    def _alnum_inner(self, w: str) -> str:
         if w.isalpha() or _is_wordlike(w):
             return self._read_alpha(w, "", "")
         if "-" in w and len(w) <= 200:
@@ -1204,15 +1733,23 @@ class Normalizer:
             parts = [p for p in w.split("-") if p]
             out_parts = []
             prev = ""
-            for part in parts:
+            for pi, part in enumerate(parts):
                 r = None
                 if part[0].isdecimal():
-                    r = self._numeric(part, prev, "", 0, [])
+                    after = parts[pi + 1] if pi + 1 < len(parts) else ""
+                    if after.lower() in self.t.unit_words or (
+                        after.islower() and len(after) >= 3 and after in cmudict()
+                    ):  # 123.2-millimeters, a 208-page report: a quantity, not a code
+                        with num.number_style(and_=True):
+                            r = self._numeric(part, prev, "", 0, [])
+                    else:
+                        r = self._numeric(part, prev, "", 0, [])
                 out_parts.append(r if r is not None else self._alnum(part))
                 prev = part
             return " ".join(x for x in out_parts if x)
         out: list[str] = []
         i, n = 0, len(w)
+        is_code = any(c.isalpha() for c in w)
         while i < n:
             c = w[i]
             j = i + 1
@@ -1233,16 +1770,26 @@ class Normalizer:
                     out.append(f"{num.cardinal(digits)} {unit[0] if digits == '1' else unit[1]}")
                     j = k
                 elif w[j : j + 1] in ("x", "X") and w[j + 1 : j + 2].isdecimal():
-                    out.append(f"{_model_digits(digits)} by")
+                    out.append(f"{_model_digits(digits, code=is_code)} by")
                     j += 1
                 else:
-                    out.append(_model_digits(digits))
+                    out.append(_model_digits(digits, code=is_code))
             elif c.isalpha():
                 while j < n and (w[j].isalpha() or unicodedata.combining(w[j])):
                     j += 1
                 run = w[i:j]
                 if not is_latin_letter(run[0]):
                     out.append(run)
+                elif (
+                    "_" in w
+                    and run.isupper()
+                    and len(run) >= 3
+                    and run not in self.t.acronyms
+                    and _has_vowel(run)
+                    and run.lower() in cmudict()
+                    and not _spelled_in_cmudict(run.lower())
+                ):
+                    out.append(run.lower())  # LD_LIBRARY_PATH, MAX_LEN: words of a name
                 elif (
                     run.isupper()
                     or not _has_vowel(run)
@@ -1262,6 +1809,11 @@ class Normalizer:
         c = s[i]
         t = self.t
         two = s[i : i + 2]
+        if len(two) == 2 and _is_mark(two[1]):
+            # "=\u0338" is how "≠" may arrive (decomposed): read the composed symbol
+            composed = unicodedata.normalize("NFC", two)
+            if len(composed) == 1 and composed in t.special:
+                return Tok(i, i + 2, t.special[composed], reason="composed")
         if two in _MATH_PAIRS:
             return Tok(i, i + 2, _MATH_PAIRS[two])  # x<=5, a!=b
         if c in "~～" and 0 < i and s[i - 1].isdecimal() and s[i + 1 : i + 2].isdecimal():
@@ -1270,6 +1822,12 @@ class Normalizer:
             return Tok(i, i + 1, "minus")  # only reached in equations (see _fallback)
         if c == "#":
             return Tok(i, i + 1, "number" if s[i + 1 : i + 2].isdecimal() else "hash")
+        if c == "^" and 0 < i and s[i - 1].isalnum() and s[i + 1 : i + 2].isalnum():
+            # x^2 -> x squared, 2^10 -> two to the power of ten
+            exp = s[i + 1]
+            if exp in "23" and not s[i + 2 : i + 3].isalnum():
+                return Tok(i, i + 2, "squared" if exp == "2" else "cubed")
+            return Tok(i, i + 1, "to the power of")
         if c in t.special:
             return Tok(i, i + 1, t.special[c])
         if c in CURRENCIES:
@@ -1277,12 +1835,14 @@ class Normalizer:
         if c == "*" and 0 < i and s[i - 1].isdecimal() and i + 1 < len(s) and s[i + 1].isdecimal():
             return Tok(i, i + 1, "times")
         if _is_punct_char(c):
-            return Tok(i, i + 1, c, "punct")
+            return Tok(i, i + 1, _punct_spoken(c), "punct")
         numeric = _numeric_char(c)
         if numeric:
             return Tok(i, i + 1, numeric)
         if is_emoji(c):
             return Tok(i, i + 1, "", "unread", reason="emoji")
+        if _is_mark(c):  # a mark on a symbol or on nothing ("+\u0303", "=\u20dd")
+            return Tok(i, i + 1, "", "unread", reason="combining-mark")
         cat = unicodedata.category(c)
         if cat.startswith("C"):
             return Tok(i, i + 1, "", "unread", reason="control-char")
@@ -1332,6 +1892,55 @@ def _markup_at(s: str, i: int) -> int:
         if (arpabet and len(parts) >= 2) or any(c in _IPA_ONLY for c in inner):
             return m.end()
     return 0
+
+
+@lru_cache(maxsize=4096)
+def _spelled_in_cmudict(w: str) -> bool:
+    """True when CMUdict's pronunciation of ``w`` is its letters spelled (api, cpu, url):
+    an acronym, although the dictionary lists it."""
+    spelled: list[str] = []
+    for c in w:
+        if c not in _LETTER_NAMES:
+            return False
+        spelled += _LETTER_NAMES[c]
+    return any([p.rstrip("012") for p in pron] == spelled for pron in cmudict().get(w, []))
+
+
+_LETTER_NAMES = {
+    c: p.split()
+    for c, p in zip(
+        "abcdefghijklmnopqrstuvwxyz",
+        "EY|B IY|S IY|D IY|IY|EH F|JH IY|EY CH|AY|JH EY|K EY|EH L|EH M|EH N|OW|P IY|K Y UW|AA R|"
+        "EH S|T IY|Y UW|V IY|D AH B AH L Y UW|EH K S|W AY|Z IY".split("|"),
+        strict=True,
+    )
+}
+
+
+def _is_mark(c: str) -> bool:
+    """Any combining mark, enclosing ones (U+20DD) included (``combining()`` is 0 for those)."""
+    return unicodedata.category(c)[0] == "M"
+
+
+def _stray_marks(s: str, toks: list[Tok]) -> list[tuple[str, int, int]]:
+    """Combining marks that no letter carries (on a digit, a symbol, or at the start): they
+    are not spoken, so each is reported (code ``combining-mark``, its offset) instead of
+    vanishing. Marks composed into a symbol that is read (``=`` + U+0338 -> ≠) are not."""
+    out: list[tuple[str, int, int]] = []
+    if s.isascii():
+        return out
+    for t in toks:
+        if t.kind != "word" or t.reason == "composed":
+            continue
+        for i in range(t.start, t.end):
+            if not _is_mark(s[i]):
+                continue
+            j = i
+            while j > t.start and _is_mark(s[j - 1]):
+                j -= 1
+            if j == t.start or not s[j - 1].isalpha():
+                out.append(("combining-mark", i, i + 1))
+    return out
 
 
 def _dict_split(word: str, max_parts: int = 3, min_len: int = 4) -> list[str] | None:
@@ -1403,6 +2012,10 @@ def _is_hard_break(s: str, i: int) -> bool:
         after = s[i + 1] if i + 1 < len(s) else " "
         if before.isdecimal() and after.isdecimal():
             return False
+        if after.isdecimal() and before.isalpha():
+            return True  # "5pm,4am", "july,1998", "NO?17"
+        if c in "?!" and after in "-+" and s[i + 2 : i + 3].isdecimal():
+            return True  # "?-34": a sign starts the next number
         return not after.isspace() and (after.isalpha() or ord(after) > 0x2E7F)
     return False
 
@@ -1475,10 +2088,13 @@ def _ordinal_suffix(digits: str) -> str:
     return {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
 
 
-def _model_digits(d: str) -> str:
-    """Digits inside a model number: H200 -> two hundred, 4070 -> forty seventy."""
+def _model_digits(d: str, *, code: bool = True) -> str:
+    """Digits inside a model number: H200 -> two hundred, 4070 -> forty seventy, A321 ->
+    three twenty one. ``code=False`` (digits with no letters around) keeps 3 digits whole."""
     if len(d) > 1 and d[0] == "0":
         return num.digits_words(d)
+    if code and len(d) == 3 and d[1:] != "00":
+        return _three_digit_year(d)  # A321 -> three twenty one, B550 -> five fifty
     if len(d) <= 3:
         return num.cardinal(d)
     if len(d) == 4:
@@ -1510,12 +2126,12 @@ def _numeric_char(c: str) -> str:
     return ""
 
 
-def _three_digit_year(d: str) -> str:
+def _three_digit_year(d: str, zero: str = "oh") -> str:
     """``340`` (AD) -> "three forty"; ``305`` -> "three oh five"; ``300`` -> "three hundred"."""
     if d[1:] == "00":
         return num.cardinal(d)
     if d[1] == "0":
-        return f"{num.ONES[int(d[0])]} oh {num.ONES[int(d[2])]}"
+        return f"{num.ONES[int(d[0])]} {zero} {num.ONES[int(d[2])]}"
     return f"{num.ONES[int(d[0])]} {num.cardinal(d[1:])}"
 
 
@@ -1551,7 +2167,8 @@ def _date(y: str, mo: str, d: str, *, dmy: bool) -> str | None:
 def _version_parts(parts: list[str]) -> str:
     """``["2", "0", "1"]`` -> "two point oh point one" (a lone 0 component reads "oh")."""
     return " point ".join(
-        "oh" if p == "0" else num.cardinal(p) if p[0] != "0" else num.digits_words(p) for p in parts
+        "oh" if p == "0" else num.cardinal(p) if p[0] != "0" else num.digits_words(p, zero="oh")
+        for p in parts
     )
 
 
@@ -1563,6 +2180,48 @@ def read_version(v: str) -> str:
         if v[:1] in "vV"
         else _version_parts(body.split("."))
     )
+
+
+def _zone(z: str | None) -> str:
+    """`` Z`` -> " U T C", ``+08:00`` -> " U T C plus eight", ``-0530`` -> "… minus five thirty"."""
+    if not z:
+        return ""
+    if z == "Z":
+        return " U T C"
+    sign = "plus" if z[0] == "+" else "minus"
+    hh, mm = z[1:3], z[-2:]
+    return f" U T C {sign} {num.cardinal(hh)}" + (f" {num.cardinal(mm)}" if mm != "00" else "")
+
+
+def _valid_month_day(mo: str, d: str) -> bool:
+    return len(mo) <= 2 and len(d) <= 2 and 1 <= int(mo) <= 12 and 1 <= int(d) <= 31
+
+
+def _is_weekday(w: str) -> bool:
+    low = w.lower().rstrip(".,")
+    return low in _WEEKDAYS or low in {d.lower() for d in _WEEKDAYS.values()}
+
+
+def _open_quotes(s: str, end: int) -> int:
+    """Double quotes before ``end`` that are quotation marks (not inch marks after a digit)."""
+    return sum(1 for i in range(end) if s[i] == '"' and not (i and s[i - 1].isdecimal()))
+
+
+def _operand(core: str) -> bool:
+    """A term of a formula: a number, a single letter, or a power (``b^3``, ``2^n``)."""
+    return _is_number(core) or (len(core) == 1 and core.isalpha()) or "^" in core
+
+
+def _descending(a: str, b: str) -> bool:
+    """``a > b`` for two plain decimal numbers (``1960-80`` compares 60 with 80: an
+    abbreviated end is compared with the same number of last digits)."""
+    try:
+        x, y = float(a), float(b)
+    except ValueError:
+        return False
+    if "." not in a + b and len(b) < len(a):
+        x = float(a[-len(b) :])
+    return x > y
 
 
 def _is_range_dash(chunk: str, cores: list[str], k: int) -> bool:
@@ -1600,7 +2259,7 @@ def _phone(core: str) -> str:
 
 
 def normalize_en(text: str) -> str:
-    """Spoken English for ``text`` (no lexicon): ``"$5.99"`` -> "five dollars and ninety nine cents".
+    """Spoken English for ``text`` (no lexicon): ``"$5.99"`` -> "five dollars ninety nine cents".
 
     Punctuation is kept where it was; pieces are joined with :func:`mixvox.ir.join_spoken`.
     """

@@ -4,12 +4,20 @@ Every function takes digit *strings* (not ints) so that huge inputs never turn i
 Python integers or quadratic work: anything longer than :data:`MAX_CARDINAL_DIGITS` digits is
 read digit by digit, which is linear in the input length.
 
-Conventions (see ``CONVENTIONS.md``): American style without "and" inside numbers
-(``123`` -> "one hundred twenty three"), ``zero`` in decimals and digit strings, ``oh`` inside
-years and clock minutes (``1905`` -> "nineteen oh five", ``10:05`` -> "ten oh five").
+Conventions (see ``CONVENTIONS.md``): cardinals say "and" inside their last group, where
+NeMo and WeText put it (``123`` -> "one hundred and twenty three", ``1001`` -> "one thousand and
+one", but ``123,000`` -> "one hundred twenty three thousand" and ``1,000,012`` -> "one million
+twelve"); :func:`number_style` switches to the American reading without it.
+Ordinals, years and the digits of codes never take "and". ``zero`` in decimals and digit
+strings, ``oh`` inside years and clock minutes (``1905`` -> "nineteen oh five", ``10:05`` ->
+"ten oh five").
 """
 
 from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator
 
 ONES = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
@@ -34,6 +42,27 @@ SCALES = (
 #: Longer digit strings are read digit by digit (nobody says "one undecillion ...").
 MAX_CARDINAL_DIGITS = 3 * len(SCALES)
 
+#: Whether cardinals say "and" before their last part (see :func:`number_style`). A context
+#: variable, so that one thread or task can read US style while others keep the default.
+_AND: contextvars.ContextVar[bool] = contextvars.ContextVar("mixvox_en_number_and", default=True)
+
+
+@contextlib.contextmanager
+def number_style(*, and_: bool) -> Iterator[None]:
+    """Within the block, cardinals say "and" (``and_=True``, the default: "one hundred and
+    twenty three") or not (American: "one hundred twenty three")."""
+    token = _AND.set(and_)
+    try:
+        yield
+    finally:
+        _AND.reset(token)
+
+
+def says_and() -> bool:
+    """The "and" convention in force (see :func:`number_style`)."""
+    return _AND.get()
+
+
 _ORDINAL_IRREGULAR = {
     "one": "first",
     "two": "second",
@@ -45,11 +74,13 @@ _ORDINAL_IRREGULAR = {
 }
 
 
-def _below_1000(n: int) -> list[str]:
+def _below_1000(n: int, and_: bool = False) -> list[str]:
     out: list[str] = []
     h, rest = divmod(n, 100)
     if h:
         out += [ONES[h], "hundred"]
+        if and_ and rest:
+            out.append("and")
     if rest >= 20:
         t, o = divmod(rest, 10)
         out.append(TENS[t])
@@ -65,13 +96,19 @@ def digits_words(s: str, zero: str = "zero") -> str:
     return " ".join(zero if c == "0" else ONES[int(c)] for c in s if c.isdecimal())
 
 
-def cardinal(s: str) -> str:
+def cardinal(s: str, *, and_: bool | None = None) -> str:
     """Cardinal reading of a string of ASCII digits (commas allowed and ignored).
 
     Leading zeros are ignored (``"007"`` -> "seven"); callers that want them spoken use
     :func:`digits_words`. Strings longer than :data:`MAX_CARDINAL_DIGITS` are read digit by
-    digit.
+    digit. ``and_`` overrides the convention in force (:func:`number_style`): with it the last
+    group says "and" after "hundred" (``123``) or, below a hundred, after "thousand"
+    (``1001`` -> "one thousand and one"); groups before the last never do (``123,000`` ->
+    "one hundred twenty three thousand") and neither do bigger scales (``1,000,012`` -> "one
+    million twelve"): where "and" stands is taken from NeMo and WeText, which agree.
     """
+    if and_ is None:
+        and_ = _AND.get()
     s = s.replace(",", "")
     if not s or not s.isdecimal():
         return digits_words(s)
@@ -88,7 +125,9 @@ def cardinal(s: str) -> str:
     for i in range(len(groups) - 1, -1, -1):
         g = groups[i]
         if g:
-            words += _below_1000(g)
+            if i == 0 and and_ and g < 100 and len(groups) > 1 and groups[1]:
+                words.append("and")  # one thousand and one (not "one million and one")
+            words += _below_1000(g, and_=and_ and i == 0)
             if SCALES[i]:
                 words.append(SCALES[i])
     return " ".join(words)
@@ -107,8 +146,9 @@ def ordinal_of_words(words: str) -> str:
 
 
 def ordinal(s: str) -> str:
-    """Ordinal reading of a digit string (``"22"`` -> "twenty second")."""
-    return ordinal_of_words(cardinal(s))
+    """Ordinal reading of a digit string (``"22"`` -> "twenty second"); never with "and"
+    (``121st`` -> "one hundred twenty first", as both test sets say)."""
+    return ordinal_of_words(cardinal(s, and_=False))
 
 
 def plural_of_words(words: str) -> str:
@@ -156,16 +196,16 @@ def year(s: str) -> str:
     ``2024`` -> "twenty twenty four", ``1066`` -> "ten sixty six", ``800`` -> "eight hundred".
     """
     if not s.isdecimal():
-        return cardinal(s)
+        return cardinal(s, and_=False)
     n = int(s) if len(s) <= 6 else -1
     if 2000 <= n <= 2009:
-        return cardinal(s)
+        return cardinal(s, and_=False)  # "two thousand five", as both test sets say
     if len(s) == 4 and s[0] != "0":
         return pair_reading(s)
     if len(s) == 3 and s[0] != "0" and s[1:] != "00" and int(s[1:]) >= 10:
         # 3-digit years: "eight seventy six" would be odd; most say "eight hundred seventy six"
-        return cardinal(s)
-    return cardinal(s)
+        return cardinal(s, and_=False)
+    return cardinal(s, and_=False)
 
 
 def year_plural(s: str) -> str:
@@ -233,14 +273,17 @@ _FRACTION_DENOMS = {2: ("half", "halves"), 4: ("quarter", "quarters")}
 
 def fraction(num: str, den: str) -> str:
     """``1/2`` -> "one half", ``3/4`` -> "three quarters", ``2/3`` -> "two thirds",
-    ``5/16`` -> "five sixteenths"; big denominators read "X over Y"."""
+    ``5/16`` -> "five sixteenths", ``1/1000`` -> "one thousandth"; denominators of five or
+    more digits (and 0, 1) read "X over Y". No "and" inside the
+    numbers (``2 142/1`` -> "two and one hundred forty two over one", as NeMo says): the
+    "and" of a mixed number must stay the only one."""
     n, d = num.lstrip("0") or "0", den.lstrip("0") or "0"
-    if len(d) > 3 or d in ("0", "1") or len(n) > 6:
-        return f"{cardinal(num)} over {cardinal(den)}"
+    if len(d) > 4 or d in ("0", "1") or len(n) > 6:
+        return f"{cardinal(num, and_=False)} over {cardinal(den, and_=False)}"
     di = int(d)
     one = n == "1"
     if di in _FRACTION_DENOMS:
         sing, plur = _FRACTION_DENOMS[di]
-        return f"{cardinal(n)} {sing if one else plur}"
+        return f"{cardinal(n, and_=False)} {sing if one else plur}"
     o = ordinal(d)
-    return f"{cardinal(n)} {o if one else o + 's'}"
+    return f"{cardinal(n, and_=False)} {o if one else o + 's'}"

@@ -23,6 +23,10 @@ _WARN_MESSAGES = {
     "control-char": "control character skipped",
     "symbol": "symbol has no English reading and is not spoken",
     "unsupported-script": "letters of a script the English frontend cannot read are skipped",
+    "combining-mark": "combining mark without a letter to carry it (on a digit or symbol) "
+    "is not spoken",
+    "format-char": "invisible formatting character inside a word is ignored (the word is read "
+    "whole)",
 }
 _STRIP = '.,;:!?"()[]{}'
 
@@ -52,7 +56,10 @@ class EnFrontend:
         def lex_get(w: str) -> LexEntry | None:
             return lexicon.get(w) if lexicon is not None and w else None
 
-        toks = Normalizer(lex_get).tokenize(span.text)
+        normalizer = Normalizer(lex_get)
+        toks = normalizer.tokenize(span.text)
+        for code, a, b in normalizer.issues:
+            ctx.warn(code, _WARN_MESSAGES[code], span.start + a, span.start + b)
         # Flatten spoken words over the whole span so homographs see their neighbours.
         flat: list[tuple[int, str]] = []
         for ti, t in enumerate(toks):

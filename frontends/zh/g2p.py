@@ -5,7 +5,11 @@ Sources, first match wins:
 1. ``data/phrases.tsv`` — our own word table (polyphone words pypinyin gets wrong or lacks,
    lexical neutral tones such as 漂亮 piao4 liang5);
 2. pypinyin's phrase dictionary (``PHRASES_DICT``);
-3. per character: context rules in :mod:`.polyphone`, else pypinyin's first reading.
+3. per character: context rules in :mod:`.polyphone`, the context model, else pypinyin's first
+   reading.
+
+A *rare* word of pypinyin's table (or one assembled from sub-words) takes the context model's
+reading of a character where the model is near certain (see :meth:`ZhG2P.word_pinyin`).
 
 Segmentation is a dynamic programme over the vocabulary (our table, pypinyin's phrases and
 OpenCC's simplified phrase list): fewest words, then fewest single characters. It gives real
@@ -62,9 +66,27 @@ def _jieba_dict_path() -> str | None:
     return path if os.path.exists(path) else None
 
 
+#: Words up to this length are looked up directly by the segmenter; longer ones only where the
+#: text has the first ``_SHORT`` characters of one (2 % of the vocabulary is longer).
+_SHORT = 4
+
+#: A dictionary word counted at most this often in jieba's list is "rare": the context model
+#: may overrule pypinyin's reading of it where it is near certain (chosen on CPP even lines).
+_RARE = 10
+
+#: Most dictionary words whose reading a :class:`ZhG2P` keeps once made (a few MB at most).
+_FIXED_MAX = 50_000
+
+Tables = tuple[dict[str, list[str]], dict[str, float], int, frozenset[str], float]
+
+
 @lru_cache(maxsize=2)
-def _shared_tables(jieba_path: str | None) -> tuple[dict[str, list[str]], dict[str, float], int]:
-    """Our phrase table, word log-probabilities and the longest word length.
+def _shared_tables(jieba_path: str | None) -> Tables:
+    """Our phrase table, word log-probabilities, the longest word length, long-word heads,
+    and the log-probability of a word counted ``_RARE`` times (``-inf`` without counts).
+
+    The heads are the first ``_SHORT`` characters of every longer word: the segmenter tries
+    lengths above ``_SHORT`` only where the text has one (a quarter of its lookups otherwise).
 
     Cached per dictionary path and shared by every :class:`ZhG2P` (the tables are read-only
     and the frequency list is large: one copy per process is enough).
@@ -84,8 +106,16 @@ def _shared_tables(jieba_path: str | None) -> tuple[dict[str, list[str]], dict[s
         freq[w] = max(freq.get(w, 0), 2000)
     logtotal = math.log(sum(freq.values()) or 1)
     logp = {w: math.log(f) - logtotal for w, f in freq.items() if f > 0}
-    maxlen = min(16, max((len(w) for w in logp), default=1))
-    return own, logp, maxlen
+    maxlen = 1
+    heads: set[str] = set()
+    for w in logp:
+        if len(w) > _SHORT:
+            heads.add(w[:_SHORT])
+            maxlen = max(maxlen, len(w))
+    if not heads:
+        maxlen = max((len(w) for w in logp), default=1)
+    rare = math.log(_RARE) - logtotal if jieba_path else -math.inf
+    return own, logp, min(16, maxlen), frozenset(heads), rare
 
 
 class ZhG2P:
@@ -101,13 +131,16 @@ class ZhG2P:
         self._own: dict[str, list[str]] | None = None
         self._logp: dict[str, float] = {}
         self._maxlen = 1
+        self._heads: frozenset[str] = frozenset()
+        self._rare_logp = -math.inf
+        self._fixed: dict[str, tuple[str, ...]] = {}  # dictionary words' readings, once made
         self._unk = -30.0
 
     def load(self) -> None:
         if self._own is not None:
             return
-        own, logp, maxlen = _shared_tables(_jieba_dict_path())
-        self._logp, self._maxlen = logp, maxlen
+        own, logp, maxlen, heads, rare = _shared_tables(_jieba_dict_path())
+        self._logp, self._maxlen, self._heads, self._rare_logp = logp, maxlen, heads, rare
         self._unk = min(logp.values(), default=-25.0) - 5.0  # an unknown single character
         self._own = own
 
@@ -122,18 +155,22 @@ class ZhG2P:
         n = len(text)
         if n <= 1:
             return [text] if text else []
-        logp, unk = self._logp, self._unk
+        logp, unk, heads, maxlen = self._logp, self._unk, self._heads, self._maxlen
+        get = logp.get
         best = [0.0] + [-math.inf] * n
         back = [0] * (n + 1)
         for i in range(n):
             base = best[i]
             if base == -math.inf:
                 continue
-            for L in range(1, min(self._maxlen, n - i) + 1):
-                if not whole and L == n:
-                    break
+            top = min(maxlen, n - i)
+            if top > _SHORT and text[i : i + _SHORT] not in heads:
+                top = _SHORT  # no longer word starts here
+            if not whole and top == n:
+                top -= 1
+            for L in range(1, top + 1):
                 w = text[i : i + L]
-                lp = logp.get(w)
+                lp = get(w)
                 if extra and w in extra:
                     lp = max(lp if lp is not None else -math.inf, -8.0)
                 if lp is None:
@@ -152,6 +189,15 @@ class ZhG2P:
         words.reverse()
         return words
 
+    def _rare(self, word: str) -> bool:
+        """A word outside our table that jieba counts at most ``_RARE`` times (or not at all)."""
+        assert self._own is not None
+        return word not in self._own and self._logp.get(word, -math.inf) <= self._rare_logp
+
+    def _in_dictionary(self, word: str) -> bool:
+        """In our table or pypinyin's: its reading does not depend on the sentence."""
+        return word in (self._own or {}) or word in PHRASES_DICT
+
     def is_word(self, w: str) -> bool:
         self.load()
         return w in self._logp
@@ -165,21 +211,28 @@ class ZhG2P:
         guess: Guess | None = None,
         prev: str = "",
         nxt: str = "",
+        sure: Guess | None = None,
     ) -> list[str]:
         """Lexical pinyin of one word (simplified Han), using the text around it for context.
 
         ``guess(k)``: the context model's reading of the word's ``k``-th character (or
-        ``None``), asked only where no dictionary entry covers that character (a dictionary
-        word is never overruled: on CPP even lines that lost more than it won, and it turned
-        已经了结 into le5). Returns one
-        syllable per character; a character without any reading gets ``""``. ``prev``/``nxt``:
+        ``None``), asked only where no dictionary entry covers that character (a common
+        dictionary word is never overruled: on CPP even lines that lost more than it won, and
+        it turned 已经了结 into le5). Returns one syllable per character; a character without any reading gets ``""``. ``prev``/``nxt``:
         the words around this one in the same run of Han text (word-sequence rules for
-        one-character words: 认真/地 de5, 跑/得/很快 de5).
+        one-character words: 认真/地 de5, 跑/得/很快 de5). ``sure(k)``: the model's reading of
+        character ``k`` where it is near certain (``None`` otherwise); it overrules pypinyin's
+        reading of a *rare* word (at most ``_RARE`` in jieba's counts, or none: 新圩镇 wei2,
+        叶儿 er2), never our own table or a common word (相声, 妥当: chosen on CPP even lines).
         """
         if len(word) == 1:
             by_word = polyphone.after_word(word, prev, nxt)
             if by_word:
                 return [by_word]
+        else:
+            fixed = self._fixed.get(word)
+            if fixed is not None:
+                return list(fixed)
         py = self._word_pinyin(word, left, right, guess)
         if (
             len(word) > 1
@@ -189,6 +242,15 @@ class ZhG2P:
             and word[-2] not in polyphone.ER2_BEFORE
         ):
             py[-1] = "er5"  # erhua suffix (这儿, 一点儿), not the noun 儿 'child'
+        if len(word) > 1:
+            if self._rare(word):
+                if sure is not None:
+                    for k in range(len(word)):
+                        r = sure(k)
+                        if r:
+                            py[k] = r
+            elif len(self._fixed) < _FIXED_MAX and self._in_dictionary(word):
+                self._fixed[word] = tuple(py)  # a dictionary word reads the same everywhere
         return py
 
     def _word_pinyin(

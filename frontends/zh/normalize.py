@@ -53,6 +53,11 @@ class Piece:
 _LIANG_NEXT = set(
     "个位只条本张件次天种台辆座家名人块元斤米倍把支双对份杯瓶碗篇部首项套批场遍趟回下步点所间"
     "句段页列组颗粒片根棵架艘匹头口群周岁亿万千百桶盒包袋箱节门期届轮层栋户克吨角毛"
+    "核路卡帧行夜晚处款道笔例档局盘集枚"
+)
+#: Letter units after which a bare ``2`` is 两 too (``2GB`` -> 两 G B, ``2K`` -> 两 K).
+_LIANG_LETTER_UNITS = frozenset(
+    "B KB MB GB TB PB K M G T W kW V A mA ms s min h km m cm mm kg g mg t L l ml mL".split()
 )
 _LIANG_NEXT_WORDS = ("小时", "分钟", "公里", "公斤", "千米", "千克", "星期", "礼拜", "年", "秒钟")
 
@@ -63,13 +68,18 @@ _QUANTITY_NEXT = _LIANG_NEXT | set("年月日号秒分多余来几万亿兆度�
 _ID_CUES = (
     "号码", "电话", "手机", "尾号", "拨打", "致电", "热线", "编号", "账号", "帐号", "卡号", "单号",
     "工号", "学号", "房间", "房号", "端口", "端口号", "port", "邮编", "密码", "验证码", "代码", "车次", "航班", "型号",
-    "批号", "证号", "打", "拨", "QQ", "ID", "微信", "号",
+    "批号", "证号", "打", "拨", "QQ", "ID", "微信", "号", "状态码", "返回码", "错误码", "编码", "邮政编码", "文号", "合同号", "订单号",
 )  # fmt: skip
+
+#: The cues of two or more characters (打/拨/号 alone are too common before ranges: 打3-5折).
+_ID_CUES_WORDS = tuple(c for c in _ID_CUES if len(c) > 1)
 
 _DASH_SCORE_BEFORE = ("比分", "比分是", "比分为", "战胜", "击败", "打成", "总比分", "大比分")
 _DASH_SCORE_AFTER = (
     "获胜", "取胜", "战胜", "击败", "告负", "落败", "胜出", "赢", "输", "胜", "负", "战平",
 )  # fmt: skip
+#: After a 3-4 digit number: a room number, read digit by digit (302会议室 三零二).
+_ROOM_NEXT = ("室", "会议室", "房间", "教室", "宿舍", "病房", "号房", "号会议室", "号房间")
 #: After 110/119/120/122: the emergency numbers, read 幺幺零.
 _EMERGENCY_NEXT = ("报警", "警", "火警", "消防", "急救", "救护", "指挥", "交警", "电话", "求助")
 _SCORE_CUES = ("比分", "比赛", "战胜", "击败", "打成", "定格", "赢", "输", "胜", "负", "平", "比")
@@ -85,6 +95,8 @@ _UNITS: dict[str, str] = {
     "km": "千米", "m": "米", "cm": "厘米", "mm": "毫米", "nm": "纳米", "μm": "微米", "µm": "微米",
     "kg": "千克", "g": "克", "mg": "毫克", "t": "吨", "L": "升", "l": "升", "ml": "毫升",
     "mL": "毫升", "°C": "摄氏度", "℃": "摄氏度", "°F": "华氏度", "℉": "华氏度", "°": "度",
+    "mmol": "毫摩尔", "μmol": "微摩尔", "mol": "摩尔",
+    "Gbps": "吉比特每秒", "Mbps": "兆比特每秒", "Kbps": "千比特每秒", "kbps": "千比特每秒",
     "dB": "分贝", "px": "像素", "fps": "帧每秒", "w": "万", "cc": "毫升", "mmHg": "毫米汞柱",
 }  # fmt: skip
 _UNIT_KEYS = sorted(_UNITS, key=len, reverse=True)
@@ -107,14 +119,63 @@ _SYMBOLS: dict[str, str] = {
     "¥": "元", "$": "美元", "€": "欧元", "£": "英镑", "§": "第", "№": "号",
     "π": "派", "²": "的平方", "³": "的立方", "∑": "求和", "∫": "积分",
 }  # fmt: skip
+# Greek letters used as symbols (σ, μ, Δ), read as Chinese technical speech says them
+_SYMBOLS.update(
+    dict(
+        zip(
+            "αβγδεζηθικλμνξοπρστυφχψωΓΔΘΛΞΠΣΦΨΩ",
+            "阿尔法 贝塔 伽马 德尔塔 艾普西隆 泽塔 伊塔 西塔 约塔 卡帕 兰姆达 缪 纽 克西 奥米克戎 派 柔 "
+            "西格玛 陶 宇普西隆 斐 希 普西 欧米伽 伽马 德尔塔 西塔 兰姆达 克西 派 西格玛 斐 普西 欧米伽".split(),
+            strict=True,
+        )
+    )
+)
 # circled numbers ①-⑳ and Roman numeral characters Ⅰ-Ⅻ / ⅰ-ⅻ read as the number they stand for
 for _k in range(20):
     _SYMBOLS[chr(0x2460 + _k)] = read_cardinal(str(_k + 1))
 for _k in range(12):
     _SYMBOLS[chr(0x2160 + _k)] = _SYMBOLS[chr(0x2170 + _k)] = read_cardinal(str(_k + 1))
 
+#: Words before ``-5度`` that make it a temperature (零下五度), not a signed angle.
+_TEMPERATURE_CUES = ("气温", "温度", "低温", "高温", "最低", "最高", "降至", "降到", "室外", "室温",
+                     "体感", "零下", "夜间", "白天", "冷")  # fmt: skip
+
+#: Letters after an amount of money: thousand, million, billion (``$2M``, ``$10B``).
+_MAGNITUDES = {"K": 3, "k": 3, "M": 6, "B": 9}
+
+
+def _scaled(num: str, exp: int) -> str:
+    """``num`` (digits, one optional dot) times ``10**exp``, as a plain decimal string."""
+    ip, _, fp = num.partition(".")
+    fp = fp.ljust(exp, "0")
+    whole = (ip + fp[:exp]).lstrip("0") or "0"
+    rest = fp[exp:].rstrip("0")
+    return whole + ("." + rest if rest else "")
+
+
+#: Words shortly before a 3-digit number that make it an HTTP status code (返回了一个403).
+_STATUS_CUES = ("返回", "报错", "报了", "响应", "状态", "错误")
+
+#: After ``<digit>A``: a grade or class (5A级景区), not the unit ampere.
+_GRADE_NEXT = ("级", "类", "景区", "游戏", "大作", "广告", "公司", "标准")
+
+#: Characters of a time written in Chinese (3点4分5秒, 5点差4分, 3点半).
+_HAN_TIME_CHARS = frozenset("点分秒差半刻整钟")
+
+#: Time units after ``word/`` (``tokens/s``): the rate reads 每秒.
+_RATE_UNITS = {
+    "s": "秒", "sec": "秒", "ms": "毫秒", "min": "分钟", "h": "小时", "hr": "小时", "d": "天",
+    "day": "天",
+}  # fmt: skip
+
+#: List bullets at the start of a line: structure, not speech.
+_BULLETS = frozenset("-*•·")
+
 #: How digits after a brand are read (``data/brands.tsv``): ``digits``, ``cardinal``, ``decimal``.
-BRAND_MODES = ("digits", "cardinal", "decimal")
+BRAND_MODES = ("digits", "cardinal", "decimal", "standard")
+#: Modes read digit by digit; ``standard`` (ISO 8601-1, GB/T 7714-2015) also keeps a dash
+#: between its numbers silent instead of reading it 到.
+_DIGIT_MODES = ("digits", "standard")
 
 
 @lru_cache(maxsize=1)
@@ -183,6 +244,10 @@ _RE_FRACTION = re.compile(r"(\d+) ?/ ?(\d+)(?![\d/])", re.ASCII)
 _RE_RANGE = re.compile(rf"({_NUM})[-~]({_NUM})", re.ASCII)
 _RE_NUMBER = re.compile(_NUM, re.ASCII)
 _RE_SCI = re.compile(r"(\d+(?:\.\d+)?)[eE]([-+−]?)(\d{1,3})(?![\dA-Za-z])", re.ASCII)
+_RE_DIGIT_CHAIN = re.compile(r"\d+(?:-\d+){2,}(?![\d.])", re.ASCII)
+_RE_RATIO_CHAIN = re.compile(r"\d+(?:[:：]\d+){2,}(?![\d:：])", re.ASCII)
+_RE_PORT = re.compile(r"[:：](\d{1,5})(?![\d.:])", re.ASCII)
+_RE_PER_TIME = re.compile(r"(s|h|min|ms|d)(?![A-Za-z])", re.ASCII)
 _RE_TEMP_RANGE_END = re.compile(rf"[~～\-到至](-?)({_NUM})(°C|℃|°F|℉)", re.ASCII)
 
 
@@ -213,7 +278,9 @@ class _Scanner:
         self.brands = {**brand_table(), **brands} if brands else brand_table()
         self.orig = text
         # fold full-width forms, but keep the Chinese comma: "100，200" is two numbers
-        self.t = fold_width(text.replace("，", "\ue000")).replace("\ue000", "，")
+        self.t = (
+            fold_width(text.replace("，", "\ue000")).replace("\ue000", "，").replace("∶", ":")
+        )  # ∶ (U+2236 RATIO) is a colon: 3∶0 -> 三比零
         self.n = len(text)
         self.pieces: list[Piece] = []
         self._era_end = 0
@@ -236,6 +303,8 @@ class _Scanner:
                     continue
                 if u in ("w", "t", "l", "h", "s", "m", "g", "A", "V", "W") and k != j:
                     continue  # a lone letter after a space is not a unit ("5 s" is rare)
+                if u == "A" and t.startswith(_GRADE_NEXT, end):
+                    continue  # 5A级景区, 3A游戏: a grade, not amperes
                 return u, end
         return None
 
@@ -243,7 +312,19 @@ class _Scanner:
         if j < self.n and self.t[j] == " ":
             j += 1  # "2 个"
         nxt = self.after(j, 2)
+        if nxt and is_latin_letter(nxt[0]):
+            k = j
+            while k < self.n and k - j < 4 and is_latin_letter(self.t[k]):
+                k += 1
+            return self.t[j:k] in _LIANG_LETTER_UNITS  # 2GB -> 两 G B, 2K -> 两 K
         return bool(nxt) and (nxt[0] in _LIANG_NEXT or nxt.startswith(_LIANG_NEXT_WORDS))
+
+    def code_letter_after(self, j: int) -> bool:
+        """Digits from ``j`` end in a Latin letter that is no unit (``3D`` of ``7800X3D``)."""
+        k = j
+        while k < self.n and _is_digit(self.t[k]):
+            k += 1
+        return k > j and k < self.n and is_latin_letter(self.t[k]) and not self.unit_at(k)
 
     # -- main loop -------------------------------------------------------------------------
     def run(self) -> list[Piece]:
@@ -294,9 +375,17 @@ class _Scanner:
             ):
                 self.add(i, i + 3, "latin", f"{t[i]} to {t[i + 2]}")  # B2B, O2O: "B to B"
                 i += 3
-            elif c in "xX*" and 0 < i < n - 1 and _is_digit(t[i - 1]) and _is_digit(t[i + 1]):
+            elif (
+                c in "xX*"
+                and 0 < i < n - 1
+                and _is_digit(t[i - 1])
+                and _is_digit(t[i + 1])
+                and not (c == "X" and self.code_letter_after(i + 1))  # 7800X3D is a code
+            ):
                 self.add(i, i + 1, "num", "乘")  # 7x24, 1920x1080
                 i += 1
+            elif cls == "latin" and self._ampm_after_han_time(i):
+                i = self._era_end
             elif cls == "latin" and self._era_after_date(i):
                 i = self._era_end
             elif cls == "latin" and t[i : i + 3].lower() == "no." and self._digit_after(i + 3):
@@ -306,6 +395,10 @@ class _Scanner:
                 j = self._latin_end(i)
                 self.add(i, j, "latin", t[i:j])
                 i = j
+            elif c == "/" and i > 0 and is_latin_letter(t[i - 1]) and self._rate_unit(i + 1):
+                u, j = self._rate_unit(i + 1) or ("", i + 1)
+                self.add(i, j, "num", "每" + _RATE_UNITS[u])  # tokens/s -> tokens 每秒
+                i = j
             elif cls == "space":
                 i += 1
             elif cls == "digit":  # a digit the number rules did not take (cannot happen)
@@ -314,7 +407,49 @@ class _Scanner:
             else:
                 i = self.symbol(i, cls)
         self._dash_ranges()
+        self._silent_marks()
         return self.pieces
+
+    def _silent_marks(self) -> None:
+        """Marks that structure the text but are not said: they keep their ``punct`` piece
+        (offsets, a pause) with nothing spoken.
+
+        * ``-`` (or ``·``) glued between letters/digits that the number rules left alone
+          (``GPT-4o``, ``Llama-2-7B``, ``TOP-5``, ``沪A·88888``): a joiner inside a code;
+        * ``|`` (a table cell separator left inside a sentence);
+        * ``/`` glued between letters and letters/digits (``A/B``, ``I/O``, ``ViT-L/16``);
+        * a bullet (``-``, ``*``, ``•``, ``·``) at the start of the text before a space.
+        """
+        ps, t = self.pieces, self.t
+        for k, p in enumerate(ps):
+            if p.kind != "punct" or p.end - p.start != 1:
+                continue
+            c = p.spoken
+            if c == "|":
+                ps[k] = Piece(p.start, p.end, "punct", "")
+            elif c == "/" and 0 < k < len(ps) - 1:
+                a, b = ps[k - 1], ps[k + 1]
+                pair = (
+                    a.kind == b.kind == "latin"
+                    and len(a.spoken) <= 3
+                    and len(b.spoken) <= 3
+                    and a.spoken.isupper()
+                    and b.spoken.isupper()
+                )
+                if a.end == p.start and b.start == p.end and (pair or a.kind == "latin" != b.kind):
+                    ps[k] = Piece(p.start, p.end, "punct", "")  # A/B测试, I/O, ViT-L/16
+            elif c in _BULLETS and k == 0 and p.end < self.n and t[p.end] == " ":
+                if not t[: p.start].strip():
+                    ps[k] = Piece(p.start, p.end, "punct", "")
+            elif c in "-·・" and 0 < k < len(ps) - 1:
+                a, b = ps[k - 1], ps[k + 1]
+                if (
+                    a.end == p.start
+                    and b.start == p.end
+                    and a.kind in ("latin", "num")
+                    and b.kind in ("latin", "num")
+                ):
+                    ps[k] = Piece(p.start, p.end, "punct", "")
 
     def _latin_end(self, i: int) -> int:
         """End of the Latin word at ``i``: letters, inner hyphens (Wi-Fi), ``++``/``#`` (C++)."""
@@ -395,7 +530,7 @@ class _Scanner:
         ps = self.pieces
         for k in range(1, len(ps) - 1):
             p = ps[k]
-            if p.kind == "punct" and p.spoken in "-~" and p.end - p.start == 1:
+            if p.kind == "punct" and p.spoken in ("-", "~") and p.end - p.start == 1:
                 a, b = ps[k - 1], ps[k + 1]
                 spaced_tilde = p.spoken == "~" and a.kind == b.kind == "num"  # 3 ~ 5 天
                 if (a.end != p.start or b.start != p.end) and not spaced_tilde:
@@ -407,6 +542,9 @@ class _Scanner:
                     and ps[k - 2].end == a.start
                     and ps[k - 3].kind == "latin"
                 )
+                if not code and a.kind == "num":
+                    brand = self._brand_before(a.start)
+                    code = brand is not None and self.brands.get(brand[0].casefold()) == "standard"
                 if a.kind == "num" and b.kind == "num" and not code:
                     ps[k] = Piece(p.start, p.end, "num", "到")
 
@@ -452,13 +590,42 @@ class _Scanner:
             c == "/"
             and 0 < i < self.n - 1
             and is_han(t[i + 1])
-            and (is_han(t[i - 1]) or is_latin_letter(t[i - 1]))
+            and (
+                is_han(t[i - 1])
+                or is_latin_letter(t[i - 1])
+                or (self.pieces and self.pieces[-1].end == i and self.pieces[-1].kind == "num")
+            )
             and any(_is_digit(x) for x in self.before(i, 8))
         ):
             self.add(i, i + 1, "num", "每")  # 3.5元/斤 -> 三点五元每斤
             return i + 1
+        if (
+            c == "/"
+            and 0 < i < self.n - 1
+            and is_han(t[i - 1])
+            and is_latin_letter(t[i + 1])
+            and any(_is_digit(x) for x in self.before(i, 8))
+        ):
+            k = i + 1
+            while k < self.n and k - i <= 4 and is_latin_letter(t[k]):
+                k += 1
+            letters = t[i + 1 : k]
+            if letters.lower() in _SEGMENT_UNITS and letters not in _RATE_UNITS:
+                self.add(i, i + 1, "num", "每")  # 0.12元/GB/月 -> 零点一二元每 G B 每月
+                return i + 1
+        if (
+            c == "/"
+            and self.pieces
+            and self.pieces[-1].end == i
+            and self.pieces[-1].kind == "num"
+            and is_latin_letter(t[i - 1])
+        ):
+            unit = self.unit_at(i + 1)
+            if unit and (i + 1 >= self.n or t[i + 1] != " "):
+                self.add(i, unit[1], "num", "每" + _UNITS[unit[0]])  # 0.05mg/L -> 毫克每升
+                return unit[1]
         if c == "/" and 0 < i and (is_latin_letter(t[i - 1]) or is_han(t[i - 1])):
-            m = re.match(r"(s|h|min|ms|d)(?![A-Za-z])", t[i + 1 : i + 5])
+            m = _RE_PER_TIME.match(t[i + 1 : i + 5])
             if m and any(_is_digit(x) for x in self.before(i, 8)):
                 per = {"s": "秒", "h": "小时", "min": "分钟", "ms": "毫秒", "d": "天"}[m.group(1)]
                 self.add(i, i + 1 + m.end(), "num", "每" + per)  # 7000MB/s -> 七千 M B 每秒
@@ -534,6 +701,14 @@ class _Scanner:
                 if end < self.n and t[end] in "万亿":
                     mult = t[end]
                     end += 1
+                elif (
+                    end < self.n
+                    and t[end] in _MAGNITUDES
+                    and not (end + 1 < self.n and is_latin_letter(t[end + 1]))
+                ):
+                    # $2M -> 两百万美元, $10B -> 一百亿美元, $1.5K -> 一千五百美元
+                    num = _scaled(num, _MAGNITUDES[t[end]])
+                    end += 1
                 ip, _, fp = num.partition(".")
                 if fp.rstrip("0") and len(fp) <= 2:
                     num = ip + "." + fp.rstrip("0")  # ¥1.50 -> 一点五元, $2.00 -> 两美元
@@ -563,6 +738,13 @@ class _Scanner:
             spoken = "零下" + read_number(m.group()) + "到" + hi + _UNITS[rng.group(3)]
             self.add(i, rng.end(), "num", spoken)
             return rng.end()
+        if (
+            t[i] == "-"
+            and self.after(end, 1) == "度"
+            and any(cue in self.before(i, 6) for cue in _TEMPERATURE_CUES)
+        ):
+            self.add(i, end, "num", "零下" + read_number(m.group()))  # 气温-5度 -> 零下五度
+            return end
         if t[i] == "-" and unit and unit[0] in _TEMPERATURE_UNITS:
             self.add(i, unit[1], "num", "零下" + read_number(m.group()) + _UNITS[unit[0]])
             return unit[1]
@@ -602,6 +784,11 @@ class _Scanner:
         m = _RE_IP.match(self.t, i)
         if m and all(int(p) <= 255 for p in m.group().split(".")):
             self.add(i, m.end(), "num", "点".join(read_digits(p) for p in m.group().split(".")))
+            port = _RE_PORT.match(self.t, m.end())
+            if port:  # 0.0.0.0:80, 10.0.0.5:8080: the port digit by digit, the colon silent
+                self.add(m.end(), m.end() + 1, "punct", "")
+                self.add(m.end() + 1, port.end(), "num", read_digits(port.group(1)))
+                return port.end()
             return m.end()
         m = _RE_VERSION.match(self.t, i)
         if m and not _RE_YMD.match(self.t, i):
@@ -666,12 +853,17 @@ class _Scanner:
                     prefix = "上午" if ap.group(1)[0] in "aA" else "下午"
                     end = ap.end()
                 spoken = prefix + read_cardinal(str(h), liang=True) + "点"
-                if mi or s:
-                    spoken += ("零" if mi < 10 else "") + read_cardinal(str(mi)) + "分"
-                if s:
+                if mi or s is not None:  # a time written with seconds reads every field
+                    spoken += ("零" if 0 < mi < 10 else "") + read_cardinal(str(mi)) + "分"
+                if s is not None:
                     spoken += read_cardinal(str(s)) + "秒"
                 self.add(i, end, "num", spoken)
                 return end
+        m = _RE_RATIO_CHAIN.match(t, i)
+        if m:  # 8:1:1 -> 八比一比一 (a time H:MM:SS was taken above)
+            spoken = "比".join(read_cardinal(x) for x in m.group().replace("：", ":").split(":"))
+            self.add(i, m.end(), "num", spoken)
+            return m.end()
         m = _RE_RATIO.match(t, i)
         if m:
             spoken = read_cardinal(m.group(1)) + "比" + read_cardinal(m.group(2))
@@ -702,6 +894,12 @@ class _Scanner:
             return m.end()
         if i > 0 and self.t[i - 1] in "/.":
             return i
+        if "血压" in self.before(i, 6):  # 血压120/80: two pressures, not a fraction
+            a_end = i + len(m.group(1))
+            self.add(i, a_end, "num", read_cardinal(m.group(1)))
+            self.add(a_end, m.end() - len(m.group(2)), "punct", "")
+            self.add(m.end() - len(m.group(2)), m.end(), "num", read_cardinal(m.group(2)))
+            return m.end()
         # "拉齐奥 2/2" style scores are not handled; a fraction is the common reading
         spoken = read_cardinal(m.group(2)) + "分之" + read_cardinal(m.group(1))
         self.add(i, m.end(), "num", spoken)
@@ -715,8 +913,26 @@ class _Scanner:
         end = m.end()
         if end < self.n and _is_digit(self.t[end]):
             return i
+        chain = _RE_DIGIT_CHAIN.match(self.t, i)
+        if chain and chain.group().count("-") >= 2 and (i == 0 or not _is_digit(self.t[i - 1])):
+            # 978-7-111-54742-6 (ISBN, serials): no range, each group digit by digit, the
+            # dashes silent
+            pos = i
+            for part in chain.group().split("-"):
+                if pos > i:
+                    self.add(pos - 1, pos, "punct", "")
+                self.add(pos, pos + len(part), "num", read_digits(part))
+                pos += len(part) + 1
+            return chain.end()
         if i > 0 and is_latin_letter(self.t[i - 1]):
             return i  # i7-12700K: a model code, not a range
+        brand = self._brand_before(i)
+        mode = self.brands.get(brand[0].casefold()) if brand is not None else None
+        if mode == "standard":
+            return i  # GB/T 7714-2015: a standard's number and year, not a range
+        if mode == "digits" and "." not in a + b:
+            self.add(i, end, "num", read_digits(a) + "到" + read_digits(b))  # RTX 3060-3090
+            return end
         if i > 1 and self.t[i - 1] == "-" and is_latin_letter(self.t[i - 2]):
             return i  # Llama-2-7B
         if end < self.n and is_latin_letter(self.t[end]) and not self.unit_at(end):
@@ -735,8 +951,18 @@ class _Scanner:
         ):
             self.add(i, end, "num", read_digits(a) + "到" + read_digits(b))  # 2022-23赛季
             return end
-        ra = self._read_plain(a, end, year_ok=True)
-        rb = self._read_plain(b, end, year_ok=True)
+        if (len(b) > 1 and b[0] == "0" and "." not in b) or self.before(i, 6).rstrip(
+            " \t\u3000是为:："
+        ).endswith(_ID_CUES_WORDS):
+            # 编号2024-001, 订单号12-0034: an identifier (a range never has 001), digits, the
+            # dash silent
+            self.add(i, i + len(a), "num", read_digits(a, yao=True))
+            self.add(i + len(a), i + len(a) + 1, "punct", "")
+            self.add(i + len(a) + 1, end, "num", read_digits(b, yao=True))
+            return end
+        ordinal = self.before(i, 1) == "第"  # 第2-4名: ordinals never take 两
+        ra = self._read_plain(a, end, year_ok=True, liang=not ordinal)
+        rb = self._read_plain(b, end, year_ok=True, liang=not ordinal)
         spoken = ra + "到" + rb
         if unit:
             spoken += _UNITS[unit[0]]
@@ -752,12 +978,14 @@ class _Scanner:
             return True
         return self.after(end, 2).startswith(_DASH_SCORE_AFTER)
 
-    def _read_plain(self, num: str, next_pos: int, *, year_ok: bool = False) -> str:
+    def _read_plain(
+        self, num: str, next_pos: int, *, year_ok: bool = False, liang: bool = True
+    ) -> str:
         """Read a number whose following context starts at ``next_pos``."""
         raw = num.replace(",", "")
         if year_ok and len(raw) == 4 and "." not in raw and self.after(next_pos, 1) == "年":
             return read_digits(raw)
-        return read_number(raw, liang=self.liang_next(next_pos))
+        return read_number(raw, liang=liang and self.liang_next(next_pos))
 
     def _r_number(self, i: int) -> int:
         t = self.t
@@ -774,11 +1002,18 @@ class _Scanner:
         if nxt2[:1] in ("x", "×") and not (nxt2[1:] and nxt2[1].isalnum()) and len(raw) <= 4:
             self.add(i, end + 1, "num", read_number(raw, liang=True) + "倍")  # 快了2x -> 两倍
             return end + 1
+        code_plus = nxt2[:1] == "+" and len(raw) >= 4 and self._brand_before(i) is not None
+        if code_plus:  # Xeon 8480+, Platinum 8380+: the plus is part of the model name
+            self.add(i, end, "num", read_digits(raw))
+            self.add(end, end + 1, "latin", "plus")
+            return end + 1
         if nxt2[:1] == "+" and not (nxt2[1:] and (_is_digit(nxt2[1]) or nxt2[1] in "+-")):
             value = read_number(raw, liang=self.liang_next(end + 1))
             self.add(i, end + 1, "num", value + "多")  # 50+语言 -> 五十多, 10+年 -> 十多年
             return end + 1
         unit = self.unit_at(end)
+        if unit and len(unit[0]) == 1 and unit[0].isalpha() and self._glued_to_letter(i):
+            unit = None  # K8s, M2s: the letter belongs to the code, it is not 秒/米
         if unit:
             u, uend = unit
             reading = _UNITS[u]
@@ -795,9 +1030,17 @@ class _Scanner:
                 spoken = value + reading
             self.add(i, uend, "num", spoken)
             return uend
+        if (
+            "." in raw
+            and "," not in num
+            and self.before(i, 6).rstrip(" \t\u3000是为:：").endswith(_ID_CUES_WORDS)
+        ):
+            ip, _, fp = raw.partition(".")
+            self.add(i, end, "num", read_digits(ip) + "点" + read_digits(fp))  # 编号2403.12345
+            return end
         if "." in raw and "," not in num:
             brand = self._brand_before(i)
-            if brand is not None and self.brands.get(brand[0].casefold()) == "digits":
+            if brand is not None and self.brands.get(brand[0].casefold()) in _DIGIT_MODES:
                 ip, _, fp = raw.partition(".")
                 self.add(i, end, "num", read_digits(ip) + "点" + read_digits(fp))  # Ubuntu 22.04
                 return end
@@ -824,6 +1067,52 @@ class _Scanner:
         self.add(i, end, "num", self._read_integer(raw, i, end))
         return end
 
+    def _ampm_after_han_time(self, i: int) -> bool:
+        """``3点4分5秒am``: am/pm after a time written with 点/分/秒 becomes its 上午/下午 prefix,
+        as after ``3:04am`` (the letters themselves say nothing more)."""
+        ap = _AMPM.match(self.t, i)
+        if not ap or ap.start(1) != i:
+            return False
+        ps = self.pieces
+        k = len(ps)
+        first = None
+        pos = i
+        while k > 0 and ps[k - 1].end == pos and ps[k - 1].kind in ("num", "han"):
+            p = ps[k - 1]
+            if p.kind == "han" and not set(p.spoken) <= _HAN_TIME_CHARS:
+                break
+            if p.kind == "num":
+                first = k - 1
+            pos = p.start
+            k -= 1
+        if first is None or not any(p.kind == "han" and "点" in p.spoken for p in ps[first:]):
+            return False
+        if any(w in self.before(ps[first].start, 2) for w in ("上午", "下午", "晚上", "凌晨")):
+            prefix = ""  # 下午3点pm: the day part is said already
+        else:
+            prefix = "上午" if ap.group(1)[0] in "aA" else "下午"
+        p = ps[first]
+        ps[first] = Piece(p.start, p.end, p.kind, prefix + p.spoken, p.issue)
+        self.add(i, ap.end(), "punct", "")
+        self._era_end = ap.end()
+        return True
+
+    def _rate_unit(self, j: int) -> tuple[str, int] | None:
+        """A time unit at ``j`` ending a rate (``tokens/s``), with its end, or ``None``."""
+        k = j
+        while k < self.n and k - j < 4 and is_latin_letter(self.t[k]):
+            k += 1
+        u = self.t[j:k]
+        return (u, k) if u in _RATE_UNITS and not (k < self.n and _is_digit(self.t[k])) else None
+
+    def _glued_to_letter(self, i: int) -> bool:
+        """The number at ``i`` follows a Latin letter directly (the digits of a code: ``K8s``),
+        and those letters are not the unit of a number before them (``5V2A``)."""
+        k = i
+        while k > 0 and i - k < 8 and is_latin_letter(self.t[k - 1]):
+            k -= 1
+        return k < i and not (k > 0 and _is_digit(self.t[k - 1]))
+
     def _read_integer(self, raw: str, i: int, end: int) -> str:
         """The context rules for a bare integer (see CONVENTIONS.md)."""
         prev = self.before(i, 6)
@@ -847,6 +1136,29 @@ class _Scanner:
             return read_digits(raw)  # 86年出生 -> 八六年
         if nxt1 == "后" and len(raw) == 2 and raw[1] in "05":
             return read_digits(raw)  # 80后, 90后, 95后
+        if (
+            len(raw) == 3
+            and raw[0] in "12345"
+            and any(cue in prev for cue in _STATUS_CUES)
+            and nxt1 not in _QUANTITY_NEXT
+            and not self.liang_next(end)
+        ):
+            return read_digits(raw)  # 返回了一个403, 报502: an HTTP status code
+        if prev.endswith(("转", "分机")) and len(prev) >= 2 and _is_digit(prev[-2]):
+            return read_digits(raw, yao=True)  # 021-62345678转801: an extension
+        if len(raw) >= 2 and nxt.startswith(("端口", "号端口")):
+            return read_digits(raw, yao=True)  # 8000端口 -> 八零零零, as 端口8000
+        if (
+            len(raw) == 2
+            and self.before(i, 1) == "秒"
+            and i > 1
+            and _is_digit(self.t[i - 2])
+            and nxt1 not in _QUANTITY_NEXT
+            and not self.liang_next(end)
+        ):
+            return read_digits(raw)  # 9秒83: hundredths of a second, 九秒八三
+        if 3 <= len(raw) <= 4 and self.after(end, 4).startswith(_ROOM_NEXT):
+            return read_digits(raw, yao=True)  # 302会议室, 1203房间: room numbers
         if raw in ("110", "119", "120", "122") and nxt.startswith(_EMERGENCY_NEXT):
             return read_digits(raw, yao=True)  # 110报警, 120急救车
         if prev.rstrip(" \t\u3000是为:：").endswith(_ID_CUES) and not self.liang_next(end):
@@ -889,7 +1201,20 @@ class _Scanner:
             k -= 1
             glued = False
         j = k
-        while j > 0 and k - j < 24 and (is_latin_letter(t[j - 1]) or t[j - 1] in "-+#"):
+        while (
+            j > 0
+            and k - j < 24
+            and (
+                is_latin_letter(t[j - 1])
+                or t[j - 1] in "-+#"
+                or (
+                    t[j - 1] == "/"
+                    and j > 1
+                    and is_latin_letter(t[j - 2])
+                    and is_latin_letter(t[j])
+                )
+            )
+        ):
             j -= 1
         word = t[j:k].strip("-")
         if not word or not any(is_latin_letter(c) for c in word):
@@ -897,6 +1222,17 @@ class _Scanner:
         if word in ("x", "X") and j > 0 and _is_digit(t[j - 1]):
             return None  # 1920x1080: a dimension, not a code
         return word, glued
+
+    def _han_brand_before(self, i: int) -> str | None:
+        """The mode of a Chinese brand name glued before ``i`` (``波音737``), if the table has
+        one (keys of one to four Han characters)."""
+        for k in range(min(4, i), 0, -1):
+            word = self.t[i - k : i]
+            if is_han(word[0]):
+                mode = self.brands.get(word)
+                if mode is not None:
+                    return mode
+        return None
 
     def _code_reading(self, raw: str, i: int, end: int) -> str | None:
         """Digits inside a product or model code, or ``None`` when the number is no code.
@@ -906,6 +1242,8 @@ class _Scanner:
         """
         t = self.t
         after = t[end] if end < self.n else ""
+        if i > 1 and t[i - 1] in "·・•" and is_latin_letter(t[i - 2]) and len(raw) >= 3:
+            return read_digits(raw)  # 沪A·88888: a licence plate
         brand = self._brand_before(i)
         resolution = raw in ("240", "360", "480", "576", "720", "1080", "1440", "2160", "4320")
         if (
@@ -923,6 +1261,13 @@ class _Scanner:
             i >= 2 and t[i - 1] == "-" and (_is_digit(t[i - 2]) or is_latin_letter(t[i - 2]))
         )
         if (
+            suffix in ("x", "X")
+            and suffix_j < self.n
+            and _is_digit(t[suffix_j])
+            and not self.code_letter_after(suffix_j)
+        ):
+            return None  # 1920X1080: a dimension (乘), not a code
+        if (
             len(suffix) == 1
             and suffix.isupper()
             and suffix_j < self.n
@@ -931,6 +1276,11 @@ class _Scanner:
         ):
             return read_digits(raw)  # 23H2, 2A3: digits on both sides of a letter
         if brand is None and not after_code_dash:
+            han_mode = self._han_brand_before(i)
+            if han_mode == "digits" and "." not in raw:
+                return read_digits(raw)  # 波音737 -> 七三七
+            if han_mode == "cardinal":
+                return read_cardinal(raw)
             if (
                 len(raw) >= 4
                 and suffix
@@ -950,7 +1300,7 @@ class _Scanner:
         mode = self.brands.get(brand[0].casefold()) if brand is not None else None
         if mode is None and brand is not None:
             mode = self.brands.get(brand[0].rstrip("+#").casefold())
-        if mode == "digits":
+        if mode in _DIGIT_MODES:
             return read_digits(raw)
         if mode == "cardinal":
             return read_cardinal(raw)
@@ -958,7 +1308,7 @@ class _Scanner:
             return None  # "Windows 11", "Top 3": the ordinary rules (两个, 第, units)
         if len(raw) >= 4:
             return read_digits(raw)
-        return read_cardinal(raw, liang_bai=False)  # A100 -> 一百, H200 -> 二百
+        return read_cardinal(raw)  # A100 -> 一百, H200 -> 二百
 
     _rules: list[Callable[[_Scanner, int], int]] = [
         _r_currency,

@@ -7,10 +7,13 @@ Conventions (see ``CONVENTIONS.md``):
 
 * Sections of four digits (个/万/亿/万亿); ``零`` once for any run of zeros inside a number;
   a leading ``1`` before ``十`` is dropped only at the very start (``10`` -> 十,
-  ``110000`` -> 十一万, ``50010`` -> 五万零一十).
-* ``两`` replaces ``二`` for a ``2`` in the 千 position, as the leading digit before 百, and for
-  a bare ``2`` section before 万/亿 (``2000`` -> 两千, ``200`` -> 两百, ``20000`` -> 两万,
-  ``1200`` -> 一千二百). A bare ``2`` is 二 unless the caller asks for 两 (``2个`` -> 两个).
+  ``110000`` -> 十一万, ``50010`` -> 五万零一十); a 万/亿 section worth 10-19 after 零 drops
+  it too (``10000100000`` -> 一百亿零十万, as NeMo).
+* ``两`` replaces ``二`` for a ``2`` in the 千 position and for a bare ``2`` section before
+  万/亿 (``2000`` -> 两千, ``20000`` -> 两万, ``12000`` -> 一万两千); the 百, 十 and 个 places
+  say 二 (``200`` -> 二百, ``1200`` -> 一千二百), as the 现代汉语词典 entry for 两 puts it
+  ("在多位数中，百、十、个位用'二'不用'两'"). A bare ``2`` is 二 unless the caller asks for 两
+  (``2个`` -> 两个).
 * More than 16 integer digits are read digit by digit: the largest unit is 万亿.
 """
 
@@ -66,10 +69,11 @@ def _read_section(sec: str, *, leading: bool, liang_bai: bool) -> str:
     return "".join(out)
 
 
-def read_cardinal(digits: str, *, liang: bool = False, liang_bai: bool = True) -> str:
+def read_cardinal(digits: str, *, liang: bool = False, liang_bai: bool = False) -> str:
     """Read a non-negative integer given as ASCII digits (``"1024"`` -> 一千零二十四).
 
-    ``liang`` reads a bare ``2`` (the whole number) as 两 (for ``2个`` -> 两个). Leading zeros
+    ``liang`` reads a bare ``2`` (the whole number) as 两 (for ``2个`` -> 两个); ``liang_bai``
+    reads a leading 2 before 百 as 两 (the default is 二百, the dictionary's). Leading zeros
     are ignored (``007`` -> 七). More than :data:`MAX_CARDINAL_DIGITS` digits fall back to
     :func:`read_digits` so that any input is read in linear time.
     """
@@ -101,7 +105,10 @@ def read_cardinal(digits: str, *, liang: bool = False, liang_bai: bool = True) -
         if sec.lstrip("0") == "2" and unit and (leading or liang):
             text = "两"
         else:
-            text = _read_section(sec, leading=leading, liang_bai=liang_bai)
+            # a 万/亿 section worth 10-19 after 零 starts afresh: 一百亿零十万 (the last
+            # section keeps its 一: 五万零一十)
+            fresh = bool(unit) and 10 <= int(sec) <= 19
+            text = _read_section(sec, leading=leading or fresh, liang_bai=liang_bai)
         out.append(text + unit)
     return "".join(out)
 

@@ -3,8 +3,10 @@
 The weights are g2pM's (kakaobrain/g2pM 0.1.2.5, Apache-2.0; Park & Lee, Interspeech 2020),
 trained on the CPP train split: one-layer BiLSTM (64-dim character embeddings, 32 hidden units
 per direction) and a two-layer classifier over 876 readings. ``bench/convert_g2pm.py`` turned
-the wheel's pickles into ``data/polyphone_bilstm.npz`` (read with ``allow_pickle=False``); the
-code here is our own and is written for speed, not a port of g2pM's:
+the wheel's pickles into ``data/polyphone_bilstm.npz`` (read with ``allow_pickle=False``).
+They are shipped as published: fine-tuning them on CPP dev's even lines
+(``bench/finetune_polyphone.py``) lowered validation accuracy, so that script fell back to
+them. The code here is our own and is written for speed, not a port of g2pM's:
 
 * the recurrence runs in ONNX Runtime (``data/polyphone_bilstm.onnx``: embedding lookup and
   the LSTM op, one thread), a core dependency; without it, a numpy loop does the same work
@@ -15,7 +17,8 @@ code here is our own and is written for speed, not a port of g2pM's:
   any other character is not the model's to decide.
 
 :mod:`.g2p` asks the model only where the word dictionary does not decide (above all
-one-character words); dictionary and sandhi layers stay ours.
+one-character words), and lets it overrule a rare dictionary word only where it is near certain
+(:meth:`SentenceReadings.sure`); dictionary and sandhi layers stay ours.
 """
 
 from __future__ import annotations
@@ -225,6 +228,19 @@ class PolyphoneModel:
         """The classifier's hidden layer for many BiLSTM outputs at once (``[n, 32]``)."""
         return np.maximum(states @ self._w1.T + self._b1, 0.0)
 
+    def sure(self, hv: np.ndarray, cands: tuple[int, ...], margin: float) -> str | None:
+        """The best candidate when its logit beats every other by ``margin``, else ``None``.
+
+        ``margin = log(999)`` is a softmax probability of at least 0.999 for two candidates.
+        """
+        idx = np.fromiter(cands, np.int64, len(cands))
+        logits = self._w2[idx] @ hv + self._b2[idx]
+        top = int(np.argmax(logits))
+        rest = np.delete(logits, top)
+        if rest.size and float(logits[top] - rest.max()) < margin:
+            return None
+        return _to_ours(self.classes[int(idx[top])])
+
     def choose(self, hv: np.ndarray, cands: tuple[int, ...]) -> str:
         """The best candidate for one hidden-layer vector ``hv``."""
         if len(cands) == 2:  # the common case: one dot product with the difference of rows
@@ -261,6 +277,9 @@ def _to_ours(label: str) -> str:
 
 
 _MODEL: PolyphoneModel | None = None
+
+#: Logit margin for :meth:`SentenceReadings.sure`: probability 0.999 between two readings.
+SURE_MARGIN = float(np.log(999.0))
 
 
 def default_model() -> PolyphoneModel:
@@ -311,3 +330,18 @@ class SentenceReadings:
             return m.only_reading(self._text[pos]) if cands else None
         hs = self._hs if self._hs is not None else self._run()
         return m.choose(hs[self._map[pos] + 1], cands)
+
+    def sure(self, pos: int, margin: float = SURE_MARGIN) -> str | None:
+        """The model's reading of ``text[pos]`` only where it is near certain (else ``None``).
+
+        Used to overrule a *rare* dictionary word (see :meth:`.g2p.ZhG2P.word_pinyin`);
+        characters the model does not cover, or covers with one reading, give ``None``.
+        """
+        if not 0 <= pos < len(self._text):
+            return None
+        m = self._model
+        cands = m.candidates(self._text[pos])
+        if len(cands) < 2:
+            return None
+        hs = self._hs if self._hs is not None else self._run()
+        return m.sure(hs[self._map[pos] + 1], cands, margin)

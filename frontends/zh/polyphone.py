@@ -76,6 +76,8 @@ def word_rules() -> dict[str, list[WordRule]]:
 def _prev_hit(entry: str, prev: str) -> bool:
     if entry == "*":
         return True
+    if entry == "+":
+        return bool(prev)
     if entry == "AA":
         return len(prev) >= 2 and prev[-1] == prev[-2]
     if entry.startswith("~"):
