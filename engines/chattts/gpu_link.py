@@ -25,7 +25,7 @@ def supports_device_frames(gpt: Any) -> bool:
     """Whether ``gpt`` is the CUDA-graph runner (or a subclass, e.g. the fused Triton one)
     whose code stage :func:`device_generate` can drive."""
     cuda = getattr(gpt, "cuda", None)
-    return all(hasattr(gpt, a) for a in ("_embed", "config")) and hasattr(cuda, "generate")
+    return all(hasattr(gpt, a) for a in ("code_requests", "config")) and hasattr(cuda, "generate")
 
 
 def device_generate(
@@ -52,7 +52,7 @@ def device_generate(
     to the vocoder). Other stages go to ``gpt.generate`` unchanged.
     """
     from mixvox.engines.chattts.gpt import GenerationResult, SamplingParams
-    from mixvox.engines.chattts.gpt.cuda_graph import BATCH_BUCKETS, CodeRequest, CudaSampling
+    from mixvox.engines.chattts.gpt.cuda_graph import BATCH_BUCKETS
 
     if stage != "code":
         return list(
@@ -73,30 +73,13 @@ def device_generate(
 
     params = params or SamplingParams()
     rng = rng if rng is not None else np.random.default_rng()
-    arrs = [np.asarray(p).reshape(-1).astype(np.int64) for p in prompts]
-    if not arrs:
-        return []
-    b = len(arrs)
-    if isinstance(spk_emb, list | tuple):
-        spks = list(spk_emb)
-    elif spk_emb is None or np.asarray(spk_emb).ndim == 1:
-        spks = [spk_emb] * b
-    else:
-        spks = list(spk_emb)
-    caps = np.full(b, params.max_new_tokens, np.int64)
-    if max_new_tokens is not None:
-        caps = np.minimum(caps, np.broadcast_to(np.asarray(max_new_tokens, np.int64), (b,)))
-    mins = np.broadcast_to(
-        np.asarray(params.min_new_tokens if min_new_tokens is None else min_new_tokens, np.int64),
-        (b,),
+    reqs, samp = gpt.code_requests(
+        prompts, spk_emb, spk_emb_token_id, params, max_new_tokens, min_new_tokens
     )
+    if not reqs:
+        return []
+    b = len(reqs)
     run = gpt.cuda
-    reqs = []
-    for i, a in enumerate(arrs):
-        emb = gpt._embed(a, spks[i], spk_emb_token_id)
-        cap = int(min(caps[i], run.max_len - a.size - run.sync_every - 2))
-        reqs.append(CodeRequest(emb, max_new=cap, min_new=int(mins[i]), tag=i))
-    samp = CudaSampling.from_params(params, gpt.config.num_vq, gpt.config.eos_code)
 
     def relay(tag: Any, codes: Any, hidden: Any, done: bool) -> None:
         if on_frames is None:

@@ -910,6 +910,47 @@ class GraphGPT:
             self._text_gpt = GPT(weights, stack, "torch")
         return self._text_gpt
 
+    def code_requests(
+        self,
+        prompts: Sequence[np.ndarray],
+        spk_emb: Any,
+        spk_emb_token_id: int | None,
+        params: SamplingParams,
+        max_new_tokens: int | Sequence[int] | None = None,
+        min_new_tokens: int | Sequence[int] | None = None,
+    ) -> tuple[list[CodeRequest], CudaSampling]:
+        """The code stage's requests (prompt embedded on the device, per-item caps and
+        minimums) and sampling settings: shared by :meth:`generate` and the GPU hand-over
+        (:func:`mixvox.engines.chattts.gpu_link.device_generate`), so both decode alike.
+
+        A cap leaves room in the cache for the prompt and one host poll window.
+        """
+        arrs = [np.asarray(p).reshape(-1).astype(np.int64) for p in prompts]
+        B = len(arrs)
+        spks: list[np.ndarray | None]
+        if isinstance(spk_emb, list | tuple):
+            spks = list(spk_emb)
+        elif spk_emb is None or np.asarray(spk_emb).ndim == 1:
+            spks = [spk_emb] * B
+        else:
+            spks = list(spk_emb)
+        caps = np.full(B, params.max_new_tokens, np.int64)
+        if max_new_tokens is not None:
+            caps = np.minimum(caps, np.broadcast_to(np.asarray(max_new_tokens, np.int64), (B,)))
+        mins = np.broadcast_to(
+            np.asarray(
+                params.min_new_tokens if min_new_tokens is None else min_new_tokens, np.int64
+            ),
+            (B,),
+        )
+        reqs = []
+        for i, a in enumerate(arrs):
+            emb = self._embed(a, spks[i], spk_emb_token_id)
+            cap = int(min(caps[i], self.cuda.max_len - a.size - self.cuda.sync_every - 2))
+            reqs.append(CodeRequest(emb, max_new=cap, min_new=int(mins[i]), tag=i))
+        samp = CudaSampling.from_params(params, self.config.num_vq, self.config.eos_code)
+        return reqs, samp
+
     def _embed(self, ids: np.ndarray, spk: np.ndarray | None, spk_id: int | None) -> torch.Tensor:
         """Prompt embeddings ``[T, H]`` for one prompt (speaker vector or ``None``)."""
         vec = None if spk is None else torch.from_numpy(np.ascontiguousarray(spk))
@@ -945,32 +986,12 @@ class GraphGPT:
             )
         params = params or SamplingParams()
         rng = rng if rng is not None else np.random.default_rng()
-        arrs = [np.asarray(p).reshape(-1).astype(np.int64) for p in prompts]
-        if not arrs:
-            return []
-        B = len(arrs)
-        spks: list[np.ndarray | None]
-        if isinstance(spk_emb, list | tuple):
-            spks = list(spk_emb)
-        elif spk_emb is None or np.asarray(spk_emb).ndim == 1:
-            spks = [spk_emb] * B  # type: ignore[list-item]
-        else:
-            spks = list(spk_emb)
-        caps = np.full(B, params.max_new_tokens, np.int64)
-        if max_new_tokens is not None:
-            caps = np.minimum(caps, np.broadcast_to(np.asarray(max_new_tokens, np.int64), (B,)))
-        mins = np.broadcast_to(
-            np.asarray(
-                params.min_new_tokens if min_new_tokens is None else min_new_tokens, np.int64
-            ),
-            (B,),
+        reqs, samp = self.code_requests(
+            prompts, spk_emb, spk_emb_token_id, params, max_new_tokens, min_new_tokens
         )
-        reqs = []
-        for i, a in enumerate(arrs):
-            emb = self._embed(a, spks[i], spk_emb_token_id)
-            cap = int(min(caps[i], self.cuda.max_len - a.size - self.cuda.sync_every - 2))
-            reqs.append(CodeRequest(emb, max_new=cap, min_new=int(mins[i]), tag=i))
-        samp = CudaSampling.from_params(params, self.config.num_vq, self.config.eos_code)
+        if not reqs:
+            return []
+        B = len(reqs)
 
         def relay(tag: Any, codes: torch.Tensor, hidden: torch.Tensor, done: bool) -> None:
             if on_frames is not None:
