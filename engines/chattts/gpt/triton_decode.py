@@ -337,6 +337,42 @@ if HAVE_TRITON:
         tl.atomic_add(y_ptr + m * H + n, y, sem="relaxed")
 
     @triton.jit
+    def _rows_times_w(
+        x_ptr, w_ptr, m, n, mmask, K: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+        BK: tl.constexpr, USE_DOT: tl.constexpr, PREC: tl.constexpr, PDL: tl.constexpr,
+    ):  # fmt: skip
+        """``x[m, :K] @ w[n, :K].T`` in fp32 for one tile (O-projection, down projection).
+
+        With the whole of K in one block, the weights load before the PDL wait, so they
+        stream while the previous kernel finishes; the loop over K blocks waits first.
+        """
+        acc = tl.zeros([BM, BN], tl.float32)
+        if BK >= K:
+            k = tl.arange(0, BK)
+            kmask = k < K
+            w = tl.load(w_ptr + n[:, None] * K + k[None, :], mask=kmask[None, :], other=0.0)
+            _gdc(PDL)
+            x = tl.load(
+                x_ptr + m[:, None] * K + k[None, :],
+                mask=mmask[:, None] & kmask[None, :],
+                other=0.0,
+            )
+            acc = _mv(acc, x, w, USE_DOT, PREC)
+        else:
+            _gdc(PDL)
+            for k0 in range(0, K, BK):
+                k = k0 + tl.arange(0, BK)
+                kmask = k < K
+                x = tl.load(
+                    x_ptr + m[:, None] * K + k[None, :],
+                    mask=mmask[:, None] & kmask[None, :],
+                    other=0.0,
+                )
+                w = tl.load(w_ptr + n[:, None] * K + k[None, :], mask=kmask[None, :], other=0.0)
+                acc = _mv(acc, x, w, USE_DOT, PREC)
+        return acc
+
+    @triton.jit
     def _oproj_kernel(
         att_ptr, w_ptr, ws_ptr, h_ptr, b,
         H: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
@@ -349,30 +385,7 @@ if HAVE_TRITON:
         m = pid_m * BM + tl.arange(0, BM)
         mmask = m < b
         DT = h_ptr.dtype.element_ty
-        acc = tl.zeros([BM, BN], tl.float32)
-        if BK >= H:
-            k = tl.arange(0, BK)
-            kmask = k < H
-            w = tl.load(w_ptr + n[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
-            _gdc(PDL)
-            x = tl.load(
-                att_ptr + m[:, None] * H + k[None, :],
-                mask=mmask[:, None] & kmask[None, :],
-                other=0.0,
-            )
-            acc = _mv(acc, x, w, USE_DOT, PREC)
-        else:
-            _gdc(PDL)
-            for k0 in range(0, H, BK):
-                k = k0 + tl.arange(0, BK)
-                kmask = k < H
-                x = tl.load(
-                    att_ptr + m[:, None] * H + k[None, :],
-                    mask=mmask[:, None] & kmask[None, :],
-                    other=0.0,
-                )
-                w = tl.load(w_ptr + n[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
-                acc = _mv(acc, x, w, USE_DOT, PREC)
+        acc = _rows_times_w(att_ptr, w_ptr, m, n, mmask, H, BM, BN, BK, USE_DOT, PREC, PDL)
         if WS:
             acc *= tl.load(ws_ptr + n)[None, :]
         y = acc.to(DT).to(tl.float32)
@@ -451,30 +464,7 @@ if HAVE_TRITON:
         m = pid_m * BM + tl.arange(0, BM)
         mmask = m < b
         DT = h_ptr.dtype.element_ty
-        acc = tl.zeros([BM, BN], tl.float32)
-        if BK >= INTER:
-            k = tl.arange(0, BK)
-            kmask = k < INTER
-            w = tl.load(w_ptr + n[:, None] * INTER + k[None, :], mask=kmask[None, :], other=0.0)
-            _gdc(PDL)
-            x = tl.load(
-                act_ptr + m[:, None] * INTER + k[None, :],
-                mask=mmask[:, None] & kmask[None, :],
-                other=0.0,
-            )
-            acc = _mv(acc, x, w, USE_DOT, PREC)
-        else:
-            _gdc(PDL)
-            for k0 in range(0, INTER, BK):
-                k = k0 + tl.arange(0, BK)
-                kmask = k < INTER
-                x = tl.load(
-                    act_ptr + m[:, None] * INTER + k[None, :],
-                    mask=mmask[:, None] & kmask[None, :],
-                    other=0.0,
-                )
-                w = tl.load(w_ptr + n[:, None] * INTER + k[None, :], mask=kmask[None, :], other=0.0)
-                acc = _mv(acc, x, w, USE_DOT, PREC)
+        acc = _rows_times_w(act_ptr, w_ptr, m, n, mmask, INTER, BM, BN, BK, USE_DOT, PREC, PDL)
         if WS:
             acc *= tl.load(ws_ptr + n)[None, :]
         y = acc.to(DT).to(tl.float32)
