@@ -99,6 +99,8 @@ _INT4_ALPHAS = (1.0, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7)
 RUNTIME_PRECISIONS = ("fp32", "int8", "int4")
 
 _BIG = np.iinfo(np.int64).max
+#: Runtime graph: q|k|v packed into GroupQueryAttention, which rotates them itself.
+_PACKED_GQA = True
 
 
 def build_stack_graph(w: GPTWeights) -> onnx.ModelProto:
@@ -393,6 +395,8 @@ def build_runtime_graph(
             ** (np.arange(0, D, 2, dtype=np.int64).astype(np.float32) / np.float32(D))
         )
     ).astype(np.float32)
+    # packed: GroupQueryAttention takes q|k|v as one input and rotates q and k itself
+    packed = _PACKED_GQA and D % 16 == 0  # (its rotary kernel takes only such head sizes)
     freqs = (np.arange(rows, dtype=np.float32)[:, None] * inv_freq[None]).astype(np.float32)
     cos = g.const("cos_cache", np.cos(freqs).astype(np.float32))
     sin = g.const("sin_cache", np.sin(freqs).astype(np.float32))
@@ -449,21 +453,29 @@ def build_runtime_graph(
         p = f"l{i}_"
         # q, k, v (and gate, up below) as one GEMM each: fewer, larger kernels per step
         wqkv = np.concatenate([lw["q_proj"], lw["k_proj"], lw["v_proj"]], axis=0)
-        qk, v = g.op("Split", linear(n, wqkv, p + "wqkv"), split_qk_v, axis=-1, n_out=2)
-        # q and k rotate alike per head: one RotaryEmbedding over [B, T, 2 * heads * D]
-        qk = g.op("RotaryEmbedding", qk, pos, cos, sin, domain=_MS)
-        q, k = g.op("Split", qk, split_q_k, axis=-1, n_out=2)
+        qkv = linear(n, wqkv, p + "wqkv")
+        if packed:  # rotary at cache slot indices (see the module docstring)
+            gqa_in = [qkv, "", "", *pasts[i], seqlens_k, total_len, cos, sin, "", bias]
+            rot = {"do_rotary": 1}
+        else:
+            qk, v = g.op("Split", qkv, split_qk_v, axis=-1, n_out=2)
+            # q and k rotate alike per head: one RotaryEmbedding over [B, T, 2 * heads * D]
+            qk = g.op("RotaryEmbedding", qk, pos, cos, sin, domain=_MS)
+            q, k = g.op("Split", qk, split_q_k, axis=-1, n_out=2)
+            gqa_in = [q, k, v, *pasts[i], seqlens_k, total_len, "", "", "", bias]
+            rot = {}
         att = g.fresh(p + "att")
         pk, pv = f"present_key_{i}", f"present_value_{i}"
         g.nodes.append(  # named outputs (no Identity between the kernel and the shared buffer)
             helper.make_node(
                 "GroupQueryAttention",
-                [q, k, v, *pasts[i], seqlens_k, total_len, "", "", "", bias],
+                gqa_in,
                 [att, pk, pv],
                 domain=_MS,
                 num_heads=nh,
                 kv_num_heads=nh,
                 scale=float(D**-0.5),
+                **rot,
             )
         )
         n, h = skip_norm(
@@ -509,6 +521,7 @@ def runtime_graph_path(
         "precision": precision,
         "block": block,
         "bits": {"int8": 8, "int4": 4}.get(precision),
+        "gqa": "packed" if _PACKED_GQA else "split",
     }
     name = f"chattts-gpt-ort-{precision}" + (f"-b{block}" if precision == "int4" else "")
     return cached_graph(
