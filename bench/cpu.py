@@ -125,6 +125,7 @@ def run_reference(model_dir: Path, python: str, args: argparse.Namespace) -> dic
 
 
 def run_config(model_dir: Path, backend: str, precision: str, args: argparse.Namespace) -> dict:
+    precision, _, block = precision.partition("/")  # "int4/128": that int4 block size
     cmd = [
         sys.executable,
         "-c",
@@ -148,6 +149,8 @@ def run_config(model_dir: Path, backend: str, precision: str, args: argparse.Nam
         cmd += ["--first-lookahead", str(args.first_lookahead)]
     if args.decode_only:
         cmd += ["--decode-only"]
+    if block:
+        cmd += ["--int4-block", block]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
     wall = time.perf_counter() - t0
@@ -166,7 +169,9 @@ def table(rows: list[dict], batches: list[int]) -> str:
     )
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
-        name = f"{r['backend']} {r['precision']}"
+        name = f"{r['backend']} {r['precision']}" + (
+            f"/{r['int4_block']}" if r.get("int4_block") else ""
+        )
         if "error" in r:
             lines.append(f"| {name} | error: {r['error'][:80]} |")
             continue
