@@ -32,12 +32,19 @@ Runtime graph
     step of the portable graph is ~700 small nodes whose dispatch, plus the per-step copy of the
     cache prefix (``Slice``/``Concat``), cost about a quarter of the step next to the matmuls:
     ``SimplifiedLayerNormalization`` / ``SkipSimplifiedLayerNormalization`` (RMSNorm with the
-    residual add), ``RotaryEmbedding`` (position ids per item, so left padding works) and
-    ``GroupQueryAttention`` with ``num_heads == kv_num_heads`` over a **shared** past/present
-    buffer: the per-layer inputs ``past_key_<i>``/``past_value_<i>`` ``[B, heads, S, head_dim]``
-    and outputs ``present_key_<i>``/``present_value_<i>`` are bound to the same memory, and the
-    kernel appends the new keys/values in place (nothing is copied per step). Padding enters as
-    an additive ``attention_bias`` (0 or ``finfo.min``, never ``-inf``). ``int8`` replaces each
+    residual add) and ``GroupQueryAttention`` with ``num_heads == kv_num_heads`` over a
+    **shared** past/present buffer: the per-layer inputs ``past_key_<i>``/``past_value_<i>``
+    ``[B, heads, S, head_dim]`` and outputs ``present_key_<i>``/``present_value_<i>`` are bound
+    to the same memory, and the kernel appends the new keys/values in place (nothing is copied
+    per step). Padding enters as an additive ``attention_bias`` (0 or ``finfo.min``, never
+    ``-inf``). With heads a multiple of 16 wide (the real model's 64) the q|k|v matmul output
+    goes to the kernel packed and the kernel rotates q and k itself (``do_rotary``): one node
+    per layer instead of Split, ``RotaryEmbedding``, Split and the attention (~2 % of an int4
+    step). It rotates at *cache slot* indices, not at the ``position_ids``: identical for
+    unpadded rows (batch 1), and for a left-padded row every position is shifted by its
+    padding, which attention does not see (it depends on position differences only; the
+    results agree to float rounding, ~1e-7). Narrower heads (the tiny test model) keep the
+    separate ``RotaryEmbedding`` at ``position_ids``. ``int8`` replaces each
     MatMul with ``MatMulNBits`` (8-bit symmetric weights, one scale per 128 inputs of an output
     column, ``accuracy_level=4``: activations quantized per block to int8 and multiplied with
     VNNI/AVX2 integer kernels). Measured against ``quantize_dynamic``'s per-column
@@ -49,8 +56,11 @@ Runtime graph
     ``int4`` is the same with 4-bit weights (``bits=4``, two per byte, zero point 8, one
     scale per ``INT4_BLOCK`` inputs, chosen per block from a few clipping factors for the
     least weight error; block 32, 64 or 128): half int8's weight bytes per step, at a clear
-    cost in agreement (BENCHMARKS.md's CPU section). Each precision and block size has its
-    own graph cache key.
+    cost in agreement (BENCHMARKS.md's CPU section). Since ``gpt-ort-3`` the 4-bit blocks are
+    asymmetric (a zero point per block, :func:`_quantize_int4_blocks_zp`: 4-5 % less matmul
+    error at no kernel cost) and the int4 stack's code/text heads run as 8-bit
+    ``MatMulNBits`` too (:class:`OnnxHead`). Each precision and block size has its own graph
+    cache key.
 """
 
 from __future__ import annotations
@@ -84,8 +94,9 @@ __all__ = [
 #: Bump when the portable graph changes, so cached graphs are rebuilt.
 BUILDER_VERSION = "gpt-stack-2"
 #: Bump when the runtime graph (or its int8/int4 quantization) changes. ``-2``: int4 added
-#: (fp32/int8 graphs are unchanged, but the key names the block size of either kind).
-RUNTIME_BUILDER_VERSION = "gpt-ort-2"
+#: (fp32/int8 graphs are unchanged, but the key names the block size of either kind); ``-3``:
+#: packed attention with in-kernel rotary, int4 zero points (both also named in the key).
+RUNTIME_BUILDER_VERSION = "gpt-ort-3"
 
 _MS = "com.microsoft"
 #: Weights per int8 scale along the input dimension (MatMulNBits ``block_size``).
