@@ -162,3 +162,71 @@ def test_hugepage_advice_is_harmless(monkeypatch) -> None:
     assert int(buf.sum()) == 16 << 20  # contents untouched
     monkeypatch.setenv("MIXVOX_NO_HUGEPAGES", "1")
     assert hugepages.advise_new(set()) == 0
+
+
+# -- int4 zero points ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("block", onnx_stack.INT4_BLOCKS)
+def test_int4_zero_points_layout(block: int) -> None:
+    """MatMulNBits on our asymmetric codes and packed zero points equals x @ our
+    dequantization (an odd block count and a ragged last block included), which is closer to
+    the float weights than the symmetric codes; an all-zero block stays exactly zero."""
+    import onnxruntime as ort
+    from onnx import helper
+
+    from mixvox.engines.chattts.onnx_graph import GraphBuilder
+
+    rng = np.random.default_rng(block)
+    N, K = 24, 2 * block + block // 2
+    w = rng.standard_normal((N, K)).astype(np.float32)
+    w[3] = 0.0
+    x = rng.standard_normal((3, K)).astype(np.float32)
+    q, s, zp = onnx_stack._quantize_int4_blocks_zp(w, block)
+    nb = -(-K // block)
+    assert q.shape == (N, nb, block // 2) and s.shape == (N * nb,)
+    assert zp.shape == (N, (nb + 1) // 2) and zp.dtype == np.uint8
+    codes = np.empty((N, nb, block), np.float32)
+    codes[..., 0::2], codes[..., 1::2] = q & 15, q >> 4
+    z = np.stack([zp & 15, zp >> 4], -1).reshape(N, -1)[:, :nb].astype(np.float32)
+    deq = ((codes - z[..., None]) * s.reshape(N, nb, 1)).reshape(N, -1)[:, :K]
+    assert (deq[3] == 0).all()
+    g = GraphBuilder("t")
+    xi = g.input("x", np.float32, [3, K])
+    y = g.op(
+        "MatMulNBits",
+        xi,
+        g.const("w", q),
+        g.const("s", s),
+        g.const("z", zp),
+        domain="com.microsoft",
+        K=K,
+        N=N,
+        bits=4,
+        block_size=block,
+        accuracy_level=0,
+    )
+    g.output(y, "y", np.float32, [3, N])
+    m = g.build()
+    m.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(sess.run(None, {"x": x})[0], x @ deq.T, rtol=1e-4, atol=1e-4)
+    qs, ss = onnx_stack._quantize_int4_blocks(w, block)
+    sym_codes = np.empty((N, nb, block), np.float32)
+    sym_codes[..., 0::2], sym_codes[..., 1::2] = qs & 15, qs >> 4
+    sym = ((sym_codes - 8) * ss.reshape(N, nb, 1)).reshape(N, -1)[:, :K]
+    assert np.linalg.norm(deq - w) < np.linalg.norm(sym - w)
+
+
+def test_int8_head_is_close_to_the_float_head() -> None:
+    rng = np.random.default_rng(2)
+    wt = (rng.standard_normal((256, 300)) * 0.05).astype(np.float32)  # [K, N]
+    x = rng.standard_normal((2, 256)).astype(np.float32)
+    want = x @ wt
+    for head in (
+        onnx_stack.OnnxHead(wt, int8=True),
+        onnx_stack.OnnxHead(np.ascontiguousarray(wt.T), out_in=True, int8=True),
+    ):
+        got = head(x)
+        assert got.shape == want.shape
+        assert 0 < rel(got, want) < 0.03  # 8-bit weights and activations: ~1 %

@@ -339,6 +339,20 @@ def _quantize_int4_blocks(weight: np.ndarray, block: int) -> tuple[np.ndarray, n
     return packed, scales.reshape(-1)
 
 
+def _int4_zp_trial(
+    wb: np.ndarray, lo0: np.ndarray, hi0: np.ndarray, alpha: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Codes (0..15), scales, zero points and squared weight error per block for the range
+    ``alpha * [lo0, hi0]`` mapped onto 16 levels."""
+    lo, hi = lo0 * np.float32(alpha), hi0 * np.float32(alpha)
+    sc = ((hi - lo) / np.float32(15.0)).astype(np.float32)
+    sc = np.where(sc > 0, sc, np.float32(1.0))  # all-zero block: codes = zero = 8
+    z = np.where(hi > lo, np.clip(np.rint(-lo / sc), 0, 15), 8.0)
+    q = np.clip(np.rint(wb / sc[..., None]) + z[..., None], 0, 15)
+    err = np.square((q - z[..., None]) * sc[..., None] - wb).sum(axis=-1)
+    return q, sc, z, err
+
+
 def _quantize_int4_blocks_zp(
     weight: np.ndarray, block: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -366,17 +380,9 @@ def _quantize_int4_blocks_zp(
         wb = wb.reshape(r1 - r0, nb, block)
         lo0 = np.minimum(wb.min(axis=-1), 0.0)
         hi0 = np.maximum(wb.max(axis=-1), 0.0)
-        best_e = best_q = best_s = best_z = None
-        for alpha in _INT4_ALPHAS:
-            lo, hi = lo0 * np.float32(alpha), hi0 * np.float32(alpha)
-            sc = ((hi - lo) / np.float32(15.0)).astype(np.float32)
-            sc = np.where(sc > 0, sc, np.float32(1.0))  # all-zero block: codes = zero = 8
-            z = np.where(hi > lo, np.clip(np.rint(-lo / sc), 0, 15), 8.0)
-            q = np.clip(np.rint(wb / sc[..., None]) + z[..., None], 0, 15)
-            err = np.square((q - z[..., None]) * sc[..., None] - wb).sum(axis=-1)
-            if best_e is None:
-                best_e, best_q, best_s, best_z = err, q, sc, z
-                continue
+        best_q, best_s, best_z, best_e = _int4_zp_trial(wb, lo0, hi0, _INT4_ALPHAS[0])
+        for alpha in _INT4_ALPHAS[1:]:
+            q, sc, z, err = _int4_zp_trial(wb, lo0, hi0, alpha)
             better = err < best_e
             best_q = np.where(better[..., None], q, best_q)
             best_s = np.where(better, sc, best_s)
@@ -531,14 +537,12 @@ def build_runtime_graph(
         qkv = linear(n, wqkv, p + "wqkv")
         if packed:  # rotary at cache slot indices (see the module docstring)
             gqa_in = [qkv, "", "", *pasts[i], seqlens_k, total_len, cos, sin, "", bias]
-            rot = {"do_rotary": 1}
         else:
             qk, v = g.op("Split", qkv, split_qk_v, axis=-1, n_out=2)
             # q and k rotate alike per head: one RotaryEmbedding over [B, T, 2 * heads * D]
             qk = g.op("RotaryEmbedding", qk, pos, cos, sin, domain=_MS)
             q, k = g.op("Split", qk, split_q_k, axis=-1, n_out=2)
             gqa_in = [q, k, v, *pasts[i], seqlens_k, total_len, "", "", "", bias]
-            rot = {}
         att = g.fresh(p + "att")
         pk, pv = f"present_key_{i}", f"present_value_{i}"
         g.nodes.append(  # named outputs (no Identity between the kernel and the shared buffer)
@@ -550,7 +554,7 @@ def build_runtime_graph(
                 num_heads=nh,
                 kv_num_heads=nh,
                 scale=float(D**-0.5),
-                **rot,
+                do_rotary=int(packed),
             )
         )
         n, h = skip_norm(
