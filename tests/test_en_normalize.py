@@ -488,7 +488,7 @@ def test_telephone_forms(text: str, spoken: str) -> None:
         # a lone dash between times is "to"; between plain numbers it stays a dash
         ("4:00 am - 8:12 pm", "four A M to eight twelve P M"),
         ("9:00 - 17:30", "nine o'clock to seventeen thirty"),
-        ("5 - 3", "five- three"),
+        ("5 - 3", "five minus three"),
         # units after dimensions and mixed fractions
         ("2x8 m2", "two by eight square meters"),
         ("4 1/2 lbs", "four and a half pounds"),

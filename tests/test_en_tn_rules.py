@@ -362,3 +362,99 @@ def test_english_spans_in_chinese_sentences(text: str, english: list[str]) -> No
     got = [w.spoken for s in utt.sentences for w in s.words if w.lang == "en" and w.spoken]
     got = [w for w in got if w not in (",", ".")]
     assert got == english
+
+
+# -- session 4: alternatives, model variants, spaced dashes, spaced one-letter units ----------
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("runs on Win 10/11 only", "runs on Win ten or eleven only"),
+        ("tested on macOS 13/14", "tested on mac O S thirteen or fourteen"),
+        ("a PCIe 4.0/5.0 slot", "a P C I E four point zero or five point zero slot"),
+        ("ports: 3.0/3.1", "ports: three point zero or three point one"),  # dotted: no fraction
+        ("Python 3.11/3.12 wheels", "Python three point eleven or three point twelve wheels"),
+        ("scored 10/11 today", "scored ten elevenths today"),  # no product name: a fraction
+        ("Python 2/3 of the time", "Python two thirds of the time"),  # "of": a fraction
+        ("the TCP/IP stack", "the T C P I P stack"),  # acronyms: the slash is not said
+        ("fast I/O and CI/CD", "fast I O and C I C D"),
+        ("an A/B test", "an A B test"),
+    ],
+)
+def test_slash_between_alternatives(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("the Boeing 767-300 fleet", "the Boeing seven sixty seven three hundred fleet"),
+        ("a 747-400 freighter", "a seven forty seven four hundred freighter"),
+        ("the 777-200ER", "the seven seventy seven two hundred E R"),
+        ("from 125-300 users", "from one hundred and twenty five to three hundred users"),
+        ("open 150-200 days", "open one hundred and fifty to two hundred days"),
+        ("a 125-300 mg dose", "a one hundred and twenty five to three hundred milligrams dose"),
+    ],
+)
+def test_model_and_variant_numbers(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("8 - 2 is six", "eight minus two is six"),
+        ("just 7 - 4", "just seven minus four"),
+        ("so 7 - 4 + 1", "so seven minus four plus one"),
+        ("loop to n - 1 here", "loop to N minus one here"),
+        ("then x - y", "then X minus Y"),
+        ("seats 30 - 40 people", "seats thirty to forty people"),  # going up: a range
+        ("ran 2015 - 2019", "ran twenty fifteen to twenty nineteen"),
+        ("they won 4 - 1", "they won four- one"),  # a score: a pause
+        ("a 9 - 5 shift", "a nine- five shift"),  # before a noun: no sum
+        ("a - b", "a- B"),  # "a" is the article
+    ],
+)
+def test_spaced_dash_between_terms(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("a 650 W supply", "a six hundred and fifty watts supply"),
+        ("runs at 5 V", "runs at five volts"),
+        ("draws 1 A max", "draws one amp max"),
+        ("pause 15 s now", "pause fifteen seconds now"),
+        ("swim 50 m daily", "swim fifty meters daily"),
+        ("add 3 g of yeast", "add three grams of yeast"),
+        ("a 2 h drive", "a two hours drive"),
+        ("pour 1 L in", "pour one liter in"),
+        ("see Table 5 A", "see Table five A"),  # a label numbers things
+        ("row 2 B is free", "row two B is free"),
+        ("got 3 A's", "got three A's"),
+        ("pick 1 A or B", "pick one A or B"),
+        ("levels 1 A B", "levels one A B"),  # a list of letters
+    ],
+)
+def test_spaced_one_letter_units(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        (
+            "Chrome 121.0.6167.85 is out",
+            "Chrome one hundred twenty one point oh point six thousand one hundred sixty seven "
+            "point eighty five is out",
+        ),
+        (
+            "build 19045.3803",
+            "build nineteen thousand forty five point three thousand eight hundred three",
+        ),  # fmt: skip
+    ],
+)
+def test_versions_are_names(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken

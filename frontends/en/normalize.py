@@ -159,6 +159,7 @@ _RE_DECADE = re.compile(r"(\d{3}0)s|'(\d0)s")
 _RE_DECADE2 = re.compile(r"([2-9]0)s")
 _RE_VERSION = re.compile(r"[vV](\d+(?:\.\d+)*)(?:\.x)?")
 _RE_DOTTED = re.compile(r"\d+(?:\.\d+){2,}")
+_RE_DOTTED_ANY = re.compile(r"\d+(?:\.\d+)+")
 _RE_FRACTION = re.compile(r"(\d+)[/⁄](\d+)")  # also U+2044 FRACTION SLASH
 _RE_FRACTION_ORD = re.compile(r"(\d+)[/⁄](\d+)(?:st|nd|rd|th)", re.I)
 _RE_DIGIT_GROUPS = re.compile(r"\+?\d{1,4}(?:[-.]\d{1,4}){2,5}")
@@ -504,8 +505,15 @@ class Normalizer:
                     last = pieces[-1]
                     last.spoken = f"{last.spoken} {self._pending_suffix[k]}".strip()
                 out += pieces
-            if cb == ca and _is_range_dash(folded[chunks[k][0] : chunks[k][1]], core_texts, k):
-                trails[k] = [Tok(t.start, t.end, "to") for t in trails[k]]
+            dash = (
+                _spaced_dash(
+                    folded[chunks[k][0] : chunks[k][1]], core_texts, k, equation, self._trails
+                )
+                if cb == ca
+                else None
+            )
+            if dash is not None:
+                trails[k] = [Tok(t.start, t.end, dash) for t in trails[k]]
             elif trails[k]:
                 self._read_trail(folded, trails[k], core_texts, k, equation)
             out += trails[k]
@@ -792,6 +800,9 @@ class Normalizer:
                 return _code_chars(core)
         if _RE_VANITY.fullmatch(core) and any(c.isalpha() for c in core):
             return self._vanity(core)
+        r = self._alternatives(core, prev, nxt, k)
+        if r is not None:
+            return r
         r = self._compound(core, prev, nxt, k, cores)
         if r is not None:
             return r
@@ -872,8 +883,10 @@ class Normalizer:
             if _is_day(prev) and _looks_year(nxt) and not _is_day(nxt):
                 return f"of {name}"
             return name
-        if k > 0 and self._unit_after_number(core, prev):
-            sing, plur, _ = self._unit(core, spaced=True)  # type: ignore[misc]
+        if k > 0 and (
+            self._unit_after_number(core, prev) or self._spaced_letter_unit(core, k, cores)
+        ):
+            sing, plur, _ = self._unit(core, spaced=False)  # type: ignore[misc]
             return sing if _is_one(prev) else plur
         m = _RE_WORD_RATE.fullmatch(core)
         if m and _is_number(prev) and m.group(2).lower() in _RATE_UNITS:
@@ -1033,6 +1046,36 @@ class Normalizer:
             if rw is not None:
                 return f"{lw} to {rw}"
         return None
+
+    def _alternatives(self, core: str, prev: str, nxt: str, k: int) -> str | None:
+        """A slash between alternatives: ``Win 10/11`` -> ten or eleven, ``PCIe 4.0/5.0``,
+        ``Python 3.11/3.12``; ``TCP/IP``, ``I/O``, ``A/B``, ``CI/CD`` -> the acronyms one after
+        the other (the slash is not said, as people say "T C P I P").
+
+        Numbers count as alternatives after a product or version name (a word with a capital
+        inside, ``macOS`` ``PCIe`` ``USB``, or one of :data:`_VERSION_WORDS` /
+        :data:`_ALTERNATIVE_CUES`), or when both sides are dotted (``3.0/3.1``: no fraction
+        is written with decimals); ``2/3 of``, ``scored 10/11`` stay fractions."""
+        m = _RE_ACRONYM_PAIR.fullmatch(core)
+        if m and core.upper() == core and core not in self.t.special:
+            return " ".join(self._acronym(p) if len(p) > 1 else p for p in core.split("/"))
+        m = _RE_NUMBER_ALTERNATIVES.fullmatch(core)
+        if m is None or nxt.lower() == "of":
+            return None
+        parts = core.split("/")
+        dotted = all("." in p for p in parts)
+        cue = prev.lower().rstrip(".:")
+        named = (
+            cue in _VERSION_WORDS
+            or cue in _ALTERNATIVE_CUES
+            or (prev.isalpha() and any(c.isupper() for c in prev[1:]))
+        )
+        if not (dotted or named):
+            return None
+        said = [self._numeric(p, prev, "", k, []) for p in parts]
+        if any(x is None for x in said):
+            return None
+        return " or ".join(said)  # type: ignore[arg-type]
 
     def _read_part(self, part: str, prev: str, nxt: str, k: int) -> str | None:
         """A money/time/number+unit sub-expression of a compound, or ``None``."""
@@ -1196,9 +1239,12 @@ class Normalizer:
             if len(parts) == 4 and all(len(p) <= 3 for p in parts):
                 # IPv4-shaped (NeMo reads 987.987.0.40 the same way, valid or not)
                 return " dot ".join(num.digits_words(p) for p in parts)
+        version = prev.lower().rstrip(".") in _VERSION_WORDS and _RE_DOTTED_ANY.fullmatch(core)
         if (
-            _RE_PHONE.fullmatch(core) or _RE_DIGIT_GROUPS.fullmatch(core)
-        ) and not _RE_DECIMAL_RANGE.fullmatch(core):  # 0.5-1.5 is a range, not digit groups
+            (_RE_PHONE.fullmatch(core) or _RE_DIGIT_GROUPS.fullmatch(core))
+            and not _RE_DECIMAL_RANGE.fullmatch(core)  # 0.5-1.5 is a range, not digit groups
+            and not version  # Chrome 120.0.6099.109 is a version, not a phone number
+        ):
             groups = core.lstrip("+").replace(".", "-").split("-")
             if (
                 core.startswith("+")
@@ -1209,7 +1255,7 @@ class Normalizer:
             ):
                 if not (_RE_DOTTED.fullmatch(core) and sum(map(len, groups)) < 7):
                     return ("plus " if core.startswith("+") else "") + _phone(core)
-        if prev.lower().rstrip(".") in _VERSION_WORDS and re.fullmatch(r"\d+(?:\.\d+)+", core):
+        if version:
             return _version_parts(core.split("."))
         m = _RE_DOTTED.fullmatch(core)
         if m:
@@ -1245,6 +1291,10 @@ class Normalizer:
         if m and not core.startswith(("-", "+")):
             # "1980-1970 kg": a unit after the range makes both ends quantities, not years
             years = not self._unit_after_number(nxt, m.group(2))
+            if years and _RE_MODEL_VARIANT.fullmatch(core) and _model_cue(prev):
+                # Boeing 737-800, a 747-400: a model and its variant, said as the maker does
+                left_, right_ = core.split("-")
+                return f"{_three_digit_year(left_)} {num.cardinal(right_, and_=False)}"
             if self._month_of(prev) and _is_day(m.group(1)) and _is_day(m.group(2)):
                 return f"{num.ordinal(m.group(1))} to {num.ordinal(m.group(2))}"  # March 3-5
             if self._month_of(nxt, lenient=True) and _is_day(m.group(1)) and _is_day(m.group(2)):
@@ -1427,6 +1477,27 @@ class Normalizer:
                 return (f"{ua[0]} per {ub[0]}", f"{ua[1]} per {ub[0]}", False)
         return None
 
+    def _spaced_letter_unit(self, core: str, k: int, cores: list[str]) -> bool:
+        """A one-letter unit after a spaced number: ``a 700 W supply``, ``12 V``, ``2 A``,
+        ``wait 30 s``, ``5 m``, ``2 L``. Spaced single letters are units only here: right after
+        a plain number with nothing between, not after a label that numbers things
+        (``Section 5 A``, ``Plan 9 A``, ``row 3 B``), and not before another letter, a digit
+        or ``'s`` (``5 A B C``, ``3 A's``): there a letter is a letter."""
+        if core not in _SPACED_LETTER_UNITS or k == 0 or k >= len(cores):
+            return False
+        prev = cores[k - 1]
+        if not _RE_PLAIN_NUM.fullmatch(prev) or self._trails[k - 1]:
+            return False
+        label = cores[k - 2].lower().rstrip(".:#") if k >= 2 else ""
+        if label in _SEQUENCE_WORDS or label in _LABEL_WORDS or label in _NUMBER_WORDS:
+            return False
+        if k >= 2 and len(cores[k - 2]) == 1 and cores[k - 2].isalpha() and label != "a":
+            return False  # "A 5 B": a list of letters and numbers
+        nxt = cores[k + 1] if k + 1 < len(cores) and not self._trails[k] else ""
+        if nxt.lower() in ("or", "and", "to") and k + 2 < len(cores):
+            nxt = cores[k + 2]  # "1 A or B": letters to choose from
+        return not (nxt[:1].isdecimal() or (len(nxt) == 1 and nxt.isalpha()))
+
     def _unit_after_number(self, core: str, prev: str) -> bool:
         if not core or not prev:
             return False
@@ -1560,8 +1631,8 @@ class Normalizer:
             return t.acronyms[w]
         base = w.replace("'", "")
         if len(w) == 1:
-            if w == "A" and nxt[:1].islower():
-                return "a"
+            if w == "A" and nxt[:1].islower() and not _is_number(prev):
+                return "a"  # "A cat"; but "1 A or B": no article follows a number
             return w.upper() if w not in ("a", "I") else w
         if base.isupper() and base.isalpha():
             if self._shouting and w.lower() in cmudict() and not _spelled_in_cmudict(w.lower()):
@@ -1737,7 +1808,9 @@ class Normalizer:
                 r = None
                 if part[0].isdecimal():
                     after = parts[pi + 1] if pi + 1 < len(parts) else ""
-                    if after.lower() in self.t.unit_words or (
+                    if len(part) == 3 and part.isdecimal() and after[:1].isdecimal():
+                        r = _model_digits(part)  # 777-300ER: a model, then its variant
+                    elif after.lower() in self.t.unit_words or (
                         after.islower() and len(after) >= 3 and after in cmudict()
                     ):  # 123.2-millimeters, a 208-page report: a quantity, not a code
                         with num.number_style(and_=True):
@@ -2167,7 +2240,11 @@ def _date(y: str, mo: str, d: str, *, dmy: bool) -> str | None:
 def _version_parts(parts: list[str]) -> str:
     """``["2", "0", "1"]`` -> "two point oh point one" (a lone 0 component reads "oh")."""
     return " point ".join(
-        "oh" if p == "0" else num.cardinal(p) if p[0] != "0" else num.digits_words(p, zero="oh")
+        "oh"
+        if p == "0"
+        else num.cardinal(p, and_=False)  # a part is a name: no "and" (build 22631)
+        if p[0] != "0"
+        else num.digits_words(p, zero="oh")
         for p in parts
     )
 
@@ -2224,16 +2301,103 @@ def _descending(a: str, b: str) -> bool:
     return x > y
 
 
-def _is_range_dash(chunk: str, cores: list[str], k: int) -> bool:
-    """A lone dash between two times is "to": ``4:00 am - 8:12 pm``. Between plain numbers
-    it stays a dash (``5 - 3`` may be a subtraction)."""
-    if chunk not in ("-", "–", "—") or k == 0 or k + 1 >= len(cores):
-        return False
+#: ``TCP/IP``, ``I/O``, ``CI/CD``: capital acronyms joined by slashes.
+_RE_ACRONYM_PAIR = re.compile(r"[A-Z]{1,5}(?:/[A-Z]{1,5}){1,3}")
+#: ``10/11``, ``4.0/5.0``, ``13/14/15``: numbers joined by slashes.
+_RE_NUMBER_ALTERNATIVES = re.compile(
+    r"\d{1,5}(?:\.\d{1,5}){0,3}(?:/\d{1,5}(?:\.\d{1,5}){0,3}){1,3}"
+)
+#: Product words after which ``10/11`` are versions or generations to choose from.
+_ALTERNATIVE_CUES = frozenset(
+    "win gen generation ddr lpddr gddr usb pcie wifi wi-fi hdmi sata lte bluetooth iphone "
+    "galaxy pixel ipad series model edition".split()
+)
+#: One-letter units that may stand after a spaced number (see
+#: :meth:`Normalizer._spaced_letter_unit`); ``t`` (tonne), ``l`` and ``K`` stay attached only.
+_SPACED_LETTER_UNITS = frozenset("W V A m s g h L".split())
+#: Words that number things, after which ``5 A`` is a label, not five amps.
+_LABEL_WORDS = frozenset(
+    "figure fig table step row column col grade plan option item exhibit room unit box line "
+    "lane seat page p pp question q problem exercise lot block platform gate exit bay aisle "
+    "slot group team floor track".split()
+)
+#: Words before a spaced ``3 - 1`` that make it a score, not a subtraction.
+_SCORE_CUES = frozenset(
+    "won win wins beat beats lost lose loses drew draw tied tie score scored scores final "
+    "led leads leading trailed trailing victory defeat record".split()
+)
+#: Words after ``5 - 3`` that make it a sum to be worked out ("5 - 3 is 2").
+_RESULT_WORDS = frozenset("is equals = gives makes was yields".split())
+
+
+def _spaced_dash(
+    chunk: str, cores: list[str], k: int, equation: bool, trails: list[str]
+) -> str | None:
+    """The reading of a dash standing alone between two terms, or ``None`` (a pause).
+
+    ``4:00 am - 8:12 pm`` and ``10 - 20 people`` are ranges ("to": a range goes up);
+    ``5 - 3``, ``n - 1``, ``x - y`` are subtractions ("minus"), also outside a formula: spaces
+    around a hyphen between terms are how a subtraction is typed. Descending numbers after a
+    score word (``won 3 - 1``) and dashes between words stay a pause; an en or em dash is never
+    minus (``1990 – 1985`` is no sum). Equations (an ``=`` in the span) are read by
+    :meth:`Normalizer._read_trail`.
+    """
+    if chunk not in ("-", "–", "—", "−") or k == 0 or k + 1 >= len(cores):
+        return None
     prev, nxt = cores[k - 1], cores[k + 1]
     prev_time = prev.lower().rstrip(".") in ("am", "pm", "a.m", "p.m") or bool(
         _RE_TIME.fullmatch(prev) or _RE_HOUR_AMPM.fullmatch(prev)
     )
-    return prev_time and bool(_RE_TIME.fullmatch(nxt) or _RE_HOUR_AMPM.fullmatch(nxt))
+    if prev_time and bool(_RE_TIME.fullmatch(nxt) or _RE_HOUR_AMPM.fullmatch(nxt)):
+        return "to"
+    if equation:
+        return None
+    ends = k + 1 < len(trails) and trails[k + 1] != ""
+    after = "" if ends else cores[k + 2].lower() if k + 2 < len(cores) else ""
+    before = {c.lower() for c in cores[max(0, k - 4) : k - 1]}
+    numbers = _RE_PLAIN_NUM.fullmatch(prev) and _RE_PLAIN_NUM.fullmatch(nxt)
+    letter = _formula_letter(prev) or _formula_letter(nxt)
+    if not numbers and not (
+        letter
+        and (_formula_letter(prev) or _RE_PLAIN_NUM.fullmatch(prev))
+        and (_formula_letter(nxt) or _RE_PLAIN_NUM.fullmatch(nxt))
+    ):
+        return None
+    minus_ok = chunk in ("-", "−")
+    if minus_ok and (letter or after in _RESULT_WORDS):
+        return "minus"  # n - 1, x - y, 5 - 3 is 2
+    if numbers and not _descending(prev, nxt):
+        return "to"  # 10 - 20 people, 2019 - 2023
+    if minus_ok and not before & _SCORE_CUES and (not after or after in _OPERATORS):
+        return "minus"  # 5 - 3 (but "won 3 - 1", "a 9 - 5 job")
+    return None
+
+
+_OPERATORS = frozenset("+ - * / × ÷ ( ) =".split())
+_RE_PLAIN_NUM = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
+
+
+#: ``737-800``, ``747-400``: a three-digit model (not a round number) and a round variant.
+_RE_MODEL_VARIANT = re.compile(r"[1-9]\d[1-9]-[1-9]00")
+#: Words before ``737-800`` that make it a range after all ("from 125-300").
+_RANGE_CUES = frozenset(
+    "from between of about around approximately roughly some range ranges costs cost pages "
+    "page pp ages aged".split()
+)
+
+
+def _model_cue(prev: str) -> bool:
+    """Whether ``prev`` may stand before a model number such as ``737-800``: a capitalised
+    maker's name, an article, or nothing; not a word that introduces a range."""
+    low = prev.lower()
+    if low in _RANGE_CUES or _is_number(prev):
+        return False
+    return not prev or low in ("a", "an", "the") or (prev[:1].isupper() and prev.isalpha())
+
+
+def _formula_letter(core: str) -> bool:
+    """A one-letter term of a formula (``n``, ``x``, ``N``); not the words ``a``, ``A``, ``I``."""
+    return len(core) == 1 and core.isascii() and core.isalpha() and core not in "aAI"
 
 
 def _code_chars(core: str) -> str:
