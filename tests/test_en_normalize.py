@@ -39,7 +39,7 @@ def analyze(text: str, start: int = 0, lexicon: Lexicon | None = None):
         ("-5", "minus five"),
         # issue 7: scientific notation keeps its sign; comparison symbols are words
         ("1e-5", "one E minus five"),
-        ("lr = 3e-4", "lr equals three E minus four"),
+        ("lr = 3e-4", "L R equals three E minus four"),
         ("-1e-9", "minus one E minus nine"),
         ("2.5E+3", "two point five E plus three"),
         ("x < 5", "X is less than five"),

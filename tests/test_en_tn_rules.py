@@ -458,3 +458,27 @@ def test_spaced_one_letter_units(text: str, spoken: str) -> None:
 )
 def test_versions_are_names(text: str, spoken: str) -> None:
     assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("then ssh in", "then S S H in"),  # no vowel, no word: spelled
+        ("run npm test", "run N P M test"),
+        ("type pwd", "type P W D"),
+        ("hmm, shh", "hmm, shh"),  # CMUdict words without vowels stay words
+        ("edit lib/net/http.rb", "edit lib slash net slash H T T P dot R B"),  # a relative path
+        ("open docs/setup.md", "open docs slash setup dot M D"),
+        ("in us-east-1 now", "in U S east one now"),  # a cloud region's code is spelled
+        ("or ap-southeast-2", "or A P southeast two"),
+        ("ZeRO offload", "zero offload"),  # a word with capitals for style
+        ("on iOS and macOS", "on I O S and mac O S"),  # a letter or a word, then an acronym
+    ],
+)
+def test_codes_paths_and_styled_words(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+def test_relative_path_is_one_word() -> None:
+    words, _ = analyze("see app/models/user.py")
+    assert [w.text for w in words if w.kind == "word"] == ["see", "app/models/user.py"]

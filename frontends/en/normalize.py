@@ -227,6 +227,7 @@ _DUNDERS = frozenset(
 _RE_PATH = re.compile(
     r"(?:~|\.{1,2})?/[\w.~-]+(?:/[\w.~-]*)*"  # /usr/bin, ~/.bashrc, ./build.sh, ../a
     r"|[A-Za-z]:\\[\w.\\ -]*"  # C:\Users\a.txt
+    r"|[A-Za-z_][\w.-]*(?:/[\w.-]+)*/[\w-]+\.[A-Za-z][A-Za-z0-9]{0,7}"  # src/utils/io.py
     r"|[A-Za-z][\w.-]*:\d{2,5}"  # localhost:8080
 )
 #: Verbs after which a comparison sign drops its own "is" ("was < 0.05": was less than).
@@ -1621,6 +1622,8 @@ class Normalizer:
         if "-" in core:
             parts = core.split("-")
             if all(parts):
+                if parts[0] in _REGION_CODES and parts[1].lower() in _REGION_DIRECTIONS:
+                    parts[0] = parts[0].upper()  # us-east, eu-west-2: a cloud region's code
                 return " ".join(self._read_alpha(p, "", "") if p.isalpha() else p for p in parts)
         return self.read_word(core, prev, nxt)
 
@@ -1644,12 +1647,23 @@ class Normalizer:
             sp = t.acronyms.get(stem) or self._acronym(stem)
             return sp + ("'s" if " " in sp or len(sp) == 1 else "s")
         low = w.lower()
+        if w.islower() and len(w) <= 5 and not _has_vowel(w) and w not in cmudict():
+            return letters_spoken(w)  # ssh, npm, pwd: no vowel, no word: said letter by letter
         if w.islower() or (w[0].isupper() and w[1:].islower()):
             return w
         parts = _camel_split(w)
         # iOS, macOS, ChatGPT: a capitals part is an acronym, so split even if CMUdict knows
         # the whole spelling (it has "ios" the island); iPhone, YouTube stay whole.
         has_acronym_part = any(len(p) > 1 and p.isupper() for p in parts)
+        if (
+            len(parts) == 2
+            and len(parts[0]) == 2
+            and len(parts[1]) >= 2
+            and parts[1].isupper()
+            and low in cmudict()
+            and not _spelled_in_cmudict(low)
+        ):
+            return low  # ZeRO, GaN: a word with capitals for style, not "Ze R O"
         if low in cmudict() and not has_acronym_part:
             return w
         if len(parts) > 1:
@@ -1802,6 +1816,8 @@ class Normalizer:
         if "-" in w and len(w) <= 200:
             # COVID-19, mid-1980s, GPT-4o: read the parts on their own, the hyphen is silent.
             parts = [p for p in w.split("-") if p]
+            if len(parts) >= 2 and parts[0] in _REGION_CODES and parts[1] in _REGION_DIRECTIONS:
+                parts[0] = parts[0].upper()  # us-east-1: the region's code is spelled
             out_parts = []
             prev = ""
             for pi, part in enumerate(parts):
@@ -2301,6 +2317,11 @@ def _descending(a: str, b: str) -> bool:
     return x > y
 
 
+#: Cloud region names: ``us-east-1``, ``eu-west-2``, ``ap-southeast-1`` spell their code.
+_REGION_CODES = frozenset("us eu ap sa ca me af cn il mx".split())
+_REGION_DIRECTIONS = frozenset(
+    "east west north south central northeast northwest southeast southwest gov".split()
+)
 #: ``TCP/IP``, ``I/O``, ``CI/CD``: capital acronyms joined by slashes.
 _RE_ACRONYM_PAIR = re.compile(r"[A-Z]{1,5}(?:/[A-Z]{1,5}){1,3}")
 #: ``10/11``, ``4.0/5.0``, ``13/14/15``: numbers joined by slashes.
