@@ -482,3 +482,24 @@ def test_codes_paths_and_styled_words(text: str, spoken: str) -> None:
 def test_relative_path_is_one_word() -> None:
     words, _ = analyze("see app/models/user.py")
     assert [w.text for w in words if w.kind == "word"] == ["see", "app/models/user.py"]
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("due Thu, Apr 10", "due Thursday, April tenth"),  # a day before a date, no dot
+        ("Wed 9:30 works", "Wednesday nine thirty works"),
+        ("I sat 5 hours", "I sat five hours"),  # lower case: the verb
+        ("in H.265 only", "in H two sixty five only"),
+        ("over 2M downloads", "over two million downloads"),
+        ("the 3M logo", "the three M logo"),  # the company
+        ("open port 5432", "open port fifty four thirty two"),
+        (
+            "bind 10.0.0.5:9090",
+            "bind one zero dot zero dot zero dot five colon nine zero nine zero",
+        ),
+        ("hit Ctrl+S", "hit control plus S"),
+    ],
+)
+def test_days_codecs_counts_ports_keys(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken

@@ -196,7 +196,7 @@ _DECADE_CUES = frozenset("the early late mid mid- his her their my our your its 
 #: Words before a 3-4 digit number that names something (read in pairs: room one oh one).
 _NOMINAL_CUES = frozenset(
     "room rm flight gate platform route highway hwy interstate bus suite apt apartment "
-    "channel track pier".split()
+    "channel track pier port".split()
 )
 #: Words before an HTTP-style status code, read as people say them ("four oh four").
 _STATUS_CUES = frozenset("http https status error code".split())
@@ -229,6 +229,7 @@ _RE_PATH = re.compile(
     r"|[A-Za-z]:\\[\w.\\ -]*"  # C:\Users\a.txt
     r"|[A-Za-z_][\w.-]*(?:/[\w.-]+)*/[\w-]+\.[A-Za-z][A-Za-z0-9]{0,7}"  # src/utils/io.py
     r"|[A-Za-z][\w.-]*:\d{2,5}"  # localhost:8080
+    r"|\d{1,3}(?:\.\d{1,3}){3}:\d{2,5}"  # 127.0.0.1:8000
 )
 #: Verbs after which a comparison sign drops its own "is" ("was < 0.05": was less than).
 _COPULA_VERBS = frozenset("is was are were be been being isn't wasn't aren't stays remains".split())
@@ -779,6 +780,18 @@ class Normalizer:
             day, last = m.group(1).lower(), m.group(2)
             # a lone day needs its dot and a capital; "the Sun.", "I sat." are words
             single = "." in core and core[0].isupper() and day not in ("sun", "sat", "wed")
+            # "Mon, Mar 3", "Fri 14 June", "Tue 10:00": a capitalised day before a date or time
+            dated = (
+                core[0].isupper()
+                and core.rstrip(".").isalpha()
+                and (
+                    self._month_of(nxt) > 0
+                    or _is_day(nxt)
+                    or _RE_TIME.fullmatch(nxt) is not None
+                    or _RE_HOUR_AMPM.fullmatch(nxt) is not None
+                )
+            )
+            single = single or dated
             if last:  # Mon.-Sun., Mon-Fri
                 return f"{_WEEKDAYS[day]} to {_WEEKDAYS[last.lower()]}"
             if single:  # Tue.
@@ -799,6 +812,9 @@ class Normalizer:
             digits = sum(c.isdecimal() for c in core)
             if digits >= 3 or (digits and core.isdecimal() and len(core) > 1):
                 return _code_chars(core)
+        m = _RE_CODEC.fullmatch(core)
+        if m:  # H.264, H.265: the letter, then the number as a model number
+            return f"{m.group(1)} {_model_digits(m.group(2))}"
         if _RE_VANITY.fullmatch(core) and any(c.isalpha() for c in core):
             return self._vanity(core)
         r = self._alternatives(core, prev, nxt, k)
@@ -1129,8 +1145,8 @@ class Normalizer:
             core[-1:] == "M"
             and _RE_NUMBER.fullmatch(core[:-1])
             and core[0].isdecimal()
-            and ("." in core or len(core) >= 3)
-        ):  # 1.5M units, 10M tokens (3M, the company, stays)
+            and ("." in core or len(core) >= 3 or _is_plural_noun(nxt))
+        ):  # 1.5M units, 10M tokens, 1M users (3M, the company, stays)
             with num.number_style(and_=False):
                 return f"{_plain_number(core[:-1])} million"
         m = _RE_SIGNED_RANGE.fullmatch(core)
@@ -2317,6 +2333,8 @@ def _descending(a: str, b: str) -> bool:
     return x > y
 
 
+#: Video codecs and standards written letter-dot-number: ``H.264``, ``H.265``, ``V.92``.
+_RE_CODEC = re.compile(r"([A-Z])\.(\d{3})")
 #: Cloud region names: ``us-east-1``, ``eu-west-2``, ``ap-southeast-1`` spell their code.
 _REGION_CODES = frozenset("us eu ap sa ca me af cn il mx".split())
 _REGION_DIRECTIONS = frozenset(
@@ -2414,6 +2432,11 @@ def _model_cue(prev: str) -> bool:
     if low in _RANGE_CUES or _is_number(prev):
         return False
     return not prev or low in ("a", "an", "the") or (prev[:1].isupper() and prev.isalpha())
+
+
+def _is_plural_noun(core: str) -> bool:
+    """A lower-case word ending in ``s`` (``users``, ``downloads``): what a count is of."""
+    return len(core) >= 3 and core.isalpha() and core.islower() and core.endswith("s")
 
 
 def _formula_letter(core: str) -> bool:
