@@ -503,3 +503,20 @@ def test_relative_path_is_one_word() -> None:
 )
 def test_days_codecs_counts_ports_keys(text: str, spoken: str) -> None:
     assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("rated 110/220 V", "rated one hundred and ten or two hundred and twenty volts"),
+        ("a 50/60 Hz supply", "a fifty or sixty hertz supply"),
+        ("cut 4 1/2 lbs", "cut four and a half pounds"),  # a fraction before a unit
+        ("your order #90210 shipped", "your order number nine zero two one zero shipped"),
+        ("the #2 seed", "the number two seed"),
+        ("sales up 8% YoY", "sales up eight percent year over year"),
+        ("in 2007。", "in two thousand seven。"),  # CJK punctuation is punctuation
+        ("（Python 3.9）", "(Python three point nine)"),
+    ],
+)
+def test_unit_choices_order_numbers_cjk_punct(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken

@@ -108,8 +108,10 @@ _SCALE_WORDS = {"thousand", "million", "billion", "trillion"}
 _SPACED_SCALE = frozenset(("k", "K", "m", "M", "mm", "b", "B", "bn", "t", "T"))
 
 #: Characters stripped off the front / back of a chunk as punctuation.
-_LEAD_PUNCT = set("\"'([{<«¿¡_`")
-_TRAIL_PUNCT = set(".,;:!?\"')]}>»…_`")
+_LEAD_PUNCT = set("\"'([{<«¿¡_`「『【《〈（")
+#: CJK punctuation too: an English span of a Chinese sentence may end in ``。`` (``2008。``
+#: is the year, not the code "twenty oh eight" the generic reader made of it).
+_TRAIL_PUNCT = set(".,;:!?\"')]}>»…_`。、，；：！？」』】》〉）")
 #: Punctuation that stays a ``punct`` piece with ``spoken`` = the character.
 _PUNCT_CHARS = set(".,;:!?\"'()[]{}-…«»‹›、。，：；！？*_`|")
 
@@ -808,6 +810,13 @@ class Normalizer:
                     ("minus " if sign else "") + _plain_number(left) + (" percent" if pct else "")
                 )
                 return f"{lw} to {rw}"
+        if (
+            core[:1] == "#"
+            and prev.lower() in _NUMBER_CUES
+            and _RE_CODE.fullmatch(core, 1)
+            and sum(c.isdecimal() for c in core) >= 3
+        ):  # order #12345: "number one two three four five", an identifier
+            return f"number {_code_chars(core[1:])}"
         if self._after_id_cue(k, cores) and _RE_CODE.fullmatch(core):
             digits = sum(c.isdecimal() for c in core)
             if digits >= 3 or (digits and core.isdecimal() and len(core) > 1):
@@ -1087,7 +1096,14 @@ class Normalizer:
             or cue in _ALTERNATIVE_CUES
             or (prev.isalpha() and any(c.isupper() for c in prev[1:]))
         )
-        if not (dotted or named):
+        # 50/60 Hz, 110/220 V: numbers of two or more digits before a unit are choices
+        # (1/2 lbs, 5/16 in are fractions)
+        unit = (
+            all(len(p) >= 2 for p in parts)
+            and not _is_number(prev)
+            and (self._unit_after_number(nxt, parts[-1]) or nxt in _SPACED_LETTER_UNITS)
+        )
+        if not (dotted or named or unit):
             return None
         said = [self._numeric(p, prev, "", k, []) for p in parts]
         if any(x is None for x in said):
@@ -1503,7 +1519,12 @@ class Normalizer:
         if core not in _SPACED_LETTER_UNITS or k == 0 or k >= len(cores):
             return False
         prev = cores[k - 1]
-        if not _RE_PLAIN_NUM.fullmatch(prev) or self._trails[k - 1]:
+        amount = (  # 700 W, 110/220 V, 100-240 V
+            _RE_PLAIN_NUM.fullmatch(prev)
+            or _RE_NUMBER_ALTERNATIVES.fullmatch(prev)
+            or (_RE_SCORE_RANGE.fullmatch(prev) and not _descending(*prev.split("-", 1)))
+        )
+        if not amount or self._trails[k - 1]:
             return False
         label = cores[k - 2].lower().rstrip(".:#") if k >= 2 else ""
         if label in _SEQUENCE_WORDS or label in _LABEL_WORDS or label in _NUMBER_WORDS:
