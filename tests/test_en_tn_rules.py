@@ -375,7 +375,7 @@ def test_english_spans_in_chinese_sentences(text: str, english: list[str]) -> No
         ("a PCIe 4.0/5.0 slot", "a P C I E four point zero or five point zero slot"),
         ("ports: 3.0/3.1", "ports: three point zero or three point one"),  # dotted: no fraction
         ("Python 3.11/3.12 wheels", "Python three point eleven or three point twelve wheels"),
-        ("scored 10/11 today", "scored ten elevenths today"),  # no product name: a fraction
+        ("scored 10/11 today", "scored ten out of eleven today"),  # a score, not a choice
         ("Python 2/3 of the time", "Python two thirds of the time"),  # "of": a fraction
         ("the TCP/IP stack", "the T C P I P stack"),  # acronyms: the slash is not said
         ("fast I/O and CI/CD", "fast I O and C I C D"),
@@ -519,4 +519,21 @@ def test_days_codecs_counts_ports_keys(text: str, spoken: str) -> None:
     ],
 )
 def test_unit_choices_order_numbers_cjk_punct(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("rated 4/5 overall", "rated four out of five overall"),  # a score
+        ("got 2/3 stars", "got two out of three stars"),
+        ("ate 2/3 of it", "ate two thirds of it"),
+        ("a $20-30K budget", "a twenty to thirty thousand dollars budget"),
+        ("from Q2-Q4 2025", "from Q two to Q four twenty twenty five"),
+        ("in H1-H2", "in H one to H two"),
+        ("Q1-H2 plan", "Q one H two plan"),  # different prefixes: no range
+        ("we are open 24/7/365", "we are open twenty four seven three sixty five"),
+    ],
+)
+def test_scores_prefixed_ranges_money_ranges(text: str, spoken: str) -> None:
     assert normalize_en(text) == spoken

@@ -1008,6 +1008,11 @@ class Normalizer:
     def _compound(self, core: str, prev: str, nxt: str, k: int, cores: list[str]) -> str | None:
         """``$50-$100`` / ``2pm-5pm`` -> "A to B"; ``$20/mo`` -> "twenty dollars per month";
         ``Jan-15-2020`` -> a date."""
+        m = _RE_PREFIXED_RANGE.fullmatch(core)
+        if m and m.group(1) == m.group(3) and _RE_INT.fullmatch(m.group(2) + m.group(4)):
+            # Q1-Q3, H1-H2, W1-W4: the same prefix on both ends is a range
+            a_, b_ = self._alnum(m.group(1) + m.group(2)), self._alnum(m.group(3) + m.group(4))
+            return f"{a_} to {b_}"
         m = _RE_MONTH_RANGE.fullmatch(core)
         if (
             m
@@ -1047,8 +1052,11 @@ class Normalizer:
                 and left[:1] in CURRENCIES
                 and right[:1].isdecimal()
                 and _RE_NUMBER.fullmatch(left[1:])
-                and _RE_NUMBER.fullmatch(right)
-            ):  # $5-10: five to ten dollars (the currency belongs to both ends)
+                and (
+                    _RE_NUMBER.fullmatch(right)
+                    or (right[-1:] in "kKMB" and _RE_NUMBER.fullmatch(right[:-1]))
+                )
+            ):  # $5-10, $10-15K: five to ten dollars (the currency belongs to both ends)
                 rw = self._read_part(left[0] + right, left, nxt, k)
                 if rw is not None:
                     return f"{_plain_number(left[1:].replace(',', ''))} to {rw}"
@@ -1317,6 +1325,10 @@ class Normalizer:
                 return f"{MONTHS[int(a_) - 1]} {num.ordinal(str(int(b_)))}"
             if len(b_) >= 2 and int(a_) >= int(b_) and b_[0] != "0":
                 return f"{num.cardinal(a_)} {num.cardinal(b_)}"  # 80/20, 50/50: a split
+            if (
+                prev.lower() in _SCORE_FRACTION_CUES or nxt.lower() in _SCORE_FRACTION_UNITS
+            ) and int(a_) <= int(b_) <= 100:  # scored 3/5, 4/5 stars: a score
+                return f"{num.cardinal(a_)} out of {num.cardinal(b_)}"
             if prev.isdecimal() and len(b_) <= 2:
                 return f"and {num.fraction(a_, b_)}"
             return num.fraction(a_, b_)
@@ -2354,6 +2366,11 @@ def _descending(a: str, b: str) -> bool:
     return x > y
 
 
+#: ``Q1-Q3``, ``W1-W4``: a letter prefix and numbers on both ends of a range.
+_RE_PREFIXED_RANGE = re.compile(r"([A-Z]{1,2})(\d{1,2})[-–]([A-Z]{1,2})(\d{1,2})")
+#: Words around ``3/5`` that make it a score ("three out of five"), not a fraction.
+_SCORE_FRACTION_CUES = frozenset("rated rating scored score scores got".split())
+_SCORE_FRACTION_UNITS = frozenset("stars star points pts".split())
 #: Video codecs and standards written letter-dot-number: ``H.264``, ``H.265``, ``V.92``.
 _RE_CODEC = re.compile(r"([A-Z])\.(\d{3})")
 #: Cloud region names: ``us-east-1``, ``eu-west-2``, ``ap-southeast-1`` spell their code.
