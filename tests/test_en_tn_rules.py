@@ -537,3 +537,18 @@ def test_unit_choices_order_numbers_cjk_punct(text: str, spoken: str) -> None:
 )
 def test_scores_prefixed_ranges_money_ranges(text: str, spoken: str) -> None:
     assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("DO NOT touch", "do not touch"),  # a shouted phrase
+        ("NO ENTRY here", "no entry here"),
+        ("IN STOCK today", "in stock today"),
+        ("call IT now", "call I T now"),  # alone: letters
+        ("US and EU rules", "U S and E U rules"),
+        ("FIXME soon", "fix me soon"),
+    ],
+)
+def test_short_capital_words(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken

@@ -1689,6 +1689,8 @@ class Normalizer:
         if base.isupper() and base.isalpha():
             if self._shouting and w.lower() in cmudict() and not _spelled_in_cmudict(w.lower()):
                 return w.lower()  # a headline; but HTML, SQL stay spelled (CMUdict spells them)
+            if w in _CAPS_FUNCTION_WORDS and any(self._caps_word(x) for x in (prev, nxt)):
+                return w.lower()  # DO NOT, GO TO: a shouted phrase, not the letters D O
             return self._acronym(w)
         if len(base) > 2 and base[:-1].isupper() and base[-1] == "s" and base[:-1].isalpha():
             # GPUs, APIs: plural of an acronym
@@ -1718,6 +1720,10 @@ class Normalizer:
         if len(parts) > 1:
             return " ".join(self.read_word(p) for p in parts)
         return w
+
+    def _caps_word(self, w: str) -> bool:
+        """An all-capital word of 3+ letters that is read as a word (``NOT``, ``WARNING``)."""
+        return len(w) >= 3 and w.isalpha() and w.isupper() and self._acronym(w).islower()
 
     def _acronym(self, w: str) -> str:
         t = self.t
@@ -2371,6 +2377,11 @@ _RE_PREFIXED_RANGE = re.compile(r"([A-Z]{1,2})(\d{1,2})[-–]([A-Z]{1,2})(\d{1,2
 #: Words around ``3/5`` that make it a score ("three out of five"), not a fraction.
 _SCORE_FRACTION_CUES = frozenset("rated rating scored score scores got".split())
 _SCORE_FRACTION_UNITS = frozenset("stars star points pts".split())
+#: Two-letter function words that a shouted phrase writes in capitals (``DO NOT``, ``GO TO``):
+#: words next to a capital word that is read as a word; alone they are letters (``IT``, ``US``).
+_CAPS_FUNCTION_WORDS = frozenset(
+    "DO NO GO TO IN ON OF AT BY UP IF OR SO BE WE ME MY IS AS AN".split()
+)
 #: Video codecs and standards written letter-dot-number: ``H.264``, ``H.265``, ``V.92``.
 _RE_CODEC = re.compile(r"([A-Z])\.(\d{3})")
 #: Cloud region names: ``us-east-1``, ``eu-west-2``, ``ap-southeast-1`` spell their code.
