@@ -467,6 +467,8 @@ def test_versions_are_names(text: str, spoken: str) -> None:
         ("run npm test", "run N P M test"),
         ("type pwd", "type P W D"),
         ("hmm, shh", "hmm, shh"),  # CMUdict words without vowels stay words
+        ("a Pv cell", "a P V cell"),  # any case
+        ("Mr Smith", "Mr Smith"),  # CMUdict has "mr" (mister)
         ("edit lib/net/http.rb", "edit lib slash net slash H T T P dot R B"),  # a relative path
         ("open docs/setup.md", "open docs slash setup dot M D"),
         ("in us-east-1 now", "in U S east one now"),  # a cloud region's code is spelled

@@ -1698,8 +1698,8 @@ class Normalizer:
             sp = t.acronyms.get(stem) or self._acronym(stem)
             return sp + ("'s" if " " in sp or len(sp) == 1 else "s")
         low = w.lower()
-        if w.islower() and len(w) <= 5 and not _has_vowel(w) and w not in cmudict():
-            return letters_spoken(w)  # ssh, npm, pwd: no vowel, no word: said letter by letter
+        if len(w) <= 5 and w.isalpha() and not _has_vowel(w) and low not in cmudict():
+            return letters_spoken(w)  # ssh, npm, IPv: no vowel, no word: said letter by letter
         if w.islower() or (w[0].isupper() and w[1:].islower()):
             return w
         parts = _camel_split(w)
