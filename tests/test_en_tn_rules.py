@@ -554,3 +554,16 @@ def test_scores_prefixed_ranges_money_ranges(text: str, spoken: str) -> None:
 )
 def test_short_capital_words(text: str, spoken: str) -> None:
     assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("open Feb 1-Apr 30", "open February first to April thirtieth"),
+        ("closed Dec 24-26", "closed December twenty fourth to twenty sixth"),
+        ("from 8 AM - 6 PM", "from eight A M to six P M"),
+        ("the Mar 3-5 fair", "the March third to fifth fair"),
+    ],
+)
+def test_date_and_time_ranges(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken

@@ -901,7 +901,10 @@ class Normalizer:
             r = self._abbreviation(core, prev, nxt)
             if r is not None:
                 return r
-        month = self._month_of(core, lenient=_is_day(nxt) or _is_day(prev))
+        day_range = _is_day_range(nxt)  # Dec 24-26, Jan 1-Mar 31
+        month = self._month_of(core, lenient=_is_day(nxt) or _is_day(prev) or day_range)
+        if month and day_range and not _is_day(prev):
+            return MONTHS[month - 1]
         if month and (_is_day(nxt) or _is_day(prev)):
             name = MONTHS[month - 1]
             if _is_day(prev) and not _is_day(nxt) and not _looks_year(nxt):
@@ -1024,6 +1027,13 @@ class Normalizer:
                 self._month_of(m.group(2), lenient=True),
             )
             return f"{MONTHS[ma - 1]} to {MONTHS[mb - 1]}"  # Jan-Mar
+        m = _RE_DAY_MONTH.fullmatch(core)
+        if m and self._month_of(prev, lenient=True) and self._month_of(m.group(2), lenient=True):
+            # Jan 1-Mar 31: the first day, then the month of the second
+            if int(m.group(1)) <= 31:
+                if _is_day(nxt) and k + 1 < len(cores) and not self._trails[k]:
+                    self._pending_spoken[k + 1] = num.ordinal(nxt.rstrip(","))
+                return f"{num.ordinal(m.group(1))} to {MONTHS[self._month_of(m.group(2), lenient=True) - 1]}"
         m = _RE_MONTH_DAY.fullmatch(core)
         if m and self._month_of(m.group(1), lenient=True) and 1 <= int(m.group(2)) <= 31:
             words = (
@@ -2372,6 +2382,8 @@ def _descending(a: str, b: str) -> bool:
     return x > y
 
 
+#: ``1-Mar`` in ``Jan 1-Mar 31``: a day, a dash, a month.
+_RE_DAY_MONTH = re.compile(r"(\d{1,2})[-–]([A-Za-z]{3,9})\.?")
 #: ``Q1-Q3``, ``W1-W4``: a letter prefix and numbers on both ends of a range.
 _RE_PREFIXED_RANGE = re.compile(r"([A-Z]{1,2})(\d{1,2})[-–]([A-Z]{1,2})(\d{1,2})")
 #: Words around ``3/5`` that make it a score ("three out of five"), not a fraction.
@@ -2436,8 +2448,13 @@ def _spaced_dash(
     prev_time = prev.lower().rstrip(".") in ("am", "pm", "a.m", "p.m") or bool(
         _RE_TIME.fullmatch(prev) or _RE_HOUR_AMPM.fullmatch(prev)
     )
-    if prev_time and bool(_RE_TIME.fullmatch(nxt) or _RE_HOUR_AMPM.fullmatch(nxt)):
-        return "to"
+    after_ampm = k + 2 < len(cores) and cores[k + 2].lower().rstrip(".") in (
+        "am", "pm", "a.m", "p.m"
+    )  # fmt: skip
+    if prev_time and bool(
+        _RE_TIME.fullmatch(nxt) or _RE_HOUR_AMPM.fullmatch(nxt) or (nxt.isdecimal() and after_ampm)
+    ):
+        return "to"  # 4:00 am - 8:12 pm, 9 AM - 5 PM
     if equation:
         return None
     ends = k + 1 < len(trails) and trails[k + 1] != ""
@@ -2481,6 +2498,12 @@ def _model_cue(prev: str) -> bool:
     if low in _RANGE_CUES or _is_number(prev):
         return False
     return not prev or low in ("a", "an", "the") or (prev[:1].isupper() and prev.isalpha())
+
+
+def _is_day_range(core: str) -> bool:
+    """``24-26``, ``1-Mar``: days of a month written as a range (after a month name)."""
+    a, sep, b = core.rstrip(",").partition("-")
+    return bool(sep) and _is_day(a) and (_is_day(b) or bool(_RE_DAY_MONTH.fullmatch(core)))
 
 
 def _is_plural_noun(core: str) -> bool:
