@@ -858,7 +858,7 @@ def register_plugin_commands(group: click.Group) -> None:
             add_engine_flags(cmd, reg)
     from mixvox.frontend_options import add_frontend_flags
 
-    for name in ("say", "batch", "route"):  # -F and the frontends' own flags (--no-number-and)
+    for name in ("say", "batch", "route", "serve"):  # -F and frontend flags (--no-number-and)
         if name in group.commands:
             add_frontend_flags(group.commands[name], reg)
     for name in BUILTIN_COMMANDS:
