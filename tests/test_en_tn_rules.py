@@ -567,3 +567,23 @@ def test_short_capital_words(text: str, spoken: str) -> None:
 )
 def test_date_and_time_ranges(text: str, spoken: str) -> None:
     assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("at 0x1f4a", "at zero X one F four A"),
+        ("use #00ff7f", "use hash zero zero F F seven F"),
+        ("use #abc", "use hash A B C"),
+        ("issue #1024", "issue number ten twenty four"),  # digits only: a number
+        (
+            "id 0a1b2c3d-0000-4000-8000-00000000abcd",
+            "id zero A one B two C three D, zero zero zero zero, four zero zero zero, "
+            "eight zero zero zero, zero zero zero zero zero zero zero zero A B C D",
+        ),
+        ("copy .env.example", "copy dot E N V dot example"),
+        ("edit .bashrc", "edit dot bashrc"),
+    ],
+)
+def test_hex_uuid_dotfiles(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken

@@ -775,6 +775,15 @@ class Normalizer:
             # Python's __init__ / __main__.py: "dunder init", as programmers say it
             rest = self.read_electronic(m.group(2)) if m.group(2) else ""
             return f"dunder {self._alnum(m.group(1))} {rest}".strip()
+        if _RE_DOTFILE.fullmatch(core):
+            return "dot " + self.read_electronic(core[1:])  # .env, .gitignore, .eslintrc.json
+        m = _RE_HEX.fullmatch(core)
+        if m:  # 0x7fff: "zero X" and the hex digits one by one
+            return "zero X " + _hex_chars(m.group(1))
+        if _RE_HEX_COLOR.fullmatch(core) and any(c.isalpha() for c in core):
+            return "hash " + _hex_chars(core[1:])  # #FF5733: a colour, character by character
+        if _RE_UUID.fullmatch(core):
+            return ", ".join(_hex_chars(g) for g in core.split("-"))  # one group per pause
         if core.isascii() and _RE_PATH.fullmatch(core):
             return self.read_electronic(core)  # ~/.bashrc, ./build.sh, C:\Users, localhost:8080
         m = _RE_DAY_RANGE.fullmatch(core)
@@ -2382,6 +2391,14 @@ def _descending(a: str, b: str) -> bool:
     return x > y
 
 
+#: Dot files: ``.env``, ``.gitignore``, ``.eslintrc.json`` (a leading dot and a lower-case name).
+_RE_DOTFILE = re.compile(r"\.[a-z][a-z0-9_-]{1,30}(?:\.[a-z0-9]{1,8})?")
+#: Hex literals, colours and UUIDs, read character by character.
+_RE_HEX = re.compile(r"0[xX]([0-9a-fA-F]{1,32})")
+_RE_HEX_COLOR = re.compile(r"#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})")
+_RE_UUID = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
 #: ``1-Mar`` in ``Jan 1-Mar 31``: a day, a dash, a month.
 _RE_DAY_MONTH = re.compile(r"(\d{1,2})[-–]([A-Za-z]{3,9})\.?")
 #: ``Q1-Q3``, ``W1-W4``: a letter prefix and numbers on both ends of a range.
@@ -2514,6 +2531,11 @@ def _is_plural_noun(core: str) -> bool:
 def _formula_letter(core: str) -> bool:
     """A one-letter term of a formula (``n``, ``x``, ``N``); not the words ``a``, ``A``, ``I``."""
     return len(core) == 1 and core.isascii() and core.isalpha() and core not in "aAI"
+
+
+def _hex_chars(h: str) -> str:
+    """Hex digits one by one: ``7f0a`` -> "seven F zero A"."""
+    return " ".join(num.digits_words(c) if c.isdecimal() else c.upper() for c in h)
 
 
 def _code_chars(core: str) -> str:
