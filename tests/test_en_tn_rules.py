@@ -587,3 +587,19 @@ def test_date_and_time_ranges(text: str, spoken: str) -> None:
 )
 def test_hex_uuid_dotfiles(text: str, spoken: str) -> None:
     assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("a 3/8-inch socket", "a three eighths inch socket"),
+        ("hashed with SHA-512", "hashed with S H A five twelve"),
+        ("a DDR4-3200 kit", "a D D R four thirty two hundred kit"),
+        ("the F-150 truck", "the F one fifty truck"),
+        ("COVID-19 data", "covid nineteen data"),
+        ("a 12MP sensor", "a twelve megapixels sensor"),
+        ("shot at f/2.8", "shot at F two point eight"),
+    ],
+)
+def test_code_numbers_fraction_compounds_apertures(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken

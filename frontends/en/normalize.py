@@ -830,6 +830,9 @@ class Normalizer:
             digits = sum(c.isdecimal() for c in core)
             if digits >= 3 or (digits and core.isdecimal() and len(core) > 1):
                 return _code_chars(core)
+        m = _RE_F_STOP.fullmatch(core)
+        if m:  # f/1.8: an aperture, "f one point eight"
+            return f"F {_plain_number(m.group(1))}"
         m = _RE_CODEC.fullmatch(core)
         if m:  # H.264, H.265: the letter, then the number as a model number
             return f"{m.group(1)} {_model_digits(m.group(2))}"
@@ -1088,6 +1091,8 @@ class Normalizer:
                 lw = self._read_part(left, prev, "", k)
             if lw is None:
                 continue
+            if sep == "-" and right.isalpha() and right.islower() and _RE_FRACTION.fullmatch(left):
+                return f"{lw} {self.read_word(right)}"  # a 1/4-inch bolt: one quarter inch
             if sep == "/":
                 unit = (
                     _RATE_UNITS.get(right.lower()) or (self._unit(right, spaced=False) or ("",))[0]
@@ -1900,6 +1905,14 @@ class Normalizer:
                     after = parts[pi + 1] if pi + 1 < len(parts) else ""
                     if len(part) == 3 and part.isdecimal() and after[:1].isdecimal():
                         r = _model_digits(part)  # 777-300ER: a model, then its variant
+                    elif (
+                        len(part) in (3, 4)
+                        and part.isdecimal()
+                        and pi > 0
+                        and parts[pi - 1].isupper()  # letters, all capitals (DDR5 too)
+                        and not after
+                    ):  # SHA-256, AES-128, DDR5-6400: the number of a name, said as a model's
+                        r = _model_digits(part)
                     elif after.lower() in self.t.unit_words or (
                         after.islower() and len(after) >= 3 and after in cmudict()
                     ):  # 123.2-millimeters, a 208-page report: a quantity, not a code
@@ -2411,6 +2424,8 @@ _SCORE_FRACTION_UNITS = frozenset("stars star points pts".split())
 _CAPS_FUNCTION_WORDS = frozenset(
     "DO NO GO TO IN ON OF AT BY UP IF OR SO BE WE ME MY IS AS AN".split()
 )
+#: Apertures: ``f/1.8``, ``f/11``.
+_RE_F_STOP = re.compile(r"[fF]/(\d{1,2}(?:\.\d)?)")
 #: Video codecs and standards written letter-dot-number: ``H.264``, ``H.265``, ``V.92``.
 _RE_CODEC = re.compile(r"([A-Z])\.(\d{3})")
 #: Cloud region names: ``us-east-1``, ``eu-west-2``, ``ap-southeast-1`` spell their code.
