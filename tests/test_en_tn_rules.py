@@ -603,3 +603,16 @@ def test_hex_uuid_dotfiles(text: str, spoken: str) -> None:
 )
 def test_code_numbers_fraction_compounds_apertures(text: str, spoken: str) -> None:
     assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("call at 2:00-3:30 PM", "call at two to three thirty P M"),
+        ("at 9:00-10:30 am", "at nine to ten thirty A M"),
+        ("open 9-11 am", "open nine to eleven A M"),
+        ("from 10:00-11:00", "from ten o'clock to eleven o'clock"),
+    ],
+)
+def test_time_ranges_share_am_pm(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken

@@ -881,7 +881,7 @@ class Normalizer:
         if core == "*" and _is_number(prev) and _is_number(nxt):
             return "times"
         if core.lower() in ("am", "pm", "a.m.", "p.m.", "a.m", "p.m") and _RE_INT.fullmatch(
-            prev.replace(":", "")
+            prev.replace(":", "").replace("-", "")  # 10:30 am, 9-11 am, 9:00-10:30 am
         ):
             return letters_spoken(core)
         m = _RE_AMPM_ZONE.fullmatch(core) if core[0] in "aApP" else None
@@ -1088,7 +1088,9 @@ class Normalizer:
                 # "1234-123kg": the unit makes the left end a quantity, not a year
                 lw = self._plain_number(left, prev, "", k, [], as_year=False)
             else:
-                lw = self._read_part(left, prev, "", k)
+                # 2:00-3:30 PM: the am/pm after the range belongs to its start too
+                shared = nxt if _RE_TIME.fullmatch(left) and _RE_TIME.fullmatch(right) else ""
+                lw = self._read_part(left, prev, shared, k)
             if lw is None:
                 continue
             if sep == "-" and right.isalpha() and right.islower() and _RE_FRACTION.fullmatch(left):
