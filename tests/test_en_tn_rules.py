@@ -616,3 +616,16 @@ def test_code_numbers_fraction_compounds_apertures(text: str, spoken: str) -> No
 )
 def test_time_ranges_share_am_pm(text: str, spoken: str) -> None:
     assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("fly to St Louis", "fly to saint Louis"),  # no dot: still the title
+        ("ask Dr Jones", "ask doctor Jones"),
+        ("at 5 Oak St", "at five Oak street"),
+        ("off Pine Dr now", "off Pine drive now"),
+    ],
+)
+def test_titles_without_a_dot(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken

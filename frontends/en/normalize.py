@@ -901,6 +901,12 @@ class Normalizer:
             zip_next = nxt.isdecimal() and len(nxt) == 5
             if zip_next or (not nxt and core not in _AMBIGUOUS_STATES):
                 return _STATES[core]
+        if (
+            core in ("St", "Dr")
+            and nxt[:1].isupper()
+            and not (_is_capitalized(prev) or _is_number(prev) or _RE_ORDINAL.fullmatch(prev))
+        ):  # St Louis, Dr Smith (no dot): a title, not CMUdict's first "street" / "drive"
+            return "saint" if core == "St" else "doctor"
         if "." not in core and core in t.abbreviations:
             return t.abbreviations[core]
         street = _STREET.get(core.rstrip(".").lower())
