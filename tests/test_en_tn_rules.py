@@ -629,3 +629,15 @@ def test_time_ranges_share_am_pm(text: str, spoken: str) -> None:
 )
 def test_titles_without_a_dot(text: str, spoken: str) -> None:
     assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("both CPUs' caches", "both C P U's caches"),
+        ("built ca. 1850", "built circa eighteen fifty"),
+        ("built c. 1850", "built circa eighteen fifty"),
+    ],
+)
+def test_plural_possessive_acronyms_circa(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken

@@ -408,6 +408,8 @@ class Normalizer:
         #: on a digit or a symbol), set by :meth:`tokenize`; the frontend warns about them.
         self.issues: list[tuple[str, int, int]] = []
         self._format_chars: list[tuple[str, int, int]] = []
+        self._trails: list[str] = []
+        self._silent_trail: set[int] = set()
 
     # -- chunking ---------------------------------------------------------------------------
 
@@ -487,6 +489,7 @@ class Normalizer:
         self._format_chars = []
         self._pending_suffix: dict[int, str] = {}
         self._pending_spoken: dict[int, str] = {}
+        self._silent_trail: set[int] = set()  # cores whose trailing dot is part of them
         core_texts = [folded[a:b] for a, b in cores]
         equation = "=" in core_texts or any("^" in c for c in core_texts)
         self._trails = ["".join(folded[t.start : t.end] for t in tr) for tr in trails]
@@ -516,6 +519,8 @@ class Normalizer:
                 if cb == ca
                 else None
             )
+            if k in self._silent_trail and trails[k][:1]:
+                trails[k][0].spoken = ""  # ca. 1900: the abbreviation's dot, no pause
             if dash is not None:
                 trails[k] = [Tok(t.start, t.end, dash) for t in trails[k]]
             elif trails[k]:
@@ -901,6 +906,14 @@ class Normalizer:
             zip_next = nxt.isdecimal() and len(nxt) == 5
             if zip_next or (not nxt and core not in _AMBIGUOUS_STATES):
                 return _STATES[core]
+        if (
+            core in ("ca", "c")
+            and k < len(self._trails)
+            and self._trails[k] == "."
+            and _looks_year(nxt)
+        ):  # ca. 1900, c. 1850 (lower case only: CA. is California); the dot is silent
+            self._silent_trail.add(k)
+            return "circa"
         if (
             core in ("St", "Dr")
             and nxt[:1].isupper()
@@ -1726,7 +1739,7 @@ class Normalizer:
             return self._acronym(w)
         if len(base) > 2 and base[:-1].isupper() and base[-1] == "s" and base[:-1].isalpha():
             # GPUs, APIs: plural of an acronym
-            stem = w[:-1].rstrip("'")
+            stem = base[:-1]  # GPUs, GPU's, CPUs' (a plural possessive)
             sp = t.acronyms.get(stem) or self._acronym(stem)
             return sp + ("'s" if " " in sp or len(sp) == 1 else "s")
         low = w.lower()
