@@ -489,7 +489,7 @@ class Normalizer:
         self._format_chars = []
         self._pending_suffix: dict[int, str] = {}
         self._pending_spoken: dict[int, str] = {}
-        self._silent_trail: set[int] = set()  # cores whose trailing dot is part of them
+        self._silent_trail = set()  # cores whose trailing dot is part of them (ca. 1900)
         core_texts = [folded[a:b] for a, b in cores]
         equation = "=" in core_texts or any("^" in c for c in core_texts)
         self._trails = ["".join(folded[t.start : t.end] for t in tr) for tr in trails]
