@@ -641,3 +641,16 @@ def test_titles_without_a_dot(text: str, spoken: str) -> None:
 )
 def test_plural_possessive_acronyms_circa(text: str, spoken: str) -> None:
     assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("fare HK$38", "fare thirty eight Hong Kong dollars"),
+        ("just S$4.50", "just four Singapore dollars fifty cents"),
+        ("about A$1 each", "about one Australian dollar each"),
+        ("a US$2 fee", "a two U S dollars fee"),
+    ],
+)
+def test_prefixed_dollar_signs(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken

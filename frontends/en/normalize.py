@@ -92,6 +92,13 @@ _MONTH_FULL = {m.lower(): i + 1 for i, m in enumerate(MONTHS)}
 CURRENCIES = {
     "$": ("dollar", "dollars", "cent", "cents"),
     "US$": ("U S dollar", "U S dollars", "cent", "cents"),
+    "HK$": ("Hong Kong dollar", "Hong Kong dollars", "cent", "cents"),
+    "NT$": ("New Taiwan dollar", "New Taiwan dollars", "cent", "cents"),
+    "NZ$": ("New Zealand dollar", "New Zealand dollars", "cent", "cents"),
+    "S$": ("Singapore dollar", "Singapore dollars", "cent", "cents"),
+    "A$": ("Australian dollar", "Australian dollars", "cent", "cents"),
+    "C$": ("Canadian dollar", "Canadian dollars", "cent", "cents"),
+    "R$": ("real", "reais", "centavo", "centavos"),
     "€": ("euro", "euros", "cent", "cents"),
     "£": ("pound", "pounds", "penny", "pence"),
     "¥": ("yen", "yen", "", ""),
@@ -849,7 +856,7 @@ class Normalizer:
         r = self._compound(core, prev, nxt, k, cores)
         if r is not None:
             return r
-        if core[0] in CURRENCIES or core[:3] == "US$":
+        if core[0] in CURRENCIES or _currency_prefix(core):
             r = self._money(core, nxt, k)
             if r is not None:
                 return r
@@ -1612,7 +1619,7 @@ class Normalizer:
     def _money(self, core: str, nxt: str, k: int) -> str | None:
         """``$5.99``, ``£2.01``, ``$45 billion``, ``$2.5M``; a number before a scale (word or
         abbreviation) says no "and" (see :meth:`_plain_number`)."""
-        rest = core[3:] if core.startswith("US$") else core[1:]
+        rest = core[len(_currency_prefix(core) or core[0]) :]
         scaled = nxt.lower() in _SCALE_WORDS or nxt in _SPACED_SCALE
         if scaled or (rest[-1:].isalpha() and rest[-2:-1].isdecimal()) or rest.endswith("bn"):
             with num.number_style(and_=False):
@@ -1620,7 +1627,7 @@ class Normalizer:
         return self._money_inner(core, nxt, k)
 
     def _money_inner(self, core: str, nxt: str, k: int) -> str | None:
-        sym = "US$" if core.startswith("US$") else core[0]
+        sym = _currency_prefix(core) or core[0]
         rest = core[len(sym) :]
         names = CURRENCIES[sym]
         scale = ""
@@ -2551,6 +2558,17 @@ def _model_cue(prev: str) -> bool:
     if low in _RANGE_CUES or _is_number(prev):
         return False
     return not prev or low in ("a", "an", "the") or (prev[:1].isupper() and prev.isalpha())
+
+
+#: Dollar signs with a country prefix (``US$``, ``HK$``, ``S$``), longest first.
+_PREFIXED_CURRENCIES = tuple(sorted((c for c in CURRENCIES if len(c) > 1), key=len, reverse=True))
+
+
+def _currency_prefix(core: str) -> str:
+    """The prefixed currency sign ``core`` starts with (``HK$100`` -> ``HK$``), or ``""``."""
+    if "$" not in core[:4]:
+        return ""
+    return next((c for c in _PREFIXED_CURRENCIES if core.startswith(c)), "")
 
 
 def _is_day_range(core: str) -> bool:
