@@ -654,3 +654,16 @@ def test_plural_possessive_acronyms_circa(text: str, spoken: str) -> None:
 )
 def test_prefixed_dollar_signs(text: str, spoken: str) -> None:
     assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("a 45-min session", "a forty five minute session"),  # a unit in a compound: singular
+        ("a 10-km race", "a ten kilometer race"),
+        ("a 2-in-1 tablet", "a two in one tablet"),
+        ("tea w/ lemon, w/o ice", "tea with lemon, without ice"),
+    ],
+)
+def test_units_in_compounds_with_without(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken

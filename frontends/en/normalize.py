@@ -1927,11 +1927,26 @@ class Normalizer:
                 parts[0] = parts[0].upper()  # us-east-1: the region's code is spelled
             out_parts = []
             prev = ""
+            skip = -1
             for pi, part in enumerate(parts):
+                if pi == skip:
+                    continue
                 r = None
                 if part[0].isdecimal():
                     after = parts[pi + 1] if pi + 1 < len(parts) else ""
-                    if len(part) == 3 and part.isdecimal() and after[:1].isdecimal():
+                    unit = (
+                        self._unit(after, spaced=False)
+                        if len(after) >= 2
+                        and after.isalpha()
+                        and after.islower()
+                        and after not in ("in", "us")  # 2-in-1: the word, not inches
+                        else None
+                    )
+                    if unit is not None and _RE_NUMBER.fullmatch(part):
+                        # a 30-min call, a 5-km run: a unit inside a compound is singular
+                        r = f"{self._numeric(part, prev, '', 0, []) or part} {unit[0]}"
+                        skip = pi + 1
+                    elif len(part) == 3 and part.isdecimal() and after[:1].isdecimal():
                         r = _model_digits(part)  # 777-300ER: a model, then its variant
                     elif (
                         len(part) in (3, 4)
