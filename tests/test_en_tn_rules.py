@@ -667,3 +667,20 @@ def test_prefixed_dollar_signs(text: str, spoken: str) -> None:
 )
 def test_units_in_compounds_with_without(text: str, spoken: str) -> None:
     assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("g(t) grows", "G of T) grows"),  # the ")" stays a (silent) punctuation word
+        ("in O(n) time", "in O of N) time"),
+        ("take sqrt(x)", "take square root of X)"),
+        ("call obj.f(x)", "call O B J dot F(X)"),  # code: no "of"
+        ("if x ∈ S", "if X is in S"),
+        ("as n → ∞", "as N to infinity"),
+        ("so a*b", "so a times B"),
+        ("pick (A) or (B)", "pick(A) or(B)"),  # a letter before punctuation is no article
+    ],
+)
+def test_formula_words(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken

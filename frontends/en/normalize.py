@@ -983,7 +983,9 @@ class Normalizer:
         if _RE_VERSION.fullmatch(core):
             return read_version(core)
         if core.isalpha() or _is_wordlike(core):
-            return self._read_alpha(core, prev, nxt)
+            # punctuation after the word ends what follows it: "(A) or (B)", "plan A."
+            closed = k < len(self._trails) and self._trails[k] != "" and len(core) == 1
+            return self._read_alpha(core, prev, "" if closed else nxt)
         m = _RE_DOMAIN.fullmatch(core)
         if m and m.group(1).lower() in _TLDS:
             return self.read_electronic(core)
@@ -2041,6 +2043,17 @@ class Normalizer:
             return Tok(i, i + 1, "minus")  # only reached in equations (see _fallback)
         if c == "#":
             return Tok(i, i + 1, "number" if s[i + 1 : i + 2].isdecimal() else "hash")
+        if c == "(" and s[i + 1 : i + 2].isalnum() and _function_before(s, i):
+            return Tok(i, i + 1, "of")  # f(x), O(n log n), sqrt(2): "F of X"
+        if (
+            c == "*"
+            and 0 < i
+            and s[i - 1].isalnum()
+            and s[i + 1 : i + 2].isalnum()
+            and (i < 2 or not s[i - 2].isalnum())
+            and not s[i + 2 : i + 3].isalpha()
+        ):
+            return Tok(i, i + 1, "times")  # a*b, 2*x: one-character terms
         if c == "^" and 0 < i and s[i - 1].isalnum() and s[i + 1 : i + 2].isalnum():
             # x^2 -> x squared, 2^10 -> two to the power of ten
             exp = s[i + 1]
@@ -2584,6 +2597,22 @@ def _currency_prefix(core: str) -> str:
     if "$" not in core[:4]:
         return ""
     return next((c for c in _PREFIXED_CURRENCIES if core.startswith(c)), "")
+
+
+#: Functions of formulas and code whose ``(`` reads "of": ``sqrt(2)``, ``log(n)``.
+_MATH_FUNCTIONS = frozenset("sqrt log ln lg exp sin cos tan abs det max min".split())
+
+
+def _function_before(s: str, i: int) -> bool:
+    """Whether the ``(`` at ``i`` follows a one-letter function (``f(x)``, ``O(n)``) or a math
+    function name (``sqrt(2)``): then it is read "of"."""
+    j = i
+    while j > 0 and s[j - 1].isalpha():
+        j -= 1
+    name = s[j:i]
+    if j > 0 and (s[j - 1].isalnum() or s[j - 1] in "._"):
+        return False  # obj.f(x), my_f(x): code, not a formula
+    return (len(name) == 1 and name not in "aAI") or name.lower() in _MATH_FUNCTIONS
 
 
 def _is_day_range(core: str) -> bool:
