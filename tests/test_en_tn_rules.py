@@ -684,3 +684,16 @@ def test_units_in_compounds_with_without(text: str, spoken: str) -> None:
 )
 def test_formula_words(text: str, spoken: str) -> None:
     assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("measured in GB/s", "measured in gigabytes per second"),  # a unit on its own
+        ("a 1000 W/m2 panel", "a one thousand watts per square meter panel"),
+        ("at 35 psi", "at thirty five P S I"),
+        ("the I/O path", "the I O path"),
+    ],
+)
+def test_units_on_their_own(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken

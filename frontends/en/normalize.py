@@ -853,6 +853,10 @@ class Normalizer:
         r = self._alternatives(core, prev, nxt, k)
         if r is not None:
             return r
+        if "/" in core and core[0].isalpha() and not _is_number(prev):
+            unit = self._unit(core, spaced=True)  # "in TB/s", "km/h": a unit on its own
+            if unit is not None:
+                return unit[1]
         r = self._compound(core, prev, nxt, k, cores)
         if r is not None:
             return r
@@ -1582,7 +1586,10 @@ class Normalizer:
         a plain number with nothing between, not after a label that numbers things
         (``Section 5 A``, ``Plan 9 A``, ``row 3 B``), and not before another letter, a digit
         or ``'s`` (``5 A B C``, ``3 A's``): there a letter is a letter."""
-        if core not in _SPACED_LETTER_UNITS or k == 0 or k >= len(cores):
+        head, slash, tail = core.partition("/")  # 3 W/m2, 5 V/div: a rate of a letter unit
+        if slash and (head not in _SPACED_LETTER_UNITS or self._unit(tail, spaced=False) is None):
+            return False
+        if head not in _SPACED_LETTER_UNITS or k == 0 or k >= len(cores):
             return False
         prev = cores[k - 1]
         amount = (  # 700 W, 110/220 V, 100-240 V
