@@ -563,6 +563,7 @@ def test_short_capital_words(text: str, spoken: str) -> None:
         ("closed Dec 24-26", "closed December twenty fourth to twenty sixth"),
         ("from 8 AM - 6 PM", "from eight A M to six P M"),
         ("the Mar 3-5 fair", "the March third to fifth fair"),
+        ("since Sep 2025", "since September twenty twenty five"),  # a month of a year
     ],
 )
 def test_date_and_time_ranges(text: str, spoken: str) -> None:

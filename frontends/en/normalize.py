@@ -947,6 +947,8 @@ class Normalizer:
         month = self._month_of(core, lenient=_is_day(nxt) or _is_day(prev) or day_range)
         if month and day_range and not _is_day(prev):
             return MONTHS[month - 1]
+        if month and core[0].isupper() and _looks_year(nxt) and not _is_day(prev):
+            return MONTHS[month - 1]  # Sep 2025, Dec 2024: a month of a year
         if month and (_is_day(nxt) or _is_day(prev)):
             name = MONTHS[month - 1]
             if _is_day(prev) and not _is_day(nxt) and not _looks_year(nxt):
