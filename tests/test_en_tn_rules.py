@@ -698,3 +698,18 @@ def test_formula_words(text: str, spoken: str) -> None:
 )
 def test_units_on_their_own(text: str, spoken: str) -> None:
     assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        (
+            "ISBN 978-0-306-40615-7",
+            "I S B N nine seven eight zero three zero six four zero six one five seven",
+        ),
+        ("SKU 44-120", "S K U four four one two zero"),
+        ("Super Bowl XLIX", "Super Bowl forty nine"),
+    ],
+)
+def test_product_identifiers_and_bowls(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken

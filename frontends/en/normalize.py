@@ -130,7 +130,7 @@ _REGNAL_NAMES = frozenset(
 )
 _SEQUENCE_WORDS = frozenset(
     "war chapter part volume vol act book phase type class stage section episode article "
-    "appendix level mark gen season round world schedule title".split()
+    "appendix level mark gen season round world schedule title bowl".split()
 )
 
 # Anchored, nested-quantifier-free patterns (linear time).
@@ -325,7 +325,7 @@ _VERSION_WORDS = frozenset(
 #: Words after which a code or number is read character by character ("PIN 1234").
 _ID_CUES = frozenset(
     "id pin otp code passcode password pwd ssn iban imei imsi cvv cvc "
-    "passport license licence vin".split()
+    "passport license licence vin isbn issn sku upc ean asin".split()
 )
 #: Words that make "X number 123" / "X no. 123" / "X # 123" an identifier ("order number").
 _NUMBER_CUES = _ID_CUES | frozenset(
