@@ -142,7 +142,51 @@ def test_place_name_with_wei_is_left_to_the_model() -> None:
 def test_dictionary_words_stay_ours() -> None:
     assert lexical("行长") == ["hang2", "zhang3"]
     assert lexical("银行") == ["yin2", "hang2"]
-    assert lexical("头发") == ["tou2", "fa5"]  # our table's neutral tone survives the model
+    # our table's reading survives the model: citation tone lexically, neutral when spoken
+    assert lexical("头发") == ["tou2", "fa4"]
+    assert g2p_zh("头发") == ["tou2", "fa5"]
+
+
+# -- neutral tones: lexical citation tone, spoken neutral (phrases.tsv X4/5) --------------------
+
+
+def test_unstressed_content_morphemes_are_citation_lexically_neutral_when_spoken() -> None:
+    # CPP (and any citation-tone benchmark) writes 认识 shi2, 衣服 fu2, 弟弟 di4: that is our
+    # lexical layer now; the espeak path still speaks the neutral tone
+    assert lexical("我认识他") == ["wo3", "ren4", "shi2", "ta1"]
+    assert g2p_zh("我认识他") == ["wo3", "ren4", "shi5", "ta1"]
+    assert lexical("衣服") == ["yi1", "fu2"] and g2p_zh("衣服") == ["yi1", "fu5"]
+    assert lexical("我弟弟") == ["wo3", "di4", "di4"] and g2p_zh("我弟弟")[1:] == ["di4", "di5"]
+
+
+def test_toneless_morphemes_stay_neutral_lexically() -> None:
+    # particles and suffixes have no citation tone: CPP writes them 5 as well
+    assert lexical("什么")[1] == "me5"
+    assert lexical("石头")[1] == "tou5"
+    assert lexical("右边")[1] == "bian5"
+
+
+def test_neutral_tone_comes_before_sandhi() -> None:
+    # 耳朵 er3 duo3 lexically; spoken duo5, so no third-tone sandhi on 耳 (er3, not er2)
+    assert lexical("耳朵") == ["er3", "duo3"]
+    assert g2p_zh("耳朵") == ["er3", "duo5"]
+    # a word no dictionary knows, read by its parts, keeps the parts' neutral tones
+    assert g2p_zh("姥姥家")[:2] == ["lao3", "lao5"]
+
+
+def test_citation_slash_five_needs_a_tone(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mixvox.frontends.zh import g2p
+
+    class Fake:
+        def joinpath(self, *_a: str) -> Fake:
+            return self
+
+        def read_text(self, _enc: str) -> str:
+            return "认识\tren4 shi5/5\n"
+
+    monkeypatch.setattr(g2p.resources, "files", lambda _pkg: Fake())
+    with pytest.raises(ValueError, match="citation tone"):
+        g2p._load_table("phrases.tsv")
 
 
 # -- rules never cross a word boundary ---------------------------------------------------------

@@ -42,8 +42,15 @@ def mark_to_tone3(p: str) -> str:
     return to_tone3(p, neutral_tone_with_five=True)
 
 
-def _load_table(name: str) -> dict[str, list[str]]:
+def _load_table(name: str) -> tuple[dict[str, list[str]], dict[str, tuple[int, ...]]]:
+    """``(readings, unstressed)`` of a phrase table.
+
+    A syllable written ``shi2/5`` is a content morpheme read unstressed in that word: its
+    lexical reading is the citation tone ``shi2``, and ``unstressed[word]`` lists its position
+    so that the surface layer speaks it neutral (see :meth:`ZhG2P.spoken`).
+    """
     table: dict[str, list[str]] = {}
+    unstressed: dict[str, tuple[int, ...]] = {}
     text = resources.files("mixvox.frontends.zh").joinpath("data").joinpath(name).read_text("utf-8")
     for lineno, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0].strip()
@@ -53,8 +60,16 @@ def _load_table(name: str) -> dict[str, list[str]]:
         syl = pins.split()
         if len(syl) != len(word):
             raise ValueError(f"{name}:{lineno}: {word!r} has {len(word)} chars, {len(syl)} syl")
+        soft = tuple(k for k, s in enumerate(syl) if s.endswith("/5"))
+        for k in soft:
+            lex = syl[k][:-2]
+            if lex[-1:] not in ("1", "2", "3", "4"):
+                raise ValueError(f"{name}:{lineno}: {syl[k]!r}: X/5 needs a citation tone 1-4")
+            syl[k] = lex
         table[word] = syl
-    return table
+        if soft:
+            unstressed[word] = soft
+    return table, unstressed
 
 
 def _jieba_dict_path() -> str | None:
@@ -77,13 +92,16 @@ _RARE = 10
 #: Most dictionary words whose reading a :class:`ZhG2P` keeps once made (a few MB at most).
 _FIXED_MAX = 50_000
 
-Tables = tuple[dict[str, list[str]], dict[str, float], int, frozenset[str], float]
+Tables = tuple[
+    dict[str, list[str]], dict[str, float], int, frozenset[str], float, dict[str, tuple[int, ...]]
+]
 
 
 @lru_cache(maxsize=2)
 def _shared_tables(jieba_path: str | None) -> Tables:
     """Our phrase table, word log-probabilities, the longest word length, long-word heads,
-    and the log-probability of a word counted ``_RARE`` times (``-inf`` without counts).
+    the log-probability of a word counted ``_RARE`` times (``-inf`` without counts), and our
+    table's unstressed positions (``X4/5`` syllables).
 
     The heads are the first ``_SHORT`` characters of every longer word: the segmenter tries
     lengths above ``_SHORT`` only where the text has one (a quarter of its lookups otherwise).
@@ -91,7 +109,7 @@ def _shared_tables(jieba_path: str | None) -> Tables:
     Cached per dictionary path and shared by every :class:`ZhG2P` (the tables are read-only
     and the frequency list is large: one copy per process is enough).
     """
-    own = _load_table("phrases.tsv")
+    own, unstressed = _load_table("phrases.tsv")
     freq: dict[str, int] = {}
     if jieba_path:
         with open(jieba_path, encoding="utf-8") as f:
@@ -115,7 +133,7 @@ def _shared_tables(jieba_path: str | None) -> Tables:
     if not heads:
         maxlen = max((len(w) for w in logp), default=1)
     rare = math.log(_RARE) - logtotal if jieba_path else -math.inf
-    return own, logp, min(16, maxlen), frozenset(heads), rare
+    return own, logp, min(16, maxlen), frozenset(heads), rare, unstressed
 
 
 class ZhG2P:
@@ -135,12 +153,14 @@ class ZhG2P:
         self._rare_logp = -math.inf
         self._fixed: dict[str, tuple[str, ...]] = {}  # dictionary words' readings, once made
         self._unk = -30.0
+        self._unstressed: dict[str, tuple[int, ...]] = {}
 
     def load(self) -> None:
         if self._own is not None:
             return
-        own, logp, maxlen, heads, rare = _shared_tables(_jieba_dict_path())
+        own, logp, maxlen, heads, rare, unstressed = _shared_tables(_jieba_dict_path())
         self._logp, self._maxlen, self._heads, self._rare_logp = logp, maxlen, heads, rare
+        self._unstressed = unstressed
         self._unk = min(logp.values(), default=-25.0) - 5.0  # an unknown single character
         self._own = own
 
@@ -309,6 +329,47 @@ class ZhG2P:
                     i += L
                     break
         return parts
+
+    def unstressed(self, word: str) -> tuple[tuple[int, str], ...]:
+        """``(position, citation syllable)`` of each syllable of ``word`` that is spoken
+        neutral over a citation tone (an ``X4/5`` syllable of our table).
+
+        Mirrors :meth:`_word_pinyin`: our table's entry, else (a word no dictionary knows,
+        read by its parts) the parts' syllables; a pypinyin word keeps pypinyin's tones.
+        """
+        self.load()
+        assert self._own is not None
+        own = self._own.get(word)
+        if own is not None:
+            return tuple((k, own[k]) for k in self._unstressed.get(word, ()))
+        if len(word) <= 2 or word in PHRASES_DICT or not self._unstressed:
+            return ()
+        if len(word) == 4 and word[0] == word[1] and word[2] == word[3]:
+            return ()  # AABB: each character on its own (马马虎虎), as _word_pinyin reads it
+        out: list[tuple[int, str]] = []
+        pos = 0
+        for part in self._phrase_split(word):
+            if len(part) > 1:
+                out += [(pos + k, c) for k, c in self.unstressed(part)]
+            pos += len(part)
+        return tuple(out)
+
+    def spoken(self, word: str, py: list[str]) -> list[str]:
+        """The surface layer's input to sandhi: ``py`` with the word's unstressed syllables in
+        the neutral tone (认识 ren4 shi2 -> ren4 shi5).
+
+        Lexical readings keep citation tones, as polyphone benchmarks (CPP) write them; what is
+        spoken has the neutral tone. A syllable the context model changed to another reading
+        (a rare word it overrules: 一小部分 fen1) is spoken as the model read it.
+        """
+        soft = self.unstressed(word) if len(word) > 1 else ()
+        if not soft or len(py) != len(word):
+            return py
+        out = list(py)
+        for k, cit in soft:
+            if out[k] == cit:
+                out[k] = cit[:-1] + "5"
+        return out
 
     def char_pinyin(
         self,
