@@ -346,3 +346,40 @@ def test_t2s_shortcut_keeps_conversion() -> None:
     assert fe.to_simplified("這是頭髮") == "这是头发"
     assert fe.to_simplified("这是头发") == "这是头发"  # nothing to change: OpenCC skipped
     assert fe._t2s_triggers and "這" in fe._t2s_triggers and "这" not in fe._t2s_triggers
+
+
+# -- heteronym words: the model picks between the dictionary's senses ---------------------------
+
+
+def test_heteronym_word_reading_follows_the_sentence() -> None:
+    assert reading_at("他的肚子很大。", 2) == "du4"  # belly (pypinyin's entry says du3)
+    assert reading_at("爆炒羊肚子是一道名菜。", 3) == "du3"  # tripe
+    assert reading_at("那是一些见不得人的勾当。", 9) == "gou4"
+    assert reading_at("大中祥符年间为勾当三班院。", 7) == "gou1"  # the Song-dynasty office
+    assert reading_at("水分子", 1) == "fen1" and reading_at("知识分子", 2) == "fen4"
+
+
+def test_heteronym_choice_is_not_cached_across_sentences() -> None:
+    fe = ZhFrontend()
+    assert fe.char_readings("爆炒羊肚子是一道名菜。", sandhi=False)[3] == "du3"
+    assert fe.char_readings("他的肚子很大。", sandhi=False)[2] == "du4"
+
+
+def test_heteronym_without_model_keeps_the_dictionary_reading() -> None:
+    r = ZhFrontend(polyphone_model=False).char_readings("他的肚子很大。", sandhi=False)
+    assert r[2] == "du3"  # pypinyin's reading: the list only lets the model choose
+
+
+def test_heteronym_table_rejects_bad_entries(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(polyphone, "_lines", lambda _name: [["肚子", "5", "du4 du3"]])
+    polyphone.heteronyms.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="bad entry"):
+            polyphone.heteronyms()
+    finally:
+        monkeypatch.undo()
+        polyphone.heteronyms.cache_clear()
+
+
+def test_pypinyin_entry_fixed_in_our_table() -> None:
+    assert reading_at("一种玉米粉糊糊。", 5) == "hu4"  # 糊糊 hù·hu (pypinyin: hu1)

@@ -253,6 +253,9 @@ class ZhG2P:
             fixed = self._fixed.get(word)
             if fixed is not None:
                 return list(fixed)
+            senses = polyphone.heteronyms().get(word)
+            if senses is not None:
+                return self._by_sense(word, senses, guess)
         py = self._word_pinyin(word, left, right, guess)
         if (
             len(word) > 1
@@ -271,6 +274,24 @@ class ZhG2P:
                             py[k] = r
             elif len(self._fixed) < _FIXED_MAX and self._in_dictionary(word):
                 self._fixed[word] = tuple(py)  # a dictionary word reads the same everywhere
+        return py
+
+    def _by_sense(
+        self,
+        word: str,
+        senses: tuple[tuple[int, frozenset[str]], ...],
+        guess: Guess | None,
+    ) -> list[str]:
+        """A heteronym word (``data/heteronyms.tsv``: 肚子 du4/du3, 勾当 gou4/gou1): its
+        dictionary reading, except where the context model picks another reading of the
+        word's list for that character. Never cached: the reading depends on the sentence.
+        """
+        py = self._word_pinyin(word)
+        if guess is not None:
+            for k, readings in senses:
+                r = guess(k)
+                if r in readings:
+                    py[k] = r
         return py
 
     def _word_pinyin(

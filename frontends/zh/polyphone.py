@@ -106,6 +106,20 @@ def after_word(ch: str, prev: str, nxt: str = "") -> str | None:
     return None
 
 
+@lru_cache(maxsize=1)
+def heteronyms() -> dict[str, tuple[tuple[int, frozenset[str]], ...]]:
+    """``data/heteronyms.tsv`` (see its header): word -> ((position, readings), ...)."""
+    out: dict[str, list[tuple[int, frozenset[str]]]] = {}
+    for lineno, cols in enumerate(_lines("heteronyms.tsv"), 1):
+        if len(cols) != 3 or not cols[1].strip().isdigit():
+            raise ValueError(f"heteronyms.tsv: bad entry {cols!r} (entry {lineno})")
+        word, pos, readings = cols[0].strip(), int(cols[1]), frozenset(cols[2].split())
+        if pos >= len(word) or len(readings) < 2:
+            raise ValueError(f"heteronyms.tsv: bad entry {cols!r} (entry {lineno})")
+        out.setdefault(word, []).append((pos, readings))
+    return {w: tuple(v) for w, v in out.items()}
+
+
 def default(ch: str) -> str | None:
     """Our default reading of ``ch`` where pypinyin lists a rare one first, or ``None``."""
     return tables()[0].get(ch)
