@@ -383,3 +383,10 @@ def test_heteronym_table_rejects_bad_entries(monkeypatch: pytest.MonkeyPatch) ->
 
 def test_pypinyin_entry_fixed_in_our_table() -> None:
     assert reading_at("一种玉米粉糊糊。", 5) == "hu4"  # 糊糊 hù·hu (pypinyin: hu1)
+
+
+def test_locative_bian_is_toneless_after_a_direction() -> None:
+    assert reading_at("仅有西南边的一座楼", 4) == "bian5"  # a word no dictionary knows
+    assert reading_at("他住在北边", 4) == "bian5"  # our table (pypinyin: bian1)
+    assert reading_at("他在旁边", 3) == "bian1"  # 旁边 keeps its full tone
+    assert reading_at("学校周边", 3) == "bian1"
