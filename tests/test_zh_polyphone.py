@@ -390,3 +390,11 @@ def test_locative_bian_is_toneless_after_a_direction() -> None:
     assert reading_at("他住在北边", 4) == "bian5"  # our table (pypinyin: bian1)
     assert reading_at("他在旁边", 3) == "bian1"  # 旁边 keeps its full tone
     assert reading_at("学校周边", 3) == "bian1"
+
+
+def test_reviewed_pypinyin_entries_are_corrected() -> None:
+    # 朴 pǔ 'plain' (pypinyin: piáo, the surname), 出处 chù, 释迦牟尼 móu, 南燕 Yān (the state)
+    assert lexical("他的生活很简朴")[-1] == "pu3"
+    assert reading_at("这句话的出处在哪里", 5) == "chu4"
+    assert lexical("释迦牟尼")[2] == "mou2"
+    assert reading_at("南燕是十六国之一", 1) == "yan1"
