@@ -398,3 +398,12 @@ def test_reviewed_pypinyin_entries_are_corrected() -> None:
     assert reading_at("这句话的出处在哪里", 5) == "chu4"
     assert lexical("释迦牟尼")[2] == "mou2"
     assert reading_at("南燕是十六国之一", 1) == "yan1"
+
+
+def test_reading_fixes_do_not_change_segmentation() -> None:
+    # phrase_fixes.tsv changes readings only: 下处 (xià·chu) must not cut 一下/处理 as 一/下处/理
+    from mixvox.frontends.zh.g2p import ZhG2P
+
+    g = ZhG2P()
+    assert "处理" in g.segment("我们一下处理完")
+    assert g.word_pinyin("下处") == ["xia4", "chu4"]  # lexical: citation tone

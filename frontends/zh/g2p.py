@@ -3,7 +3,10 @@
 Sources, first match wins:
 
 1. ``data/phrases.tsv`` — our own word table (polyphone words pypinyin gets wrong or lacks,
-   lexical neutral tones such as 漂亮 piao4 liang5);
+   neutral tones such as 漂亮 piao4 liang4/5: citation tone lexically, spoken neutral), and
+   ``data/phrase_fixes.tsv`` — corrected readings of words that do not join the segmenter's
+   vocabulary (a reading fix never changes how a sentence is cut); ``data/heteronyms.tsv``
+   lets the context model choose between a dictionary word's senses (肚子 du4 / du3);
 2. pypinyin's phrase dictionary (``PHRASES_DICT``);
 3. per character: context rules in :mod:`.polyphone`, the context model, else pypinyin's first
    reading.
@@ -110,6 +113,7 @@ def _shared_tables(jieba_path: str | None) -> Tables:
     and the frequency list is large: one copy per process is enough).
     """
     own, unstressed = _load_table("phrases.tsv")
+    fixes, soft_fixes = _load_table("phrase_fixes.tsv")  # readings only: not in `freq` below
     freq: dict[str, int] = {}
     if jieba_path:
         with open(jieba_path, encoding="utf-8") as f:
@@ -122,6 +126,8 @@ def _shared_tables(jieba_path: str | None) -> Tables:
             freq[w] = 10
     for w in own:
         freq[w] = max(freq.get(w, 0), 2000)
+    own = {**fixes, **own}
+    unstressed = {**soft_fixes, **unstressed}
     logtotal = math.log(sum(freq.values()) or 1)
     logp = {w: math.log(f) - logtotal for w, f in freq.items() if f > 0}
     maxlen = 1
