@@ -407,3 +407,11 @@ def test_reading_fixes_do_not_change_segmentation() -> None:
     g = ZhG2P()
     assert "处理" in g.segment("我们一下处理完")
     assert g.word_pinyin("下处") == ["xia4", "chu4"]  # lexical: citation tone
+
+
+def test_own_tables_include_the_reading_fixes() -> None:
+    from mixvox.frontends.zh.g2p import ZhG2P
+
+    g = ZhG2P()
+    assert g.is_own("简朴") and g.is_own("认识") and not g.is_own("银杏")
+    assert g.log_prob("认识") > g.log_prob("没有这个词的词") == -99.0

@@ -224,6 +224,16 @@ class ZhG2P:
         """In our table or pypinyin's: its reading does not depend on the sentence."""
         return word in (self._own or {}) or word in PHRASES_DICT
 
+    def is_own(self, w: str) -> bool:
+        """In our own tables (phrases or reading fixes): never overruled by the model."""
+        self.load()
+        return w in (self._own or {})
+
+    def log_prob(self, w: str) -> float:
+        """The segmenter's log-probability of ``w`` (``-99`` for a word it does not know)."""
+        self.load()
+        return self._logp.get(w, -99.0)
+
     def is_word(self, w: str) -> bool:
         self.load()
         return w in self._logp
