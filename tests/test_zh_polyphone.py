@@ -415,3 +415,18 @@ def test_own_tables_include_the_reading_fixes() -> None:
     g = ZhG2P()
     assert g.is_own("简朴") and g.is_own("认识") and not g.is_own("银杏")
     assert g.log_prob("认识") > g.log_prob("没有这个词的词") == -99.0
+
+
+def test_onnx_start_up_is_waited_for_at_exit(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a short script that exits while ONNX Runtime starts in the background thread used to
+    # abort (exit status 134): load() registers a hook that lets the start-up finish
+    from mixvox.frontends.zh import polymodel
+
+    hooks: list[tuple[object, tuple[object, ...]]] = []
+    monkeypatch.setattr(polymodel.atexit, "register", lambda f, *a: hooks.append((f, a)))
+    m = PolyphoneModel()
+    m.load()
+    assert len(hooks) == 1
+    fn, args = hooks[0]
+    fn(*args)  # type: ignore[operator]
+    assert m._onnx_thread is not None and not m._onnx_thread.is_alive()
