@@ -252,11 +252,18 @@ def test_one_character_word_rules(text: str, char: str, reading: str) -> None:
     assert reading_at(text, text.index(char)) == reading
 
 
-def test_rule_for_a_previous_word_needs_one() -> None:
-    # '+' asks for a previous word: at the start of a run (a lane number: 593弄) the model decides
+def test_rule_for_a_previous_word_needs_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    # '+' asks for a previous word: at the start of a run the rule does not fire
+    monkeypatch.setattr(polyphone, "word_rules", lambda: {"弄": [("nong4", ("+",), (), False)]})
     assert polyphone.after_word("弄", "", "") is None
     assert polyphone.after_word("弄", "再次", "") == "nong4"
-    assert polyphone.after_word("弄", "", "干") == "nong4"
+
+
+def test_nong_rule_needs_a_subject_or_a_complement() -> None:
+    assert polyphone.after_word("弄", "", "") is None  # a lane number: 593弄
+    assert polyphone.after_word("弄", "王家", "") is None  # a lane name: the model decides
+    assert polyphone.after_word("弄", "我", "") == "nong4"
+    assert polyphone.after_word("弄", "再次", "干") == "nong4"
 
 
 def test_word_rules_match_whole_words() -> None:
@@ -430,3 +437,10 @@ def test_onnx_start_up_is_waited_for_at_exit(monkeypatch: pytest.MonkeyPatch) ->
     fn, args = hooks[0]
     fn(*args)  # type: ignore[operator]
     assert m._onnx_thread is not None and not m._onnx_thread.is_alive()
+
+
+def test_nong_is_a_verb_only_with_a_subject_or_complement() -> None:
+    assert reading_at("我来弄吧", 2) == "nong4"  # after a subject/auxiliary word
+    assert reading_at("他把衣服弄干了。", 4) == "nong4"  # before its complement
+    assert reading_at("他住在王家弄。", 5) == "long4"  # a lane: the model decides
+    assert reading_at("新华路593弄", 6) == "long4"
