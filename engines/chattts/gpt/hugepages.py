@@ -4,8 +4,10 @@ Why: a CPU decode step streams every weight once (~106 MB for the int4 GPT). Wit
 pages that is ~26,000 pages per step, each a TLB miss and a boundary where the hardware
 prefetcher stops; on machines whose transparent-huge-page mode is ``madvise`` (the common
 default) ONNX Runtime's weight buffers never get huge pages on their own. Measured on the
-2-core VM of BENCHMARKS.md: the int4 ``MatMulNBits`` chain of a step ran markedly faster with
-its buffers collapsed into huge pages (see BENCHMARKS.md, "CPU: int4 at 6x").
+2-core VM of BENCHMARKS.md (section "CPU: where the int4 decode step's time goes"): ~1 % per
+int4 step (the kernel is not TLB-bound there), for ~0.4 s more at load; other machines with
+smaller TLBs or larger models gain more. Only the GPT stack's session is advised (the
+audio graphs are small and may be created while streaming).
 
 How: :func:`mappings` snapshots the process's writable anonymous mappings (including the
 ``[heap]``) before a session is created; :func:`advise_new` then asks the kernel, for every

@@ -686,11 +686,7 @@ def make_session(
     so.log_severity_level = 3
     so.add_session_config_entry("session.force_spinning_stop", "1")
     src = path if isinstance(path, bytes) else graph_source(path)
-    before = hugepages.mappings() if device == "cpu" else None
-    session = ort.InferenceSession(src, sess_options=so, providers=session_providers(device))
-    if before is not None:  # the weights ORT just unpacked and prepacked: 2 MiB pages
-        hugepages.advise_new(before)
-    return session
+    return ort.InferenceSession(src, sess_options=so, providers=session_providers(device))
 
 
 class OnnxHead:
@@ -807,7 +803,10 @@ class OnnxStack:
         self.config = weights.config
         self.precision = precision
         self.graph_path = runtime_graph_path(weights, precision, cache_dir, int4_block=int4_block)
+        before = hugepages.mappings() if device == "cpu" else None
         self.session = make_session(self.graph_path, threads, device)
+        if before is not None:  # the weights ORT just unpacked and prepacked: 2 MiB pages
+            hugepages.advise_new(before)
         self._threads = threads
         self.max_position = 2 * self.config.max_position_embeddings  # rotary table rows
         self._B = self._S = 0
