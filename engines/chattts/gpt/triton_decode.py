@@ -101,6 +101,31 @@ if HAVE_TRITON:
             tl.extra.cuda.gdc_launch_dependents()
 
     @triton.jit
+    def _sk_arrive(cnt_ptr, tile, SPLIT: tl.constexpr):
+        """Split-K: count this program's arrival at output tile ``tile`` (after its fp32
+        partial sums went to the scratch by atomics) and say whether it is the last of the
+        ``SPLIT`` programs of that tile, which then finishes the tile (the epilogue). The
+        barrier orders every thread's partial-sum atomics before the release of the count;
+        the last program resets the count for the next kernel."""
+        tl.debug_barrier()
+        c = tl.atomic_add(cnt_ptr + tile, 1, sem="acq_rel")
+        last = c == SPLIT - 1
+        if last:
+            tl.store(cnt_ptr + tile, 0)
+        tl.debug_barrier()
+        return last
+
+    @triton.jit
+    def _sk_take(sp, acc, mmask):
+        """The tile's complete fp32 sums (shaped as ``acc``) from the scratch, which is
+        cleared for the next kernel. An atomic add of zero reads at L2, where the other
+        programs' atomics landed (a plain load could hit a stale L1 line)."""
+        z = tl.zeros_like(acc)
+        full = tl.atomic_add(sp, z, mask=mmask[:, None], sem="relaxed")
+        tl.store(sp, z, mask=mmask[:, None])
+        return full
+
+    @triton.jit
     def _end_flags(
         ids_ptr, step_ptr, fin_ptr, end_ptr, m, mmask, NQ: tl.constexpr, EOS: tl.constexpr
     ):
@@ -166,16 +191,18 @@ if HAVE_TRITON:
     @triton.jit
     def _qkv_rope_kernel(
         h_ptr, ids_ptr, emb_ptr, lnw_ptr, w_ptr, ws_ptr, pos_ptr, cos_ptr, sin_ptr,
-        q_ptr, kc_ptr, vc_ptr, step_ptr, fin_ptr, end_ptr,
+        q_ptr, kc_ptr, vc_ptr, step_ptr, fin_ptr, end_ptr, scr_ptr, cnt_ptr,
         b, Lm1, eps, s_cb, s_ch, s_cp,
         H: tl.constexpr, HD: tl.constexpr, NH: tl.constexpr, NQ: tl.constexpr,
         V: tl.constexpr, EOS: tl.constexpr, BM: tl.constexpr, BH: tl.constexpr,
         BK: tl.constexpr, BKS: tl.constexpr, ONE: tl.constexpr, EMBED: tl.constexpr,
         USE_DOT: tl.constexpr, PREC: tl.constexpr, WS: tl.constexpr,
-     PDL: tl.constexpr,
+        SPLIT: tl.constexpr, SC: tl.constexpr, PDL: tl.constexpr,
     ):  # fmt: skip
         pid_n = tl.program_id(0)
         pid_m = tl.program_id(1)
+        pid_k = tl.program_id(2)  # split-K: this program's share of the hidden dim
+        KS: tl.constexpr = H // SPLIT
         PPH: tl.constexpr = HD // 2 // BH  # programs per (section, head)
         sh = pid_n // PPH  # section * NH + head
         sub = pid_n % PPH
@@ -210,11 +237,11 @@ if HAVE_TRITON:
         else:
             _gdc(PDL)
             if EMBED:
-                if pid_n == 0:
+                if (pid_n == 0) & (pid_k == 0):
                     _end_flags(ids_ptr, step_ptr, fin_ptr, end_ptr, m, mmask, NQ, EOS)
             rstd = _rstd(h_ptr, ids_ptr, emb_ptr, m, mmask, eps, H, NQ, V, BM, BKS, EMBED)
-            for k0 in range(0, H, BK):
-                k = k0 + tl.arange(0, BK)
+            for k0 in range(0, KS, BK):
+                k = pid_k * KS + k0 + tl.arange(0, BK)
                 kmask = k < H
                 x = _load_x(h_ptr, ids_ptr, emb_ptr, m, mmask, k, kmask, H, NQ, V, BM, BK, EMBED)
                 if EMBED:
@@ -233,6 +260,29 @@ if HAVE_TRITON:
         if WS:  # fp8 weights: per-output-channel scales
             acc_lo *= tl.load(ws_ptr + rows_lo)[None, :]
             acc_hi *= tl.load(ws_ptr + rows_hi)[None, :]
+        last = True
+        if SPLIT > 1:  # partial sums to the scratch; the last program of the tile goes on
+            sp_lo = scr_ptr + m[:, None] * SC + rows_lo[None, :]
+            sp_hi = scr_ptr + m[:, None] * SC + rows_hi[None, :]
+            tl.atomic_add(sp_lo, acc_lo, mask=mmask[:, None], sem="relaxed")
+            tl.atomic_add(sp_hi, acc_hi, mask=mmask[:, None], sem="relaxed")
+            last = _sk_arrive(cnt_ptr, pid_m * tl.num_programs(0) + pid_n, SPLIT)
+            if last:
+                acc_lo = _sk_take(sp_lo, acc_lo, mmask)
+                acc_hi = _sk_take(sp_hi, acc_hi, mmask)
+        if last:
+            _qkv_epilogue(
+                acc_lo, acc_hi, pos_ptr, cos_ptr, sin_ptr, q_ptr, kc_ptr, vc_ptr, m, mmask, d,
+                sec, head, Lm1, s_cb, s_ch, s_cp, H, HD, DT,
+            )  # fmt: skip
+
+    @triton.jit
+    def _qkv_epilogue(
+        acc_lo, acc_hi, pos_ptr, cos_ptr, sin_ptr, q_ptr, kc_ptr, vc_ptr, m, mmask, d,
+        sec, head, Lm1, s_cb, s_ch, s_cp,
+        H: tl.constexpr, HD: tl.constexpr, DT: tl.constexpr,
+    ):  # fmt: skip
+        """Round the Q/K/V halves, rotate Q and K (RoPE), store Q and the cache rows."""
         lo = acc_lo.to(DT).to(tl.float32)
         hi = acc_hi.to(DT).to(tl.float32)
         p = tl.minimum(tl.load(pos_ptr + m, mask=mmask, other=0), Lm1)
@@ -338,18 +388,20 @@ if HAVE_TRITON:
 
     @triton.jit
     def _rows_times_w(
-        x_ptr, w_ptr, m, n, mmask, K: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
-        BK: tl.constexpr, USE_DOT: tl.constexpr, PREC: tl.constexpr, PDL: tl.constexpr,
+        x_ptr, w_ptr, m, n, mmask, kbeg, K: tl.constexpr, KS: tl.constexpr, BM: tl.constexpr,
+        BN: tl.constexpr, BK: tl.constexpr, USE_DOT: tl.constexpr, PREC: tl.constexpr,
+        PDL: tl.constexpr,
     ):  # fmt: skip
-        """``x[m, :K] @ w[n, :K].T`` in fp32 for one tile (O-projection, down projection).
+        """``x[m, kbeg:kbeg+KS] @ w[n, kbeg:kbeg+KS].T`` in fp32 for one tile (O-projection,
+        down projection; ``KS < K``: one share of a split-K product).
 
-        With the whole of K in one block, the weights load before the PDL wait, so they
+        With the whole span in one block, the weights load before the PDL wait, so they
         stream while the previous kernel finishes; the loop over K blocks waits first.
         """
         acc = tl.zeros([BM, BN], tl.float32)
-        if BK >= K:
-            k = tl.arange(0, BK)
-            kmask = k < K
+        if BK >= KS:
+            k = kbeg + tl.arange(0, BK)
+            kmask = k < kbeg + KS
             w = tl.load(w_ptr + n[:, None] * K + k[None, :], mask=kmask[None, :], other=0.0)
             _gdc(PDL)
             x = tl.load(
@@ -360,8 +412,8 @@ if HAVE_TRITON:
             acc = _mv(acc, x, w, USE_DOT, PREC)
         else:
             _gdc(PDL)
-            for k0 in range(0, K, BK):
-                k = k0 + tl.arange(0, BK)
+            for k0 in range(0, KS, BK):
+                k = kbeg + k0 + tl.arange(0, BK)
                 kmask = k < K
                 x = tl.load(
                     x_ptr + m[:, None] * K + k[None, :],
@@ -374,35 +426,49 @@ if HAVE_TRITON:
 
     @triton.jit
     def _oproj_kernel(
-        att_ptr, w_ptr, ws_ptr, h_ptr, b,
+        att_ptr, w_ptr, ws_ptr, h_ptr, scr_ptr, cnt_ptr, b,
         H: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
         USE_DOT: tl.constexpr, PREC: tl.constexpr, WS: tl.constexpr,
-     PDL: tl.constexpr,
+        SPLIT: tl.constexpr, SC: tl.constexpr, PDL: tl.constexpr,
     ):  # fmt: skip
         pid_n = tl.program_id(0)
         pid_m = tl.program_id(1)
+        pid_k = tl.program_id(2)
+        KS: tl.constexpr = H // SPLIT
         n = pid_n * BN + tl.arange(0, BN)
         m = pid_m * BM + tl.arange(0, BM)
         mmask = m < b
         DT = h_ptr.dtype.element_ty
-        acc = _rows_times_w(att_ptr, w_ptr, m, n, mmask, H, BM, BN, BK, USE_DOT, PREC, PDL)
+        acc = _rows_times_w(
+            att_ptr, w_ptr, m, n, mmask, pid_k * KS, H, KS, BM, BN, BK, USE_DOT, PREC, PDL
+        )
         if WS:
             acc *= tl.load(ws_ptr + n)[None, :]
-        y = acc.to(DT).to(tl.float32)
-        hp = h_ptr + m[:, None] * H + n[None, :]
-        hv = tl.load(hp, mask=mmask[:, None], other=0.0).to(tl.float32)
-        tl.store(hp, (hv + y).to(DT), mask=mmask[:, None])
+        last = True
+        if SPLIT > 1:
+            sp = scr_ptr + m[:, None] * SC + n[None, :]
+            tl.atomic_add(sp, acc, mask=mmask[:, None], sem="relaxed")
+            last = _sk_arrive(cnt_ptr, pid_m * tl.num_programs(0) + pid_n, SPLIT)
+            if last:
+                acc = _sk_take(sp, acc, mmask)
+        if last:
+            y = acc.to(DT).to(tl.float32)
+            hp = h_ptr + m[:, None] * H + n[None, :]
+            hv = tl.load(hp, mask=mmask[:, None], other=0.0).to(tl.float32)
+            tl.store(hp, (hv + y).to(DT), mask=mmask[:, None])
 
     @triton.jit
     def _gateup_kernel(
-        h_ptr, lnw_ptr, w_ptr, ws_ptr, act_ptr, y_ptr, b, eps,
+        h_ptr, lnw_ptr, w_ptr, ws_ptr, act_ptr, y_ptr, scr_ptr, cnt_ptr, b, eps,
         H: tl.constexpr, INTER: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
         BK: tl.constexpr, BKS: tl.constexpr, ONE: tl.constexpr,
         USE_DOT: tl.constexpr, PREC: tl.constexpr, WS: tl.constexpr, RESID: tl.constexpr,
-     PDL: tl.constexpr,
+        SPLIT: tl.constexpr, SC: tl.constexpr, PDL: tl.constexpr,
     ):  # fmt: skip
         pid_n = tl.program_id(0)
         pid_m = tl.program_id(1)
+        pid_k = tl.program_id(2)
+        KS: tl.constexpr = H // SPLIT
         n = pid_n * BN + tl.arange(0, BN)
         m = pid_m * BM + tl.arange(0, BM)
         mmask = m < b
@@ -432,8 +498,8 @@ if HAVE_TRITON:
         else:
             _gdc(PDL)
             rstd = _rstd(h_ptr, h_ptr, h_ptr, m, mmask, eps, H, 1, 1, BM, BKS, False)
-            for k0 in range(0, H, BK):
-                k = k0 + tl.arange(0, BK)
+            for k0 in range(0, KS, BK):
+                k = pid_k * KS + k0 + tl.arange(0, BK)
                 kmask = k < H
                 x = _load_x(h_ptr, h_ptr, h_ptr, m, mmask, k, kmask, H, 1, 1, BM, BK, False)
                 nx = _normed(x, rstd, lnw_ptr, k, kmask, DT)
@@ -446,27 +512,64 @@ if HAVE_TRITON:
         if WS:
             acc_g *= tl.load(ws_ptr + n)[None, :]
             acc_u *= tl.load(ws_ptr + n + INTER)[None, :]
-        g = acc_g.to(DT).to(tl.float32)
-        u = acc_u.to(DT).to(tl.float32)
-        a = g / (1.0 + tl.exp(-g)) * u
-        tl.store(act_ptr + m[:, None] * INTER + n[None, :], a.to(DT), mask=mmask[:, None])
+        last = True
+        if SPLIT > 1:
+            sp_g = scr_ptr + m[:, None] * SC + n[None, :]
+            sp_u = sp_g + INTER
+            tl.atomic_add(sp_g, acc_g, mask=mmask[:, None], sem="relaxed")
+            tl.atomic_add(sp_u, acc_u, mask=mmask[:, None], sem="relaxed")
+            last = _sk_arrive(cnt_ptr, pid_m * tl.num_programs(0) + pid_n, SPLIT)
+            if last:
+                acc_g = _sk_take(sp_g, acc_g, mmask)
+                acc_u = _sk_take(sp_u, acc_u, mmask)
+        if last:
+            g = acc_g.to(DT).to(tl.float32)
+            u = acc_u.to(DT).to(tl.float32)
+            a = g / (1.0 + tl.exp(-g)) * u
+            tl.store(act_ptr + m[:, None] * INTER + n[None, :], a.to(DT), mask=mmask[:, None])
 
     @triton.jit
     def _down_kernel(
-        act_ptr, w_ptr, ws_ptr, h_ptr, y_ptr, pos_ptr, step_ptr, b,
+        act_ptr, w_ptr, ws_ptr, h_ptr, y_ptr, pos_ptr, step_ptr, scr_ptr, cnt_ptr, b,
         H: tl.constexpr, INTER: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
-        BK: tl.constexpr, LAST: tl.constexpr, USE_DOT: tl.constexpr, PREC: tl.constexpr, WS: tl.constexpr, RESID: tl.constexpr,
-     PDL: tl.constexpr,
+        BK: tl.constexpr, LAST: tl.constexpr, USE_DOT: tl.constexpr, PREC: tl.constexpr,
+        WS: tl.constexpr, RESID: tl.constexpr, SPLIT: tl.constexpr, SC: tl.constexpr,
+        PDL: tl.constexpr,
     ):  # fmt: skip
         pid_n = tl.program_id(0)
         pid_m = tl.program_id(1)
+        pid_k = tl.program_id(2)
+        KS: tl.constexpr = INTER // SPLIT
         n = pid_n * BN + tl.arange(0, BN)
         m = pid_m * BM + tl.arange(0, BM)
         mmask = m < b
         DT = h_ptr.dtype.element_ty
-        acc = _rows_times_w(act_ptr, w_ptr, m, n, mmask, INTER, BM, BN, BK, USE_DOT, PREC, PDL)
+        acc = _rows_times_w(
+            act_ptr, w_ptr, m, n, mmask, pid_k * KS, INTER, KS, BM, BN, BK, USE_DOT, PREC, PDL
+        )
         if WS:
             acc *= tl.load(ws_ptr + n)[None, :]
+        last = True
+        if SPLIT > 1:
+            sp = scr_ptr + m[:, None] * SC + n[None, :]
+            tl.atomic_add(sp, acc, mask=mmask[:, None], sem="relaxed")
+            last = _sk_arrive(cnt_ptr, pid_m * tl.num_programs(0) + pid_n, SPLIT)
+            if last:
+                acc = _sk_take(sp, acc, mmask)
+        if last:
+            _down_epilogue(
+                acc, h_ptr, y_ptr, pos_ptr, step_ptr, m, n, mmask, pid_n, H, BM, BN, DT, LAST,
+                RESID,
+            )  # fmt: skip
+
+    @triton.jit
+    def _down_epilogue(
+        acc, h_ptr, y_ptr, pos_ptr, step_ptr, m, n, mmask, pid_n,
+        H: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, DT: tl.constexpr,
+        LAST: tl.constexpr, RESID: tl.constexpr,
+    ):  # fmt: skip
+        """Residual add of the down projection (and the O-projection's, when fused), and on
+        the last layer the position and step counters."""
         y = acc.to(DT).to(tl.float32)
         hp = h_ptr + m[:, None] * H + n[None, :]
         hv = tl.load(hp, mask=mmask[:, None], other=0.0).to(tl.float32)
@@ -638,6 +741,9 @@ TILES = {
     # 16 warps: 371 us per batch-1 step against 397 with 4 (the sampler's ~30 reductions
     # over 1,024 logits run in 4 programs; sweep of 2026-12-01 12:58 UTC, H200)
     "sample": {"warps": 16},
+    # decode attention without the O-projection (batch >= 2): positions per chunk of the
+    # online softmax and warps (0: 4 up to 4,096 chunk elements, else 8)
+    "attn": {"ch": 256, "warps": 0},
 }
 
 
@@ -809,23 +915,41 @@ class TritonOps:
     def _prec(g) -> str:
         return "ieee" if g.dtype == torch.float32 else "tf32"
 
+    def _split(self, g, op: str, dot: bool, b: int, BM: int, K: int, BK: int) -> int:
+        """Split-K factor of one tensor-core GEMM (``sk_<op>`` in the tile table): the
+        programs of a narrow matrix at batch <= one batch block fill more of the GPU when
+        each takes a share of K (fp32 partial sums by atomics, the last program of a tile
+        finishes it). Only where one batch block covers the batch and the scratch has the
+        rows; a factor that does not split K into whole ``BK`` blocks is lowered."""
+        sk = int(self.tiles["dot"].get(f"sk_{op}", 1)) if dot else 1
+        if sk <= 1 or b > BM or b > g.kscr.shape[0]:
+            return 1
+        while sk > 1 and (K % sk or (K // sk) % BK):
+            sk -= 1
+        return sk
+
+    def _bm(self, op: str) -> int:
+        d = self.tiles["dot"]
+        return int(d.get(f"bm_{op}", d["bm"]))
+
     def qkv_rope(self, g, li: int, b: int, L: int, embed: bool) -> None:
         H, hd = g.hidden_size, g.head_dim
         f, d = self.tiles["fma"], self.tiles["dot"]
-        BM, dot = _cfg(b, (hd // 2, H), self.min_dot_batch, d["bm"])
+        BM, dot = _cfg(b, (hd // 2, H), self.min_dot_batch, self._bm("qkv"))
         BH = min(hd // 2, d["qkv"] if dot else f["qkv"])
         BK = d["bk"] if dot else _pow2(H)
+        sk = self._split(g, "qkv", dot, b, BM, H, BK) if BK < H else 1
         kc, vc = g.k[li], g.v[li]
-        grid = (3 * g.num_heads * (hd // 2 // BH), -(-b // BM))
+        grid = (3 * g.num_heads * (hd // 2 // BH), -(-b // BM), sk)
         _qkv_rope_kernel[grid](
             g.hres, g.ids, g.emb_code, g.layers[li]["ln1"], g.layers[li]["qkv"],
             _scale(g.layers[li], "qkv"), g.pos,
-            g.cos, g.sin, g.q, kc, vc, g.step, g.finished, g.end_step,
+            g.cos, g.sin, g.q, kc, vc, g.step, g.finished, g.end_step, g.kscr, g.kcnt,
             b, L - 1, g.eps, kc.stride(0), kc.stride(1), kc.stride(2),
             H=H, HD=hd, NH=g.num_heads, NQ=g.num_vq, V=g.num_audio, EOS=g.eos_id_,
             BM=BM, BH=BH, BK=BK, BKS=min(256, _pow2(H)), ONE=BK >= H, EMBED=embed,
-            USE_DOT=dot, PREC=self._prec(g), WS="qkv_s" in g.layers[li], **self._pdl,
-            **self._warps(dot, "qkv"),
+            USE_DOT=dot, PREC=self._prec(g), WS="qkv_s" in g.layers[li], SPLIT=sk,
+            SC=g.kscr.shape[1], **self._pdl, **self._warps(dot, "qkv"),
         )  # fmt: skip
 
     def fused_o(self, g, b: int) -> int:
@@ -856,11 +980,14 @@ class TritonOps:
                 num_warps=4 if CH * g.head_dim <= 4096 else 8, **self._pdl,
             )  # fmt: skip
             return
+        a = self.tiles["attn"]
+        CH = min(int(a.get("ch", 256)), _pow2(L))
+        warps = int(a.get("warps", 0)) or (4 if CH * g.head_dim <= 4096 else 8)
         _attn_kernel[(g.num_heads, b)](
             g.q, kc, vc, g.pos, g.att, L - 1, g.head_dim**-0.5,
             kc.stride(0), kc.stride(1), kc.stride(2),
             H=g.hidden_size, HD=g.head_dim, CH=CH, NCH=-(-L // CH),
-            num_warps=4 if CH * g.head_dim <= 4096 else 8, **self._pdl,
+            num_warps=warps, **self._pdl,
         )  # fmt: skip
 
     def oproj(self, g, li: int, b: int, L: int) -> None:
@@ -868,50 +995,53 @@ class TritonOps:
             return  # done by the fused attention kernel (the residual by gate/up and down)
         H = g.hidden_size
         f, d = self.tiles["fma"], self.tiles["dot"]
-        BM, dot = _cfg(b, (H,), self.min_dot_batch, d["bm"])
+        BM, dot = _cfg(b, (H,), self.min_dot_batch, self._bm("o"))
         BN = min(H, d["o"] if dot else f["o"])
         BK = d["bk"] if dot else _pow2(H)
-        _oproj_kernel[(H // BN, -(-b // BM))](
-            g.att, g.layers[li]["o"], _scale(g.layers[li], "o"), g.hres, b,
+        sk = self._split(g, "o", dot, b, BM, H, BK)
+        _oproj_kernel[(H // BN, -(-b // BM), sk)](
+            g.att, g.layers[li]["o"], _scale(g.layers[li], "o"), g.hres, g.kscr, g.kcnt, b,
             H=H, BM=BM, BN=BN, BK=BK, USE_DOT=dot, PREC=self._prec(g),
-            WS="o_s" in g.layers[li], **self._pdl,
+            WS="o_s" in g.layers[li], SPLIT=sk, SC=g.kscr.shape[1], **self._pdl,
             **self._warps(dot, "o"),
         )  # fmt: skip
 
     def gateup(self, g, li: int, b: int) -> None:
         H, inter = g.hidden_size, g.inter
         f, d = self.tiles["fma"], self.tiles["dot"]
-        BM, dot = _cfg(b, (H, inter), self.min_dot_batch, d["bm"])
+        BM, dot = _cfg(b, (H, inter), self.min_dot_batch, self._bm("gu"))
         BN = min(inter, d["gu"] if dot else f["gu"])
         BK = d["bk"] if dot else _pow2(H)
-        _gateup_kernel[(inter // BN, -(-b // BM))](
+        sk = self._split(g, "gu", dot, b, BM, H, BK) if BK < H else 1
+        _gateup_kernel[(inter // BN, -(-b // BM), sk)](
             g.hres, g.layers[li]["ln2"], g.layers[li]["gu"], _scale(g.layers[li], "gu"), g.act,
-            g.ybuf, b, g.eps,
+            g.ybuf, g.kscr, g.kcnt, b, g.eps,
             H=H, INTER=inter, BM=BM, BN=BN, BK=BK, BKS=min(256, _pow2(H)), ONE=BK >= H,
             USE_DOT=dot, PREC=self._prec(g), WS="gu_s" in g.layers[li],
-            RESID=self.fused_o(g, b) > 0, **self._pdl,
+            RESID=self.fused_o(g, b) > 0, SPLIT=sk, SC=g.kscr.shape[1], **self._pdl,
             **self._warps(dot, "gu"),
         )  # fmt: skip
 
     def down(self, g, li: int, b: int, last: bool) -> None:
         H, inter = g.hidden_size, g.inter
         f, d = self.tiles["fma"], self.tiles["dot"]
-        BM, dot = _cfg(b, (H, inter), self.min_dot_batch, d["bm"])
+        BM, dot = _cfg(b, (H, inter), self.min_dot_batch, self._bm("down"))
         BN = min(H, d["down"] if dot else f["down"])
         BK = d["bk"] if dot else _pow2(inter)
-        _down_kernel[(H // BN, -(-b // BM))](
+        sk = self._split(g, "down", dot, b, BM, inter, BK)
+        _down_kernel[(H // BN, -(-b // BM), sk)](
             g.act, g.layers[li]["down"], _scale(g.layers[li], "down"), g.hres, g.ybuf, g.pos,
-            g.step, b,
+            g.step, g.kscr, g.kcnt, b,
             H=H, INTER=inter, BM=BM, BN=BN, BK=BK, LAST=last, USE_DOT=dot, PREC=self._prec(g),
-            WS="down_s" in g.layers[li], RESID=self.fused_o(g, b) > 0, **self._pdl,
-            **self._warps(dot, "down"),
+            WS="down_s" in g.layers[li], RESID=self.fused_o(g, b) > 0, SPLIT=sk,
+            SC=g.kscr.shape[1], **self._pdl, **self._warps(dot, "down"),
         )  # fmt: skip
 
     def head(self, g, b: int) -> None:
         H = g.hidden_size
         nout = g.num_vq * g.num_audio
         f, d = self.tiles["fma"], self.tiles["dot"]
-        BM, dot = _cfg(b, (H,), self.min_dot_batch, d["bm"])
+        BM, dot = _cfg(b, (H,), self.min_dot_batch, self._bm("head"))
         BN = d["head"] if dot else f["head"]
         BK = d["bk"] if dot else _pow2(H)
         _head_kernel[(-(-nout // BN), -(-b // BM))](
@@ -1048,6 +1178,10 @@ class TritonGPT(CudaGPT):
         self.att = torch.zeros(S, H, device=dev, dtype=dt)
         # fp32 O-projection partial sums of the fused attention (zero between layers)
         self.ybuf = torch.zeros(S, H, device=dev, dtype=torch.float32)
+        # split-K GEMMs (batch >= 2): fp32 partial sums of one kernel (zero between kernels)
+        # and per-tile arrival counts
+        self.kscr = torch.zeros(S, max(2 * self.inter, 3 * H), device=dev, dtype=torch.float32)
+        self.kcnt = torch.zeros(4096, device=dev, dtype=torch.int32)
         self.slot_seed = torch.zeros(S, device=dev, dtype=torch.long)
         self.force_on = torch.zeros((), device=dev, dtype=torch.bool)
         self.force_ids = torch.zeros(S, self.num_vq, device=dev, dtype=torch.long)
