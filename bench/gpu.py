@@ -82,10 +82,16 @@ def parity_tiny(results: dict) -> None:
     variants = [("graphs", CudaGPT, True), ("eager", CudaGPT, False)]
     variants += [("fused_graphs", TritonGPT, True), ("fused_eager", TritonGPT, False)]
     variants += [("fused_pdl_graphs", TritonGPT, True), ("fused_o_pdl_graphs", TritonGPT, True)]
+    variants += [
+        ("fused_o_mlp_pdl_graphs", TritonGPT, True),
+        ("fused_o_mlp_eager", TritonGPT, False),
+    ]
     for name, cls, graphs in variants:
         kw: dict = {"pdl": True} if "pdl" in name else {}
-        if name.startswith("fused_o"):  # attention + O-projection fused (tiny: hidden 32)
-            kw["tiles"] = {"fma": {"fuse_o": 16}}
+        if name.startswith("fused_o_mlp"):  # + gate/up and down fused: 3 kernels a layer
+            kw["tiles"] = {"fma": {"fuse_o": 16, "fuse_mlp": 16}}
+        elif name.startswith("fused_o"):  # attention + O-projection fused (tiny: hidden 32)
+            kw["tiles"] = {"fma": {"fuse_o": 16, "fuse_mlp": 0}}
         elif name.startswith("fused"):
             kw["tiles"] = {"fma": {"fuse_o": 0}}
         m = cls(tiny / "asset", precision="fp32", max_batch=1, use_graphs=graphs, max_len=512, **kw)
@@ -158,48 +164,27 @@ def fused_kernels(ckpt: Path, results: dict) -> None:
 # batch 64: split-K factors of the tensor-core GEMMs, narrower tiles, attention chunks.
 SWEEP_B1 = [
     ("default", "", {}),
-    ("gu rows 2", "_gateup_kernel", {"fma": {"gu": 2}}),
-    ("gu rows 8", "_gateup_kernel", {"fma": {"gu": 8}}),
-    ("gu rows 8, 8 warps", "_gateup_kernel", {"fma": {"gu": 8, "w_gu": 8}}),
-    ("gu 2 warps", "_gateup_kernel", {"fma": {"w_gu": 2}}),
-    ("gu 8 warps", "_gateup_kernel", {"fma": {"w_gu": 8}}),
-    ("down rows 1", "_down_kernel", {"fma": {"down": 1}}),
-    ("down rows 4", "_down_kernel", {"fma": {"down": 4}}),
-    ("down 8 warps", "_down_kernel", {"fma": {"w_down": 8}}),
-    ("down rows 4, 8 warps", "_down_kernel", {"fma": {"down": 4, "w_down": 8}}),
-    ("qkv rows 2", "_qkv_rope_kernel", {"fma": {"qkv": 2}}),
-    ("qkv rows 8", "_qkv_rope_kernel", {"fma": {"qkv": 8}}),
+    ("4 kernels per layer (MLP not fused)", "", {"fma": {"fuse_mlp": 0}}),
+    ("mlp 8 rows", "_mlp_kernel", {"fma": {"fuse_mlp": 8}}),
+    ("mlp 8 rows, 4 warps", "_mlp_kernel", {"fma": {"fuse_mlp": 8, "w_mlp": 4}}),
+    ("mlp 16 rows, 4 warps", "_mlp_kernel", {"fma": {"w_mlp": 4}}),
+    ("mlp 16 rows, 16 warps", "_mlp_kernel", {"fma": {"w_mlp": 16}}),
+    ("mlp 32 rows", "_mlp_kernel", {"fma": {"fuse_mlp": 32}}),
+    ("mlp 32 rows, 16 warps", "_mlp_kernel", {"fma": {"fuse_mlp": 32, "w_mlp": 16}}),
     ("qkv 2 warps", "_qkv_rope_kernel", {"fma": {"w_qkv": 2}}),
-    ("qkv 8 warps", "_qkv_rope_kernel", {"fma": {"w_qkv": 8}}),
     ("fused O 128 rows", "_attn_o_kernel", {"fma": {"fuse_o": 128}}),
-    ("head rows 4", "_head_kernel", {"fma": {"head": 4}}),
-    ("head rows 16", "_head_kernel", {"fma": {"head": 16}}),
-    ("sampler 8 warps", "_sample_kernel", {"sample": {"warps": 8}}),
 ]
 SWEEP_B64 = [
     ("default", "", {}),
-    ("down split 4", "_down_kernel", {"dot": {"sk_down": 4}}),
-    ("down split 6", "_down_kernel", {"dot": {"sk_down": 6}}),
-    ("down split 12", "_down_kernel", {"dot": {"sk_down": 12}}),
-    ("down BN 64 split 12", "_down_kernel", {"dot": {"down": 64, "sk_down": 12}}),
-    ("down split 6, 4 warps", "_down_kernel", {"dot": {"sk_down": 6, "w_down": 4}}),
+    ("down not split", "_down_kernel", {"dot": {"sk_down": 1, "w_down": 8}}),
+    ("down split 4, 4 warps", "_down_kernel", {"dot": {"sk_down": 4}}),
     ("o split 3", "_oproj_kernel", {"dot": {"sk_o": 3}}),
-    ("o split 6", "_oproj_kernel", {"dot": {"sk_o": 6}}),
-    ("o split 6, 4 warps", "_oproj_kernel", {"dot": {"sk_o": 6, "w_o": 4}}),
-    ("gu split 2", "_gateup_kernel", {"dot": {"sk_gu": 2}}),
-    ("gu split 3", "_gateup_kernel", {"dot": {"sk_gu": 3}}),
-    ("gu BN 16", "_gateup_kernel", {"dot": {"gu": 16}}),
-    ("gu BN 16 split 2", "_gateup_kernel", {"dot": {"gu": 16, "sk_gu": 2}}),
-    ("qkv split 2", "_qkv_rope_kernel", {"dot": {"sk_qkv": 2}}),
     ("qkv split 3", "_qkv_rope_kernel", {"dot": {"sk_qkv": 3}}),
-    ("qkv split 2, 4 warps", "_qkv_rope_kernel", {"dot": {"sk_qkv": 2, "w_qkv": 4}}),
-    ("attn chunk 64", "_attn_kernel", {"attn": {"ch": 64}}),
-    ("attn chunk 128", "_attn_kernel", {"attn": {"ch": 128}}),
     ("attn chunk 128, 4 warps", "_attn_kernel", {"attn": {"ch": 128, "warps": 4}}),
     ("attn chunk 256, 4 warps", "_attn_kernel", {"attn": {"ch": 256, "warps": 4}}),
-    ("head BN 16", "_head_kernel", {"dot": {"head": 16}}),
-    ("head BN 64", "_head_kernel", {"dot": {"head": 64}}),
+    ("4 stages", "_gateup_kernel", {"dot": {"stages": 4}}),
     ("head BN 16, 4 warps", "_head_kernel", {"dot": {"head": 16, "w_head": 4}}),
+    ("default again", "", {}),
 ]
 
 

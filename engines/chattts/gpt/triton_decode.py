@@ -170,6 +170,17 @@ if HAVE_TRITON:
             return x.to(tl.float32)
 
     @triton.jit
+    def _fold(x, yo_ptr, yd_ptr, m, mmask, k, kmask, H: tl.constexpr, DT: tl.constexpr):
+        """The residual stream with a layer's pending O and MLP sums folded in (the 3-kernel
+        layer: they stay in fp32 buffers until the next layer's attention writes ``h``),
+        rounded as the torch path: ``h + round(o)``, rounded, ``+ round(mlp)``, rounded."""
+        msk = mmask[:, None] & kmask[None, :]
+        yo = tl.load(yo_ptr + m[:, None] * H + k[None, :], mask=msk, other=0.0)
+        yd = tl.load(yd_ptr + m[:, None] * H + k[None, :], mask=msk, other=0.0)
+        x = (x + yo.to(DT).to(tl.float32)).to(DT).to(tl.float32)
+        return (x + yd.to(DT).to(tl.float32)).to(DT).to(tl.float32)
+
+    @triton.jit
     def _normed(x, rstd, lnw_ptr, k, kmask, DT: tl.constexpr):
         """RMSNorm as transformers': statistics in fp32, weight applied in the model dtype."""
         lw = tl.load(lnw_ptr + k, mask=kmask, other=0.0)
@@ -191,13 +202,13 @@ if HAVE_TRITON:
     @triton.jit
     def _qkv_rope_kernel(
         h_ptr, ids_ptr, emb_ptr, lnw_ptr, w_ptr, ws_ptr, pos_ptr, cos_ptr, sin_ptr,
-        q_ptr, kc_ptr, vc_ptr, step_ptr, fin_ptr, end_ptr, scr_ptr, cnt_ptr,
+        q_ptr, kc_ptr, vc_ptr, step_ptr, fin_ptr, end_ptr, scr_ptr, cnt_ptr, yo_ptr, yd_ptr,
         b, Lm1, eps, s_cb, s_ch, s_cp,
         H: tl.constexpr, HD: tl.constexpr, NH: tl.constexpr, NQ: tl.constexpr,
         V: tl.constexpr, EOS: tl.constexpr, BM: tl.constexpr, BH: tl.constexpr,
         BK: tl.constexpr, BKS: tl.constexpr, ONE: tl.constexpr, EMBED: tl.constexpr,
         USE_DOT: tl.constexpr, PREC: tl.constexpr, WS: tl.constexpr,
-        SPLIT: tl.constexpr, SC: tl.constexpr, PDL: tl.constexpr,
+        SPLIT: tl.constexpr, SC: tl.constexpr, FOLD: tl.constexpr, PDL: tl.constexpr,
     ):  # fmt: skip
         pid_n = tl.program_id(0)
         pid_m = tl.program_id(1)
@@ -226,6 +237,8 @@ if HAVE_TRITON:
                 if pid_n == 0:
                     _end_flags(ids_ptr, step_ptr, fin_ptr, end_ptr, m, mmask, NQ, EOS)
             x = _load_x(h_ptr, ids_ptr, emb_ptr, m, mmask, k, kmask, H, NQ, V, BM, BK, EMBED)
+            if FOLD:  # the previous layer's O and MLP sums are still pending (3-kernel layer)
+                x = _fold(x, yo_ptr, yd_ptr, m, mmask, k, kmask, H, DT)
             if EMBED:
                 if pid_n == 0:  # one program writes the new residual stream
                     msk = mmask[:, None] & kmask[None, :]
@@ -339,10 +352,11 @@ if HAVE_TRITON:
 
     @triton.jit
     def _attn_o_kernel(
-        q_ptr, kc_ptr, vc_ptr, pos_ptr, att_ptr, w_ptr, ws_ptr, y_ptr, Lm1, scale,
-        s_cb, s_ch, s_cp,
+        q_ptr, kc_ptr, vc_ptr, pos_ptr, att_ptr, w_ptr, ws_ptr, y_ptr, h_ptr, yo_ptr, yd_ptr,
+        Lm1, scale, s_cb, s_ch, s_cp,
         H: tl.constexpr, HD: tl.constexpr, CH: tl.constexpr, NCH: tl.constexpr,
-        BN: tl.constexpr, WS: tl.constexpr, PDL: tl.constexpr,
+        BN: tl.constexpr, WS: tl.constexpr, FOLD: tl.constexpr, BH: tl.constexpr,
+        PDL: tl.constexpr,
     ):  # fmt: skip
         """Attention of one (head, slot) and its share of the O-projection: program
         (head, j, slot) multiplies the head's output by O-weight rows ``j*BN ..`` (columns
@@ -381,6 +395,24 @@ if HAVE_TRITON:
         o = (acc / den).to(att_ptr.dtype.element_ty)
         if j == 0:
             tl.store(att_ptr + m * H + head * HD + dd, o)
+        if FOLD > 0:  # 3-kernel layer: the previous layer's pending sums (read by QKV)
+            if (head == 0) & (j == 0):
+                kk = tl.arange(0, BH)
+                km = kk < H
+                one = m + tl.zeros([1], tl.int32)
+                om = one >= 0
+                if FOLD == 2:  # into the residual stream (layer 0: h is the new embedding)
+                    hv = tl.load(h_ptr + one[:, None] * H + kk[None, :], mask=km[None, :])
+                    DT = h_ptr.dtype.element_ty
+                    hv = _fold(hv.to(tl.float32), yo_ptr, yd_ptr, one, om, kk, km, H, DT)
+                    tl.store(
+                        h_ptr + one[:, None] * H + kk[None, :],
+                        hv.to(h_ptr.dtype.element_ty),
+                        mask=km[None, :],
+                    )
+                z = tl.zeros([BH], tl.float32)
+                tl.store(yo_ptr + m * H + kk, z, mask=km)
+                tl.store(yd_ptr + m * H + kk, z, mask=km)
         y = tl.sum(w.to(tl.float32) * o.to(tl.float32)[None, :], axis=1)
         if WS:
             y = y * ws
@@ -587,12 +619,63 @@ if HAVE_TRITON:
                 tl.store(step_ptr + m, sv + 1, mask=mmask)
 
     @triton.jit
+    def _mlp_kernel(
+        h_ptr, lnw_ptr, w_ptr, ws_ptr, wd_ptr, wds_ptr, yo_ptr, yd_ptr, pos_ptr, step_ptr, eps,
+        H: tl.constexpr, INTER: tl.constexpr, C: tl.constexpr, BK: tl.constexpr,
+        WS: tl.constexpr, LAST: tl.constexpr, PDL: tl.constexpr,
+    ):  # fmt: skip
+        """RMSNorm + gate/up + SiLU-mul + down projection in one kernel (batch 1): program
+        ``j`` makes ``C`` intermediate values from its gate/up rows and multiplies them by the
+        matching ``C`` columns of the down weight; the partial hidden vectors meet in the
+        fp32 buffer ``yd`` (atomics), which the next layer folds into the residual stream.
+        It reads ``h + round(yo)`` (the O-projection, pending the same way)."""
+        j = tl.program_id(0)
+        m = tl.program_id(1) + tl.zeros([1], tl.int32)
+        mmask = m >= 0
+        rows = j * C + tl.arange(0, C)
+        k = tl.arange(0, BK)
+        kmask = k < H
+        wg = tl.load(w_ptr + rows[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
+        wu = tl.load(
+            w_ptr + (rows[:, None] + INTER) * H + k[None, :], mask=kmask[None, :], other=0.0
+        )
+        wd = tl.load(wd_ptr + k[:, None] * INTER + rows[None, :], mask=kmask[:, None], other=0.0)
+        if WS:
+            sg = tl.load(ws_ptr + rows)
+            su = tl.load(ws_ptr + rows + INTER)
+            sd = tl.load(wds_ptr + k, mask=kmask, other=0.0)
+        _gdc(PDL)
+        DT = h_ptr.dtype.element_ty
+        x = _load_x(h_ptr, h_ptr, h_ptr, m, mmask, k, kmask, H, 1, 1, 1, BK, False)
+        yo = tl.load(yo_ptr + m[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
+        x = (x + yo.to(DT).to(tl.float32)).to(DT).to(tl.float32)
+        rstd = tl.math.rsqrt(tl.sum(x * x, axis=1) / H + eps)
+        nx = _normed(x, rstd, lnw_ptr, k, kmask, DT).to(tl.float32)  # [1, BK]
+        g = tl.sum(nx * wg.to(tl.float32), axis=1)  # [C]
+        u = tl.sum(nx * wu.to(tl.float32), axis=1)
+        if WS:
+            g = g * sg
+            u = u * su
+        g = g.to(DT).to(tl.float32)
+        u = u.to(DT).to(tl.float32)
+        a = (g / (1.0 + tl.exp(-g)) * u).to(DT).to(tl.float32)
+        y = tl.sum(wd.to(tl.float32) * a[None, :], axis=1)  # [BK]
+        if WS:
+            y = y * sd
+        tl.atomic_add(yd_ptr + tl.program_id(1) * H + k, y, mask=kmask, sem="relaxed")
+        if LAST:
+            if j == 0:
+                pv = tl.load(pos_ptr + m)
+                tl.store(pos_ptr + m, pv + 1)
+                sv = tl.load(step_ptr + m)
+                tl.store(step_ptr + m, sv + 1)
+
+    @triton.jit
     def _head_kernel(
-        h_ptr, lnw_ptr, w_ptr, logits_ptr, hlast_ptr, ohid_ptr, step_ptr,
+        h_ptr, lnw_ptr, w_ptr, logits_ptr, hlast_ptr, ohid_ptr, step_ptr, yo_ptr, yd_ptr,
         b, eps, maxlen_m1, s_ob, NOUT,
         H: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
-        BKS: tl.constexpr, USE_DOT: tl.constexpr,
-     PDL: tl.constexpr,
+        BKS: tl.constexpr, USE_DOT: tl.constexpr, FOLD: tl.constexpr, PDL: tl.constexpr,
     ):  # fmt: skip
         pid_n = tl.program_id(0)
         pid_m = tl.program_id(1)
@@ -611,6 +694,8 @@ if HAVE_TRITON:
             _gdc(PDL)
             at = tl.minimum(tl.load(step_ptr + m, mask=mmask, other=0), maxlen_m1)
             x = _load_x(h_ptr, h_ptr, h_ptr, m, mmask, k, kmask, H, 1, 1, BM, BK, False)
+            if FOLD:  # the last layer's pending O and MLP sums (3-kernel layer)
+                x = _fold(x, yo_ptr, yd_ptr, m, mmask, k, kmask, H, DT)
             rstd = tl.math.rsqrt(tl.sum(x * x, axis=1) / H + eps)
             nx = _normed(x, rstd, lnw_ptr, k, kmask, DT)
             if pid_n == 0:  # the normalised hidden is also the output hidden of this frame
@@ -734,10 +819,35 @@ TILES = {
     # fuse_o: O-weight rows per program of the fused attention + O-projection at batch 1
     # (0: separate kernels; 4 kernels per layer instead of 5). H200, 2026-12-01 13:01 UTC:
     # 256 rows 358 us per step, separate 369, 128 rows 367, 64 rows 383
-    "fma": {"qkv": 4, "o": 4, "gu": 4, "down": 2, "head": 8, "warps": 4, "fuse_o": 256},
+    # fuse_mlp: intermediate values per program of the fused gate/up + down kernel (0: two
+    # kernels); with fuse_o, 3 kernels per layer (the O and MLP sums wait in fp32 buffers)
+    "fma": {
+        "qkv": 4,
+        "o": 4,
+        "gu": 4,
+        "down": 2,
+        "head": 8,
+        "warps": 4,
+        "fuse_o": 256,
+        "fuse_mlp": 16,
+        "w_mlp": 8,
+    },
     # K step 128 and 8 warps: 1,132 us per batch-64 step against 1,423 with K step 64 and 4
     # warps (sweep of 2026-12-01 12:31 UTC, H200, PDL)
-    "dot": {"bm": 64, "qkv": 16, "o": 32, "gu": 32, "down": 32, "head": 32, "bk": 128, "warps": 8},
+    # sk_down: split-K of the down projection (24 -> 144 programs at batch <= 64; 4 warps):
+    # 1,093 vs 1,213 us per batch-64 step (H200, session-4 sweep, 2026-12-01 15:48 UTC)
+    "dot": {
+        "bm": 64,
+        "qkv": 16,
+        "o": 32,
+        "gu": 32,
+        "down": 32,
+        "head": 32,
+        "bk": 128,
+        "warps": 8,
+        "sk_down": 6,
+        "w_down": 4,
+    },
     # 16 warps: 371 us per batch-1 step against 397 with 4 (the sampler's ~30 reductions
     # over 1,024 logits run in 4 programs; sweep of 2026-12-01 12:58 UTC, H200)
     "sample": {"warps": 16},
@@ -945,11 +1055,12 @@ class TritonOps:
             g.hres, g.ids, g.emb_code, g.layers[li]["ln1"], g.layers[li]["qkv"],
             _scale(g.layers[li], "qkv"), g.pos,
             g.cos, g.sin, g.q, kc, vc, g.step, g.finished, g.end_step, g.kscr, g.kcnt,
-            b, L - 1, g.eps, kc.stride(0), kc.stride(1), kc.stride(2),
+            *self._pending(g, li - 1), b, L - 1, g.eps, kc.stride(0), kc.stride(1), kc.stride(2),
             H=H, HD=hd, NH=g.num_heads, NQ=g.num_vq, V=g.num_audio, EOS=g.eos_id_,
             BM=BM, BH=BH, BK=BK, BKS=min(256, _pow2(H)), ONE=BK >= H, EMBED=embed,
             USE_DOT=dot, PREC=self._prec(g), WS="qkv_s" in g.layers[li], SPLIT=sk,
-            SC=g.kscr.shape[1], **self._pdl, **self._warps(dot, "qkv"),
+            SC=g.kscr.shape[1], FOLD=li > 0 and self.fused_mlp(g, b) > 0, **self._pdl,
+            **self._warps(dot, "qkv"),
         )  # fmt: skip
 
     def fused_o(self, g, b: int) -> int:
@@ -960,6 +1071,21 @@ class TritonOps:
             return 0
         # a power of two (a Triton tile) dividing the hidden size; 768 (one block) is not one
         return bn if g.hidden_size % bn == 0 and bn & (bn - 1) == 0 else 0
+
+    def fused_mlp(self, g, b: int) -> int:
+        """Intermediate values per program of the fused gate/up + down kernel (0: not
+        fused); only with the fused attention + O-projection (both leave their sums
+        pending in ``g.ybuf``, folded in by the next kernels)."""
+        c = int(self.tiles["fma"].get("fuse_mlp", 0))
+        if not c or not self.fused_o(g, b) or c & (c - 1) or g.inter % c:
+            return 0
+        return c
+
+    def _pending(self, g, li: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The fp32 O and MLP sums of layer ``li`` (``-1``: the last layer; a prefill view
+        has one dummy set)."""
+        li %= g.ybuf.shape[1]
+        return g.ybuf[0, li], g.ybuf[1, li]
 
     def attention(self, g, li: int, b: int, L: int) -> None:
         kc, vc = g.k[li], g.v[li]
@@ -973,10 +1099,14 @@ class TritonOps:
                     break
                 bn *= 2
             p = g.layers[li]
+            mlp = self.fused_mlp(g, b) > 0
+            yo_prev, yd_prev = self._pending(g, li - 1)
             _attn_o_kernel[(g.num_heads, g.hidden_size // bn, b)](
-                g.q, kc, vc, g.pos, g.att, p["o"], _scale(p, "o"), g.ybuf, L - 1,
-                g.head_dim**-0.5, kc.stride(0), kc.stride(1), kc.stride(2),
+                g.q, kc, vc, g.pos, g.att, p["o"], _scale(p, "o"),
+                self._pending(g, li)[0] if mlp else g.ybuf[0, 0], g.hres, yo_prev, yd_prev,
+                L - 1, g.head_dim**-0.5, kc.stride(0), kc.stride(1), kc.stride(2),
                 H=g.hidden_size, HD=g.head_dim, CH=CH, NCH=-(-L // CH), BN=bn, WS="o_s" in p,
+                FOLD=(2 if li > 0 else 1) if mlp else 0, BH=_pow2(g.hidden_size),
                 num_warps=4 if CH * g.head_dim <= 4096 else 8, **self._pdl,
             )  # fmt: skip
             return
@@ -1009,13 +1139,15 @@ class TritonOps:
     def gateup(self, g, li: int, b: int) -> None:
         H, inter = g.hidden_size, g.inter
         f, d = self.tiles["fma"], self.tiles["dot"]
+        if self.fused_mlp(g, b):
+            return  # done with the down projection by the fused MLP kernel (down)
         BM, dot = _cfg(b, (H, inter), self.min_dot_batch, self._bm("gu"))
         BN = min(inter, d["gu"] if dot else f["gu"])
         BK = d["bk"] if dot else _pow2(H)
         sk = self._split(g, "gu", dot, b, BM, H, BK) if BK < H else 1
         _gateup_kernel[(inter // BN, -(-b // BM), sk)](
             g.hres, g.layers[li]["ln2"], g.layers[li]["gu"], _scale(g.layers[li], "gu"), g.act,
-            g.ybuf, g.kscr, g.kcnt, b, g.eps,
+            g.ybuf[0, 0], g.kscr, g.kcnt, b, g.eps,
             H=H, INTER=inter, BM=BM, BN=BN, BK=BK, BKS=min(256, _pow2(H)), ONE=BK >= H,
             USE_DOT=dot, PREC=self._prec(g), WS="gu_s" in g.layers[li],
             RESID=self.fused_o(g, b) > 0, SPLIT=sk, SC=g.kscr.shape[1], **self._pdl,
@@ -1024,13 +1156,25 @@ class TritonOps:
 
     def down(self, g, li: int, b: int, last: bool) -> None:
         H, inter = g.hidden_size, g.inter
-        f, d = self.tiles["fma"], self.tiles["dot"]
+        f = self.tiles["fma"]
+        c = self.fused_mlp(g, b)
+        if c:  # gate/up + SiLU-mul + down in one kernel (gateup did nothing)
+            p = g.layers[li]
+            yo, yd = self._pending(g, li)
+            _mlp_kernel[(inter // c, b)](
+                g.hres, p["ln2"], p["gu"], _scale(p, "gu"), p["down"], _scale(p, "down"),
+                yo, yd, g.pos, g.step, g.eps,
+                H=H, INTER=inter, C=c, BK=_pow2(H), WS="gu_s" in p,
+                LAST=last, num_warps=f.get("w_mlp", f["warps"]), **self._pdl,
+            )  # fmt: skip
+            return
+        d = self.tiles["dot"]
         BM, dot = _cfg(b, (H, inter), self.min_dot_batch, self._bm("down"))
         BN = min(H, d["down"] if dot else f["down"])
         BK = d["bk"] if dot else _pow2(inter)
         sk = self._split(g, "down", dot, b, BM, inter, BK)
         _down_kernel[(H // BN, -(-b // BM), sk)](
-            g.act, g.layers[li]["down"], _scale(g.layers[li], "down"), g.hres, g.ybuf, g.pos,
+            g.act, g.layers[li]["down"], _scale(g.layers[li], "down"), g.hres, g.ybuf[0, 0], g.pos,
             g.step, g.kscr, g.kcnt, b,
             H=H, INTER=inter, BM=BM, BN=BN, BK=BK, LAST=last, USE_DOT=dot, PREC=self._prec(g),
             WS="down_s" in g.layers[li], RESID=self.fused_o(g, b) > 0, SPLIT=sk,
@@ -1045,9 +1189,10 @@ class TritonOps:
         BN = d["head"] if dot else f["head"]
         BK = d["bk"] if dot else _pow2(H)
         _head_kernel[(-(-nout // BN), -(-b // BM))](
-            g.hres, g.norm, g.head_code, g.logits, g.h_last, g.out_hidden, g.step, b, g.eps,
-            g.max_len - 1, g.out_hidden.stride(0), nout,
-            H=H, BM=BM, BN=BN, BK=BK, BKS=min(256, _pow2(H)), USE_DOT=dot, **self._pdl,
+            g.hres, g.norm, g.head_code, g.logits, g.h_last, g.out_hidden, g.step,
+            *self._pending(g, -1), b, g.eps, g.max_len - 1, g.out_hidden.stride(0), nout,
+            H=H, BM=BM, BN=BN, BK=BK, BKS=min(256, _pow2(H)), USE_DOT=dot,
+            FOLD=self.fused_mlp(g, b) > 0, **self._pdl,
             **self._warps(dot, "head"),
         )  # fmt: skip
 
@@ -1081,7 +1226,7 @@ class _PrefillView:
         self.q = torch.zeros_like(self.hres)
         self.att = torch.zeros_like(self.hres)
         self.act = torch.zeros(T, g.inter, device=dev, dtype=g.dtype)
-        self.ybuf = torch.zeros(T, H, device=dev, dtype=torch.float32)
+        self.ybuf = torch.zeros(2, 1, T, H, device=dev, dtype=torch.float32)
         self.pos = torch.arange(T, device=dev)
         self.step = torch.zeros(T, dtype=torch.long, device=dev)
         shape = (g.num_layers, T, g.num_heads, g.max_len, g.head_dim)
@@ -1176,8 +1321,10 @@ class TritonGPT(CudaGPT):
         self.ids = torch.zeros(S, self.num_vq, device=dev, dtype=torch.long)
         self.logits = torch.zeros(S, self.num_vq * self.num_audio, device=dev)
         self.att = torch.zeros(S, H, device=dev, dtype=dt)
-        # fp32 O-projection partial sums of the fused attention (zero between layers)
-        self.ybuf = torch.zeros(S, H, device=dev, dtype=torch.float32)
+        # fp32 sums of the fused attention + O-projection ([0, layer]) and of the fused MLP
+        # ([1, layer]) at batch 1, pending until the next layer folds them into ``hres``
+        nl = self.num_layers
+        self.ybuf = torch.zeros(2, nl, S, H, device=dev, dtype=torch.float32)
         # split-K GEMMs (batch >= 2): fp32 partial sums of one kernel (zero between kernels)
         # and per-tile arrival counts
         self.kscr = torch.zeros(S, max(2 * self.inter, 3 * H), device=dev, dtype=torch.float32)
@@ -1187,7 +1334,7 @@ class TritonGPT(CudaGPT):
         self.force_ids = torch.zeros(S, self.num_vq, device=dev, dtype=torch.long)
 
     def _state(self) -> list[torch.Tensor]:
-        return super()._state() + [self.hres, self.ids]
+        return super()._state() + [self.hres, self.ids, self.ybuf]
 
     def _forward_prenorm(self, x: torch.Tensor, rows: torch.Tensor | None) -> torch.Tensor:
         """Causal forward over ``x`` ``[n, T, H]`` to the residual stream before the final
@@ -1263,6 +1410,7 @@ class TritonGPT(CudaGPT):
     def _prefill_tail(self, last: torch.Tensor, rows: torch.Tensor, lens: torch.Tensor) -> None:
         """Slot state after a prefill: ``last`` = pre-norm hidden of each prompt's last token."""
         self.hres[rows] = last
+        self.ybuf.index_fill_(2, rows, 0.0)  # no sums pending for the new request
         self.h_last[rows] = _rmsnorm(last, self.norm, self.eps)
         self.pos[rows] = lens
         # index_fill_ (not ``t[rows] = 0``): no host scalar copied, so it can be captured
@@ -1325,8 +1473,9 @@ class TritonGPT(CudaGPT):
 
     def kernels_per_step(self, b: int = 1) -> int:
         """Kernel launches of one decode step (the fused path's design figure)."""
-        fused = isinstance(self.ops, TritonOps) and self.ops.fused_o(self, b) > 0
-        return 2 + (4 if fused else 5) * self.num_layers
+        if not isinstance(self.ops, TritonOps) or not self.ops.fused_o(self, b):
+            return 2 + 5 * self.num_layers
+        return 2 + (3 if self.ops.fused_mlp(self, b) else 4) * self.num_layers
 
     def teacher_forced_step_logits(self, prompt: torch.Tensor, codes: torch.Tensor) -> torch.Tensor:
         """Raw code logits ``[n, num_vq, V]`` of the fused decode step, fed the true codes.
@@ -1400,7 +1549,18 @@ _OUTPUTS = {
     "gateup": ("act",),
     "down": ("hres", "pos", "step"),
     "attn_o_mlp": ("att", "act", "hres", "pos", "step"),
+    "layer_3k": ("q", "k", "v", "att", "hres", "pos", "step", "finished", "end_step"),
 }
+
+
+def fold_pending(g: TritonGPT, li: int) -> None:
+    """Fold layer ``li``'s pending O and MLP sums (the 3-kernel layer) into ``g.hres`` and
+    clear them: the residual stream the torch path has after that layer."""
+    dt = g.hres.dtype
+    yo, yd = g.ybuf[0, li], g.ybuf[1, li]
+    h = (g.hres.float() + yo.to(dt).float()).to(dt)
+    g.hres.copy_((h.float() + yd.to(dt).float()).to(dt))
+    g.ybuf.zero_()
 
 
 def _err(a: torch.Tensor, b: torch.Tensor) -> float:
@@ -1456,6 +1616,21 @@ def compare_ops(
     g.ybuf.zero_()
     fused = tri.fused_o(g, batch) > 0
     for li in layers:
+        if tri.fused_mlp(g, batch):  # 3 kernels per layer: compared as one group
+            seq += [
+                (
+                    "layer_3k",
+                    lambda o, li=li: (
+                        o.qkv_rope(g, li, batch, L, li == 0),
+                        o.attention(g, li, batch, L),
+                        o.oproj(g, li, batch, L),
+                        o.gateup(g, li, batch),
+                        o.down(g, li, batch, li == last),
+                        fold_pending(g, li) if o is tri else None,
+                    ),
+                )
+            ]
+            continue
         seq += [("qkv_rope", lambda o, li=li: o.qkv_rope(g, li, batch, L, li == 0))]
         if fused:  # attention + O-projection in one kernel, its residual in gate/up and down
             seq += [
