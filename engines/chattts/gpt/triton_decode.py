@@ -820,7 +820,10 @@ TILES = {
     # (0: separate kernels; 4 kernels per layer instead of 5). H200, 2026-12-01 13:01 UTC:
     # 256 rows 358 us per step, separate 369, 128 rows 367, 64 rows 383
     # fuse_mlp: intermediate values per program of the fused gate/up + down kernel (0: two
-    # kernels); with fuse_o, 3 kernels per layer (the O and MLP sums wait in fp32 buffers)
+    # kernels); with fuse_o, 3 kernels per layer (the O and MLP sums wait in fp32 buffers).
+    # Session 4 (H200, 2026-12-01 16:10 UTC sweep, batch-1 graph step at position 150):
+    # fused MLP 16 rows + 4 warps, QKV 2 warps, fused O 128 rows: 343 us against 373 for the
+    # 4-kernel layer of session 3 (MLP 8 rows 377, 32 rows 374, 16 warps 404)
     "fma": {
         "qkv": 4,
         "o": 4,
@@ -828,14 +831,16 @@ TILES = {
         "down": 2,
         "head": 8,
         "warps": 4,
-        "fuse_o": 256,
+        "fuse_o": 128,
         "fuse_mlp": 16,
-        "w_mlp": 8,
+        "w_mlp": 4,
+        "w_qkv": 2,
     },
     # K step 128 and 8 warps: 1,132 us per batch-64 step against 1,423 with K step 64 and 4
     # warps (sweep of 2026-12-01 12:31 UTC, H200, PDL)
     # sk_down: split-K of the down projection (24 -> 144 programs at batch <= 64; 4 warps):
-    # 1,093 vs 1,213 us per batch-64 step (H200, session-4 sweep, 2026-12-01 15:48 UTC)
+    # 1,093 vs 1,213 us per batch-64 step (H200, session-4 sweep, 2026-12-01 15:48 UTC);
+    # 4 pipeline stages: 1,062 vs 1,086 (16:10 UTC)
     "dot": {
         "bm": 64,
         "qkv": 16,
@@ -847,6 +852,7 @@ TILES = {
         "warps": 8,
         "sk_down": 6,
         "w_down": 4,
+        "stages": 4,
     },
     # 16 warps: 371 us per batch-1 step against 397 with 4 (the sampler's ~30 reductions
     # over 1,024 logits run in 4 programs; sweep of 2026-12-01 12:58 UTC, H200)
