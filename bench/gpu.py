@@ -165,14 +165,19 @@ def fused_kernels(ckpt: Path, results: dict) -> None:
 SWEEP_B1 = [
     ("default", "", {}),
     ("4 kernels per layer (MLP not fused)", "", {"fma": {"fuse_mlp": 0}}),
-    ("mlp 8 rows", "_mlp_kernel", {"fma": {"fuse_mlp": 8}}),
-    ("mlp 8 rows, 4 warps", "_mlp_kernel", {"fma": {"fuse_mlp": 8, "w_mlp": 4}}),
-    ("mlp 16 rows, 4 warps", "_mlp_kernel", {"fma": {"w_mlp": 4}}),
-    ("mlp 16 rows, 16 warps", "_mlp_kernel", {"fma": {"w_mlp": 16}}),
-    ("mlp 32 rows", "_mlp_kernel", {"fma": {"fuse_mlp": 32}}),
-    ("mlp 32 rows, 16 warps", "_mlp_kernel", {"fma": {"fuse_mlp": 32, "w_mlp": 16}}),
-    ("qkv 2 warps", "_qkv_rope_kernel", {"fma": {"w_qkv": 2}}),
-    ("fused O 128 rows", "_attn_o_kernel", {"fma": {"fuse_o": 128}}),
+    ("attention rows after the wait", "_attn_o_kernel", {"fma": {"attn_pre": 0}}),
+    ("fused O 64 rows", "_attn_o_kernel", {"fma": {"fuse_o": 64}}),
+    ("fused O 256 rows", "_attn_o_kernel", {"fma": {"fuse_o": 256}}),
+    ("mlp 8 rows, 2 warps", "_mlp_kernel", {"fma": {"fuse_mlp": 8, "w_mlp": 2}}),
+    ("mlp 16 rows, 2 warps", "_mlp_kernel", {"fma": {"w_mlp": 2}}),
+    ("mlp 32 rows, 4 warps", "_mlp_kernel", {"fma": {"fuse_mlp": 32}}),
+    ("mlp 32 rows, 8 warps", "_mlp_kernel", {"fma": {"fuse_mlp": 32, "w_mlp": 8}}),
+    ("qkv rows 2", "_qkv_rope_kernel", {"fma": {"qkv": 2}}),
+    ("qkv rows 8", "_qkv_rope_kernel", {"fma": {"qkv": 8}}),
+    ("qkv 4 warps", "_qkv_rope_kernel", {"fma": {"w_qkv": 4}}),
+    ("head rows 16, 8 warps", "_head_kernel", {"fma": {"head": 16, "w_head": 8}}),
+    ("sampler 8 warps", "_sample_kernel", {"sample": {"warps": 8}}),
+    ("default again", "", {}),
 ]
 SWEEP_B64 = [
     ("default", "", {}),
@@ -227,7 +232,9 @@ def tile_sweep(ckpt: Path, results: dict) -> None:
             f"equal {ok} | {ks}")  # fmt: skip
         return row
 
-    for b, variants in ((1, SWEEP_B1), (64, SWEEP_B64)):
+    sets = {1: SWEEP_B1, 64: SWEEP_B64}
+    for b in [int(x) for x in os.environ.get("SWEEP_BATCHES", "1,64").split(",")]:
+        variants = sets[b]
         best: dict[str, tuple[float, dict, str]] = {}
         for name, kernel, tiles in variants:
             if only and not any(w in name for w in only.split(";")) and name != "default":

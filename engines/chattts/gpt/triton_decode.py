@@ -356,13 +356,19 @@ if HAVE_TRITON:
         Lm1, scale, s_cb, s_ch, s_cp,
         H: tl.constexpr, HD: tl.constexpr, CH: tl.constexpr, NCH: tl.constexpr,
         BN: tl.constexpr, WS: tl.constexpr, FOLD: tl.constexpr, BH: tl.constexpr,
-        PDL: tl.constexpr,
+        PRE: tl.constexpr, PDL: tl.constexpr,
     ):  # fmt: skip
         """Attention of one (head, slot) and its share of the O-projection: program
         (head, j, slot) multiplies the head's output by O-weight rows ``j*BN ..`` (columns
         of that head) and adds the partial sums to the fp32 buffer ``y`` (atomics). The
         residual add happens in the next kernels (gate/up reads ``h + y``, down writes it
-        and clears ``y``), so a launch per layer is saved at batch 1."""
+        and clears ``y``), so a launch per layer is saved at batch 1.
+
+        ``PRE`` (one chunk holds the cache): the cache rows before the slot's position and
+        the position itself are read before the PDL wait, as the weights (earlier steps
+        wrote them, and the position changes only in the previous step's last kernel), so
+        only the query and the newest K/V row, written by the QKV kernel just before, are
+        read after it."""
         head = tl.program_id(0)
         j = tl.program_id(1)
         m = tl.program_id(2)
@@ -371,14 +377,33 @@ if HAVE_TRITON:
         w = tl.load(w_ptr + n[:, None] * H + head * HD + dd[None, :])  # before the wait
         if WS:
             ws = tl.load(ws_ptr + n)
+        base = m * s_cb + head * s_ch
+        if PRE:
+            p = tl.minimum(tl.load(pos_ptr + m), Lm1)
+            t = tl.arange(0, CH)
+            old = t < p
+            off = base + t[:, None] * s_cp + dd[None, :]
+            kk = tl.load(kc_ptr + off, mask=old[:, None], other=0.0).to(tl.float32)
+            vv = tl.load(vc_ptr + off, mask=old[:, None], other=0.0).to(tl.float32)
         _gdc(PDL)
-        p = tl.minimum(tl.load(pos_ptr + m), Lm1)
+        if not PRE:
+            p = tl.minimum(tl.load(pos_ptr + m), Lm1)
         q = tl.load(q_ptr + m * H + head * HD + dd).to(tl.float32)
         mrun = tl.max(tl.full([CH], float("-inf"), tl.float32), 0)
         den = tl.sum(tl.zeros([CH], tl.float32), 0)
         acc = tl.zeros([HD], tl.float32)
-        base = m * s_cb + head * s_ch
-        for c in range(NCH):
+        if PRE:  # the rows before p, then row p (just written) as one more position
+            kp = tl.load(kc_ptr + base + p * s_cp + dd).to(tl.float32)
+            vp = tl.load(vc_ptr + base + p * s_cp + dd).to(tl.float32)
+            sc = tl.sum(kk * q[None, :], axis=1) * scale
+            sc = tl.where(old, sc, float("-inf"))
+            sp = tl.sum(kp * q, 0) * scale
+            mn = tl.maximum(tl.max(sc, 0), sp)
+            pe = tl.exp(sc - mn)
+            pp = tl.exp(sp - mn)
+            acc = tl.sum(pe[:, None] * vv, axis=0) + pp * vp
+            den = tl.sum(pe, 0) + pp
+        for c in range(0 if PRE else NCH):
             t = c * CH + tl.arange(0, CH)
             valid = t <= p
             off = base + t[:, None] * s_cp + dd[None, :]
@@ -1113,6 +1138,7 @@ class TritonOps:
                 L - 1, g.head_dim**-0.5, kc.stride(0), kc.stride(1), kc.stride(2),
                 H=g.hidden_size, HD=g.head_dim, CH=CH, NCH=-(-L // CH), BN=bn, WS="o_s" in p,
                 FOLD=(2 if li > 0 else 1) if mlp else 0, BH=_pow2(g.hidden_size),
+                PRE=CH >= L and bool(self.tiles["fma"].get("attn_pre", 1)),
                 num_warps=4 if CH * g.head_dim <= 4096 else 8, **self._pdl,
             )  # fmt: skip
             return
