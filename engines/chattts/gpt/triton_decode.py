@@ -422,22 +422,22 @@ if HAVE_TRITON:
             tl.store(att_ptr + m * H + head * HD + dd, o)
         if FOLD > 0:  # 3-kernel layer: the previous layer's pending sums (read by QKV)
             if (head == 0) & (j == 0):
-                kk = tl.arange(0, BH)
-                km = kk < H
+                hk = tl.arange(0, BH)
+                km = hk < H
                 one = m + tl.zeros([1], tl.int32)
                 om = one >= 0
                 if FOLD == 2:  # into the residual stream (layer 0: h is the new embedding)
-                    hv = tl.load(h_ptr + one[:, None] * H + kk[None, :], mask=km[None, :])
+                    hv = tl.load(h_ptr + one[:, None] * H + hk[None, :], mask=km[None, :])
                     DT = h_ptr.dtype.element_ty
-                    hv = _fold(hv.to(tl.float32), yo_ptr, yd_ptr, one, om, kk, km, H, DT)
+                    hv = _fold(hv.to(tl.float32), yo_ptr, yd_ptr, one, om, hk, km, H, DT)
                     tl.store(
-                        h_ptr + one[:, None] * H + kk[None, :],
+                        h_ptr + one[:, None] * H + hk[None, :],
                         hv.to(h_ptr.dtype.element_ty),
                         mask=km[None, :],
                     )
                 z = tl.zeros([BH], tl.float32)
-                tl.store(yo_ptr + m * H + kk, z, mask=km)
-                tl.store(yd_ptr + m * H + kk, z, mask=km)
+                tl.store(yo_ptr + m * H + hk, z, mask=km)
+                tl.store(yd_ptr + m * H + hk, z, mask=km)
         y = tl.sum(w.to(tl.float32) * o.to(tl.float32)[None, :], axis=1)
         if WS:
             y = y * ws
