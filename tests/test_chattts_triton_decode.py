@@ -147,8 +147,13 @@ for name, asset, b, prec in (("tiny_b1", tiny, 1, "fp32"), ("mid_b1", mid / "ass
     m = TritonGPT(asset, kernels="torch", device="cpu", precision=prec, max_batch=b,
                   max_len=256, use_graphs=False)
     out[name] = compare_ops(m, b, 128, seed=b, tiles={"fma": {"fuse_o": 0}})
-    if b == 1:  # attention + O-projection fused (the batch-1 default)
-        out[name + "_fused_o"] = compare_ops(m, b, 128, seed=b, tiles={"fma": {"fuse_o": 32}})
+    if b == 1:  # attention + O-projection fused; + the MLP fused (3 kernels, the default)
+        fo = {"fma": {"fuse_o": 32, "fuse_mlp": 0}}
+        out[name + "_fused_o"] = compare_ops(m, b, 128, seed=b, tiles=fo)
+        out[name + "_3k"] = compare_ops(m, b, 128, seed=b, tiles={"fma": {"fuse_o": 32}})
+    else:  # split-K tensor-core GEMMs (fp32 partial sums by atomics, last program finishes)
+        sk = {"bk": 16, "sk_qkv": 2, "sk_o": 2, "sk_gu": 2, "sk_down": 4}
+        out[name + "_splitk"] = compare_ops(m, b, 128, seed=b, tiles={"dot": sk})
     # the fused prefill (prompt positions as batch rows: CUDA-core tiles on tiny, tensor-core
     # tiles on mid) against the torch prefill, into slot 1
     m = TritonGPT(asset, kernels="torch", device="cpu", precision=prec, max_batch=2,
@@ -180,9 +185,15 @@ def test_triton_kernels_equal_torch_twins_in_interpreter(golden, tmp_path):
         assert set(errs) == {"hres", "h_last", "kv"}
         limit = 2e-3 if name.endswith("fp8") else 1e-5  # fp8 weights: fp16 activations
         assert max(errs.values()) < limit, (name, errs)
+    assert {"tiny_b1_3k", "mid_b1_fp8_3k", "mid_b2_dot_splitk"} <= set(res)
     for name, errs in res.items():
-        fused = {"attn_o_mlp"}
-        ops = fused if name.endswith("_fused_o") else {"attention", "oproj", "gateup", "down"}
-        assert set(errs) >= {"head", "sample", "qkv_rope", "sample_top_p_only"} | ops
+        ops = {"attention", "oproj", "gateup", "down"}
+        if name.endswith("_fused_o"):
+            ops = {"attn_o_mlp"}
+        elif name.endswith("_3k"):  # the whole layer is compared as one group
+            ops = {"layer_3k"}
+        if not name.endswith("_3k"):
+            ops |= {"qkv_rope"}
+        assert set(errs) >= {"head", "sample", "sample_top_p_only"} | ops
         for op, e in errs.items():
             assert e < 1e-5, (name, op, e)
