@@ -1491,6 +1491,17 @@ class TritonGPT(CudaGPT):
             bufs[key] = (x, row, ln, view, graph)
         graph.replay()
 
+    def _run_steps(self, b: int, L: int, n: int) -> None:
+        # A step of the 3-kernel layer (batch 1) leaves the last layer's O and MLP sums
+        # pending in ``ybuf`` (the next step's head and attention fold them in); a step on
+        # the tensor-core path does not read them, so fold them first when the batch
+        # bucket switches over (a prefill clears its own slots' sums).
+        pend = isinstance(self.ops, TritonOps) and self.ops.fused_mlp(self, b) > 0
+        if getattr(self, "_pending_sums", False) and not pend:
+            fold_pending(self, self.num_layers - 1)
+        self._pending_sums = pend
+        super()._run_steps(b, L, n)
+
     def _step(self, b: int, L: int, noise: torch.Tensor | None = None) -> None:
         ops = self.ops
         ops.head(self, b)
