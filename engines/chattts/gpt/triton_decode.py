@@ -1660,19 +1660,17 @@ def compare_ops(
     fused = tri.fused_o(g, batch) > 0
     for li in layers:
         if tri.fused_mlp(g, batch):  # 3 kernels per layer: compared as one group
-            seq += [
-                (
-                    "layer_3k",
-                    lambda o, li=li: (
-                        o.qkv_rope(g, li, batch, L, li == 0),
-                        o.attention(g, li, batch, L),
-                        o.oproj(g, li, batch, L),
-                        o.gateup(g, li, batch),
-                        o.down(g, li, batch, li == last),
-                        fold_pending(g, li) if o is tri else None,
-                    ),
-                )
-            ]
+
+            def layer(o: Any, li: int = li) -> None:
+                o.qkv_rope(g, li, batch, L, li == 0)
+                o.attention(g, li, batch, L)
+                o.oproj(g, li, batch, L)
+                o.gateup(g, li, batch)
+                o.down(g, li, batch, li == last)
+                if o is tri:  # the pending sums into the residual stream, as torch has it
+                    fold_pending(g, li)
+
+            seq += [("layer_3k", layer)]
             continue
         seq += [("qkv_rope", lambda o, li=li: o.qkv_rope(g, li, batch, L, li == 0))]
         if fused:  # attention + O-projection in one kernel, its residual in gate/up and down
