@@ -1,10 +1,10 @@
-"""Fused GPU decode step for the ChatTTS GPT: hand-written Triton kernels, five per layer.
+"""Fused GPU decode step for the ChatTTS GPT: hand-written Triton kernels, 3 per layer at batch 1.
 
 Why: at batch 1 the step of this small model (20 Llama layers, hidden 768, ~385 MB of fp16
 weights) is bound by the number of kernels, not by memory. The torch path of
 :class:`~mixvox.engines.chattts.gpt.cuda_graph.CudaGPT` runs 368 kernels per step, one after
 the other inside a CUDA graph (~1.1 ms per step against a ~93 us bandwidth floor). Here one
-step is ``2 + 5 * layers`` kernels, JIT-compiled by Triton (users need no compiler):
+step is at most ``2 + 5 * layers`` kernels, JIT-compiled by Triton (users need no compiler):
 
 1. RMSNorm + QKV GEMV + RoPE + KV-cache write (layer 0 also gathers the code embeddings of
    the codes just drawn and sets the end flags),
@@ -21,6 +21,14 @@ exponential-race draw, codes and history). Every RMSNorm is recomputed by each p
 the full hidden vector (768 values), which costs less than a launch. With ``pdl=True`` the
 kernels use programmatic dependent launch (Hopper): each reads its weights before waiting for
 the previous kernel (377 vs 450 us per step on an H200, BENCHMARKS.md).
+
+At batch 1 (the default tile table) 2 and 3 are one kernel (attention + its share of the
+O-projection) and 4 and 5 another (gate/up + SiLU-mul + down: each program makes 16
+intermediate values and multiplies them by the matching down-weight columns); their sums wait
+in fp32 buffers (atomics) and the next kernels fold them into the residual stream, so a step
+is ``2 + 3 * layers`` kernels (290 us on an H200, BENCHMARKS.md session 4). At batch >= 2 the
+tensor-core GEMMs of narrow matrices can split K over programs (the last program of a tile
+finishes it).
 
 Each kernel has a plain-torch twin in :class:`TorchOps` with the same inputs, outputs and
 rounding points. The twins are the reference the kernels are tested against (on the GPU by
