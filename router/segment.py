@@ -190,9 +190,38 @@ def _classify(text: str, atoms: list[Atom]) -> bytearray:
             if not (_is_greek(text[i - 1 : i]) or _is_greek(text[i + 1 : i + 2])):
                 out[i] = _T
     _mark_ansi_sequences(text, out)
+    _join_inner_format_chars(text, out)
     for a in atoms:
         out[a.start : a.end] = bytes([_ATOM]) * (a.end - a.start)
     return out
+
+
+#: Longest run of invisible format characters kept inside a token (a few bidi marks pasted
+#: from a web page); a longer run still splits the token, with the segmenter's warning.
+_MAX_INNER_FORMAT = 8
+
+
+def _join_inner_format_chars(text: str, out: bytearray) -> None:
+    """An invisible format character (``Cf``: bidi marks and overrides, zero-width space and
+    joiners, soft hyphen, a BOM) glued between two letters/digits/symbols belongs to the token
+    around it (``12\\u202e34``, ``RTX\\u202e4090``, ``re\\u00adstart``): splitting there would
+    read ``12`` and ``34`` as two numbers. It takes the token's class, so the frontend gets the
+    whole token and reports the character itself (``format-char``/``control-char``, with its
+    offset); everywhere else the segmenter skips and reports it as before."""
+    n = len(text)
+    i = 0
+    while i < n:
+        if out[i] != _CTRL or unicodedata.category(text[i]) != "Cf":
+            i += 1
+            continue
+        j = i
+        while j < n and j - i < _MAX_INNER_FORMAT and out[j] == _CTRL:
+            if unicodedata.category(text[j]) != "Cf":
+                break
+            j += 1
+        if 0 < i and j < n and out[i - 1] == _T and out[j] == _T:
+            out[i:j] = bytes([_T]) * (j - i)
+        i = max(j, i + 1)
 
 
 def _is_greek(ch: str) -> bool:

@@ -16,6 +16,7 @@ Reading conventions are documented in ``CONVENTIONS.md`` next to this file.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -43,6 +44,9 @@ class Piece:
     kind: str
     spoken: str
     issue: tuple[str, str] | None = None
+    #: Offsets of invisible format characters inside the piece (``12\u202e34``): read
+    #: through, each reported by the frontend (``format-char``).
+    hidden: tuple[int, ...] = ()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -657,7 +661,7 @@ class _Scanner:
             self.add(i, j, "skip", "", ("emoji", "emoji are not spoken"))
             return j
         elif cls == "control":
-            self.add(i, i + 1, "skip", "", ("control-char", f"control character U+{ord(c):04X}"))
+            self.add(i, i + 1, "skip", "", _control_issue(c))
         elif cls in ("kana", "hangul"):
             self.add(i, i + 1, "skip", "", ("unsupported-script", f"{cls} is not read by zh"))
         else:
@@ -1332,7 +1336,77 @@ def tokenize(text: str, brands: Mapping[str, str] | None = None) -> list[Piece]:
     """
     if not text:
         return []
-    return _Scanner(text, brands).run()
+    keep = _visible_positions(text)
+    if keep is None:
+        return _Scanner(text, brands).run()
+    pieces = _Scanner("".join(text[k] for k in keep), brands).run()
+    return _restore_offsets(text, keep, pieces)
+
+
+#: Characters next to which an invisible format character is read through: a number's
+#: digits and marks (``12\u202e34``, ``RTX\u200e4090``, ``3.\u200b5``).
+_NUMBER_CHARS = frozenset("0123456789.,:-/%+")
+
+
+def _visible_positions(text: str) -> list[int] | None:
+    """Indices of ``text`` without the invisible format characters (``Cf``: bidi marks,
+    zero-width space, soft hyphen ...) that sit inside a number, or ``None`` if there are none.
+
+    Inside a number such a character is an accident of copy and paste (a bidi mark around a
+    right-to-left price, a zero-width space from a web page); scanning around it would read
+    ``12`` and ``34`` as two numbers. Elsewhere the character stays and is skipped with a
+    ``control-char`` warning."""
+    if text.isascii():
+        return None
+    n = len(text)
+    drop: set[int] = set()
+    i = 0
+    while i < n:
+        if unicodedata.category(text[i]) != "Cf":
+            i += 1
+            continue
+        j = i
+        while j < n and unicodedata.category(text[j]) == "Cf":
+            j += 1
+        a, b = text[i - 1] if i else "", text[j] if j < n else ""
+        inner = a and b and (a.isascii() and (a.isalnum() or a in _NUMBER_CHARS))
+        inner = inner and b.isascii() and (b.isalnum() or b in _NUMBER_CHARS)
+        if inner and (_is_digit(a) or _is_digit(b)):
+            drop.update(range(i, j))
+        i = j
+    if not drop:
+        return None
+    return [k for k in range(n) if k not in drop]
+
+
+def _restore_offsets(text: str, keep: list[int], pieces: list[Piece]) -> list[Piece]:
+    """Map pieces of the text without format characters back onto ``text``: a dropped
+    character inside a piece is listed in its ``hidden``, one between pieces becomes a
+    ``skip`` piece of its own."""
+    out: list[Piece] = []
+    dropped = sorted(set(range(len(text))) - set(keep))
+    d = 0
+    for p in pieces:
+        if p.end > p.start:
+            start, end = keep[p.start], keep[p.end - 1] + 1
+        else:  # an empty piece (none is made today): keep it where it stands
+            start = end = keep[p.start] if p.start < len(keep) else len(text)
+        while d < len(dropped) and dropped[d] < start:
+            k = dropped[d]
+            out.append(Piece(k, k + 1, "skip", "", _control_issue(text[k])))
+            d += 1
+        hidden: list[int] = []
+        while d < len(dropped) and dropped[d] < end:
+            hidden.append(dropped[d])
+            d += 1
+        out.append(Piece(start, end, p.kind, p.spoken, p.issue, tuple(hidden)))
+    for k in dropped[d:]:
+        out.append(Piece(k, k + 1, "skip", "", _control_issue(text[k])))
+    return out
+
+
+def _control_issue(c: str) -> tuple[str, str]:
+    return ("control-char", f"control character U+{ord(c):04X}")
 
 
 def brands_from_lexicon(words: Mapping[str, str | None]) -> dict[str, str]:

@@ -42,6 +42,8 @@ from mixvox.textutil import is_han
 
 __all__ = ["ZhFrontend", "g2p_zh", "mixvox_register_frontends", "normalize_zh"]
 
+#: An invisible format character read through inside a number (``12\u202e34``).
+_FORMAT_CHAR_MESSAGE = "invisible formatting character U+{:04X} inside a number is ignored"
 _CTX = 4  # characters of context each side for polyphone rules
 
 
@@ -283,7 +285,10 @@ class ZhFrontend:
     def _gap(self, b: _Builder, text: str, simp: str, start: int, end: int) -> None:
         last = start
         for p in tokenize(text[start:end], self._brands(b.ctx.lexicon)):
-            p = Piece(p.start + start, p.end + start, p.kind, p.spoken, p.issue)
+            hidden = tuple(k + start for k in p.hidden)
+            p = Piece(p.start + start, p.end + start, p.kind, p.spoken, p.issue, hidden)
+            for k in hidden:  # 12\u202e34: read through, reported here
+                b.warn("format-char", _FORMAT_CHAR_MESSAGE.format(ord(text[k])), k, k + 1)
             if p.start > last:  # spaces between pieces end a phrase
                 b.end_phrase()
             last = p.end
