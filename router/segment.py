@@ -99,6 +99,7 @@ around it that decide on their own, and keeps its own guess when there is none.
 
 from __future__ import annotations
 
+import ipaddress
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -335,6 +336,11 @@ def _word_before(f: str, i: int) -> str:
 def _period_ends_sentence(f: str, i: int) -> bool:
     n = len(f)
     nxt = f[i + 1] if i + 1 < n else ""
+    k = i + 1
+    while k < n and k - i <= _MAX_INNER_FORMAT and unicodedata.category(f[k]) == "Cf":
+        k += 1
+    if k > i + 1 and k < n and f[k].isdigit() and i > 0 and f[i - 1].isdigit():
+        return False  # 3.\u200b5: an invisible mark inside a decimal
     prev = f[i - 1] if i > 0 else ""
     if nxt == ".":
         return True  # "..." ellipsis
@@ -752,6 +758,18 @@ def _is_per_unit(tok: str) -> bool:
     )
 
 
+def is_network(tok: str) -> bool:
+    """An IP network written with its prefix length (``10.0.0.0/8``, ``2001:db8::/32``)."""
+    addr, sep, plen = tok.rstrip(",.;!?").partition("/")
+    if not (sep and plen.isdigit() and len(plen) <= 3 and addr.isascii()):
+        return False
+    try:
+        ipaddress.ip_network(addr + "/" + plen, strict=False)
+    except ValueError:
+        return False
+    return True
+
+
 def _is_identifier(tok: str) -> bool:
     """URL, e-mail, path, ``snake_case``, ``a.b``: read by parts in English, never as a code.
 
@@ -759,6 +777,8 @@ def _is_identifier(tok: str) -> bool:
     """
     if is_rate(tok) or _is_per_unit(tok) or _is_letter_pair(tok) or _is_slash_code(tok):
         return False
+    if "/" in tok and is_network(tok):
+        return False  # 2001:db8::/32, 10.0.0.0/8: an address and its prefix, read by the zh rules
     if any(c in "/\\@_" for c in tok) or "://" in tok:
         return True
     host, sep, port = tok.partition(":")

@@ -439,3 +439,61 @@ def test_one_english_word_glued_into_chinese_keeps_the_chinese_matrix() -> None:
     assert marked("eps取1e-8") == "<eps>取一<E>负八"
     assert _matrices("I love 北京") == [EN]  # English grammar words decide as before
     assert _matrices("Thank you 老师") == [EN]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # IPv6: hexadecimal digits one by one, 冒号 for each colon (:: is said)
+        ("网关是2001:db8::1。", "网关是二零零一冒号<D><B>八冒号冒号一"),
+        ("绑定到[::1]:9000上", "绑定到冒号冒号一九零零零上"),
+        (
+            "路由表里有::/0和fd00:ab::/64",
+            "路由表里有冒号冒号斜杠零和<F><D>零零冒号<A><B>冒号冒号斜杠六十四",
+        ),
+        ("接口地址fe80::2%en0", "接口地址<F><E>八零冒号冒号二百分号<en>零"),
+        ("兼容地址::ffff:10.1.2.3", "兼容地址冒号冒号<F><F><F><F>冒号一零点一点二点三"),
+        # MAC addresses: the separators are silent
+        ("设备的MAC是a4:5e:60:0b:1c:2d", "设备的<M A C>是<A>四五<E>六零零<B>一<C>二<D>"),
+        ("MAC写成3C-22-FB-00-11-9A也行", "<M A C>写成三<C>二二<F><B>零零一一九<A>也行"),
+        # IPv4 networks: the prefix length after 斜杠
+        ("子网172.16.0.0/12不要动", "子网一七二点一六点零点零斜杠十二不要动"),
+        # times, ratios and scores are no addresses
+        ("9:45开会，比分2:1，比例16:9", "九点四十五分开会比分二比一比例十六比九"),
+    ],
+)
+def test_ipv6_mac_and_network_addresses(text: str, expected: str) -> None:
+    assert marked(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "at"),
+    [
+        ("总价是45\u202e60元", "总价是四千五百六十元", 5),  # a bidi override
+        ("延迟3.\u200b5毫秒", "延迟三点五毫秒", 4),  # a zero-width space after the point
+        ("电话138\u200e0013\u200e8000", "电话幺三八零零幺三八零零零", 5),  # LRMs in a number
+    ],
+)
+def test_a_format_character_inside_a_number_does_not_split_it(
+    text: str, expected: str, at: int
+) -> None:
+    utt = mixvox.route(text)
+    assert marked(text) == expected
+    assert any(w.code == "format-char" and w.start == at for w in utt.warnings), utt.warnings
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # mixed-case names are lexicon words, not letters cut at each capital
+        ("训练时开了ZeRO-2", "训练时开了<zero>二"),
+        ("把ReLU换掉", "把<ReLU>换掉"),
+        ("PaLM的参数量", "<palm>的参数量"),
+        ("NeRF重建效果", "<NeRF>重建效果"),
+        # a version after a name: the name, then v and the number
+        ("YOLOv5比YOLOv3快", "<YOLO><V>五比<YOLO><V>三快"),
+        ("ResNetv2的精度", "<Res Net><V>二的精度"),
+    ],
+)
+def test_mixed_case_names_and_versions_after_a_name(text: str, expected: str) -> None:
+    assert marked(text) == expected

@@ -15,6 +15,7 @@ Reading conventions are documented in ``CONVENTIONS.md`` next to this file.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import unicodedata
 from collections.abc import Callable, Mapping
@@ -250,6 +251,11 @@ _RE_NUMBER = re.compile(_NUM, re.ASCII)
 _RE_SCI = re.compile(r"(\d+(?:\.\d+)?)[eE]([-+−]?)(\d{1,3})(?![\dA-Za-z])", re.ASCII)
 _RE_DIGIT_CHAIN = re.compile(r"\d+(?:-\d+){2,}(?![\d.])", re.ASCII)
 _RE_RATIO_CHAIN = re.compile(r"\d+(?:[:：]\d+){2,}(?![\d:：])", re.ASCII)
+_HEX_OR_COLON = frozenset("0123456789abcdefABCDEF:")
+_RE_IPV6 = re.compile(r"[0-9A-Fa-f:]{2,39}(?:\.\d{1,3}){0,3}(?![0-9A-Za-z:])", re.ASCII)
+_RE_MAC = re.compile(
+    r"[0-9A-Fa-f]{2}([:-])[0-9A-Fa-f]{2}(?:\1[0-9A-Fa-f]{2}){4}(?![0-9A-Za-z:-])", re.ASCII
+)
 _RE_PORT = re.compile(r"[:：](\d{1,5})(?![\d.:])", re.ASCII)
 _RE_PER_TIME = re.compile(r"(s|h|min|ms|d)(?![A-Za-z])", re.ASCII)
 _RE_TEMP_RANGE_END = re.compile(rf"[~～\-到至](-?)({_NUM})(°C|℃|°F|℉)", re.ASCII)
@@ -336,6 +342,11 @@ class _Scanner:
         i = 0
         while i < n:
             c = t[i]
+            if c in _HEX_OR_COLON and (":" in t[i : i + 6] or t[i + 2 : i + 3] == "-"):
+                j = self._hex_address(i)
+                if j > i:
+                    i = j
+                    continue
             if "0" <= c <= "9" or self._sign_or_currency_starts_number(i):
                 j = self.number(i)
                 if j > i:
@@ -414,6 +425,90 @@ class _Scanner:
         self._silent_marks()
         return self.pieces
 
+    def _hex_address(self, i: int) -> int:
+        """An IPv6 address (``2001:db8::1``, ``fe80::1%eth0``, ``[::1]:8080``, ``::/0``) or a
+        MAC address (``00:1A:2B:3C:4D:5E``) at ``i``: each hexadecimal digit on its own
+        (digits in Chinese, letters spelled), an IPv6 colon 冒号 (``::`` is said: it stands for
+        the zeros left out), a MAC separator silent (its groups have a fixed width).
+
+        Validated by :mod:`ipaddress`, so times (``10:30``), ratios and scores never match."""
+        t = self.t
+        if i > 0 and (t[i - 1].isascii() and (t[i - 1].isalnum() or t[i - 1] in ":._")):
+            return i
+        m = _RE_MAC.match(t, i)
+        if m:
+            pos = i
+            for k, part in enumerate(re.split("[:-]", m.group())):
+                if k:
+                    self.add(pos, pos + 1, "punct", "")
+                    pos += 1
+                self._hex_digits(pos, part)
+                pos += len(part)
+            return m.end()
+        m = _RE_IPV6.match(t, i)
+        if not m:
+            return i
+        cand = m.group().rstrip(".")
+        if cand.count(":") < 2:
+            return i
+        try:
+            ipaddress.IPv6Address(cand)
+        except ValueError:
+            return i
+        pos = i
+        end = i + len(cand)
+        while pos < end:
+            if t[pos] == ":":
+                self.add(pos, pos + 1, "num", "冒号")
+                pos += 1
+                continue
+            k = pos
+            while k < end and t[k] != ":":
+                k += 1
+            part = t[pos:k]
+            if "." in part:  # ::ffff:192.0.2.1, an IPv4 address at the end
+                self.add(pos, k, "num", "点".join(read_digits(x) for x in part.split(".")))
+            else:
+                self._hex_digits(pos, part)
+            pos = k
+        zone = re.match(r"%[A-Za-z0-9]{1,15}", t[end:])
+        if zone:  # fe80::1%eth0: the zone id after 百分号
+            self.add(end, end + 1, "num", "百分号")
+            pos = end + 1
+            end += zone.end()
+            for run in re.findall(r"[A-Za-z]+|\d+", t[pos:end]):  # eth0: eth 零
+                self.add(pos, pos + len(run), *(("num", read_digits(run)) if run[0].isdigit()
+                                                 else ("latin", run)))
+                pos += len(run)
+        prefix = re.match(r"/(\d{1,3})(?!\d)", t[end:])
+        if prefix and int(prefix.group(1)) <= 128:  # 2001:db8::/32: the prefix length
+            self.add(end, end + 1, "num", "斜杠")
+            self.add(end + 1, end + prefix.end(), "num", read_cardinal(prefix.group(1)))
+            end += prefix.end()
+        elif i > 0 and t[i - 1] == "[" and t.startswith("]:", end):
+            port = _RE_PORT.match(t, end + 1)
+            if port:  # [::1]:8080: the port digit by digit, as after an IPv4 address
+                self.add(end, end + 1, "punct", "]")
+                self.add(end + 1, end + 2, "punct", "")
+                self.add(end + 2, port.end(), "num", read_digits(port.group(1)))
+                end = port.end()
+        return end
+
+    def _hex_digits(self, pos: int, part: str) -> None:
+        """Pieces for one group of hexadecimal digits: runs of digits in Chinese (digit by
+        digit), each letter a letter word of its own."""
+        k = 0
+        while k < len(part):
+            if _is_digit(part[k]):
+                e = k
+                while e < len(part) and _is_digit(part[e]):
+                    e += 1
+                self.add(pos + k, pos + e, "num", read_digits(part[k:e]))
+                k = e
+            else:
+                self.add(pos + k, pos + k + 1, "latin", part[k].upper())
+                k += 1
+
     def _silent_marks(self) -> None:
         """Marks that structure the text but are not said: they keep their ``punct`` piece
         (offsets, a pause) with nothing spoken.
@@ -468,6 +563,15 @@ class _Scanner:
                 break
         if t.startswith("++", j) or (j < n and t[j] == "#" and j - i == 1):
             j += 2 if t[j] == "+" else 1  # C++, C#, F#
+        elif (
+            j - i >= 4  # not IPv6 (a lexicon word: I P V)
+            and t[j - 1] == "v"
+            and j < n
+            and _is_digit(t[j])
+            and (t[j - 2].isupper() or any(c.isupper() for c in t[i + 1 : j - 1]))
+            and "-" not in t[i:j]
+        ):
+            j -= 1  # YOLOv8, DINOv2, IPv6: the name, then the version (v 八)
         return j
 
     def _era_after_date(self, i: int) -> bool:
@@ -788,6 +892,11 @@ class _Scanner:
         m = _RE_IP.match(self.t, i)
         if m and all(int(p) <= 255 for p in m.group().split(".")):
             self.add(i, m.end(), "num", "点".join(read_digits(p) for p in m.group().split(".")))
+            prefix = re.match(r"/(\d{1,2})(?![\d.])", self.t[m.end() : m.end() + 4])
+            if prefix and int(prefix.group(1)) <= 32:  # 10.0.0.0/8: the prefix length
+                self.add(m.end(), m.end() + 1, "num", "斜杠")
+                self.add(m.end() + 1, m.end() + prefix.end(), "num", read_cardinal(prefix.group(1)))
+                return m.end() + prefix.end()
             port = _RE_PORT.match(self.t, m.end())
             if port:  # 0.0.0.0:80, 10.0.0.5:8080: the port digit by digit, the colon silent
                 self.add(m.end(), m.end() + 1, "punct", "")
