@@ -477,8 +477,11 @@ class _Scanner:
             pos = end + 1
             end += zone.end()
             for run in re.findall(r"[A-Za-z]+|\d+", t[pos:end]):  # eth0: eth 零
-                self.add(pos, pos + len(run), *(("num", read_digits(run)) if run[0].isdigit()
-                                                 else ("latin", run)))
+                self.add(
+                    pos,
+                    pos + len(run),
+                    *(("num", read_digits(run)) if run[0].isdigit() else ("latin", run)),
+                )
                 pos += len(run)
         prefix = re.match(r"/(\d{1,3})(?!\d)", t[end:])
         if prefix and int(prefix.group(1)) <= 128:  # 2001:db8::/32: the prefix length
