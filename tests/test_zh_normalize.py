@@ -390,3 +390,30 @@ def test_cells_and_pipes_get_a_pause_between_them() -> None:
         utt = mixvox.route(text)
         assert [s.text for s in utt.sentences] == cells  # one sentence each: a pause between
     assert [s.text for s in mixvox.route("a|b").sentences] == ["a|b"]  # glued: not a table
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # 两 before more measure words; 二 before an ordinal or a mathematical degree
+        ("利润翻了2番", "利润翻了两番"),
+        ("绕操场跑2圈", "绕操场跑两圈"),
+        ("承包了2亩地", "承包了两亩地"),
+        ("喝了2升水", "喝了两升水"),
+        ("只有2成把握", "只有两成把握"),
+        ("她读2年级", "她读二年级"),
+        ("解2次方程", "解二次方程"),
+        ("投进2分球", "投进两分球"),
+        ("8点2分到站", "八点二分到站"),
+        ("2分之1的概率", "二分之一的概率"),
+        # vulgar fraction characters are numbers, never dropped
+        ("⅓的时间", "三分之一的时间"),
+        ("等了1½小时", "等了一又二分之一小时"),
+        ("¾杯牛奶", "四分之三杯牛奶"),
+        # energy units
+        ("热量250kcal", "热量二百五十千卡"),
+        ("能量800kJ", "能量八百千焦"),
+    ],
+)
+def test_measure_words_fractions_and_energy_units(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected

@@ -20,6 +20,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 from importlib import resources
 
@@ -58,12 +59,14 @@ class Piece:
 _LIANG_NEXT = set(
     "个位只条本张件次天种台辆座家名人块元斤米倍把支双对份杯瓶碗篇部首项套批场遍趟回下步点所间"
     "句段页列组颗粒片根棵架艘匹头口群周岁亿万千百桶盒包袋箱节门期届轮层栋户克吨角毛"
-    "核路卡帧行夜晚处款道笔例档局盘集枚"
+    "核路卡帧行夜晚处款道笔例档局盘集枚番圈亩升成拳脚刀眼声顿封幅串排盆锅壶罐扇面堵"
 )
 #: Letter units after which a bare ``2`` is 两 too (``2GB`` -> 两 G B, ``2K`` -> 两 K).
 _LIANG_LETTER_UNITS = frozenset(
     "B KB MB GB TB PB K M G T W kW V A mA ms s min h km m cm mm kg g mg t L l ml mL".split()
 )
+#: After ``2``: an ordinal or a mathematical degree, 二 even before a measure word.
+_ER_NOT_LIANG = ("年级", "次方程", "次函数", "次曲线", "次元", "次根", "次型", "次方")
 _LIANG_NEXT_WORDS = ("小时", "分钟", "公里", "公斤", "千米", "千克", "星期", "礼拜", "年", "秒钟")
 
 #: Characters that make a following/preceding number a quantity (not an identifier).
@@ -102,6 +105,7 @@ _UNITS: dict[str, str] = {
     "mL": "毫升", "°C": "摄氏度", "℃": "摄氏度", "°F": "华氏度", "℉": "华氏度", "°": "度",
     "mmol": "毫摩尔", "μmol": "微摩尔", "mol": "摩尔",
     "Gbps": "吉比特每秒", "Mbps": "兆比特每秒", "Kbps": "千比特每秒", "kbps": "千比特每秒",
+    "kcal": "千卡", "cal": "卡", "kJ": "千焦",
     "dB": "分贝", "px": "像素", "fps": "帧每秒", "w": "万", "cc": "毫升", "mmHg": "毫米汞柱",
 }  # fmt: skip
 _UNIT_KEYS = sorted(_UNITS, key=len, reverse=True)
@@ -251,6 +255,8 @@ _RE_NUMBER = re.compile(_NUM, re.ASCII)
 _RE_SCI = re.compile(r"(\d+(?:\.\d+)?)[eE]([-+−]?)(\d{1,3})(?![\dA-Za-z])", re.ASCII)
 _RE_DIGIT_CHAIN = re.compile(r"\d+(?:-\d+){2,}(?![\d.])", re.ASCII)
 _RE_RATIO_CHAIN = re.compile(r"\d+(?:[:：]\d+){2,}(?![\d:：])", re.ASCII)
+#: Vulgar fraction characters (½ ⅓ ¼ ¾ ⅛ ...; not ↉ or ⅟, which are no numbers).
+_VULGAR_FRACTIONS = frozenset("½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅐⅛⅜⅝⅞⅑⅒")
 _HEX_OR_COLON = frozenset("0123456789abcdefABCDEF:")
 _RE_IPV6 = re.compile(r"[0-9A-Fa-f:]{2,39}(?:\.\d{1,3}){0,3}(?![0-9A-Za-z:])", re.ASCII)
 _RE_MAC = re.compile(
@@ -327,6 +333,13 @@ class _Scanner:
             while k < self.n and k - j < 4 and is_latin_letter(self.t[k]):
                 k += 1
             return self.t[j:k] in _LIANG_LETTER_UNITS  # 2GB -> 两 G B, 2K -> 两 K
+        if self.after(j, 3).startswith(_ER_NOT_LIANG):
+            return False  # 2年级, 2次方程: an ordinal or a degree, not a count
+        if nxt[:1] == "分" and nxt != "分之":
+            k = j
+            while k > 0 and (_is_digit(self.t[k - 1]) or self.t[k - 1] == " "):
+                k -= 1
+            return not (k > 0 and self.t[k - 1] in "点时")  # 考了2分 两分; 2点2分 二分
         return bool(nxt) and (nxt[0] in _LIANG_NEXT or nxt.startswith(_LIANG_NEXT_WORDS))
 
     def code_letter_after(self, j: int) -> bool:
@@ -371,6 +384,10 @@ class _Scanner:
             if c in "~～" and i + 1 < n and _is_digit(t[i + 1]) and not (i and _is_digit(t[i - 1])):
                 # "~5分钟": about five minutes; after 约/大约 the tilde adds nothing
                 self.add(i, i + 1, "num", "" if self.before(i, 1) == "约" else "约")
+                i += 1
+                continue
+            if c in _VULGAR_FRACTIONS:
+                self.vulgar_fraction(i)
                 i += 1
                 continue
             cls = script_of(self.orig[i])
@@ -424,6 +441,17 @@ class _Scanner:
         self._dash_ranges()
         self._silent_marks()
         return self.pieces
+
+    def vulgar_fraction(self, i: int) -> None:
+        """``½`` -> 二分之一, ``¾`` -> 四分之三; after digits it is the fraction of a mixed
+        number (``2⅓`` -> 二又三分之一)."""
+        c = self.t[i]
+        frac = Fraction(unicodedata.numeric(c)).limit_denominator(10)
+        spoken = read_cardinal(str(frac.denominator)) + "分之" + read_cardinal(str(frac.numerator))
+        ps = self.pieces
+        if ps and ps[-1].end == i and ps[-1].kind == "num" and i and _is_digit(self.t[i - 1]):
+            spoken = "又" + spoken
+        self.add(i, i + 1, "num", spoken)
 
     def _hex_address(self, i: int) -> int:
         """An IPv6 address (``2001:db8::1``, ``fe80::1%eth0``, ``[::1]:8080``, ``::/0``) or a
