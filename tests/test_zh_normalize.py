@@ -417,3 +417,27 @@ def test_cells_and_pipes_get_a_pause_between_them() -> None:
 )
 def test_measure_words_fractions_and_energy_units(text: str, expected: str) -> None:
     assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a dotted MM.DD is a date only before a Han word that is no unit, measure or money
+        ("单价12.08元", "单价十二点零八元"),
+        ("上涨了11.03%", "上涨了百分之十一点零三"),
+        ("合计10.06万吨", "合计十点零六万吨"),
+        ("指数收于11.02。", "指数收于十一点零二。"),
+        ("10.01黄金周", "十月一日黄金周"),
+        ("07.01建党节", "七月一日建党节"),
+        # area codes in brackets: a phone number
+        ("热线(020)87654321", "热线(零二零)八七六五四三二幺"),
+        ("致电（0571）8765-4321", "致电（零五七幺）八七六五四三二幺"),
+        # a two-digit number of years after a duration word
+        ("前后共85年", "前后共八十五年"),
+        ("历时60年建成", "历时六十年建成"),
+        # blood pressure with its unit
+        ("血压120/80mmHg", "血压一百二十八十毫米汞柱"),
+    ],
+)
+def test_dotted_dates_bracketed_area_codes_and_durations(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected

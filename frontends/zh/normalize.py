@@ -225,6 +225,8 @@ _YEAR_AFTER = (
 _DURATION_BEFORE = (
     "了", "过", "近", "约", "大约", "将近", "长达", "超过", "满", "第", "几", "每", "多", "有", "用",
     "花", "经过", "历经", "持续", "工作", "干", "整整", "足足", "已经", "差不多", "这", "头",
+    "共", "为期", "历时", "时隔", "相隔", "隔了", "至少", "最多", "不到", "仅", "才", "还有",
+    "再过", "长达", "达", "已",
 )  # fmt: skip
 _DURATION_AFTER = ("前", "后", "来", "间", "多", "里", "内", "之", "左右", "以上", "以下", "了",
                    "的时间", "整", "半", "时间", "期间", "中")  # fmt: skip
@@ -237,6 +239,7 @@ _RE_MOBILE = re.compile(r"(?:\+?86[- ]?)?1[3-9]\d(?:[- ]?\d{4}){2}(?!\d)", re.AS
 _RE_LANDLINE = re.compile(
     r"(?:0\d{2,3}-(?:\d{7,8}|\d{3,4}[- ]\d{4})|[48]00-?\d{3}-?\d{4})(?![\d-])", re.ASCII
 )
+_RE_AREA_CODE = re.compile(r"[(（](0\d{2,3})[)）] ?(\d{7,8}|\d{3,4}[- ]\d{4})(?![\d-])", re.ASCII)
 _RE_IP = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}(?![\d.])", re.ASCII)
 _RE_VERSION = re.compile(r"\d+(?:\.\d+){2,}(?!\d)", re.ASCII)
 _RE_YMD = re.compile(r"(\d{4})([-/.·])(\d{1,2})\2(\d{1,2})(?![\d])", re.ASCII)
@@ -900,6 +903,20 @@ class _Scanner:
     def _r_phone(self, i: int) -> int:
         if i > 0 and _is_digit(self.t[i - 1]):
             return i
+        area = _RE_AREA_CODE.match(self.t, i - 1) if i > 0 else None
+        if area and self.t[i - 1] in "(（":
+            # (010)12345678, （0755）8888-6666: the area code and the number, digit by digit
+            code_end = i + len(area.group(1))
+            self.add(i, code_end, "num", read_digits(area.group(1), yao=True))
+            self.add(code_end, code_end + 1, "punct", self.orig[code_end])
+            pos = code_end + 1
+            for k, part in enumerate(re.split("([- ])", area.group(2))):
+                if k % 2:
+                    self.add(pos, pos + 1, "punct", "")
+                else:
+                    self.add(pos, pos + len(part), "num", read_digits(part, yao=True))
+                pos += len(part)
+            return area.end()
         m = _RE_MOBILE.match(self.t, i) or _RE_LANDLINE.match(self.t, i)
         if not m:
             return i
@@ -969,11 +986,29 @@ class _Scanner:
             self.add(i, m.end(), "num", _read_year(m.group(3)) + _read_month_day(m.group(1)))
             return m.end()
         m = _RE_MD.match(t, i)
+        if (
+            m
+            and m.group(2) == "."
+            and m.group(1)[0] != "0"  # 08.08: no decimal is written with a leading 0
+            and not self._dotted_date_follows(m.end())
+        ):
+            m = None  # 10.05元, 涨了10.08%, 共计12.06万: a decimal
         if m and "0" in (m.group(1)[0], m.group(3)[0]):
             if _valid_md(int(m.group(1)), int(m.group(3))):
                 self.add(i, m.end(), "num", _read_month_day(m.group(1), m.group(3)))
                 return m.end()
         return i
+
+    def _dotted_date_follows(self, end: int) -> bool:
+        """After ``MM.DD`` (``09.10是教师节``, ``10.01国庆``): a dotted month-day needs a Han
+        word after it that is no unit, measure word or money (``10.05元`` is a price), or
+        日/号; at the end of a clause it is a decimal (``增长率为10.05``)."""
+        nxt = self.after(end, 1)
+        if nxt in ("日", "号"):
+            return True
+        if not (nxt and is_han(nxt)) or nxt in _QUANTITY_NEXT or self.liang_next(end):
+            return False
+        return not self.after(end, 3).startswith(_MONEY_WORDS) and not self.unit_at(end)
 
     def _date_end(self, i: int, end: int, spoken: str) -> int:
         # "2024-01-05日" style duplicates are rare; swallow a following 日/号 if present
@@ -1042,7 +1077,12 @@ class _Scanner:
             a_end = i + len(m.group(1))
             self.add(i, a_end, "num", read_cardinal(m.group(1)))
             self.add(a_end, m.end() - len(m.group(2)), "punct", "")
-            self.add(m.end() - len(m.group(2)), m.end(), "num", read_cardinal(m.group(2)))
+            b_start = m.end() - len(m.group(2))
+            unit = self.unit_at(m.end())
+            if unit:  # 130/85mmHg: the unit after the second pressure
+                self.add(b_start, unit[1], "num", read_cardinal(m.group(2)) + _UNITS[unit[0]])
+                return unit[1]
+            self.add(b_start, m.end(), "num", read_cardinal(m.group(2)))
             return m.end()
         # "拉齐奥 2/2" style scores are not handled; a fraction is the common reading
         spoken = read_cardinal(m.group(2)) + "分之" + read_cardinal(m.group(1))
