@@ -758,6 +758,16 @@ def _is_per_unit(tok: str) -> bool:
     )
 
 
+def is_metric_at_k(tok: str) -> bool:
+    """``mAP@0.5``, ``Recall@10``, ``NDCG@5``: letters, ``@``, a number (an e-mail address has
+    a domain after the ``@``)."""
+    name, sep, k = tok.rstrip(",.;:!?").partition("@")
+    if not sep or not k or not name or not name.isascii() or not k.isascii():
+        return False
+    num = k.replace(".", "", 1)
+    return num.isdigit() and name[0].isalpha() and all(c.isalnum() or c == "-" for c in name)
+
+
 def is_network(tok: str) -> bool:
     """An IP network written with its prefix length (``10.0.0.0/8``, ``2001:db8::/32``)."""
     addr, sep, plen = tok.rstrip(",.;!?").partition("/")
@@ -777,6 +787,8 @@ def _is_identifier(tok: str) -> bool:
     """
     if is_rate(tok) or _is_per_unit(tok) or _is_letter_pair(tok) or _is_slash_code(tok):
         return False
+    if "@" in tok and is_metric_at_k(tok):
+        return False  # mAP@0.5, Recall@10: a metric at a cut-off, no e-mail address
     if "/" in tok and is_network(tok):
         return False  # 2001:db8::/32, 10.0.0.0/8: an address and its prefix, read by the zh rules
     if any(c in "/\\@_" for c in tok) or "://" in tok:

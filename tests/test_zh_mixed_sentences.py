@@ -497,3 +497,24 @@ def test_a_format_character_inside_a_number_does_not_split_it(
 )
 def test_mixed_case_names_and_versions_after_a_name(text: str, expected: str) -> None:
     assert marked(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a metric at a cut-off: the name, "at", the number in the matrix language
+        ("NDCG@10提升明显", "<N D C G><at>十提升明显"),
+        ("mAP@0.75只有40", "<M A P><at>零点七五只有四十"),
+        # an e-mail address is still an identifier (English, by parts)
+        ("发邮件到dev@example.com", None),
+        # "+" after a version: or later; after a count: 多
+        ("需要CUDA 11.8+才能跑", "需要<CUDA>十一点八以上才能跑"),
+        ("支持100+种语言", "支持一百多种语言"),
+    ],
+)
+def test_metric_at_k_and_version_plus(text: str, expected: str | None) -> None:
+    if expected is None:
+        assert "@" not in marked(text) and "<" in marked(text)
+        assert any(sp.lang == EN for s in mixvox.route(text).sentences for sp in s.spans)
+    else:
+        assert marked(text) == expected

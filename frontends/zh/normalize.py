@@ -389,6 +389,10 @@ class _Scanner:
                 self.add(i, i + 1, "num", "" if self.before(i, 1) == "约" else "约")
                 i += 1
                 continue
+            if c == "@" and 0 < i < n - 1 and is_latin_letter(t[i - 1]) and _is_digit(t[i + 1]):
+                self.add(i, i + 1, "latin", "at")  # mAP@0.5, Recall@10: "at" the cut-off
+                i += 1
+                continue
             if c in _VULGAR_FRACTIONS:
                 self.vulgar_fraction(i)
                 i += 1
@@ -1186,10 +1190,18 @@ class _Scanner:
         if nxt2[:1] in ("x", "×") and not (nxt2[1:] and nxt2[1].isalnum()) and len(raw) <= 4:
             self.add(i, end + 1, "num", read_number(raw, liang=True) + "倍")  # 快了2x -> 两倍
             return end + 1
-        code_plus = nxt2[:1] == "+" and len(raw) >= 4 and self._brand_before(i) is not None
+        code_plus = (
+            nxt2[:1] == "+"
+            and len(raw) >= 4
+            and "." not in raw
+            and self._brand_before(i) is not None
+        )
         if code_plus:  # Xeon 8480+, Platinum 8380+: the plus is part of the model name
             self.add(i, end, "num", read_digits(raw))
             self.add(end, end + 1, "latin", "plus")
+            return end + 1
+        if nxt2[:1] == "+" and "." in raw and not (nxt2[1:] and _is_digit(nxt2[1])):
+            self.add(i, end + 1, "num", read_number(raw) + "以上")  # Python 3.11+: or later
             return end + 1
         if nxt2[:1] == "+" and not (nxt2[1:] and (_is_digit(nxt2[1]) or nxt2[1] in "+-")):
             value = read_number(raw, liang=self.liang_next(end + 1))
