@@ -518,3 +518,15 @@ def test_metric_at_k_and_version_plus(text: str, expected: str | None) -> None:
         assert any(sp.lang == EN for s in mixvox.route(text).sentences for sp in s.spans)
     else:
         assert marked(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("循环执行n-1次", "循环执行<N>减一次"),
+        ("取第j-2项", "取第<J>减二项"),
+        ("用Llama-3-8B", "用<Llama>三八<B>"),  # a code's dash stays silent
+    ],
+)
+def test_a_variable_minus_a_number(text: str, expected: str) -> None:
+    assert marked(text) == expected

@@ -441,3 +441,22 @@ def test_measure_words_fractions_and_energy_units(text: str, expected: str) -> N
 )
 def test_dotted_dates_bracketed_area_codes_and_durations(text: str, expected: str) -> None:
     assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # H:MM:SS after a result word is a duration
+        ("半马成绩1:05:09", "半马成绩一小时五分九秒"),
+        ("视频时长0:12:30", "视频时长十二分三十秒"),
+        ("闹钟定在6:05:00", "闹钟定在六点零五分零秒"),
+        # a range of speeds
+        ("0-50km/h只要3秒", "零到五十公里每小时只要三秒"),
+        # an identifier word, a linking verb, then the number
+        ("端口改为9090", "端口改为九零九零"),
+        ("验证码填写为204816", "验证码填写为二零四八幺六"),
+        ("价格改为9090元", "价格改为九千零九十元"),
+    ],
+)
+def test_durations_speed_ranges_and_linked_identifiers(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected

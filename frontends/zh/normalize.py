@@ -79,6 +79,15 @@ _ID_CUES = (
     "批号", "证号", "打", "拨", "QQ", "ID", "微信", "号", "状态码", "返回码", "错误码", "编码", "邮政编码", "文号", "合同号", "订单号",
 )  # fmt: skip
 
+#: Verbs between an identifier word and its number (端口改成8443, 密码设置为123456).
+_LINK_VERBS = tuple(
+    sorted(
+        "改成 改为 设为 设成 设置为 设置成 设置 换成 换为 变成 变为 填 填写 填写为 输入 写成 写为 "
+        "是 为 用 填成 配置为 配置成 指定为".split(),
+        key=len,
+        reverse=True,
+    )
+)
 #: The cues of two or more characters (打/拨/号 alone are too common before ranges: 打3-5折).
 _ID_CUES_WORDS = tuple(c for c in _ID_CUES if len(c) > 1)
 
@@ -168,6 +177,8 @@ _STATUS_CUES = ("返回", "报错", "报了", "响应", "状态", "错误")
 #: After ``<digit>A``: a grade or class (5A级景区), not the unit ampere.
 _GRADE_NEXT = ("级", "类", "景区", "游戏", "大作", "广告", "公司", "标准")
 
+#: Words shortly before ``H:MM:SS`` that make it a duration (两小时五分三十秒), not a time.
+_DURATION_TIME_CUES = ("成绩", "用时", "耗时", "时长", "历时", "跑出", "计时", "完赛", "净时间")
 #: Characters of a time written in Chinese (3点4分5秒, 5点差4分, 3点半).
 _HAN_TIME_CHARS = frozenset("点分秒差半刻整钟")
 
@@ -580,6 +591,19 @@ class _Scanner:
                     ps[k] = Piece(p.start, p.end, "punct", "")
             elif c in "-·・" and 0 < k < len(ps) - 1:
                 a, b = ps[k - 1], ps[k + 1]
+                if (
+                    c == "-"
+                    and a.kind == "latin"
+                    and len(a.spoken) == 1
+                    and a.spoken.islower()
+                    and b.kind == "num"
+                    and a.end == p.start == b.start - 1
+                    and not (
+                        a.start > 0 and (t[a.start - 1].isascii() and t[a.start - 1].isalpha())
+                    )
+                ):
+                    ps[k] = Piece(p.start, p.end, "num", "减")  # n-1, i-2: a variable minus
+                    continue
                 if (
                     a.end == p.start
                     and b.start == p.end
@@ -1025,6 +1049,17 @@ class _Scanner:
         t = self.t
         m = _RE_TIME.match(t, i)
         score_ctx = any(c in self.before(i, 6) for c in _SCORE_CUES)
+        if m and m.group(3) and any(c in self.before(i, 8) for c in _DURATION_TIME_CUES):
+            # 马拉松成绩2:05:30, 用时1:02:03: a duration, not a clock time
+            h, mi, s = (int(x) for x in m.groups())
+            if mi < 60 and s < 60:
+                parts = [read_cardinal(str(h), liang=True) + "小时"] if h else []
+                if mi:
+                    parts.append(read_cardinal(str(mi)) + "分")
+                if s or not parts:
+                    parts.append(read_cardinal(str(s)) + "秒")
+                self.add(i, m.end(), "num", "".join(parts))
+                return m.end()
         if m and not score_ctx:
             h, mi = int(m.group(1)), int(m.group(2))
             s = int(m.group(3)) if m.group(3) else None
@@ -1153,7 +1188,7 @@ class _Scanner:
         rb = self._read_plain(b, end, year_ok=True, liang=not ordinal)
         spoken = ra + "到" + rb
         if unit:
-            spoken += _UNITS[unit[0]]
+            spoken += "公里每小时" if unit[0] == "km/h" else _UNITS[unit[0]]  # 0-100km/h
             end = unit[1]
         self.add(i, end, "num", spoken)
         return end
@@ -1359,6 +1394,13 @@ class _Scanner:
             return read_digits(raw, yao=True)  # 110报警, 120急救车
         if prev.rstrip(" \t\u3000是为:：").endswith(_ID_CUES) and not self.liang_next(end):
             return read_digits(raw, yao=True)
+        linked = self.before(i, 10).rstrip(" \t\u3000:：")
+        for verb in _LINK_VERBS:
+            if linked.endswith(verb):
+                linked = linked[: -len(verb)].rstrip(" \t\u3000")
+                if linked.endswith(_ID_CUES_WORDS) and not self.liang_next(end):
+                    return read_digits(raw, yao=True)  # 端口改成8443, 工号填写为10086
+                break
         if (
             len(raw) >= 11
             and raw.count("0") * 2 < len(raw)  # round amounts (11000000000) stay cardinals
