@@ -460,3 +460,17 @@ def test_dotted_dates_bracketed_area_codes_and_durations(text: str, expected: st
 )
 def test_durations_speed_ranges_and_linked_identifiers(text: str, expected: str) -> None:
     assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # in a formula, N x is a coefficient and a variable; elsewhere Nx is 倍
+        ("解方程3x-6=0", "解方程三X减六等于零"),
+        ("令y=2x", "令Y等于二X"),
+        ("a²+2a", "A的平方加二A"),
+        ("性能提升了3x", "性能提升了三倍"),
+    ],
+)
+def test_coefficients_in_formulas_are_not_times(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected

@@ -177,6 +177,8 @@ _STATUS_CUES = ("返回", "报错", "报了", "响应", "状态", "错误")
 #: After ``<digit>A``: a grade or class (5A级景区), not the unit ampere.
 _GRADE_NEXT = ("级", "类", "景区", "游戏", "大作", "广告", "公司", "标准")
 
+#: After ``<number>x``: an operator, so the x is a variable (2x+1), not 倍 (快了2x).
+_MATH_NEXT = frozenset("+-−=<>*/^²³)≤≥≈")
 #: Words shortly before ``H:MM:SS`` that make it a duration (两小时五分三十秒), not a time.
 _DURATION_TIME_CUES = ("成绩", "用时", "耗时", "时长", "历时", "跑出", "计时", "完赛", "净时间")
 #: Characters of a time written in Chinese (3点4分5秒, 5点差4分, 3点半).
@@ -738,6 +740,8 @@ class _Scanner:
             if t[i] == "-" and self._range_after_quantity(i):
                 return False  # 9月1日-9月5日: a range, not a sign
             prev = t[i - 1] if i > 0 else ""
+            if prev and prev in "²³¹⁰⁴⁵⁶⁷⁸⁹":
+                return False  # x²+2x: an operator after a power, not a sign
             return not (prev and prev.isascii() and (prev.isalnum() or prev in "%)"))
         for cur in _CURRENCY_KEYS:
             if t.startswith(cur, i):
@@ -1222,7 +1226,12 @@ class _Scanner:
             self.add(i, k + 1, "num", "百分之" + read_number(raw))
             return k + 1
         nxt2 = self.after(end, 2)
-        if nxt2[:1] in ("x", "×") and not (nxt2[1:] and nxt2[1].isalnum()) and len(raw) <= 4:
+        if (
+            nxt2[:1] in ("x", "×")
+            and not (nxt2[1:] and (nxt2[1].isalnum() or nxt2[1] in _MATH_NEXT))
+            and len(raw) <= 4
+            and not (nxt2[:1] == "x" and self._in_formula(i))
+        ):
             self.add(i, end + 1, "num", read_number(raw, liang=True) + "倍")  # 快了2x -> 两倍
             return end + 1
         code_plus = (
@@ -1297,6 +1306,14 @@ class _Scanner:
             return end
         self.add(i, end, "num", self._read_integer(raw, i, end))
         return end
+
+    def _in_formula(self, i: int) -> bool:
+        """The number at ``i`` is a coefficient in a formula (``x²+2x+1=0``, ``y=3x``): an
+        operator or ``=`` right before it."""
+        k = i - 1
+        while k >= 0 and self.t[k] == " ":
+            k -= 1
+        return k >= 0 and self.t[k] in "+-−=<>*/(≤≥≈"
 
     def _ampm_after_han_time(self, i: int) -> bool:
         """``3点4分5秒am``: am/pm after a time written with 点/分/秒 becomes its 上午/下午 prefix,
