@@ -474,3 +474,24 @@ def test_durations_speed_ranges_and_linked_identifiers(text: str, expected: str)
 )
 def test_coefficients_in_formulas_are_not_times(text: str, expected: str) -> None:
     assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # one-character units and arc minutes/seconds
+        ("客厅面积32㎡", "客厅面积三十二平方米"),
+        ("全县面积1200k㎡", "全县面积一千二百平方千米"),
+        ("包裹重3㎏", "包裹重三千克"),
+        ("位于北纬31°14′", "位于北纬三十一度十四分"),
+        ("成绩是1′52″", "成绩是一分五十二秒"),
+        ("硬盘转速5400rpm", "硬盘转速五千四百转每分钟"),
+        # a day named by its date with a middle dot: digit by digit
+        ("7·20暴雨", "七二零暴雨"),
+        ("“4·23”世界读书日", "“四二三”世界读书日"),
+        # an em dash between two times or numbers is 到
+        ("开放时间9:00—17:00", "开放时间九点到十七点"),
+    ],
+)
+def test_unit_characters_arc_minutes_dot_days_and_em_dash_ranges(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected

@@ -101,6 +101,13 @@ _ROOM_NEXT = ("室", "会议室", "房间", "教室", "宿舍", "病房", "号�
 _EMERGENCY_NEXT = ("报警", "警", "火警", "消防", "急救", "救护", "指挥", "交警", "电话", "求助")
 _SCORE_CUES = ("比分", "比赛", "战胜", "击败", "打成", "定格", "赢", "输", "胜", "负", "平", "比")
 
+#: Units written as one character (㎡, ㎞, ㎏ ...): what they are read as.
+_UNIT_CHARS = {
+    "㎡": "平方米", "㎢": "平方千米", "㎠": "平方厘米", "㎟": "平方毫米", "㎥": "立方米",
+    "㎤": "立方厘米", "㎞": "千米", "㎝": "厘米", "㎜": "毫米", "㎏": "千克", "㎎": "毫克",
+    "㎖": "毫升", "㏄": "毫升", "㎘": "千升", "㎾": "千瓦", "㎽": "毫瓦", "㎐": "赫兹",
+    "㎑": "千赫兹", "㎒": "兆赫兹", "㎓": "吉赫兹", "㏈": "分贝", "㎧": "米每秒", "㏎": "千米",
+}  # fmt: skip
 #: Unit symbols after a number: symbol -> reading. Matched longest first, case-sensitive,
 #: and only when not followed by another Latin letter.
 _UNITS: dict[str, str] = {
@@ -114,9 +121,11 @@ _UNITS: dict[str, str] = {
     "mL": "毫升", "°C": "摄氏度", "℃": "摄氏度", "°F": "华氏度", "℉": "华氏度", "°": "度",
     "mmol": "毫摩尔", "μmol": "微摩尔", "mol": "摩尔",
     "Gbps": "吉比特每秒", "Mbps": "兆比特每秒", "Kbps": "千比特每秒", "kbps": "千比特每秒",
-    "kcal": "千卡", "cal": "卡", "kJ": "千焦",
+    "kcal": "千卡", "cal": "卡", "kJ": "千焦", "rpm": "转每分钟", "k㎡": "平方千米",
+    "′": "分", "″": "秒",
     "dB": "分贝", "px": "像素", "fps": "帧每秒", "w": "万", "cc": "毫升", "mmHg": "毫米汞柱",
 }  # fmt: skip
+_UNITS.update(_UNIT_CHARS)
 _UNIT_KEYS = sorted(_UNITS, key=len, reverse=True)
 _TEMPERATURE_UNITS = ("°C", "℃", "°F", "℉")
 
@@ -177,6 +186,8 @@ _STATUS_CUES = ("返回", "报错", "报了", "响应", "状态", "错误")
 #: After ``<digit>A``: a grade or class (5A级景区), not the unit ampere.
 _GRADE_NEXT = ("级", "类", "景区", "游戏", "大作", "广告", "公司", "标准")
 
+#: Dashes and tildes that read 到 between two numbers (the em dash of 14:00—16:00 too).
+_RANGE_DASHES = ("-", "~", "—", "–", "～", "−")
 #: After ``<number>x``: an operator, so the x is a variable (2x+1), not 倍 (快了2x).
 _MATH_NEXT = frozenset("+-−=<>*/^²³)≤≥≈")
 #: Words shortly before ``H:MM:SS`` that make it a duration (两小时五分三十秒), not a time.
@@ -253,6 +264,7 @@ _RE_LANDLINE = re.compile(
     r"(?:0\d{2,3}-(?:\d{7,8}|\d{3,4}[- ]\d{4})|[48]00-?\d{3}-?\d{4})(?![\d-])", re.ASCII
 )
 _RE_AREA_CODE = re.compile(r"[(（](0\d{2,3})[)）] ?(\d{7,8}|\d{3,4}[- ]\d{4})(?![\d-])", re.ASCII)
+_RE_DOT_EVENT = re.compile(r"(\d{1,2})[·・•](\d{1,2})(?![\d·・•])", re.ASCII)
 _RE_IP = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}(?![\d.])", re.ASCII)
 _RE_VERSION = re.compile(r"\d+(?:\.\d+){2,}(?!\d)", re.ASCII)
 _RE_YMD = re.compile(r"(\d{4})([-/.·])(\d{1,2})\2(\d{1,2})(?![\d])", re.ASCII)
@@ -702,9 +714,9 @@ class _Scanner:
         ps = self.pieces
         for k in range(1, len(ps) - 1):
             p = ps[k]
-            if p.kind == "punct" and p.spoken in ("-", "~") and p.end - p.start == 1:
+            if p.kind == "punct" and p.spoken in _RANGE_DASHES and p.end - p.start == 1:
                 a, b = ps[k - 1], ps[k + 1]
-                spaced_tilde = p.spoken == "~" and a.kind == b.kind == "num"  # 3 ~ 5 天
+                spaced_tilde = p.spoken in "~～" and a.kind == b.kind == "num"  # 3 ~ 5 天
                 if (a.end != p.start or b.start != p.end) and not spaced_tilde:
                     continue
                 code = k >= 2 and ps[k - 2].kind == "latin" and ps[k - 2].end == a.start
@@ -991,6 +1003,11 @@ class _Scanner:
 
     def _r_date(self, i: int) -> int:
         t = self.t
+        m = _RE_DOT_EVENT.match(t, i)
+        if m and _valid_md(int(m.group(1)), int(m.group(2))) and not (i and t[i - 1] in "·・•"):
+            # 9·11事件, 6·18购物节, 3·15晚会: a day named by its date, said digit by digit
+            self.add(i, m.end(), "num", read_digits(m.group(1)) + read_digits(m.group(2)))
+            return m.end()
         m = _RE_YMD.match(t, i)
         if m and _valid_md(int(m.group(3)), int(m.group(4))):
             spoken = _read_year(m.group(1)) + _read_month_day(m.group(3), m.group(4))
