@@ -654,7 +654,15 @@ def _resolve(
             and f[toks[i + 1].start] in _MEASURE_WORDS
             and f[t.start : t.end].replace(".", "").isdigit()
         )
-        if glued_han or measure_next:  # 3个, "on 8 张 A100": a count with its measure word
+        scale_next = (
+            i + 1 < n
+            and toks[i + 1].kind == _EN
+            and toks[i + 1].gap == "space"
+            and f[toks[i + 1].start : toks[i + 1].end].rstrip(".,;:!?").lower() in _SCALE_WORDS
+        )
+        if scale_next:  # 超过1 million次: the number is part of an English numeral
+            t.lang = EN
+        elif glued_han or measure_next:  # 3个, "on 8 张 A100": a count with its measure word
             t.lang = ZH
         elif en_left[i] or en_right[i]:
             t.lang = EN
@@ -698,6 +706,8 @@ _MONTH_WORDS = frozenset(
     "jan feb mar apr jun jul aug sep sept oct nov dec".split()
 )
 _MATH = frozenset("<>≤≥≈≠=±×÷")
+#: English scale words: a number spaced before one belongs to it (``1 million`` is English).
+_SCALE_WORDS = frozenset("thousand million billion trillion".split())
 _NUMERO = frozenset(("No.", "no.", "NO."))
 _AMPM_WORDS = frozenset(("am", "pm", "a.m", "p.m"))
 #: Chinese (full-width) clause punctuation, as written (width folding turns ，into ,).

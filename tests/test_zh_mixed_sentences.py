@@ -530,3 +530,18 @@ def test_metric_at_k_and_version_plus(text: str, expected: str | None) -> None:
 )
 def test_a_variable_minus_a_number(text: str, expected: str) -> None:
     assert marked(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a number before an English scale word is part of the English numeral
+        ("日活突破3 million了", "日活突破<three><million>了"),
+        # an arrow or > between capitalised words (or Han words) is a menu path: a pause
+        ("依次点击 Tools > Options 即可", "依次点击<Tools><Options>即可"),
+        ("进入设置→隐私→定位服务", "进入设置隐私定位服务"),
+        ("当n > 10时停止", "当<N>大于十时停止"),
+    ],
+)
+def test_scale_words_and_menu_paths(text: str, expected: str) -> None:
+    assert marked(text) == expected

@@ -825,6 +825,9 @@ class _Scanner:
                 exp = ("负" if neg else "") + read_number(m.group())
                 self.add(i, m.end(), "num", "的" + exp + "次方")
                 return m.end()
+        if c in ">→»›" and self._menu_step(i):
+            self.add(i, i + 1, "punct", "")  # File > Settings: a menu path, a pause
+            return i + 1
         two = t[i : i + 2]
         if len(two) == 2 and two in _SYMBOLS:
             self.add(i, i + 2, "num", _SYMBOLS[two])
@@ -1323,6 +1326,30 @@ class _Scanner:
             return end
         self.add(i, end, "num", self._read_integer(raw, i, end))
         return end
+
+    def _menu_step(self, i: int) -> bool:
+        """``File > Settings > Editor``, ``设置→通用``: an arrow between two capitalised words
+        (or Han words, for →) is a step in a menu path, no comparison (``x > 0``)."""
+        t = self.t
+        a = i - 1
+        while a >= 0 and t[a] == " ":
+            a -= 1
+        b = i + 1
+        while b < self.n and t[b] == " ":
+            b += 1
+        if a < 0 or b >= self.n:
+            return False
+        if t[i] == "→" and is_han(t[a]) and is_han(t[b]):
+            return True
+        k = a
+        while k >= 0 and is_latin_letter(t[k]):
+            k -= 1
+        left = t[k + 1 : a + 1]
+        e = b
+        while e < self.n and is_latin_letter(t[e]):
+            e += 1
+        right = t[b:e]
+        return len(left) >= 2 and len(right) >= 2 and left[0].isupper() and right[0].isupper()
 
     def _in_formula(self, i: int) -> bool:
         """The number at ``i`` is a coefficient in a formula (``x²+2x+1=0``, ``y=3x``): an
