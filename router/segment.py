@@ -804,7 +804,7 @@ def _is_identifier(tok: str) -> bool:
     if any(c in "/\\@_" for c in tok) or "://" in tok:
         return True
     host, sep, port = tok.partition(":")
-    if sep and port.isdigit() and 2 <= len(port) <= 5 and host[:1].isalpha():
+    if sep and port.isdigit() and 2 <= len(port) <= 5 and host[:1].isalpha() and "+" not in host:
         return True  # localhost:8080
     return any(
         tok[k] == "." and is_latin_letter(tok[k - 1]) and is_latin_letter(tok[k + 1])

@@ -495,3 +495,26 @@ def test_coefficients_in_formulas_are_not_times(text: str, expected: str) -> Non
 )
 def test_unit_characters_arc_minutes_dot_days_and_em_dash_ranges(text: str, expected: str) -> None:
     assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a flat number after 单元/号楼/栋 in an address: digit by digit
+        ("住在8号楼1单元602", "住在八号楼一单元六零二"),
+        ("5栋1101", "五栋幺幺零幺"),
+        ("在3楼200个座位", "在三楼二百个座位"),
+        # a currency sign and a written 元: the unit is said once
+        ("合计￥88.00元", "合计八十八元"),
+        ("预算$300美元", "预算三百美元"),
+        # time-zone offsets, fractions of a second, the T of ISO 8601
+        ("服务器用UTC+0", "服务器用UTC加零"),
+        ("东京是GMT+09:00", "东京是GMT加九"),
+        ("尼泊尔是UTC+05:45", "尼泊尔是UTC加五小时四十五分"),
+        ("日志记录在08:15:30.25", "日志记录在八点十五分三十点二五秒"),
+        ("全程用时2:15:30.5", "全程用时两小时十五分三十点五秒"),
+        ("创建于2023-11-05T08:30:00", "创建于二零二三年十一月五日八点三十分零秒"),
+    ],
+)
+def test_flat_numbers_currency_once_time_zones_and_iso_times(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected

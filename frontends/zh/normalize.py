@@ -97,6 +97,8 @@ _DASH_SCORE_AFTER = (
 )  # fmt: skip
 #: After a 3-4 digit number: a room number, read digit by digit (302会议室 三零二).
 _ROOM_NEXT = ("室", "会议室", "房间", "教室", "宿舍", "病房", "号房", "号会议室", "号房间")
+#: After ``<digits>单元`` (an address), a 3-4 digit number is a flat number (2单元501).
+_ADDRESS_BEFORE_ROOM = ("单元", "号楼", "栋", "幢", "座", "楼")
 #: After 110/119/120/122: the emergency numbers, read 幺幺零.
 _EMERGENCY_NEXT = ("报警", "警", "火警", "消防", "急救", "救护", "指挥", "交警", "电话", "求助")
 _SCORE_CUES = ("比分", "比赛", "战胜", "击败", "打成", "定格", "赢", "输", "胜", "负", "平", "比")
@@ -264,6 +266,7 @@ _RE_LANDLINE = re.compile(
     r"(?:0\d{2,3}-(?:\d{7,8}|\d{3,4}[- ]\d{4})|[48]00-?\d{3}-?\d{4})(?![\d-])", re.ASCII
 )
 _RE_AREA_CODE = re.compile(r"[(（](0\d{2,3})[)）] ?(\d{7,8}|\d{3,4}[- ]\d{4})(?![\d-])", re.ASCII)
+_RE_TZ_OFFSET = re.compile(r"([+-])(\d{1,2})(?::?(\d{2}))?(?![\d:])", re.ASCII)
 _RE_DOT_EVENT = re.compile(r"(\d{1,2})[·・•](\d{1,2})(?![\d·・•])", re.ASCII)
 _RE_IP = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}(?![\d.])", re.ASCII)
 _RE_VERSION = re.compile(r"\d+(?:\.\d+){2,}(?!\d)", re.ASCII)
@@ -447,6 +450,15 @@ class _Scanner:
                 and not (c == "X" and self.code_letter_after(i + 1))  # 7800X3D is a code
             ):
                 self.add(i, i + 1, "num", "乘")  # 7x24, 1920x1080
+                i += 1
+            elif (
+                c == "T"
+                and self.pieces
+                and self.pieces[-1].end == i
+                and self.pieces[-1].spoken.endswith("日")
+                and _RE_TIME.match(t, i + 1)
+            ):
+                self.add(i, i + 1, "punct", "")  # 2024-06-01T10:00:00: ISO 8601's T is silent
                 i += 1
             elif cls == "latin" and self._ampm_after_han_time(i):
                 i = self._era_end
@@ -754,6 +766,8 @@ class _Scanner:
             prev = t[i - 1] if i > 0 else ""
             if prev and prev in "²³¹⁰⁴⁵⁶⁷⁸⁹":
                 return False  # x²+2x: an operator after a power, not a sign
+            if self.before(i, 3).upper() in ("UTC", "GMT"):
+                return True  # UTC+8: a time-zone offset
             return not (prev and prev.isascii() and (prev.isalnum() or prev in "%)"))
         for cur in _CURRENCY_KEYS:
             if t.startswith(cur, i):
@@ -903,6 +917,8 @@ class _Scanner:
                     num = ip + "." + fp.rstrip("0")  # ¥1.50 -> 一点五元, $2.00 -> 两美元
                 elif len(fp) <= 2:
                     num = ip
+                if t.startswith(name, end) or (name == "元" and t.startswith(("元", "块"), end)):
+                    name = ""  # ￥1,234.50元: the written 元 says it (once)
                 spoken = read_number(num, liang=True) + mult + name
                 self.add(i, end, "num", spoken)
                 return end
@@ -912,6 +928,15 @@ class _Scanner:
         t = self.t
         if t[i] not in "-+±":
             return i
+        tz = _RE_TZ_OFFSET.match(t, i)
+        if tz and self.before(i, 3).upper() in ("UTC", "GMT"):
+            # UTC+8, GMT+08:00, UTC-05:30: the offset in hours (and minutes)
+            h, mi = int(tz.group(2)), int(tz.group(3) or 0)
+            spoken = ("加" if tz.group(1) == "+" else "减") + read_cardinal(str(h))
+            if mi:
+                spoken += "小时" + read_cardinal(str(mi)) + "分"
+            self.add(i, tz.end(), "num", spoken)
+            return tz.end()
         sign = {"-": "负", "+": "正", "±": "正负"}[t[i]]
         m = _RE_NUMBER.match(t, i + 1)
         if not m:
@@ -1080,10 +1105,15 @@ class _Scanner:
                 parts = [read_cardinal(str(h), liang=True) + "小时"] if h else []
                 if mi:
                     parts.append(read_cardinal(str(mi)) + "分")
-                if s or not parts:
+                end = m.end()
+                frac = re.match(r"\.(\d{1,6})(?![\d.])", t[end : end + 8])
+                if frac:  # 2:05:30.5: the seconds with their fraction
+                    parts.append(read_cardinal(str(s)) + "点" + read_digits(frac.group(1)) + "秒")
+                    end += frac.end()
+                elif s or not parts:
                     parts.append(read_cardinal(str(s)) + "秒")
-                self.add(i, m.end(), "num", "".join(parts))
-                return m.end()
+                self.add(i, end, "num", "".join(parts))
+                return end
         if m and not score_ctx:
             h, mi = int(m.group(1)), int(m.group(2))
             s = int(m.group(3)) if m.group(3) else None
@@ -1097,7 +1127,13 @@ class _Scanner:
                 spoken = prefix + read_cardinal(str(h), liang=True) + "点"
                 if mi or s is not None:  # a time written with seconds reads every field
                     spoken += ("零" if 0 < mi < 10 else "") + read_cardinal(str(mi)) + "分"
-                if s is not None:
+                frac = (
+                    re.match(r"\.(\d{1,6})(?![\d.])", t[end : end + 8]) if s is not None else None
+                )
+                if frac and not ap:  # 10:00:00.123: the seconds with their fraction
+                    spoken += read_cardinal(str(s)) + "点" + read_digits(frac.group(1)) + "秒"
+                    end += frac.end()
+                elif s is not None:
                     spoken += read_cardinal(str(s)) + "秒"
                 self.add(i, end, "num", spoken)
                 return end
@@ -1451,6 +1487,16 @@ class _Scanner:
             return read_digits(raw)  # 9秒83: hundredths of a second, 九秒八三
         if 3 <= len(raw) <= 4 and self.after(end, 4).startswith(_ROOM_NEXT):
             return read_digits(raw, yao=True)  # 302会议室, 1203房间: room numbers
+        if (
+            3 <= len(raw) <= 4
+            and any(
+                prev.endswith(w) and _is_digit(prev[: -len(w)][-1:] or " ")
+                for w in _ADDRESS_BEFORE_ROOM
+            )
+            and nxt1 not in _QUANTITY_NEXT
+            and not self.liang_next(end)
+        ):
+            return read_digits(raw, yao=True)  # 3号楼2单元501: the flat's number
         if raw in ("110", "119", "120", "122") and nxt.startswith(_EMERGENCY_NEXT):
             return read_digits(raw, yao=True)  # 110报警, 120急救车
         if prev.rstrip(" \t\u3000是为:：").endswith(_ID_CUES) and not self.liang_next(end):
