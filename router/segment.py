@@ -745,6 +745,8 @@ def _is_letter_pair(tok: str) -> bool:
 def _is_slash_code(tok: str) -> bool:
     """``ViT-L/16``, ``ViT-B/32``: a model name, one slash, then only digits."""
     left, sep, right = tok.rstrip(",.;:!?").partition("/")
+    if left in ("f", "F") and right.replace(".", "", 1).isdigit() and len(right) <= 4:
+        return True  # f/2.8: an aperture
     return (
         bool(sep)
         and right.isdigit()

@@ -545,3 +545,21 @@ def test_a_variable_minus_a_number(text: str, expected: str) -> None:
 )
 def test_scale_words_and_menu_paths(text: str, expected: str) -> None:
     assert marked(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # one lower-case brand among names joined by Chinese grammar: a Chinese sentence
+        ("vivo X200和OPPO Find X8都不错", "<vivo><X>二百和<O P P O><Find><X>八都不错"),
+        # apertures and film speeds
+        ("用f/4光圈拍", "用<F>四光圈拍"),
+        ("快门1/250秒，ISO 400", "快门二百五十分之一秒<I S O>四百"),
+        ("公司通过了ISO 14001", "公司通过了<I S O>一四零零一"),
+        # + glued after a code's digits is part of the model
+        ("新款P9+上市了", "新款<P>九<plus>上市了"),
+    ],
+)
+def test_brand_sentences_apertures_film_speeds_and_model_plus(text: str, expected: str) -> None:
+    assert marked(text) == expected
+    assert _matrices(text) == [ZH]

@@ -190,6 +190,25 @@ _GRADE_NEXT = ("级", "类", "景区", "游戏", "大作", "广告", "公司", "
 
 #: Dashes and tildes that read 到 between two numbers (the em dash of 14:00—16:00 too).
 _RANGE_DASHES = ("-", "~", "—", "–", "～", "−")
+#: Film speeds (ISO 100 ... ISO 102400) and words that put them in a photograph.
+_FILM_SPEEDS = frozenset(
+    "50 64 80 100 125 160 200 250 320 400 500 640 800 1000 1250 1600 2000 2500 3200 4000 5000 "
+    "6400 8000 10000 12800 25600 51200 102400".split()
+)
+_PHOTO_WORDS = (
+    "光圈",
+    "快门",
+    "感光",
+    "曝光",
+    "拍",
+    "镜头",
+    "相机",
+    "f/",
+    "F/",
+    "画质",
+    "噪点",
+    "夜景",
+)
 #: After ``<number>x``: an operator, so the x is a variable (2x+1), not 倍 (快了2x).
 _MATH_NEXT = frozenset("+-−=<>*/^²³)≤≥≈")
 #: Words shortly before ``H:MM:SS`` that make it a duration (两小时五分三十秒), not a time.
@@ -1292,12 +1311,13 @@ class _Scanner:
             return end + 1
         code_plus = (
             nxt2[:1] == "+"
-            and len(raw) >= 4
             and "." not in raw
-            and self._brand_before(i) is not None
+            and not (nxt2[1:] and nxt2[1].isascii() and nxt2[1].isalnum())
+            and ((len(raw) >= 4 and self._brand_before(i) is not None) or self._glued_to_letter(i))
         )
-        if code_plus:  # Xeon 8480+, Platinum 8380+: the plus is part of the model name
-            self.add(i, end, "num", read_digits(raw))
+        if code_plus:  # Xeon 8480+, P7+, S24+: the plus is part of the model name
+            code = self._code_reading(raw, i, end) if len(raw) < 4 else None
+            self.add(i, end, "num", code or read_digits(raw))
             self.add(end, end + 1, "latin", "plus")
             return end + 1
         if nxt2[:1] == "+" and "." in raw and not (nxt2[1:] and _is_digit(nxt2[1])):
@@ -1362,6 +1382,17 @@ class _Scanner:
             return end
         self.add(i, end, "num", self._read_integer(raw, i, end))
         return end
+
+    def _camera_iso(self, raw: str, i: int) -> bool:
+        """``ISO 100``/``ISO 3200`` is a camera's sensitivity (a cardinal) when the value is a
+        film speed and the text around is about photography (or the value has at most three
+        digits: the standards people cite have four or five, ISO 9001, ISO 27001)."""
+        if raw not in _FILM_SPEEDS:
+            return False
+        if len(raw) <= 3:
+            return True
+        around = self.t[max(0, i - 24) : i + 24]
+        return any(w in around for w in _PHOTO_WORDS)
 
     def _menu_step(self, i: int) -> bool:
         """``File > Settings > Editor``, ``设置→通用``: an arrow between two capitalised words
@@ -1645,6 +1676,8 @@ class _Scanner:
         mode = self.brands.get(brand[0].casefold()) if brand is not None else None
         if mode is None and brand is not None:
             mode = self.brands.get(brand[0].rstrip("+#").casefold())
+        if brand is not None and brand[0].upper() == "ISO" and self._camera_iso(raw, i):
+            return read_cardinal(raw)  # 光圈f/1.8，ISO 100: a film speed, not ISO 100 the standard
         if mode in _DIGIT_MODES:
             return read_digits(raw)
         if mode == "cardinal":
