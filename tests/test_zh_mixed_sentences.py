@@ -563,3 +563,9 @@ def test_scale_words_and_menu_paths(text: str, expected: str) -> None:
 def test_brand_sentences_apertures_film_speeds_and_model_plus(text: str, expected: str) -> None:
     assert marked(text) == expected
     assert _matrices(text) == [ZH]
+
+
+def test_a_chinese_brand_before_a_code_sets_how_its_digits_are_read() -> None:
+    assert marked("空客A330") == "空客<A>三三零"  # an aircraft: digit by digit
+    assert marked("显卡A800") == "显卡<A>八百"  # no brand: up to three digits are a cardinal
+    assert marked("复兴号CR300BF") == "复兴号<C R>三零零<B F>"

@@ -1676,6 +1676,9 @@ class _Scanner:
         mode = self.brands.get(brand[0].casefold()) if brand is not None else None
         if mode is None and brand is not None:
             mode = self.brands.get(brand[0].rstrip("+#").casefold())
+        if mode is None and brand is not None and brand[1]:
+            # 空客A320, 复兴号CR400: a Chinese brand name before the code's letters
+            mode = self._han_brand_before(i - len(brand[0]))
         if brand is not None and brand[0].upper() == "ISO" and self._camera_iso(raw, i):
             return read_cardinal(raw)  # 光圈f/1.8，ISO 100: a film speed, not ISO 100 the standard
         if mode in _DIGIT_MODES:
