@@ -569,3 +569,24 @@ def test_a_chinese_brand_before_a_code_sets_how_its_digits_are_read() -> None:
     assert marked("空客A330") == "空客<A>三三零"  # an aircraft: digit by digit
     assert marked("显卡A800") == "显卡<A>八百"  # no brand: up to three digits are a cardinal
     assert marked("复兴号CR300BF") == "复兴号<C R>三零零<B F>"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a glued 3-digit model number that is no round hundred is read digit by digit
+        ("主板换成了Z790", "主板换成了<Z>七九零"),
+        ("鼠标是G502", "鼠标是<G>五零二"),
+        ("显卡是H800", "显卡是<H>八百"),  # a round hundred stays a cardinal
+        ("升级到v120", "升级到<V>一百二十"),  # a version
+        ("支持x86和x64", "支持<X>八六和<X>六四"),
+        # codecs, IEEE 802, a spec after a code, a version's build number
+        ("推流用H.265", "推流用<H>点二六五"),
+        ("网卡支持802.11ac", "网卡支持八零二点一一<ac>"),
+        ("规格是M.2 2242的", "规格是<M>点二二二四二的"),
+        ("内核是5.15.0-91", "内核是五点十五点零九十一"),
+        ("单价802.5元", "单价八百零二点五元"),
+    ],
+)
+def test_model_numbers_codecs_and_standards(text: str, expected: str) -> None:
+    assert marked(text) == expected

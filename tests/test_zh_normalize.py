@@ -144,7 +144,7 @@ CASES = [
     ("2>=1", "二大于等于一"),
     # letters and full width
     ("我们需要升级gpu", "我们需要升级GPU"),
-    ("ＡＢＣ１２３", "ABC一百二十三"),
+    ("ＡＢＣ１２３", "ABC一二三"),  # a 3-digit model number that is no round hundred: digits
     ("仅仅是２０１５年", "仅仅是二零一五年"),
     ("今天有3个idea", "今天有三个idea"),
     ("B2B模式", "B to B模式"),

@@ -285,6 +285,7 @@ _RE_LANDLINE = re.compile(
     r"(?:0\d{2,3}-(?:\d{7,8}|\d{3,4}[- ]\d{4})|[48]00-?\d{3}-?\d{4})(?![\d-])", re.ASCII
 )
 _RE_AREA_CODE = re.compile(r"[(（](0\d{2,3})[)）] ?(\d{7,8}|\d{3,4}[- ]\d{4})(?![\d-])", re.ASCII)
+_RE_IEEE = re.compile(r"802\.(\d{1,2})(?=[a-zA-Z]|[^\d.]|$)", re.ASCII)
 _RE_TZ_OFFSET = re.compile(r"([+-])(\d{1,2})(?::?(\d{2}))?(?![\d:])", re.ASCII)
 _RE_DOT_EVENT = re.compile(r"(\d{1,2})[·・•](\d{1,2})(?![\d·・•])", re.ASCII)
 _RE_IP = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}(?![\d.])", re.ASCII)
@@ -757,6 +758,8 @@ class _Scanner:
                     and ps[k - 2].end == a.start
                     and ps[k - 3].kind == "latin"
                 )
+                if not code and a.kind == "num" and self.t[a.start : a.end].count(".") >= 2:
+                    code = True  # 6.8.0-45-generic: a version's build number, no range
                 if not code and a.kind == "num":
                     brand = self._brand_before(a.start)
                     code = brand is not None and self.brands.get(brand[0].casefold()) == "standard"
@@ -1025,6 +1028,18 @@ class _Scanner:
         self.add(e, e + 1, "latin", "E")
         sign = "负" if m.group(2) in "-−" and m.group(2) else ""
         self.add(e + 1, m.end(), "num", sign + read_cardinal(m.group(3)))
+        return m.end()
+
+    def _r_ieee(self, i: int) -> int:
+        """``802.11ax``, ``802.3bt``, ``802.1Q``: IEEE 802 standards, digit by digit."""
+        m = _RE_IEEE.match(self.t, i)
+        if not m or (i > 0 and _is_digit(self.t[i - 1])):
+            return i
+        letter_next = m.end() < self.n and is_latin_letter(self.t[m.end()])
+        cue = "IEEE" in self.before(i, 6).upper() or self.after(m.end(), 2) in ("标准", "协议")
+        if m.group(1) not in ("1", "3", "11", "15", "16") or not (letter_next or cue):
+            return i  # 价格802.5元: a price
+        self.add(i, m.end(), "num", "八零二点" + read_digits(m.group(1)))
         return m.end()
 
     def _r_ip_version(self, i: int) -> int:
@@ -1383,6 +1398,18 @@ class _Scanner:
         self.add(i, end, "num", self._read_integer(raw, i, end))
         return end
 
+    def _after_spaced_code(self, i: int) -> bool:
+        """The number at ``i`` follows a code (letters and digits, ending in a digit: ``M.2``,
+        ``DDR5``) and one space."""
+        t = self.t
+        if i < 3 or t[i - 1] != " " or not _is_digit(t[i - 2]):
+            return False
+        k = i - 2
+        while k >= 0 and i - k < 16 and (t[k].isascii() and (t[k].isalnum() or t[k] in ".-")):
+            k -= 1
+        token = t[k + 1 : i - 1]
+        return any(is_latin_letter(c) for c in token) and is_latin_letter(token[0])
+
     def _camera_iso(self, raw: str, i: int) -> bool:
         """``ISO 100``/``ISO 3200`` is a camera's sensitivity (a cardinal) when the value is a
         film speed and the text around is about photography (or the value has at most three
@@ -1620,6 +1647,23 @@ class _Scanner:
         after = t[end] if end < self.n else ""
         if i > 1 and t[i - 1] in "·・•" and is_latin_letter(t[i - 2]) and len(raw) >= 3:
             return read_digits(raw)  # 沪A·88888: a licence plate
+        if (
+            len(raw) >= 3
+            and i > 1
+            and t[i - 1] == "."
+            and is_latin_letter(t[i - 2])
+            and not (i > 2 and is_latin_letter(t[i - 3]))
+        ):
+            return read_digits(raw)  # H.264, H.265: the codec's number (H 点二六四)
+        if (
+            len(raw) == 4
+            and raw[2:] != "00"  # DDR5 6000 is 六千: a round figure is said as a number
+            and self._after_spaced_code(i)
+            and not self.liang_next(end)
+        ):
+            nxt = self.after(end + 1 if self.after(end, 1) == " " else end, 1)
+            if nxt not in _QUANTITY_NEXT:
+                return read_digits(raw)  # M.2 2280, DDR5 6000: a spec after a code
         brand = self._brand_before(i)
         resolution = raw in ("240", "360", "480", "576", "720", "1080", "1440", "2160", "4320")
         if (
@@ -1689,6 +1733,16 @@ class _Scanner:
             return None  # "Windows 11", "Top 3": the ordinary rules (两个, 第, units)
         if len(raw) >= 4:
             return read_digits(raw)
+        if brand is not None and brand[0] in ("x", "X") and raw in ("86", "64"):
+            return read_digits(raw)  # x86, x64: the architectures (X 八六)
+        if (
+            len(raw) == 3
+            and raw[1:] != "00"
+            and brand is not None
+            and brand[1]
+            and brand[0] not in ("v", "V")  # v126: a version
+        ):
+            return read_digits(raw)  # B650, Z790, C919, G502: a model number, digit by digit
         return read_cardinal(raw)  # A100 -> 一百, H200 -> 二百
 
     _rules: list[Callable[[_Scanner, int], int]] = [
@@ -1696,6 +1750,7 @@ class _Scanner:
         _r_phone,
         _r_sci,
         _r_negative,
+        _r_ieee,
         _r_ip_version,
         _r_date,
         _r_time_ratio,
