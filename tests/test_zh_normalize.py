@@ -518,3 +518,20 @@ def test_unit_characters_arc_minutes_dot_days_and_em_dash_ranges(text: str, expe
 )
 def test_flat_numbers_currency_once_time_zones_and_iso_times(text: str, expected: str) -> None:
     assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # chapter-numbered figures, tables and formulas: the dash is 杠
+        ("如图2-3所示", "如图二杠三所示"),
+        ("数据见表4-1", "数据见表四杠一"),
+        ("代入公式(2-5)", "代入公式(二杠五)"),
+        ("每天2-3次", "每天两到三次"),  # a range stays a range
+        # document numbers and filing numbers
+        ("教发〔2023〕12号", "教发〔二零二三〕十二号"),
+        ("沪ICP备20001234号", "沪ICP备二零零零幺二三四号"),
+    ],
+)
+def test_figure_numbers_and_document_numbers(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected

@@ -76,7 +76,7 @@ _QUANTITY_NEXT = _LIANG_NEXT | set("年月日号秒分多余来几万亿兆度�
 _ID_CUES = (
     "号码", "电话", "手机", "尾号", "拨打", "致电", "热线", "编号", "账号", "帐号", "卡号", "单号",
     "工号", "学号", "房间", "房号", "端口", "端口号", "port", "邮编", "密码", "验证码", "代码", "车次", "航班", "型号",
-    "批号", "证号", "打", "拨", "QQ", "ID", "微信", "号", "状态码", "返回码", "错误码", "编码", "邮政编码", "文号", "合同号", "订单号",
+    "批号", "证号", "打", "拨", "QQ", "ID", "微信", "号", "状态码", "ICP备", "备案号", "许可证号", "返回码", "错误码", "编码", "邮政编码", "文号", "合同号", "订单号",
 )  # fmt: skip
 
 #: Verbs between an identifier word and its number (端口改成8443, 密码设置为123456).
@@ -97,6 +97,11 @@ _DASH_SCORE_AFTER = (
 )  # fmt: skip
 #: After a 3-4 digit number: a room number, read digit by digit (302会议室 三零二).
 _ROOM_NEXT = ("室", "会议室", "房间", "教室", "宿舍", "病房", "号房", "号会议室", "号房间")
+#: Words right before ``N-M`` that make it a chapter-numbered figure, table or formula.
+_FIGURE_WORDS = (
+    "表", "图", "公式", "算式", "附表", "附图", "例题", "示例", "习题", "定理", "引理", "算法",
+    "代码清单", "清单",
+)  # fmt: skip
 #: After ``<digits>单元`` (an address), a 3-4 digit number is a flat number (2单元501).
 _ADDRESS_BEFORE_ROOM = ("单元", "号楼", "栋", "幢", "座", "楼")
 #: After 110/119/120/122: the emergency numbers, read 幺幺零.
@@ -758,7 +763,12 @@ class _Scanner:
                     and ps[k - 2].end == a.start
                     and ps[k - 3].kind == "latin"
                 )
-                if not code and a.kind == "num" and self.t[a.start : a.end].count(".") >= 2:
+                if (
+                    not code
+                    and a.kind == "num"
+                    and self.t[a.start : a.end].count(".") >= 2
+                    and "点" in a.spoken  # a version, not a date (2024.5.1-2024.5.5)
+                ):
                     code = True  # 6.8.0-45-generic: a version's build number, no range
                 if not code and a.kind == "num":
                     brand = self._brand_before(a.start)
@@ -1243,6 +1253,15 @@ class _Scanner:
             return chain.end()
         if i > 0 and is_latin_letter(self.t[i - 1]):
             return i  # i7-12700K: a model code, not a range
+        if (
+            "." not in a + b
+            and self.before(i, 3).rstrip("(（").endswith(_FIGURE_WORDS)
+            and not self.before(i, 3).rstrip("(（").endswith(("试图", "地图", "意图", "列表"))
+            and self.after(end, 1) not in ("%", "‰")
+        ):
+            # 表3-2, 图1-1, 公式(3-1): a chapter-numbered figure, the dash is 杠
+            self.add(i, end, "num", read_cardinal(a) + "杠" + read_cardinal(b))
+            return end
         brand = self._brand_before(i)
         mode = self.brands.get(brand[0].casefold()) if brand is not None else None
         if mode == "standard":
@@ -1518,6 +1537,12 @@ class _Scanner:
             return read_digits(raw)
         if nxt1 == "年" and len(raw) == 4:
             return read_digits(raw)
+        if (
+            len(raw) == 4
+            and self.before(i, 1) in ("〔", "[", "［")
+            and self.after(end, 1) in "〕]］"
+        ):
+            return read_digits(raw)  # 国发〔2024〕5号: the year of a document number
         if nxt1 == "年" and len(raw) == 2 and self._short_year(prev, end, raw[0] in "56789"):
             return read_digits(raw)  # 86年出生 -> 八六年
         if nxt1 == "后" and len(raw) == 2 and raw[1] in "05":
