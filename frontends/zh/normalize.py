@@ -1144,18 +1144,18 @@ class _Scanner:
         score_ctx = any(c in self.before(i, 6) for c in _SCORE_CUES)
         if m and m.group(3) and any(c in self.before(i, 8) for c in _DURATION_TIME_CUES):
             # 马拉松成绩2:05:30, 用时1:02:03: a duration, not a clock time
-            h, mi, s = (int(x) for x in m.groups())
-            if mi < 60 and s < 60:
-                parts = [read_cardinal(str(h), liang=True) + "小时"] if h else []
-                if mi:
-                    parts.append(read_cardinal(str(mi)) + "分")
+            dh, dm, ds = (int(x) for x in m.groups())
+            if dm < 60 and ds < 60:
+                parts = [read_cardinal(str(dh), liang=True) + "小时"] if dh else []
+                if dm:
+                    parts.append(read_cardinal(str(dm)) + "分")
                 end = m.end()
                 frac = re.match(r"\.(\d{1,6})(?![\d.])", t[end : end + 8])
                 if frac:  # 2:05:30.5: the seconds with their fraction
-                    parts.append(read_cardinal(str(s)) + "点" + read_digits(frac.group(1)) + "秒")
+                    parts.append(read_cardinal(str(ds)) + "点" + read_digits(frac.group(1)) + "秒")
                     end += frac.end()
-                elif s or not parts:
-                    parts.append(read_cardinal(str(s)) + "秒")
+                elif ds or not parts:
+                    parts.append(read_cardinal(str(ds)) + "秒")
                 self.add(i, end, "num", "".join(parts))
                 return end
         if m and not score_ctx:
