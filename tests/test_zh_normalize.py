@@ -535,3 +535,20 @@ def test_flat_numbers_currency_once_time_zones_and_iso_times(text: str, expected
 )
 def test_figure_numbers_and_document_numbers(text: str, expected: str) -> None:
     assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # numbers used as words: digit by digit unless counted, measured or an amount
+        ("弹幕刷满了666", "弹幕刷满了六六六"),
+        ("反对996工作制", "反对九九六工作制"),
+        ("520当天花店爆单", "五二零当天花店爆单"),
+        ("共有666名选手", "共有六百六十六名选手"),
+        ("上涨520点", "上涨五百二十点"),
+        # x after a number before a Han word is 倍 too
+        ("开3x速度", "开三倍速度"),
+    ],
+)
+def test_slang_numbers_and_times_before_han(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected

@@ -102,6 +102,19 @@ _FIGURE_WORDS = (
     "表", "图", "公式", "算式", "附表", "附图", "例题", "示例", "习题", "定理", "引理", "算法",
     "代码清单", "清单",
 )  # fmt: skip
+#: Numbers used as words in Chinese chat and news (六六六 praise, 九九六 the working hours,
+#: 五二零 "I love you", 八八六 bye), said digit by digit unless counted or measured.
+#: A number with words after it is slang only before one of them (520那天, not 增加520).
+_SLANG_NUMBERS: dict[str, tuple[str, ...]] = {
+    "666": (), "6666": (), "996": (), "886": (), "1314": (), "5201314": (),
+    "520": ("那天", "当天", "这天", "节", "表白", "快乐", "礼物"),
+    "521": ("那天", "当天", "这天", "节", "表白", "快乐", "礼物"),
+}  # fmt: skip
+#: Words before a number that make it a count or an amount.
+_COUNT_BEFORE = (
+    "共", "达", "计", "约", "超过", "第", "为", "近", "逾", "余", "合计", "总计", "仅", "增加",
+    "减少", "上涨", "下降", "增长", "到", "至", "是", "有",
+)  # fmt: skip
 #: After ``<digits>单元`` (an address), a 3-4 digit number is a flat number (2单元501).
 _ADDRESS_BEFORE_ROOM = ("单元", "号楼", "栋", "幢", "座", "楼")
 #: After 110/119/120/122: the emergency numbers, read 幺幺零.
@@ -1337,7 +1350,9 @@ class _Scanner:
         nxt2 = self.after(end, 2)
         if (
             nxt2[:1] in ("x", "×")
-            and not (nxt2[1:] and (nxt2[1].isalnum() or nxt2[1] in _MATH_NEXT))
+            and not (
+                nxt2[1:] and ((nxt2[1].isascii() and nxt2[1].isalnum()) or nxt2[1] in _MATH_NEXT)
+            )
             and len(raw) <= 4
             and not (nxt2[:1] == "x" and self._in_formula(i))
         ):
@@ -1529,6 +1544,15 @@ class _Scanner:
             return read_cardinal(raw)  # 08月 -> 八月
         if len(raw) > 1 and raw[0] == "0":
             return read_digits(raw)  # 007, 05年, 0571
+        if (
+            raw in _SLANG_NUMBERS
+            and (not _SLANG_NUMBERS[raw] or self.after(end, 2).startswith(_SLANG_NUMBERS[raw]))
+            and nxt1 not in _QUANTITY_NEXT
+            and not self.liang_next(end)
+            and not self.unit_at(end)
+            and not prev.endswith(_COUNT_BEFORE)
+        ):
+            return read_digits(raw)  # 这波操作666, 996工作制, 520那天: said digit by digit
         if prev.endswith("第"):
             return read_cardinal(raw)
         if prev.rstrip(" ").lower().endswith("no.") and len(raw) >= 3:
