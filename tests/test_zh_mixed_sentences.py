@@ -590,3 +590,8 @@ def test_a_chinese_brand_before_a_code_sets_how_its_digits_are_read() -> None:
 )
 def test_model_numbers_codecs_and_standards(text: str, expected: str) -> None:
     assert marked(text) == expected
+
+
+def test_fiscal_years_and_halves() -> None:
+    assert marked("FY25的目标") == "<F Y>二五的目标"
+    assert marked("在2026 H1上线") == "在二零二六<H>一上线"

@@ -552,3 +552,20 @@ def test_figure_numbers_and_document_numbers(text: str, expected: str) -> None:
 )
 def test_slang_numbers_and_times_before_han(text: str, expected: str) -> None:
     assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # M/D with a day of 13-31 next to a date word is a date, otherwise a fraction
+        ("定于6/18举行", "定于六月十八日举行"),
+        ("10/31前截止", "十月三十一日前截止"),
+        ("1/4决赛", "四分之一决赛"),
+        ("占1/16的份额", "占十六分之一的份额"),
+        ("5/16英寸", "十六分之五英寸"),
+        # a year before its half or quarter
+        ("2025 Q1营收", "二零二五 Q一营收"),
+    ],
+)
+def test_slash_dates_and_year_quarters(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected

@@ -115,6 +115,28 @@ _COUNT_BEFORE = (
     "共", "达", "计", "约", "超过", "第", "为", "近", "逾", "余", "合计", "总计", "仅", "增加",
     "减少", "上涨", "下降", "增长", "到", "至", "是", "有",
 )  # fmt: skip
+#: Words around ``M/D`` that make it a date.
+_SLASH_DATE_BEFORE = (
+    "在",
+    "于",
+    "从",
+    "自",
+    "截至",
+    "截止",
+    "到",
+    "至",
+    "是",
+    "定在",
+    "定于",
+    "每年",
+    "今年",
+    "明年",
+    "去年",
+)
+_SLASH_DATE_AFTER = (
+    "开始", "起", "前", "后", "那天", "当天", "这天", "截止", "上线", "发布", "举行", "举办", "放假",
+    "开学", "生日", "圣诞", "晚上", "上午", "下午", "凌晨", "中午", "早上", "晚",
+)  # fmt: skip
 #: After ``<digits>单元`` (an address), a 3-4 digit number is a flat number (2单元501).
 _ADDRESS_BEFORE_ROOM = ("单元", "号楼", "栋", "幢", "座", "楼")
 #: After 110/119/120/122: the emergency numbers, read 幺幺零.
@@ -303,6 +325,7 @@ _RE_LANDLINE = re.compile(
     r"(?:0\d{2,3}-(?:\d{7,8}|\d{3,4}[- ]\d{4})|[48]00-?\d{3}-?\d{4})(?![\d-])", re.ASCII
 )
 _RE_AREA_CODE = re.compile(r"[(（](0\d{2,3})[)）] ?(\d{7,8}|\d{3,4}[- ]\d{4})(?![\d-])", re.ASCII)
+_RE_HALF_QUARTER = re.compile(r" ?(?:H[12]|Q[1-4])(?![A-Za-z0-9])", re.ASCII)
 _RE_IEEE = re.compile(r"802\.(\d{1,2})(?=[a-zA-Z]|[^\d.]|$)", re.ASCII)
 _RE_TZ_OFFSET = re.compile(r"([+-])(\d{1,2})(?::?(\d{2}))?(?![\d:])", re.ASCII)
 _RE_DOT_EVENT = re.compile(r"(\d{1,2})[·・•](\d{1,2})(?![\d·・•])", re.ASCII)
@@ -1133,6 +1156,25 @@ class _Scanner:
                 return m.end()
         return i
 
+    def _slash_date(self, m: re.Match[str], i: int) -> bool:
+        """``M/D`` is a date (not a fraction) when the day cannot be a usual denominator (13-31),
+        no space is inside, and a date word is next to it: 在/于/从/截至 … before it, or 开始,
+        前, 起, 那天, 截止 … after it (``3/15开始放假``; ``1/4决赛`` stays 四分之一)."""
+        a, b = m.group(1), m.group(2)
+        if " " in m.group() or not (1 <= int(a) <= 12 and 13 <= int(b) <= 31):
+            return False
+        after = self.after(m.end(), 3)
+        if after[:1] in ("日", "号"):
+            return True
+        if (
+            after[:1] in _QUANTITY_NEXT
+            or after.startswith(("的", "以", "左右"))
+            or self.unit_at(m.end())
+        ):
+            return False
+        before = self.before(i, 3).rstrip(" ")
+        return before.endswith(_SLASH_DATE_BEFORE) or after.startswith(_SLASH_DATE_AFTER)
+
     def _dotted_date_follows(self, end: int) -> bool:
         """After ``MM.DD`` (``09.10是教师节``, ``10.01国庆``): a dotted month-day needs a Han
         word after it that is no unit, measure word or money (``10.05元`` is a price), or
@@ -1229,6 +1271,8 @@ class _Scanner:
             return m.end()
         if i > 0 and self.t[i - 1] in "/.":
             return i
+        if self._slash_date(m, i):  # 在12/25圣诞节那天, 3/15开始放假: month/day
+            return self._date_end(i, m.end(), _read_month_day(m.group(1), m.group(2)))
         if "血压" in self.before(i, 6):  # 血压120/80: two pressures, not a fraction
             a_end = i + len(m.group(1))
             self.add(i, a_end, "num", read_cardinal(m.group(1)))
@@ -1561,6 +1605,8 @@ class _Scanner:
             return read_digits(raw)
         if nxt1 == "年" and len(raw) == 4:
             return read_digits(raw)
+        if len(raw) == 4 and 1900 <= int(raw) <= 2099 and _RE_HALF_QUARTER.match(self.t, end):
+            return read_digits(raw)  # 2024 H2, 2025 Q1: a year and its half or quarter
         if (
             len(raw) == 4
             and self.before(i, 1) in ("〔", "[", "［")
