@@ -569,3 +569,21 @@ def test_slang_numbers_and_times_before_han(text: str, expected: str) -> None:
 )
 def test_slash_dates_and_year_quarters(text: str, expected: str) -> None:
     assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # superscript exponents
+        ("血小板计数250×10⁹/L", "血小板计数二百五十乘十的九次方每升"),
+        ("误差小于10⁻³", "误差小于十的负三次方"),
+        ("面积3m²", "面积三平方米"),
+        # a four-digit year that names a class, a model or a season
+        ("2023届毕业生", "二零二三届毕业生"),
+        ("2025款车型", "二零二五款车型"),
+        ("2024赛季", "二零二四赛季"),
+        ("共2024人", "共两千零二十四人"),
+    ],
+)
+def test_superscript_exponents_and_named_years(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected

@@ -115,6 +115,8 @@ _COUNT_BEFORE = (
     "共", "达", "计", "约", "超过", "第", "为", "近", "逾", "余", "合计", "总计", "仅", "增加",
     "减少", "上涨", "下降", "增长", "到", "至", "是", "有",
 )  # fmt: skip
+#: Superscript digits 0-9, by value (an exponent written 10⁹).
+_SUPERSCRIPT_DIGITS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
 #: Words around ``M/D`` that make it a date.
 _SLASH_DATE_BEFORE = (
     "在",
@@ -137,6 +139,22 @@ _SLASH_DATE_AFTER = (
     "开始", "起", "前", "后", "那天", "当天", "这天", "截止", "上线", "发布", "举行", "举办", "放假",
     "开学", "生日", "圣诞", "晚上", "上午", "下午", "凌晨", "中午", "早上", "晚",
 )  # fmt: skip
+#: After a four-digit year that names something (2024届 二零二四届, 2025款, 2024赛季).
+_YEAR_NAMED_NEXT = (
+    "届",
+    "级",
+    "款",
+    "版",
+    "赛季",
+    "财年",
+    "学年",
+    "年度",
+    "春晚",
+    "高考",
+    "考研",
+    "世界杯",
+    "奥运",
+)
 #: After ``<digits>单元`` (an address), a 3-4 digit number is a flat number (2单元501).
 _ADDRESS_BEFORE_ROOM = ("单元", "号楼", "栋", "幢", "座", "楼")
 #: After 110/119/120/122: the emergency numbers, read 幺幺零.
@@ -886,7 +904,7 @@ class _Scanner:
             and self.pieces
             and self.pieces[-1].end == i
             and self.pieces[-1].kind == "num"
-            and is_latin_letter(t[i - 1])
+            and (is_latin_letter(t[i - 1]) or t[i - 1] in _SUPERSCRIPT_DIGITS)
         ):
             unit = self.unit_at(i + 1)
             if unit and (i + 1 >= self.n or t[i + 1] != " "):
@@ -907,6 +925,10 @@ class _Scanner:
                 exp = ("负" if neg else "") + read_number(m.group())
                 self.add(i, m.end(), "num", "的" + exp + "次方")
                 return m.end()
+        if c in _SUPERSCRIPT_DIGITS or (c in "⁻⁺" and self.after(i + 1, 1) in _SUPERSCRIPT_DIGITS):
+            j = self._superscript_power(i)
+            if j > i:
+                return j
         if c in ">→»›" and self._menu_step(i):
             self.add(i, i + 1, "punct", "")  # File > Settings: a menu path, a pause
             return i + 1
@@ -1499,6 +1521,26 @@ class _Scanner:
         around = self.t[max(0, i - 24) : i + 24]
         return any(w in around for w in _PHOTO_WORDS)
 
+    def _superscript_power(self, i: int) -> int:
+        """``10⁹`` -> 十的九次方, ``10⁻⁶`` -> 十的负六次方, ``2¹⁰`` -> 二的十次方 (a lone ² or ³
+        after a letter or number keeps 的平方/的立方): after a number, a letter or ``)``."""
+        t = self.t
+        if i == 0 or not (_is_digit(t[i - 1]) or is_latin_letter(t[i - 1]) or t[i - 1] == ")"):
+            return i
+        j = i
+        sign = ""
+        if t[j] in "⁻⁺":
+            sign = "负" if t[j] == "⁻" else ""
+            j += 1
+        k = j
+        while k < self.n and t[k] in _SUPERSCRIPT_DIGITS:
+            k += 1
+        digits = "".join(str(_SUPERSCRIPT_DIGITS.index(c)) for c in t[j:k])
+        if not digits or (not sign and digits in ("2", "3") and k - i == 1):
+            return i  # x², m³: the square and the cube (_SYMBOLS)
+        self.add(i, k, "num", "的" + sign + read_cardinal(digits) + "次方")
+        return k
+
     def _menu_step(self, i: int) -> bool:
         """``File > Settings > Editor``, ``设置→通用``: an arrow between two capitalised words
         (or Han words, for →) is a step in a menu path, no comparison (``x > 0``)."""
@@ -1605,6 +1647,14 @@ class _Scanner:
             return read_digits(raw)
         if nxt1 == "年" and len(raw) == 4:
             return read_digits(raw)
+        if (
+            len(raw) == 4
+            and 1900 <= int(raw) <= 2099
+            and self.after(end, 2).startswith(_YEAR_NAMED_NEXT)
+        ):
+            return read_digits(
+                raw
+            )  # 2024届, 2025款, 2024赛季: a year naming a class, model, season
         if len(raw) == 4 and 1900 <= int(raw) <= 2099 and _RE_HALF_QUARTER.match(self.t, end):
             return read_digits(raw)  # 2024 H2, 2025 Q1: a year and its half or quarter
         if (
