@@ -587,3 +587,8 @@ def test_slash_dates_and_year_quarters(text: str, expected: str) -> None:
 )
 def test_superscript_exponents_and_named_years(text: str, expected: str) -> None:
     assert normalize_zh(text) == expected
+
+
+def test_plus_one_is_a_vote() -> None:
+    assert normalize_zh("这个提议我+1") == "这个提议我加一"
+    assert normalize_zh("气温+1℃") == "气温正一摄氏度"

@@ -1032,6 +1032,14 @@ class _Scanner:
         if not m:
             return i
         end = m.end()
+        if (
+            t[i] == "+"
+            and m.group() == "1"
+            and (i == 0 or is_han(t[i - 1]) or t[i - 1] == " ")
+            and not (end < self.n and (t[end] in "%‰." or self.unit_at(end)))
+        ):
+            self.add(i, end, "num", "加一")  # 我+1: a vote for it, not "positive one"
+            return end
         if end < self.n and t[end] == "%":
             self.add(i, end + 1, "num", sign + "百分之" + read_number(m.group()))
             return end + 1
