@@ -770,6 +770,17 @@ def _is_per_unit(tok: str) -> bool:
     )
 
 
+def _is_setting(tok: str) -> bool:
+    """``max_tokens=2048``, ``lr=3e-4``, ``top_p=0.9``: a snake_case name, ``=``, a number."""
+    key, _, val = tok.rstrip(",.;:!?").partition("=")
+    if not key or not val or not key.isascii() or not key[0].isalpha():
+        return False
+    if not all(c.isalnum() or c == "_" for c in key):
+        return False
+    num = val.lstrip("-").replace(".", "", 1).replace("e-", "", 1).replace("e", "", 1)
+    return num.isdigit()
+
+
 def is_metric_at_k(tok: str) -> bool:
     """``mAP@0.5``, ``Recall@10``, ``NDCG@5``: letters, ``@``, a number (an e-mail address has
     a domain after the ``@``)."""
@@ -799,6 +810,8 @@ def _is_identifier(tok: str) -> bool:
     """
     if is_rate(tok) or _is_per_unit(tok) or _is_letter_pair(tok) or _is_slash_code(tok):
         return False
+    if "=" in tok and _is_setting(tok):
+        return False  # max_tokens=2048: a setting; its value is read in the sentence's language
     if "@" in tok and is_metric_at_k(tok):
         return False  # mAP@0.5, Recall@10: a metric at a cut-off, no e-mail address
     if "/" in tok and is_network(tok):

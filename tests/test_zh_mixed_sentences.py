@@ -595,3 +595,10 @@ def test_model_numbers_codecs_and_standards(text: str, expected: str) -> None:
 def test_fiscal_years_and_halves() -> None:
     assert marked("FY25的目标") == "<F Y>二五的目标"
     assert marked("在2026 H1上线") == "在二零二六<H>一上线"
+
+
+def test_a_setting_reads_its_value_in_the_sentence_language() -> None:
+    assert marked("设置num_beams=4") == "设置<num><beams>等于四"
+    utt = mixvox.route("设置num_beams=4")
+    assert not any("_" in w.spoken for w in utt.words)
+    assert marked("见config_file里") == "见<config file>里"  # an identifier stays English

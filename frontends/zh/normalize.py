@@ -680,6 +680,10 @@ class _Scanner:
             c = p.spoken
             if c == "|":
                 ps[k] = Piece(p.start, p.end, "punct", "")
+            elif (
+                c == "_" and 0 < k < len(ps) - 1 and ps[k - 1].end == p.start == ps[k + 1].start - 1
+            ):
+                ps[k] = Piece(p.start, p.end, "punct", "")  # max_tokens: the parts, no underscore
             elif c == "/" and 0 < k < len(ps) - 1:
                 a, b = ps[k - 1], ps[k + 1]
                 pair = (
