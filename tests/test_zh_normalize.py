@@ -592,3 +592,21 @@ def test_superscript_exponents_and_named_years(text: str, expected: str) -> None
 def test_plus_one_is_a_vote() -> None:
     assert normalize_zh("这个提议我+1") == "这个提议我加一"
     assert normalize_zh("气温+1℃") == "气温正一摄氏度"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # power, energy, pressure, imperial units; a unit after 万/亿
+        ("一座220kV变电站", "一座二百二十千伏变电站"),
+        ("装机容量1.2GW", "装机容量一点二吉瓦"),
+        ("年发电量30亿kWh", "年发电量三十亿千瓦时"),
+        ("储能规模50MWh", "储能规模五十兆瓦时"),
+        ("胎压230kPa", "胎压二百三十千帕"),
+        ("浓度为40μg/m³", "浓度为四十微克每立方米"),
+        ("时速55mph", "时速五十五英里每小时"),
+        ("身高5ft", "身高五英尺"),
+    ],
+)
+def test_power_pressure_and_imperial_units(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected

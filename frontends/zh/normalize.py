@@ -63,7 +63,8 @@ _LIANG_NEXT = set(
 )
 #: Letter units after which a bare ``2`` is 两 too (``2GB`` -> 两 G B, ``2K`` -> 两 K).
 _LIANG_LETTER_UNITS = frozenset(
-    "B KB MB GB TB PB K M G T W kW V A mA ms s min h km m cm mm kg g mg t L l ml mL".split()
+    "B KB MB GB TB PB K M G T W kW V A mA ms s min h km m cm mm kg g mg t L l ml mL kV MW GW "
+    "kWh MWh GWh Pa kPa MPa".split()
 )
 #: After ``2``: an ordinal or a mathematical degree, 二 even before a measure word.
 _ER_NOT_LIANG = ("年级", "次方程", "次函数", "次曲线", "次元", "次根", "次型", "次方")
@@ -183,6 +184,10 @@ _UNITS: dict[str, str] = {
     "Gbps": "吉比特每秒", "Mbps": "兆比特每秒", "Kbps": "千比特每秒", "kbps": "千比特每秒",
     "kcal": "千卡", "cal": "卡", "kJ": "千焦", "rpm": "转每分钟", "k㎡": "平方千米",
     "′": "分", "″": "秒",
+    "kV": "千伏", "GW": "吉瓦", "MW": "兆瓦", "GWh": "吉瓦时", "MWh": "兆瓦时", "TWh": "太瓦时",
+    "Pa": "帕", "kPa": "千帕", "MPa": "兆帕", "GPa": "吉帕", "hPa": "百帕",
+    "μg": "微克", "µg": "微克", "ng": "纳克", "lux": "勒克斯", "mph": "英里每小时",
+    "ft": "英尺", "lb": "磅", "lbs": "磅", "oz": "盎司",
     "dB": "分贝", "px": "像素", "fps": "帧每秒", "w": "万", "cc": "毫升", "mmHg": "毫米汞柱",
 }  # fmt: skip
 _UNITS.update(_UNIT_CHARS)
@@ -546,6 +551,10 @@ class _Scanner:
             elif cls == "latin" and t[i : i + 3].lower() == "no." and self._digit_after(i + 3):
                 self.add(i, i + 3, "latin", "No.")  # No.1, No. 12345: "number"
                 i += 3
+            elif cls == "latin" and self._unit_after_magnitude(i):
+                u, j = self.unit_at(i) or ("", i)
+                self.add(i, j, "num", _UNITS[u])  # 45亿kWh -> 四十五亿千瓦时
+                i = j
             elif cls == "latin":
                 j = self._latin_end(i)
                 self.add(i, j, "latin", t[i:j])
@@ -1552,6 +1561,21 @@ class _Scanner:
             return i  # x², m³: the square and the cube (_SYMBOLS)
         self.add(i, k, "num", "的" + sign + read_cardinal(digits) + "次方")
         return k
+
+    def _unit_after_magnitude(self, i: int) -> bool:
+        """A unit right after ``<number>万/亿`` (``45亿kWh``, ``3万km``): the unit of the amount."""
+        t = self.t
+        k = i
+        while k > 0 and i - k < 3 and t[k - 1] in "万亿千百":
+            k -= 1
+        if k == i or k == 0 or not _is_digit(t[k - 1]):
+            return False
+        unit = self.unit_at(i)
+        return (
+            unit is not None
+            and len(unit[0]) >= 2
+            and not (unit[1] < self.n and is_latin_letter(t[unit[1]]))
+        )
 
     def _menu_step(self, i: int) -> bool:
         """``File > Settings > Editor``, ``设置→通用``: an arrow between two capitalised words
