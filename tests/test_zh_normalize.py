@@ -610,3 +610,17 @@ def test_plus_one_is_a_vote() -> None:
 )
 def test_power_pressure_and_imperial_units(text: str, expected: str) -> None:
     assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # traditional characters decide like simplified ones (the Han text stays as written)
+        ("買了2張票", "買了两張票"),
+        ("總共2萬元", "總共两萬元"),
+        ("電話號碼13912345678", "電話號碼幺三九幺二三四五六七八"),
+        ("第2屆", "第二屆"),
+    ],
+)
+def test_traditional_context_characters(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected

@@ -55,6 +55,15 @@ class Piece:
 # Tables
 # ---------------------------------------------------------------------------------------------
 
+#: Traditional forms of the characters the number rules look at (measure words, 號 萬 億 點 …),
+#: so that context decides the same in traditional text (2個 -> 两個); one for one, and only
+#: for the rules: Han text itself is spoken as written (the frontend converts it for the G2P).
+_TRAD_CONTEXT = str.maketrans(
+    "個張條輛號萬億點屆歲臺隻雙對塊兩週間場層棟門頁項組顆盤筆檔節時鐘種噸釐幣區線樓單級輪機餘來幾約"
+    "攝電話碼賬戶編證辦發備報歐韓鈔億倆屆處款際劃賽屆價",
+    "个张条辆号万亿点届岁台只双对块两周间场层栋门页项组颗盘笔档节时钟种吨厘币区线楼单级轮机余来几约"
+    "摄电话码账户编证办发备报欧韩钞亿俩届处款际划赛届价",
+)
 #: Measure words and units after which a bare ``2`` is read 两 (``2个`` -> 两个).
 _LIANG_NEXT = set(
     "个位只条本张件次天种台辆座家名人块元斤米倍把支双对份杯瓶碗篇部首项套批场遍趟回下步点所间"
@@ -410,8 +419,11 @@ class _Scanner:
         self.orig = text
         # fold full-width forms, but keep the Chinese comma: "100，200" is two numbers
         self.t = (
-            fold_width(text.replace("，", "\ue000")).replace("\ue000", "，").replace("∶", ":")
-        )  # ∶ (U+2236 RATIO) is a colon: 3∶0 -> 三比零
+            fold_width(text.replace("，", "\ue000"))
+            .replace("\ue000", "，")
+            .replace("∶", ":")
+            .translate(_TRAD_CONTEXT)
+        )  # ∶ (U+2236 RATIO) is a colon: 3∶0 -> 三比零; 2個 decides as 2个 (两个)
         self.n = len(text)
         self.pieces: list[Piece] = []
         self._era_end = 0
