@@ -624,3 +624,16 @@ def test_power_pressure_and_imperial_units(text: str, expected: str) -> None:
 )
 def test_traditional_context_characters(text: str, expected: str) -> None:
     assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a forecast's low/high written with a slash before a temperature unit
+        ("多云，12/20℃", "多云，十二到二十摄氏度"),
+        ("小雪，-6/1℃", "小雪，零下六到一摄氏度"),
+        ("晴，-10/-3℃", "晴，零下十到零下三摄氏度"),
+    ],
+)
+def test_slashed_temperature_ranges(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected

@@ -388,7 +388,7 @@ _RE_MAC = re.compile(
 )
 _RE_PORT = re.compile(r"[:：](\d{1,5})(?![\d.:])", re.ASCII)
 _RE_PER_TIME = re.compile(r"(s|h|min|ms|d)(?![A-Za-z])", re.ASCII)
-_RE_TEMP_RANGE_END = re.compile(rf"[~～\-到至](-?)({_NUM})(°C|℃|°F|℉)", re.ASCII)
+_RE_TEMP_RANGE_END = re.compile(rf"[~～\-到至/](-?)({_NUM})(°C|℃|°F|℉)", re.ASCII)
 
 
 def _is_digit(c: str) -> bool:
@@ -1326,6 +1326,12 @@ class _Scanner:
             return m.end()
         if i > 0 and self.t[i - 1] in "/.":
             return i
+        unit = self.unit_at(m.end())
+        if unit and unit[0] in _TEMPERATURE_UNITS and " " not in m.group():
+            # 气温15/25℃: a forecast's low and high, 十五到二十五摄氏度
+            spoken = read_cardinal(m.group(1)) + "到" + read_cardinal(m.group(2)) + _UNITS[unit[0]]
+            self.add(i, unit[1], "num", spoken)
+            return unit[1]
         if self._slash_date(m, i):  # 在12/25圣诞节那天, 3/15开始放假: month/day
             return self._date_end(i, m.end(), _read_month_day(m.group(1), m.group(2)))
         if "血压" in self.before(i, 6):  # 血压120/80: two pressures, not a fraction
