@@ -637,3 +637,15 @@ def test_traditional_context_characters(text: str, expected: str) -> None:
 )
 def test_slashed_temperature_ranges(text: str, expected: str) -> None:
     assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("巴西队2-0德国队", "巴西队二比零德国队"),
+        ("主队1-1客队", "主队一比一客队"),
+        ("每队3-5名队员", "每队三到五名队员"),
+    ],
+)
+def test_a_dash_after_a_team_is_a_score(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected

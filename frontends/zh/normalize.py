@@ -1430,7 +1430,13 @@ class _Scanner:
             c in self.before(i, 6) for c in ("比分", "战胜", "击败", "打成")
         ):
             return True
-        return self.after(end, 2).startswith(_DASH_SCORE_AFTER)
+        if self.after(end, 2).startswith(_DASH_SCORE_AFTER):
+            return True
+        # 中国队3-0日本队, 主队2-1客队: after a team, no unit or measure word after
+        nxt = self.after(end, 1)
+        return self.before(i, 1) == "队" and not (
+            nxt in ("%", "‰", "名", "人", "个") or self.liang_next(end) or self.unit_at(end)
+        )
 
     def _read_plain(
         self, num: str, next_pos: int, *, year_ok: bool = False, liang: bool = True
