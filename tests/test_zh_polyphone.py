@@ -142,7 +142,51 @@ def test_place_name_with_wei_is_left_to_the_model() -> None:
 def test_dictionary_words_stay_ours() -> None:
     assert lexical("行长") == ["hang2", "zhang3"]
     assert lexical("银行") == ["yin2", "hang2"]
-    assert lexical("头发") == ["tou2", "fa5"]  # our table's neutral tone survives the model
+    # our table's reading survives the model: citation tone lexically, neutral when spoken
+    assert lexical("头发") == ["tou2", "fa4"]
+    assert g2p_zh("头发") == ["tou2", "fa5"]
+
+
+# -- neutral tones: lexical citation tone, spoken neutral (phrases.tsv X4/5) --------------------
+
+
+def test_unstressed_content_morphemes_are_citation_lexically_neutral_when_spoken() -> None:
+    # CPP (and any citation-tone benchmark) writes 认识 shi2, 衣服 fu2, 弟弟 di4: that is our
+    # lexical layer now; the espeak path still speaks the neutral tone
+    assert lexical("我认识他") == ["wo3", "ren4", "shi2", "ta1"]
+    assert g2p_zh("我认识他") == ["wo3", "ren4", "shi5", "ta1"]
+    assert lexical("衣服") == ["yi1", "fu2"] and g2p_zh("衣服") == ["yi1", "fu5"]
+    assert lexical("我弟弟") == ["wo3", "di4", "di4"] and g2p_zh("我弟弟")[1:] == ["di4", "di5"]
+
+
+def test_toneless_morphemes_stay_neutral_lexically() -> None:
+    # particles and suffixes have no citation tone: CPP writes them 5 as well
+    assert lexical("什么")[1] == "me5"
+    assert lexical("石头")[1] == "tou5"
+    assert lexical("右边")[1] == "bian5"
+
+
+def test_neutral_tone_comes_before_sandhi() -> None:
+    # 耳朵 er3 duo3 lexically; spoken duo5, so no third-tone sandhi on 耳 (er3, not er2)
+    assert lexical("耳朵") == ["er3", "duo3"]
+    assert g2p_zh("耳朵") == ["er3", "duo5"]
+    # a word no dictionary knows, read by its parts, keeps the parts' neutral tones
+    assert g2p_zh("姥姥家")[:2] == ["lao3", "lao5"]
+
+
+def test_citation_slash_five_needs_a_tone(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mixvox.frontends.zh import g2p
+
+    class Fake:
+        def joinpath(self, *_a: str) -> Fake:
+            return self
+
+        def read_text(self, _enc: str) -> str:
+            return "认识\tren4 shi5/5\n"
+
+    monkeypatch.setattr(g2p.resources, "files", lambda _pkg: Fake())
+    with pytest.raises(ValueError, match="citation tone"):
+        g2p._load_table("phrases.tsv")
 
 
 # -- rules never cross a word boundary ---------------------------------------------------------
@@ -208,11 +252,18 @@ def test_one_character_word_rules(text: str, char: str, reading: str) -> None:
     assert reading_at(text, text.index(char)) == reading
 
 
-def test_rule_for_a_previous_word_needs_one() -> None:
-    # '+' asks for a previous word: at the start of a run (a lane number: 593弄) the model decides
+def test_rule_for_a_previous_word_needs_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    # '+' asks for a previous word: at the start of a run the rule does not fire
+    monkeypatch.setattr(polyphone, "word_rules", lambda: {"弄": [("nong4", ("+",), (), False)]})
     assert polyphone.after_word("弄", "", "") is None
     assert polyphone.after_word("弄", "再次", "") == "nong4"
-    assert polyphone.after_word("弄", "", "干") == "nong4"
+
+
+def test_nong_rule_needs_a_subject_or_a_complement() -> None:
+    assert polyphone.after_word("弄", "", "") is None  # a lane number: 593弄
+    assert polyphone.after_word("弄", "王家", "") is None  # a lane name: the model decides
+    assert polyphone.after_word("弄", "我", "") == "nong4"
+    assert polyphone.after_word("弄", "再次", "干") == "nong4"
 
 
 def test_word_rules_match_whole_words() -> None:
@@ -302,3 +353,94 @@ def test_t2s_shortcut_keeps_conversion() -> None:
     assert fe.to_simplified("這是頭髮") == "这是头发"
     assert fe.to_simplified("这是头发") == "这是头发"  # nothing to change: OpenCC skipped
     assert fe._t2s_triggers and "這" in fe._t2s_triggers and "这" not in fe._t2s_triggers
+
+
+# -- heteronym words: the model picks between the dictionary's senses ---------------------------
+
+
+def test_heteronym_word_reading_follows_the_sentence() -> None:
+    assert reading_at("他的肚子很大。", 2) == "du4"  # belly (pypinyin's entry says du3)
+    assert reading_at("爆炒羊肚子是一道名菜。", 3) == "du3"  # tripe
+    assert reading_at("那是一些见不得人的勾当。", 9) == "gou4"
+    assert reading_at("大中祥符年间为勾当三班院。", 7) == "gou1"  # the Song-dynasty office
+    assert reading_at("水分子", 1) == "fen1" and reading_at("知识分子", 2) == "fen4"
+
+
+def test_heteronym_choice_is_not_cached_across_sentences() -> None:
+    fe = ZhFrontend()
+    assert fe.char_readings("爆炒羊肚子是一道名菜。", sandhi=False)[3] == "du3"
+    assert fe.char_readings("他的肚子很大。", sandhi=False)[2] == "du4"
+
+
+def test_heteronym_without_model_keeps_the_dictionary_reading() -> None:
+    r = ZhFrontend(polyphone_model=False).char_readings("他的肚子很大。", sandhi=False)
+    assert r[2] == "du3"  # pypinyin's reading: the list only lets the model choose
+
+
+def test_heteronym_table_rejects_bad_entries(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(polyphone, "_lines", lambda _name: [["肚子", "5", "du4 du3"]])
+    polyphone.heteronyms.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="bad entry"):
+            polyphone.heteronyms()
+    finally:
+        monkeypatch.undo()
+        polyphone.heteronyms.cache_clear()
+
+
+def test_pypinyin_entry_fixed_in_our_table() -> None:
+    assert reading_at("一种玉米粉糊糊。", 5) == "hu4"  # 糊糊 hù·hu (pypinyin: hu1)
+
+
+def test_locative_bian_is_toneless_after_a_direction() -> None:
+    assert reading_at("仅有西南边的一座楼", 4) == "bian5"  # a word no dictionary knows
+    assert reading_at("他住在北边", 4) == "bian5"  # our table (pypinyin: bian1)
+    assert reading_at("他在旁边", 3) == "bian1"  # 旁边 keeps its full tone
+    assert reading_at("学校周边", 3) == "bian1"
+
+
+def test_reviewed_pypinyin_entries_are_corrected() -> None:
+    # 朴 pǔ 'plain' (pypinyin: piáo, the surname), 出处 chù, 释迦牟尼 móu, 南燕 Yān (the state)
+    assert lexical("他的生活很简朴")[-1] == "pu3"
+    assert reading_at("这句话的出处在哪里", 5) == "chu4"
+    assert lexical("释迦牟尼")[2] == "mou2"
+    assert reading_at("南燕是十六国之一", 1) == "yan1"
+
+
+def test_reading_fixes_do_not_change_segmentation() -> None:
+    # phrase_fixes.tsv changes readings only: 下处 (xià·chu) must not cut 一下/处理 as 一/下处/理
+    from mixvox.frontends.zh.g2p import ZhG2P
+
+    g = ZhG2P()
+    assert "处理" in g.segment("我们一下处理完")
+    assert g.word_pinyin("下处") == ["xia4", "chu4"]  # lexical: citation tone
+
+
+def test_own_tables_include_the_reading_fixes() -> None:
+    from mixvox.frontends.zh.g2p import ZhG2P
+
+    g = ZhG2P()
+    assert g.is_own("简朴") and g.is_own("认识") and not g.is_own("银杏")
+    assert g.log_prob("认识") > g.log_prob("没有这个词的词") == -99.0
+
+
+def test_onnx_start_up_is_waited_for_at_exit(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a short script that exits while ONNX Runtime starts in the background thread used to
+    # abort (exit status 134): load() registers a hook that lets the start-up finish
+    from mixvox.frontends.zh import polymodel
+
+    hooks: list[tuple[object, tuple[object, ...]]] = []
+    monkeypatch.setattr(polymodel.atexit, "register", lambda f, *a: hooks.append((f, a)))
+    m = PolyphoneModel()
+    m.load()
+    assert len(hooks) == 1
+    fn, args = hooks[0]
+    fn(*args)  # type: ignore[operator]
+    assert m._onnx_thread is not None and not m._onnx_thread.is_alive()
+
+
+def test_nong_is_a_verb_only_with_a_subject_or_complement() -> None:
+    assert reading_at("我来弄吧", 2) == "nong4"  # after a subject/auxiliary word
+    assert reading_at("他把衣服弄干了。", 4) == "nong4"  # before its complement
+    assert reading_at("他住在王家弄。", 5) == "long4"  # a lane: the model decides
+    assert reading_at("新华路593弄", 6) == "long4"

@@ -3,7 +3,10 @@
 Sources, first match wins:
 
 1. ``data/phrases.tsv`` — our own word table (polyphone words pypinyin gets wrong or lacks,
-   lexical neutral tones such as 漂亮 piao4 liang5);
+   neutral tones such as 漂亮 piao4 liang4/5: citation tone lexically, spoken neutral), and
+   ``data/phrase_fixes.tsv`` — corrected readings of words that do not join the segmenter's
+   vocabulary (a reading fix never changes how a sentence is cut); ``data/heteronyms.tsv``
+   lets the context model choose between a dictionary word's senses (肚子 du4 / du3);
 2. pypinyin's phrase dictionary (``PHRASES_DICT``);
 3. per character: context rules in :mod:`.polyphone`, the context model, else pypinyin's first
    reading.
@@ -42,8 +45,15 @@ def mark_to_tone3(p: str) -> str:
     return to_tone3(p, neutral_tone_with_five=True)
 
 
-def _load_table(name: str) -> dict[str, list[str]]:
+def _load_table(name: str) -> tuple[dict[str, list[str]], dict[str, tuple[int, ...]]]:
+    """``(readings, unstressed)`` of a phrase table.
+
+    A syllable written ``shi2/5`` is a content morpheme read unstressed in that word: its
+    lexical reading is the citation tone ``shi2``, and ``unstressed[word]`` lists its position
+    so that the surface layer speaks it neutral (see :meth:`ZhG2P.spoken`).
+    """
     table: dict[str, list[str]] = {}
+    unstressed: dict[str, tuple[int, ...]] = {}
     text = resources.files("mixvox.frontends.zh").joinpath("data").joinpath(name).read_text("utf-8")
     for lineno, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0].strip()
@@ -53,8 +63,16 @@ def _load_table(name: str) -> dict[str, list[str]]:
         syl = pins.split()
         if len(syl) != len(word):
             raise ValueError(f"{name}:{lineno}: {word!r} has {len(word)} chars, {len(syl)} syl")
+        soft = tuple(k for k, s in enumerate(syl) if s.endswith("/5"))
+        for k in soft:
+            lex = syl[k][:-2]
+            if lex[-1:] not in ("1", "2", "3", "4"):
+                raise ValueError(f"{name}:{lineno}: {syl[k]!r}: X/5 needs a citation tone 1-4")
+            syl[k] = lex
         table[word] = syl
-    return table
+        if soft:
+            unstressed[word] = soft
+    return table, unstressed
 
 
 def _jieba_dict_path() -> str | None:
@@ -77,13 +95,16 @@ _RARE = 10
 #: Most dictionary words whose reading a :class:`ZhG2P` keeps once made (a few MB at most).
 _FIXED_MAX = 50_000
 
-Tables = tuple[dict[str, list[str]], dict[str, float], int, frozenset[str], float]
+Tables = tuple[
+    dict[str, list[str]], dict[str, float], int, frozenset[str], float, dict[str, tuple[int, ...]]
+]
 
 
 @lru_cache(maxsize=2)
 def _shared_tables(jieba_path: str | None) -> Tables:
     """Our phrase table, word log-probabilities, the longest word length, long-word heads,
-    and the log-probability of a word counted ``_RARE`` times (``-inf`` without counts).
+    the log-probability of a word counted ``_RARE`` times (``-inf`` without counts), and our
+    table's unstressed positions (``X4/5`` syllables).
 
     The heads are the first ``_SHORT`` characters of every longer word: the segmenter tries
     lengths above ``_SHORT`` only where the text has one (a quarter of its lookups otherwise).
@@ -91,7 +112,8 @@ def _shared_tables(jieba_path: str | None) -> Tables:
     Cached per dictionary path and shared by every :class:`ZhG2P` (the tables are read-only
     and the frequency list is large: one copy per process is enough).
     """
-    own = _load_table("phrases.tsv")
+    own, unstressed = _load_table("phrases.tsv")
+    fixes, soft_fixes = _load_table("phrase_fixes.tsv")  # readings only: not in `freq` below
     freq: dict[str, int] = {}
     if jieba_path:
         with open(jieba_path, encoding="utf-8") as f:
@@ -104,6 +126,8 @@ def _shared_tables(jieba_path: str | None) -> Tables:
             freq[w] = 10
     for w in own:
         freq[w] = max(freq.get(w, 0), 2000)
+    own = {**fixes, **own}
+    unstressed = {**soft_fixes, **unstressed}
     logtotal = math.log(sum(freq.values()) or 1)
     logp = {w: math.log(f) - logtotal for w, f in freq.items() if f > 0}
     maxlen = 1
@@ -115,7 +139,7 @@ def _shared_tables(jieba_path: str | None) -> Tables:
     if not heads:
         maxlen = max((len(w) for w in logp), default=1)
     rare = math.log(_RARE) - logtotal if jieba_path else -math.inf
-    return own, logp, min(16, maxlen), frozenset(heads), rare
+    return own, logp, min(16, maxlen), frozenset(heads), rare, unstressed
 
 
 class ZhG2P:
@@ -135,12 +159,14 @@ class ZhG2P:
         self._rare_logp = -math.inf
         self._fixed: dict[str, tuple[str, ...]] = {}  # dictionary words' readings, once made
         self._unk = -30.0
+        self._unstressed: dict[str, tuple[int, ...]] = {}
 
     def load(self) -> None:
         if self._own is not None:
             return
-        own, logp, maxlen, heads, rare = _shared_tables(_jieba_dict_path())
+        own, logp, maxlen, heads, rare, unstressed = _shared_tables(_jieba_dict_path())
         self._logp, self._maxlen, self._heads, self._rare_logp = logp, maxlen, heads, rare
+        self._unstressed = unstressed
         self._unk = min(logp.values(), default=-25.0) - 5.0  # an unknown single character
         self._own = own
 
@@ -198,6 +224,16 @@ class ZhG2P:
         """In our table or pypinyin's: its reading does not depend on the sentence."""
         return word in (self._own or {}) or word in PHRASES_DICT
 
+    def is_own(self, w: str) -> bool:
+        """In our own tables (phrases or reading fixes): never overruled by the model."""
+        self.load()
+        return w in (self._own or {})
+
+    def log_prob(self, w: str) -> float:
+        """The segmenter's log-probability of ``w`` (``-99`` for a word it does not know)."""
+        self.load()
+        return self._logp.get(w, -99.0)
+
     def is_word(self, w: str) -> bool:
         self.load()
         return w in self._logp
@@ -233,6 +269,9 @@ class ZhG2P:
             fixed = self._fixed.get(word)
             if fixed is not None:
                 return list(fixed)
+            senses = polyphone.heteronyms().get(word)
+            if senses is not None:
+                return self._by_sense(word, senses, guess)
         py = self._word_pinyin(word, left, right, guess)
         if (
             len(word) > 1
@@ -251,6 +290,24 @@ class ZhG2P:
                             py[k] = r
             elif len(self._fixed) < _FIXED_MAX and self._in_dictionary(word):
                 self._fixed[word] = tuple(py)  # a dictionary word reads the same everywhere
+        return py
+
+    def _by_sense(
+        self,
+        word: str,
+        senses: tuple[tuple[int, frozenset[str]], ...],
+        guess: Guess | None,
+    ) -> list[str]:
+        """A heteronym word (``data/heteronyms.tsv``: 肚子 du4/du3, 勾当 gou4/gou1): its
+        dictionary reading, except where the context model picks another reading of the
+        word's list for that character. Never cached: the reading depends on the sentence.
+        """
+        py = self._word_pinyin(word)
+        if guess is not None:
+            for k, readings in senses:
+                r = guess(k)
+                if r in readings:
+                    py[k] = r
         return py
 
     def _word_pinyin(
@@ -309,6 +366,47 @@ class ZhG2P:
                     i += L
                     break
         return parts
+
+    def unstressed(self, word: str) -> tuple[tuple[int, str], ...]:
+        """``(position, citation syllable)`` of each syllable of ``word`` that is spoken
+        neutral over a citation tone (an ``X4/5`` syllable of our table).
+
+        Mirrors :meth:`_word_pinyin`: our table's entry, else (a word no dictionary knows,
+        read by its parts) the parts' syllables; a pypinyin word keeps pypinyin's tones.
+        """
+        self.load()
+        assert self._own is not None
+        own = self._own.get(word)
+        if own is not None:
+            return tuple((k, own[k]) for k in self._unstressed.get(word, ()))
+        if len(word) <= 2 or word in PHRASES_DICT or not self._unstressed:
+            return ()
+        if len(word) == 4 and word[0] == word[1] and word[2] == word[3]:
+            return ()  # AABB: each character on its own (马马虎虎), as _word_pinyin reads it
+        out: list[tuple[int, str]] = []
+        pos = 0
+        for part in self._phrase_split(word):
+            if len(part) > 1:
+                out += [(pos + k, c) for k, c in self.unstressed(part)]
+            pos += len(part)
+        return tuple(out)
+
+    def spoken(self, word: str, py: list[str]) -> list[str]:
+        """The surface layer's input to sandhi: ``py`` with the word's unstressed syllables in
+        the neutral tone (认识 ren4 shi2 -> ren4 shi5).
+
+        Lexical readings keep citation tones, as polyphone benchmarks (CPP) write them; what is
+        spoken has the neutral tone. A syllable the context model changed to another reading
+        (a rare word it overrules: 一小部分 fen1) is spoken as the model read it.
+        """
+        soft = self.unstressed(word) if len(word) > 1 else ()
+        if not soft or len(py) != len(word):
+            return py
+        out = list(py)
+        for k, cit in soft:
+            if out[k] == cit:
+                out[k] = cit[:-1] + "5"
+        return out
 
     def char_pinyin(
         self,

@@ -262,7 +262,7 @@ class ZhFrontend:
     def _pinyin_of(self, b: _Builder, han: str, i: int, j: int) -> list[str]:
         out: list[str] = []
         for w in self.g2p.segment(han):
-            py = self.g2p.word_pinyin(w)
+            py = self.g2p.spoken(w, self.g2p.word_pinyin(w))
             out.extend(p or "" for p in py)
         if any(not p for p in out):
             b.warn("oov", "no pinyin for some characters", i, j)
@@ -336,7 +336,9 @@ class ZhFrontend:
             py = self.g2p.word_pinyin(w, left, right, guess, prev, nxt, sure)
             if all(py):
                 b.words.append(Word(text[a:z], w, py, b.base + a, b.base + z, "zh"))
-                b.phrase.append(_Unit(w, list(py), len(b.words) - 1))
+                # the unit carries the surface layer's neutral tones (认识 shi5) into sandhi;
+                # the word keeps lexical citation tones until _finish writes surface ones
+                b.phrase.append(_Unit(w, self.g2p.spoken(w, list(py)), len(b.words) - 1))
             else:  # characters without any reading: split them out and report them
                 for k, ch in enumerate(w):
                     if py[k]:
@@ -356,7 +358,7 @@ class ZhFrontend:
         units: list[_Unit] = []
         for w in self.g2p.segment(p.spoken):
             py = [x or "e5" for x in self.g2p.word_pinyin(w)]
-            units.append(_Unit(w, py, widx))
+            units.append(_Unit(w, self.g2p.spoken(w, py), widx))
             phon.extend(py)
         b.words.append(Word(text[p.start : p.end], p.spoken, phon, b.base + p.start,
                             b.base + p.end, "zh"))  # fmt: skip

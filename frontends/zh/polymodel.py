@@ -23,6 +23,7 @@ one-character words), and lets it overrule a rare dictionary word only where it 
 
 from __future__ import annotations
 
+import atexit
 import threading
 from importlib import resources
 from typing import Any
@@ -90,6 +91,10 @@ class PolyphoneModel:
             if self.use_onnx:  # importing onnxruntime takes 100+ ms: numpy serves meanwhile
                 self._onnx_thread = threading.Thread(target=self._start_onnx, daemon=True)
                 self._onnx_thread.start()
+                # a process that ends while the thread is inside ONNX Runtime's C++ start-up
+                # aborts ("terminate called without an active exception", exit status 134):
+                # at exit, let the start-up finish first (tens of ms)
+                atexit.register(self.wait_onnx, 10.0)
 
     def _start_onnx(self) -> None:
         try:

@@ -106,6 +106,20 @@ def after_word(ch: str, prev: str, nxt: str = "") -> str | None:
     return None
 
 
+@lru_cache(maxsize=1)
+def heteronyms() -> dict[str, tuple[tuple[int, frozenset[str]], ...]]:
+    """``data/heteronyms.tsv`` (see its header): word -> ((position, readings), ...)."""
+    out: dict[str, list[tuple[int, frozenset[str]]]] = {}
+    for lineno, cols in enumerate(_lines("heteronyms.tsv"), 1):
+        if len(cols) != 3 or not cols[1].strip().isdigit():
+            raise ValueError(f"heteronyms.tsv: bad entry {cols!r} (entry {lineno})")
+        word, pos, readings = cols[0].strip(), int(cols[1]), frozenset(cols[2].split())
+        if pos >= len(word) or len(readings) < 2:
+            raise ValueError(f"heteronyms.tsv: bad entry {cols!r} (entry {lineno})")
+        out.setdefault(word, []).append((pos, readings))
+    return {w: tuple(v) for w, v in out.items()}
+
+
 def default(ch: str) -> str | None:
     """Our default reading of ``ch`` where pypinyin lists a rare one first, or ``None``."""
     return tables()[0].get(ch)
@@ -127,8 +141,13 @@ ZI3_FIRST = set(
 ER2_BEFORE = set("女婴幼孤健男胎宠少患育托产病孙侄犬群小生新豚混")
 
 
+#: Direction words before a word-final 边 that make it the toneless locative suffix (bian5);
+#: not 旁边 / 身边 / 周边 / 一边 (full tone biān).
+LOCATIVE_BEFORE_BIAN = set("东西南北上下左右里外前后这那")
+
+
 def suffix_reading(word: str, idx: int) -> str | None:
-    """Neutral suffixes 们 / 子 / 儿 at the end of a word that no phrase table knows."""
+    """Neutral suffixes 们 / 子 / 儿 / locative 边 at the end of a word no phrase table knows."""
     if idx == 0 or idx != len(word) - 1:
         return None
     ch = word[idx]
@@ -136,6 +155,8 @@ def suffix_reading(word: str, idx: int) -> str | None:
         return "men5"
     if ch == "子" and len(word) == 2 and word[0] not in ZI3_FIRST:
         return "zi5"
+    if ch == "边" and word[-2] in LOCATIVE_BEFORE_BIAN:
+        return "bian5"  # locative suffix: 西南边, 东北边 (XHC 东边 dōng·bian, 里边 lǐ·bian)
     if ch == "儿" and word[-2] not in ER2_BEFORE:
         return "er5"  # erhua suffix: 空当儿, 一点儿 (but 女儿, 婴儿, 健儿 keep er2)
     return None
