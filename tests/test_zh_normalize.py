@@ -649,3 +649,8 @@ def test_slashed_temperature_ranges(text: str, expected: str) -> None:
 )
 def test_a_dash_after_a_team_is_a_score(text: str, expected: str) -> None:
     assert normalize_zh(text) == expected
+
+
+def test_spaces_do_not_hide_an_ordinal() -> None:
+    assert normalize_zh("获得第 2 名") == "获得第二名"
+    assert normalize_zh("第 2 个版本") == "第二个版本"

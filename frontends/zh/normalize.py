@@ -1414,7 +1414,7 @@ class _Scanner:
             self.add(i + len(a), i + len(a) + 1, "punct", "")
             self.add(i + len(a) + 1, end, "num", read_digits(b, yao=True))
             return end
-        ordinal = self.before(i, 1) == "第"  # 第2-4名: ordinals never take 两
+        ordinal = self.before(i, 2).rstrip(" ").endswith("第")  # 第2-4名: ordinals never take 两
         ra = self._read_plain(a, end, year_ok=True, liang=not ordinal)
         rb = self._read_plain(b, end, year_ok=True, liang=not ordinal)
         spoken = ra + "到" + rb
@@ -1496,7 +1496,9 @@ class _Scanner:
             if "." in raw:
                 value = read_number(raw)
             else:
-                liang = not self.before(i, 1) == "第" and not u.startswith(("°", "℃", "℉"))
+                liang = not self.before(i, 2).rstrip(" ").endswith("第") and not u.startswith(
+                    ("°", "℃", "℉")
+                )
                 value = read_cardinal(raw, liang=liang)
             if u == "km/h":
                 spoken = "每小时" + value + "公里"
@@ -1681,7 +1683,7 @@ class _Scanner:
 
     def _read_integer(self, raw: str, i: int, end: int) -> str:
         """The context rules for a bare integer (see CONVENTIONS.md)."""
-        prev = self.before(i, 6)
+        prev = self.before(i, 7).rstrip(" ")  # "第 2 名": spaces around numbers change nothing
         if self.after(end, 1) == " " and is_han(self.after(end + 1, 1) or " "):
             end += 1  # "2024 年 3 月" (spaces around numbers, as tech writing does)
         nxt = self.after(end, 3)
