@@ -654,3 +654,16 @@ def test_a_dash_after_a_team_is_a_score(text: str, expected: str) -> None:
 def test_spaces_do_not_hide_an_ordinal() -> None:
     assert normalize_zh("获得第 2 名") == "获得第二名"
     assert normalize_zh("第 2 个版本") == "第二个版本"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("若x∈B", "若X属于B"),
+        ("∵x>0，∴x²>0", "因为X大于零，所以X的平方大于零"),
+        ("误差3‱", "误差万分之三"),
+        ("A∩B", "A交B"),
+    ],
+)
+def test_set_and_logic_symbols(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected

@@ -219,6 +219,9 @@ _SYMBOLS: dict[str, str] = {
     "&": "和", "@": "艾特", "√": "根号", "∞": "无穷大",
     "¥": "元", "$": "美元", "€": "欧元", "£": "英镑", "§": "第", "№": "号",
     "π": "派", "²": "的平方", "³": "的立方", "∑": "求和", "∫": "积分",
+    "∈": "属于", "∉": "不属于", "⊆": "包含于", "⊂": "真包含于", "∩": "交", "∪": "并",
+    "∝": "正比于", "∀": "对任意", "∃": "存在", "∵": "因为", "∴": "所以", "≡": "恒等于",
+    "≪": "远小于", "≫": "远大于", "‱": "万分号",
 }  # fmt: skip
 # Greek letters used as symbols (σ, μ, Δ), read as Chinese technical speech says them
 _SYMBOLS.update(
@@ -372,7 +375,7 @@ _RE_MD = re.compile(r"(\d{2})([-/.])(\d{2})(?![\d])(?!\2\d)", re.ASCII)
 _RE_TIME = re.compile(r"(\d{1,2})[:：](\d{2})(?:[:：](\d{2}))?(?![\d:：])", re.ASCII)
 _RE_RATIO = re.compile(r"(\d+)[:：](\d+)(?![\d:：])", re.ASCII)
 _RE_PERCENT_RANGE = re.compile(rf"({_NUM})%?[-~到至]({_NUM})%", re.ASCII)
-_RE_PERCENT = re.compile(rf"({_NUM})[%‰]", re.ASCII)
+_RE_PERCENT = re.compile(rf"({_NUM})[%‰‱]", re.ASCII)
 _RE_FRACTION = re.compile(r"(\d+) ?/ ?(\d+)(?![\d/])", re.ASCII)
 _RE_RANGE = re.compile(rf"({_NUM})[-~]({_NUM})", re.ASCII)
 _RE_NUMBER = re.compile(_NUM, re.ASCII)
@@ -1312,7 +1315,7 @@ class _Scanner:
             return m.end()
         m = _RE_PERCENT.match(t, i)
         if m:
-            word = "百分之" if t[m.end() - 1] == "%" else "千分之"
+            word = {"%": "百分之", "‰": "千分之"}.get(t[m.end() - 1], "万分之")
             self.add(i, m.end(), "num", word + read_number(m.group(1)))
             return m.end()
         return i
