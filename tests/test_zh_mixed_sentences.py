@@ -602,3 +602,8 @@ def test_a_setting_reads_its_value_in_the_sentence_language() -> None:
     utt = mixvox.route("设置num_beams=4")
     assert not any("_" in w.spoken for w in utt.words)
     assert marked("见config_file里") == "见<config file>里"  # an identifier stays English
+
+
+def test_a_leading_dot_belongs_to_the_name() -> None:
+    assert marked("迁移到.NET 9") == "迁移到<dot net>九"
+    assert marked("版本v1.0上线") == "版本<V>一点零上线"

@@ -500,6 +500,16 @@ class _Scanner:
                     self.add(i, i + 1, "num", "点")
                     i += 1
                     continue
+            if (
+                c == "."
+                and i + 1 < n
+                and is_latin_letter(t[i + 1])
+                and not (i > 0 and t[i - 1].isascii() and (t[i - 1].isalnum() or t[i - 1] in "._/"))
+            ):
+                j = self._latin_end(i + 1)
+                self.add(i, j, "latin", t[i:j])  # .NET, .env, .gitignore: the dot is said
+                i = j
+                continue
             if c == "." and self._leading_dot_decimal(i):
                 j = i + 1
                 while j < n and _is_digit(t[j]):
