@@ -667,3 +667,8 @@ def test_spaces_do_not_hide_an_ordinal() -> None:
 )
 def test_set_and_logic_symbols(text: str, expected: str) -> None:
     assert normalize_zh(text) == expected
+
+
+def test_dotted_date_ranges_after_a_word_of_dates() -> None:
+    assert normalize_zh("活动时间：10.1-10.7") == "活动时间：十月一日到十月七日"
+    assert normalize_zh("区间10.1-10.7元") == "区间十点一到十点七元"

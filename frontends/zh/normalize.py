@@ -371,6 +371,22 @@ _RE_YMD2 = re.compile(r"(\d{2})(/)(\d{1,2})/(\d{1,2})(?![\d/])", re.ASCII)
 _RE_DMY = re.compile(r"(\d{2})([-/.])(\d{2})\2(\d{4})(?!\d)", re.ASCII)
 _RE_YM = re.compile(r"(\d{4})([-/.])(\d{1,2})(?![\d])(?!\2\d)", re.ASCII)
 _RE_MY = re.compile(r"(\d{2})([-/.])(\d{4})(?!\d)", re.ASCII)
+_RE_DOTTED_MD_RANGE = re.compile(
+    r"(\d{1,2})\.(\d{1,2})[-~～—–至到](\d{1,2})\.(\d{1,2})(?![\d.%‰])", re.ASCII
+)
+#: Words before ``12.1-12.7`` that make it a range of dates, not of decimals.
+_DATE_RANGE_CUES = (
+    "时间",
+    "日期",
+    "期间",
+    "活动",
+    "有效期",
+    "档期",
+    "假期",
+    "展期",
+    "会期",
+    "工期",
+)
 _RE_MD = re.compile(r"(\d{2})([-/.])(\d{2})(?![\d])(?!\2\d)", re.ASCII)
 _RE_TIME = re.compile(r"(\d{1,2})[:：](\d{2})(?:[:：](\d{2}))?(?![\d:：])", re.ASCII)
 _RE_RATIO = re.compile(r"(\d+)[:：](\d+)(?![\d:：])", re.ASCII)
@@ -1179,6 +1195,22 @@ class _Scanner:
 
     def _r_date(self, i: int) -> int:
         t = self.t
+        m = _RE_DOTTED_MD_RANGE.match(t, i)
+        if (
+            m
+            and not (i and (_is_digit(t[i - 1]) or t[i - 1] == "."))
+            and _valid_md(int(m.group(1)), int(m.group(2)))
+            and _valid_md(int(m.group(3)), int(m.group(4)))
+            and any(w in self.before(i, 8) for w in _DATE_RANGE_CUES)
+        ):
+            # 活动时间12.1-12.7: two dotted month.day dates after a word of dates
+            spoken = (
+                _read_month_day(m.group(1), m.group(2))
+                + "到"
+                + _read_month_day(m.group(3), m.group(4))
+            )
+            self.add(i, m.end(), "num", spoken)
+            return m.end()
         m = _RE_DOT_EVENT.match(t, i)
         if m and _valid_md(int(m.group(1)), int(m.group(2))) and not (i and t[i - 1] in "·・•"):
             # 9·11事件, 6·18购物节, 3·15晚会: a day named by its date, said digit by digit
