@@ -607,3 +607,9 @@ def test_a_setting_reads_its_value_in_the_sentence_language() -> None:
 def test_a_leading_dot_belongs_to_the_name() -> None:
     assert marked("迁移到.NET 9") == "迁移到<dot net>九"
     assert marked("版本v1.0上线") == "版本<V>一点零上线"
+
+
+def test_conference_years() -> None:
+    assert marked("论文中了CVPR24") == "论文中了<C V P R>二四"
+    assert marked("发表在ACL'23") == "发表在<A C L>二三"
+    assert marked("在ICML 2024上") == "在<I C M L>二零二四上"

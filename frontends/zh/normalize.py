@@ -1737,6 +1737,8 @@ class _Scanner:
             return read_cardinal(raw)  # 08月 -> 八月
         if len(raw) > 1 and raw[0] == "0":
             return read_digits(raw)  # 007, 05年, 0571
+        if len(raw) == 2 and i > 1 and self.t[i - 1] in "'’" and is_latin_letter(self.t[i - 2]):
+            return read_digits(raw)  # ICLR'24, Summer '25: a year written with two digits
         if (
             raw in _SLANG_NUMBERS
             and (not _SLANG_NUMBERS[raw] or self.after(end, 2).startswith(_SLANG_NUMBERS[raw]))
