@@ -979,7 +979,9 @@ class _Scanner:
                 exp = ("负" if neg else "") + read_number(m.group())
                 self.add(i, m.end(), "num", "的" + exp + "次方")
                 return m.end()
-        if c in _SUPERSCRIPT_DIGITS or (c in "⁻⁺" and self.after(i + 1, 1) in _SUPERSCRIPT_DIGITS):
+        if c in _SUPERSCRIPT_DIGITS or (
+            c in "⁻⁺" and (self.after(i + 1, 1) or " ") in _SUPERSCRIPT_DIGITS
+        ):
             j = self._superscript_power(i)
             if j > i:
                 return j
@@ -1733,7 +1735,7 @@ class _Scanner:
             end += 1  # "2024 年 3 月" (spaces around numbers, as tech writing does)
         nxt = self.after(end, 3)
         nxt1 = nxt[:1]
-        if nxt1 in "月日号" and len(raw) <= 2:
+        if nxt1 and nxt1 in "月日号" and len(raw) <= 2:
             return read_cardinal(raw)  # 08月 -> 八月
         if len(raw) > 1 and raw[0] == "0":
             return read_digits(raw)  # 007, 05年, 0571
