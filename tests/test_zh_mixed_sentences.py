@@ -613,3 +613,8 @@ def test_conference_years() -> None:
     assert marked("论文中了CVPR24") == "论文中了<C V P R>二四"
     assert marked("发表在ACL'23") == "发表在<A C L>二三"
     assert marked("在ICML 2024上") == "在<I C M L>二零二四上"
+
+
+def test_a_dot_between_capitals_and_one_digit_is_said() -> None:
+    assert marked("感染了BA.2毒株") == "感染了<B A>点二毒株"
+    assert marked("M.2接口") == "<M>点二接口"

@@ -512,7 +512,13 @@ class _Scanner:
                     i = j
                     continue
             if c == "." and 0 < i < n - 1 and is_latin_letter(t[i - 1]) and _is_digit(t[i + 1]):
-                if not (i > 1 and is_latin_letter(t[i - 2])):  # M.2 (not Node.js 18)
+                k = i
+                while k > 0 and i - k < 4 and is_latin_letter(t[k - 1]):
+                    k -= 1
+                caps = t[k:i].isupper() and i - k <= 3 and not (k > 0 and is_latin_letter(t[k - 1]))
+                single = not (i + 2 < n and (_is_digit(t[i + 2]) or t[i + 2] == "."))
+                if not (i > 1 and is_latin_letter(t[i - 2])) or (caps and single):
+                    # M.2, BA.5 (not Node.js 18, XBB.1.5)
                     self.add(i, i + 1, "num", "点")
                     i += 1
                     continue
