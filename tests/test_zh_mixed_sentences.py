@@ -618,3 +618,9 @@ def test_conference_years() -> None:
 def test_a_dot_between_capitals_and_one_digit_is_said() -> None:
     assert marked("感染了BA.2毒株") == "感染了<B A>点二毒株"
     assert marked("M.2接口") == "<M>点二接口"
+
+
+def test_a_size_suffix_and_the_variant_name_are_two_words() -> None:
+    # blind mixed_b2: 72B-Instruct is the size B, then the variant Instruct
+    assert marked("试了Mistral-7B-Instruct") == "试了<Mistral>七<B><Instruct>"
+    assert marked("用Wi-Fi连接") == "用<wifi>连接"  # a hyphenated word stays one word

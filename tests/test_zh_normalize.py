@@ -672,3 +672,17 @@ def test_set_and_logic_symbols(text: str, expected: str) -> None:
 def test_dotted_date_ranges_after_a_word_of_dates() -> None:
     assert normalize_zh("活动时间：10.1-10.7") == "活动时间：十月一日到十月七日"
     assert normalize_zh("区间10.1-10.7元") == "区间十点一到十点七元"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # rooms are counted with 两; a unit character after 万/亿 is read (blind zh_tn_b2)
+        ("户型为2室1厅", "户型为两室一厅"),
+        ("4室2厅2卫", "四室两厅两卫"),
+        ("占地1.2万㎡", "占地一点二万平方米"),
+        ("流域面积约3万㎢", "流域面积约三万平方千米"),
+    ],
+)
+def test_rooms_and_unit_characters_after_magnitudes(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected

@@ -68,7 +68,7 @@ _TRAD_CONTEXT = str.maketrans(
 _LIANG_NEXT = set(
     "个位只条本张件次天种台辆座家名人块元斤米倍把支双对份杯瓶碗篇部首项套批场遍趟回下步点所间"
     "句段页列组颗粒片根棵架艘匹头口群周岁亿万千百桶盒包袋箱节门期届轮层栋户克吨角毛"
-    "核路卡帧行夜晚处款道笔例档局盘集枚番圈亩升成拳脚刀眼声顿封幅串排盆锅壶罐扇面堵"
+    "核路卡帧行夜晚处款道笔例档局盘集枚番圈亩升成拳脚刀眼声顿封幅串排盆锅壶罐扇面堵室厅卫房"
 )
 #: Letter units after which a bare ``2`` is 两 too (``2GB`` -> 两 G B, ``2K`` -> 两 K).
 _LIANG_LETTER_UNITS = frozenset(
@@ -552,6 +552,10 @@ class _Scanner:
                 self.add(i, i + 1, "latin", "at")  # mAP@0.5, Recall@10: "at" the cut-off
                 i += 1
                 continue
+            if c in _UNIT_CHARS and self._unit_after_magnitude(i):
+                self.add(i, i + 1, "num", _UNIT_CHARS[c])  # 2.3万㎡ -> 二点三万平方米
+                i += 1
+                continue
             if c in _VULGAR_FRACTIONS:
                 self.vulgar_fraction(i)
                 i += 1
@@ -781,10 +785,13 @@ class _Scanner:
         """End of the Latin word at ``i``: letters, inner hyphens (Wi-Fi), ``++``/``#`` (C++)."""
         t, n = self.t, self.n
         j = i + 1
+        size_suffix = i > 0 and _is_digit(t[i - 1])  # the B of 72B-Instruct, 7B-Chat
         while j < n:
             if is_latin_letter(t[j]):
                 j += 1
             elif t[j] in "-'" and j + 1 < n and is_latin_letter(t[j + 1]):
+                if t[j] == "-" and size_suffix and j - i <= 2:
+                    break  # 72B-Instruct: the size, then the variant's name
                 j += 2
             else:
                 break
@@ -1650,6 +1657,8 @@ class _Scanner:
         if k == i or k == 0 or not _is_digit(t[k - 1]):
             return False
         unit = self.unit_at(i)
+        if unit is not None and unit[0] in _UNIT_CHARS:
+            return True
         return (
             unit is not None
             and len(unit[0]) >= 2
