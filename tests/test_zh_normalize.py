@@ -686,3 +686,15 @@ def test_dotted_date_ranges_after_a_word_of_dates() -> None:
 )
 def test_rooms_and_unit_characters_after_magnitudes(text: str, expected: str) -> None:
     assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("退款￥-25.00", "退款负二十五元"),
+        ("亏损-$3.5", "亏损负三点五美元"),
+        ("差额-¥12", "差额负十二元"),
+    ],
+)
+def test_negative_amounts_keep_sign_and_currency(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected

@@ -922,11 +922,15 @@ class _Scanner:
             if self.before(i, 3).upper() in ("UTC", "GMT"):
                 return True  # UTC+8: a time-zone offset
             return not (prev and prev.isascii() and (prev.isalnum() or prev in "%)"))
+        if t[i] in "-−" and i + 2 < self.n and any(t.startswith(c, i + 1) for c in "¥￥$€£"):
+            return _is_digit(t[i + 2]) and not (i and t[i - 1].isascii() and t[i - 1].isalnum())
         for cur in _CURRENCY_KEYS:
             if t.startswith(cur, i):
                 k = i + len(cur)
                 if k < self.n and t[k] == " ":
                     k += 1
+                if k + 1 < self.n and t[k] in "-−" and _is_digit(t[k + 1]):
+                    k += 1  # ¥-30
                 if k < self.n and _is_digit(t[k]):
                     return not (cur[0].isalpha() and i > 0 and is_latin_letter(t[i - 1]))
         return False
@@ -1053,7 +1057,8 @@ class _Scanner:
                 k = i + len(cur)
                 if k < self.n and t[k] == " ":
                     k += 1
-                m = _RE_NUMBER.match(t, k)
+                neg = k + 1 < self.n and t[k] in "-−" and _is_digit(t[k + 1])
+                m = _RE_NUMBER.match(t, k + neg)  # ¥-30.00: a negative amount
                 if not m:
                     return i
                 end = m.end()
@@ -1078,7 +1083,7 @@ class _Scanner:
                     num = ip
                 if t.startswith(name, end) or (name == "元" and t.startswith(("元", "块"), end)):
                     name = ""  # ￥1,234.50元: the written 元 says it (once)
-                spoken = read_number(num, liang=True) + mult + name
+                spoken = ("负" if neg else "") + read_number(num, liang=not neg) + mult + name
                 self.add(i, end, "num", spoken)
                 return end
         return i
@@ -1098,6 +1103,14 @@ class _Scanner:
             return tz.end()
         sign = {"-": "负", "+": "正", "±": "正负"}[t[i]]
         m = _RE_NUMBER.match(t, i + 1)
+        if not m and t[i] == "-":
+            before = len(self.pieces)
+            j = self._r_currency(i + 1)  # -¥30, -$5.5: the sign of an amount
+            if j > i + 1:
+                first = self.pieces[before]
+                first.start = i
+                first.spoken = "负" + first.spoken
+                return j
         if not m:
             return i
         end = m.end()
