@@ -865,6 +865,14 @@ def _zh_latin_token(toks: list[_Tok], k: int, f: str) -> bool:
     if _is_letter_pair(tok):
         return True
     if (
+        tok.startswith("#")
+        and k + 1 < len(toks)
+        and toks[k + 1].kind == _ZH
+        and toks[k + 1].gap == "adj"
+        and "#" in f[toks[k + 1].end : toks[k + 1].end + 40]
+    ):
+        return True  # #AI改变生活#: a topic tag, its marks are silent (the zh frontend)
+    if (
         k > 0
         and toks[k].gap == "space"
         and tok.lower().rstrip(".") in _AMPM_WORDS

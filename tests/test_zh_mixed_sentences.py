@@ -624,3 +624,10 @@ def test_a_size_suffix_and_the_variant_name_are_two_words() -> None:
     # blind mixed_b2: 72B-Instruct is the size B, then the variant Instruct
     assert marked("试了Mistral-7B-Instruct") == "试了<Mistral>七<B><Instruct>"
     assert marked("用Wi-Fi连接") == "用<wifi>连接"  # a hyphenated word stays one word
+
+
+def test_command_line_options_and_topic_tags() -> None:
+    assert marked("加上--dry-run试一下") == "加上<dash dash dry run>试一下"
+    assert marked("用-h看帮助") == "用<dash H>看帮助"
+    assert marked("话题#GPT大会#很火") == "话题<G P T>大会很火"
+    assert marked("#春节#快乐") == "春节快乐"

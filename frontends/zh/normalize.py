@@ -539,6 +539,24 @@ class _Scanner:
                 self.add(i, j, "num", "零点" + read_digits(t[i + 1 : j]))  # .22 -> 零点二二
                 i = j
                 continue
+            if (
+                c == "-"
+                and (i == 0 or t[i - 1] in " \t" or is_han(t[i - 1]))
+                and (
+                    (i + 1 < n and is_latin_letter(t[i + 1]))
+                    or (t.startswith("--", i) and i + 2 < n and is_latin_letter(t[i + 2]))
+                )
+                and not (i == 0 and t[i + 1 : i + 2] == " ")
+            ):
+                k = i + (2 if t.startswith("--", i) else 1)
+                j = self._latin_end(k)
+                self.add(i, j, "latin", t[i:j])  # -v, --batch-size: a command-line option
+                i = j
+                continue
+            if c == "#" and self._topic_mark(i):
+                self.add(i, i + 1, "punct", "")  # #AI改变生活#: the marks of a topic tag
+                i += 1
+                continue
             if c in "-~～–—" and self._range_after_quantity(i):
                 self.add(i, i + 1, "num", "到")  # 9月1日-9月5日, 2019年~2020年
                 i += 1
@@ -1677,6 +1695,15 @@ class _Scanner:
             and len(unit[0]) >= 2
             and not (unit[1] < self.n and is_latin_letter(t[unit[1]]))
         )
+
+    def _topic_mark(self, i: int) -> bool:
+        """A ``#`` that opens or closes a topic tag with Chinese in it (``#双十一#``)."""
+        t = self.t
+        after = t.find("#", i + 1, i + 41)
+        if after > i + 1 and any(is_han(c) for c in t[i + 1 : after]):
+            return True
+        before = t.rfind("#", max(0, i - 40), i)
+        return before != -1 and any(is_han(c) for c in t[before + 1 : i])
 
     def _menu_step(self, i: int) -> bool:
         """``File > Settings > Editor``, ``设置→通用``: an arrow between two capitalised words
