@@ -698,3 +698,19 @@ def test_rooms_and_unit_characters_after_magnitudes(text: str, expected: str) ->
 )
 def test_negative_amounts_keep_sign_and_currency(text: str, expected: str) -> None:
     assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a 5+ digit number before a Chinese word is an amount when it is round or follows a
+        # word of amount, a code otherwise
+        ("他捐了30000给学校", "他捐了三万给学校"),
+        ("票房突破200000大关", "票房突破二十万大关"),
+        ("还差12500没到账", "还差一万两千五百没到账"),
+        ("请拨打12306订票", "请拨打幺二三零六订票"),
+        ("给12315打电话", "给幺二三幺五打电话"),
+    ],
+)
+def test_five_digit_amounts_and_codes_before_chinese(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected

@@ -165,6 +165,11 @@ _YEAR_NAMED_NEXT = (
     "世界杯",
     "奥运",
 )
+#: Words right before a 5+ digit number that make it an amount (捐了50000给, 突破100000大关).
+_AMOUNT_BEFORE = (
+    "了", "差", "过", "破", "到", "达", "共", "有", "值", "价", "花", "赚", "捐", "付", "欠", "借",
+    "存", "收", "赔", "亏", "省", "卖", "涨", "跌", "增", "减", "约", "近", "超", "余",
+)  # fmt: skip
 #: After ``<digits>单元`` (an address), a 3-4 digit number is a flat number (2单元501).
 _ADDRESS_BEFORE_ROOM = ("单元", "号楼", "栋", "幢", "座", "楼")
 #: After 110/119/120/122: the emergency numbers, read 幺幺零.
@@ -1885,7 +1890,8 @@ class _Scanner:
         ):
             return read_digits(raw, yao=True)  # card, account and ID numbers (11+ digits)
         if len(raw) >= 5 and nxt1 and is_han(nxt1) and nxt1 not in _QUANTITY_NEXT:
-            if not self.liang_next(end):
+            round_amount = len(raw.rstrip("0")) <= 2  # 50000, 150000: an amount, not a code
+            if not self.liang_next(end) and not round_amount and not prev.endswith(_AMOUNT_BEFORE):
                 return read_digits(raw, yao=True)  # 拨打12306来咨询
         return read_cardinal(raw, liang=self.liang_next(end))
 
