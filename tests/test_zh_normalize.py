@@ -714,3 +714,17 @@ def test_negative_amounts_keep_sign_and_currency(text: str, expected: str) -> No
 )
 def test_five_digit_amounts_and_codes_before_chinese(text: str, expected: str) -> None:
     assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a bare 19xx/20xx number next to a word of time is a year
+        ("他在2019去了北京", "他在二零一九去了北京"),
+        ("2026来了", "二零二六来了"),
+        ("价格在2000到3000之间", "价格在两千到三千之间"),
+        ("指数涨到3021点", "指数涨到三千零二十一点"),
+    ],
+)
+def test_bare_years(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected

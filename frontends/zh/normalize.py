@@ -165,6 +165,23 @@ _YEAR_NAMED_NEXT = (
     "世界杯",
     "奥运",
 )
+#: Words around a bare four-digit 19xx/20xx number (no 年) that make it a year.
+_BARE_YEAR_BEFORE = (
+    "在", "于", "从", "自", "到", "至", "早在", "截至", "截止", "告别", "迎接", "回顾", "展望", "直到",
+)  # fmt: skip
+_BARE_YEAR_AFTER = (
+    "来了",
+    "之前",
+    "以前",
+    "以后",
+    "之后",
+    "到",
+    "至",
+    "开始",
+    "结束",
+    "过去",
+    "快乐",
+)
 #: Words right before a 5+ digit number that make it an amount (捐了50000给, 突破100000大关).
 _AMOUNT_BEFORE = (
     "了", "差", "过", "破", "到", "达", "共", "有", "值", "价", "花", "赚", "捐", "付", "欠", "借",
@@ -1823,9 +1840,20 @@ class _Scanner:
             and 1900 <= int(raw) <= 2099
             and self.after(end, 2).startswith(_YEAR_NAMED_NEXT)
         ):
-            return read_digits(
-                raw
-            )  # 2024届, 2025款, 2024赛季: a year naming a class, model, season
+            # 2024届, 2025款, 2024赛季: a year naming a class, model, season
+            return read_digits(raw)
+        if (
+            len(raw) == 4
+            and 1950 <= int(raw) <= 2035
+            and raw[2:] != "00"  # 在2000到3000之间: a round figure is an amount
+            and not self.liang_next(end)
+            and not self.unit_at(end)
+            and (
+                nxt.startswith(_BARE_YEAR_AFTER)
+                or (prev.endswith(_BARE_YEAR_BEFORE) and nxt1 not in _QUANTITY_NEXT)
+            )
+        ):
+            return read_digits(raw)  # 他在2024考上了大学, 2025来了, 从2019到2023: a year
         if len(raw) == 4 and 1900 <= int(raw) <= 2099 and _RE_HALF_QUARTER.match(self.t, end):
             return read_digits(raw)  # 2024 H2, 2025 Q1: a year and its half or quarter
         if (
