@@ -728,3 +728,18 @@ def test_five_digit_amounts_and_codes_before_chinese(text: str, expected: str) -
 )
 def test_bare_years(text: str, expected: str) -> None:
     assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("客服400 820 8820", "客服四零零八二零八八二零"),
+        ("总机+86-21-62345678", "总机加八六二幺六二三四五六七八"),
+        ("电话0571 8888 6666", "电话零五七幺八八八八六六六六"),
+        ("尾号是139****5678", "尾号是幺三九****五六七八"),
+    ],
+)
+def test_spaced_landlines_international_prefixes_and_masked_numbers(
+    text: str, expected: str
+) -> None:
+    assert normalize_zh(text) == expected

@@ -379,7 +379,9 @@ _AMPM = re.compile(r"\s?(a\.m\.|p\.m\.|am|pm|AM|PM|A\.M\.|P\.M\.)(?![A-Za-z])", 
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _RE_MOBILE = re.compile(r"(?:\+?86[- ]?)?1[3-9]\d(?:[- ]?\d{4}){2}(?!\d)", re.ASCII)
 _RE_LANDLINE = re.compile(
-    r"(?:0\d{2,3}-(?:\d{7,8}|\d{3,4}[- ]\d{4})|[48]00-?\d{3}-?\d{4})(?![\d-])", re.ASCII
+    r"(?:(?:\+86[- ]?0?\d{2,3}|0\d{2,3})[- ](?:\d{7,8}|\d{3,4}[- ]\d{4})|[48]00[- ]?\d{3}[- ]?\d{4})"
+    r"(?![\d-])",
+    re.ASCII,
 )
 _RE_AREA_CODE = re.compile(r"[(（](0\d{2,3})[)）] ?(\d{7,8}|\d{3,4}[- ]\d{4})(?![\d-])", re.ASCII)
 _RE_HALF_QUARTER = re.compile(r" ?(?:H[12]|Q[1-4])(?![A-Za-z0-9])", re.ASCII)
@@ -1816,6 +1818,8 @@ class _Scanner:
             return read_cardinal(raw)  # 08月 -> 八月
         if len(raw) > 1 and raw[0] == "0":
             return read_digits(raw)  # 007, 05年, 0571
+        if self.t[i - 2 : i] == "**" or self.t[end : end + 2] == "**":
+            return read_digits(raw, yao=True)  # 138****8000: a masked number
         if len(raw) == 2 and i > 1 and self.t[i - 1] in "'’" and is_latin_letter(self.t[i - 2]):
             return read_digits(raw)  # ICLR'24, Summer '25: a year written with two digits
         if (
