@@ -631,3 +631,8 @@ def test_command_line_options_and_topic_tags() -> None:
     assert marked("用-h看帮助") == "用<dash H>看帮助"
     assert marked("话题#GPT大会#很火") == "话题<G P T>大会很火"
     assert marked("#春节#快乐") == "春节快乐"
+
+
+def test_a_glued_short_number_after_a_standard_prefix_is_a_model() -> None:
+    assert marked("部署GB200服务器") == "部署<G B>二百服务器"
+    assert marked("执行GB 2760标准") == "执行<G B>二七六零标准"

@@ -2072,6 +2072,8 @@ class _Scanner:
         if mode is None and brand is not None and brand[1]:
             # 空客A320, 复兴号CR400: a Chinese brand name before the code's letters
             mode = self._han_brand_before(i - len(brand[0]))
+        if mode == "standard" and brand is not None and brand[1] and len(raw) <= 3:
+            mode = None  # GB200 (a chip): a standard's number is spaced or long (GB 2760, GB18030)
         if brand is not None and brand[0].upper() == "ISO" and self._camera_iso(raw, i):
             return read_cardinal(raw)  # 光圈f/1.8，ISO 100: a film speed, not ISO 100 the standard
         if mode in _DIGIT_MODES:
