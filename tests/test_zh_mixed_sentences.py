@@ -488,7 +488,7 @@ def test_a_format_character_inside_a_number_does_not_split_it(
         # mixed-case names are lexicon words, not letters cut at each capital
         ("训练时开了ZeRO-2", "训练时开了<zero>二"),
         ("把ReLU换掉", "把<ReLU>换掉"),
-        ("PaLM的参数量", "<palm>的参数量"),
+        ("用了PaLM-2", "用了<palm>二"),
         ("NeRF重建效果", "<NeRF>重建效果"),
         # a version after a name: the name, then v and the number
         ("YOLOv5比YOLOv3快", "<YOLO><V>五比<YOLO><V>三快"),

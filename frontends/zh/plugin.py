@@ -82,6 +82,34 @@ def _t2s_triggers(conv: Any) -> frozenset[str]:
     return frozenset(out)
 
 
+def _cut_into_letters(word: str) -> bool:
+    """A mixed-case word that is an English word in lower case and whose capitals would cut it
+    into two or more single letters (``ZeRO`` -> Ze R O, ``PaLM`` -> Pa L M): read as the word.
+
+    ``LaTeX`` (one single letter) and ``MoE`` stay with the English frontend's own reading."""
+    if not (word.isascii() and word.isalpha()) or word.islower() or word.isupper():
+        return False
+    if len(word) < 4 or sum(c.isupper() for c in word) < 2 or not word[1:2].islower():
+        return False
+    from mixvox.frontends.en.g2p import cmudict
+
+    if word.lower() not in cmudict():
+        return False
+    singles = 0
+    k = 0
+    while k < len(word):
+        j = k + 1
+        if word[k].isupper():
+            while j < len(word) and word[j].islower():
+                j += 1
+        else:
+            while j < len(word) and word[j].islower():
+                j += 1
+        singles += j - k == 1 and word[k].isupper()
+        k = j
+    return singles >= 2
+
+
 def _has_digit(s: str) -> bool:
     return any("0" <= c <= "9" for c in s)
 
@@ -426,7 +454,17 @@ class ZhFrontend:
             for w in words:
                 w.text, w.start, w.end = text[p.start : p.end], b.base + p.start, b.base + p.end
             return words
-        span = Span("en", text[p.start : p.end], b.base + p.start, b.base + p.end)
+        word = text[p.start : p.end]
+        if _cut_into_letters(word):
+            # ZeRO, PaLM: capitals that would cut an English word into single letters (Ze R O)
+            words = self._en.analyze(
+                Span("en", word.lower(), b.base + p.start, b.base + p.end), ctx
+            )
+            for w in words:
+                w.text, w.start, w.end = word, b.base + p.start, b.base + p.end
+            if any(w.spoken for w in words):
+                return words
+        span = Span("en", word, b.base + p.start, b.base + p.end)
         words = self._en.analyze(span, ctx)
         if not any(w.spoken for w in words):
             return []
