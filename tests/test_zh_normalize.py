@@ -743,3 +743,9 @@ def test_spaced_landlines_international_prefixes_and_masked_numbers(
     text: str, expected: str
 ) -> None:
     assert normalize_zh(text) == expected
+
+
+def test_the_dash_of_a_chinese_model_name_is_silent() -> None:
+    assert normalize_zh("歼-35亮相") == "歼三十五亮相"
+    assert normalize_zh("东风-17导弹") == "东风十七导弹"
+    assert normalize_zh("气温一直-5℃左右") == "气温一直零下五摄氏度左右"

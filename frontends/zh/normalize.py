@@ -165,6 +165,11 @@ _YEAR_NAMED_NEXT = (
     "世界杯",
     "奥运",
 )
+#: Han model names before a dash and a number (歼-20, 东风-41): the dash is silent.
+_MODEL_PREFIXES = (
+    "歼", "运", "轰", "东风", "红旗", "鹰击", "巨浪", "长剑", "霹雳", "枭龙", "空警", "翼龙", "彩虹",
+    "武直", "歼轰", "鲲龙",
+)  # fmt: skip
 #: Words around a bare four-digit 19xx/20xx number (no 年) that make it a year.
 _BARE_YEAR_BEFORE = (
     "在", "于", "从", "自", "到", "至", "早在", "截至", "截止", "告别", "迎接", "回顾", "展望", "直到",
@@ -804,6 +809,15 @@ class _Scanner:
                 a, b = ps[k - 1], ps[k + 1]
                 if (
                     c == "-"
+                    and a.kind == "han"
+                    and b.kind == "num"
+                    and a.spoken.endswith(_MODEL_PREFIXES)
+                    and a.end == p.start == b.start - 1
+                ):
+                    ps[k] = Piece(p.start, p.end, "punct", "")  # 歼-20 -> 歼二十
+                    continue
+                if (
+                    c == "-"
                     and a.kind == "latin"
                     and len(a.spoken) == 1
                     and a.spoken.islower()
@@ -963,6 +977,8 @@ class _Scanner:
                 return False  # x²+2x: an operator after a power, not a sign
             if self.before(i, 3).upper() in ("UTC", "GMT"):
                 return True  # UTC+8: a time-zone offset
+            if t[i] == "-" and self.before(i, 2).endswith(_MODEL_PREFIXES):
+                return False  # 歼-20, 东风-41: a model's dash, silent
             return not (prev and prev.isascii() and (prev.isalnum() or prev in "%)"))
         if t[i] in "-−" and i + 2 < self.n and any(t.startswith(c, i + 1) for c in "¥￥$€£"):
             return _is_digit(t[i + 2]) and not (i and t[i - 1].isascii() and t[i - 1].isalnum())
