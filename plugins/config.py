@@ -15,6 +15,9 @@ because a typo there would otherwise silently ignore their settings.
     [engine.<name>]               # one table per engine: that engine's options
     some_dir = "~/models/x"       # validated by the engine's options class when used
 
+    [frontend.en]                 # a language's frontend options, e.g. US numbers
+    number_and = false            # ("one hundred five"; see mixvox.frontend_options)
+
 With engine tables the default engine moves into the table too (TOML cannot have both
 ``engine = "x"`` and ``[engine.x]``): ``[engine]`` then ``default = "espeak"``.
 
@@ -61,6 +64,8 @@ class Config:
     engines: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: Other top-level tables, raw: ``[<engine name>]`` is the older ``[engine.<name>]``.
     tables: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: ``[frontend.<lang>]`` tables, raw (the frontend's options validate them when used).
+    frontends: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: ``[voices]``: named voices for ``mixvox serve`` (name -> speaker string or ``seed:N``).
     voices: dict[str, str] = field(default_factory=dict)
     path: Path | None = None
@@ -127,6 +132,19 @@ def _parse(doc: dict[str, Any], path: Path) -> Config:
             if value < 1:
                 raise ConfigError(f"config {path}: max_chunk_chars must be at least 1")
             cfg.max_chunk_chars = value
+        elif key == "frontend":
+            if not isinstance(value, dict):
+                raise ConfigError(
+                    f"config {path}: frontend must be a table of [frontend.<lang>] tables "
+                    f"(got {_type_name(value)})"
+                )
+            for lang, table in value.items():
+                if not isinstance(table, dict):
+                    raise ConfigError(
+                        f"config {path}: frontend.{lang} must be a table ([frontend.{lang}]), "
+                        f"got {_type_name(table)}"
+                    )
+                cfg.frontends[lang] = dict(table)
         elif key == "voices":
             if not isinstance(value, dict):
                 raise ConfigError(f"config {path}: voices must be a table ([voices])")

@@ -469,6 +469,12 @@ def batch_settings(cli_settings: Any, fmt: str, version: str) -> dict[str, Any]:
         **{k: v for k, v in cli_settings.overrides.items() if k != "save_codes"},
         "max_chunk_chars": cli_settings.max_chunk_chars,
         "lexicons": lex or None,
+        # frontend options change what is said; only when set, so older manifests still match
+        **(
+            {"frontend": {k: v.values() for k, v in sorted(fo.items())}}
+            if (fo := getattr(cli_settings, "frontend_options", None))
+            else {}
+        ),
         "format": fmt,
         "mixvox": version,
     }

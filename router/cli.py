@@ -228,6 +228,7 @@ class SynthSettings:
         request: EngineRequest,
         overrides: dict[str, Any],
         cfg: Config | None = None,
+        frontend_options: dict[str, Any] | None = None,
     ) -> None:
         cfg = cfg or Config()
         self.engine = engine or cfg.engine or None
@@ -239,6 +240,7 @@ class SynthSettings:
         self.request = request
         self.overrides = overrides
         self.cfg = cfg
+        self.frontend_options = frontend_options or {}  # validated (mixvox.frontend_options)
         self._announced = False
 
     def build(self, engine: str | None = None) -> Synthesizer:
@@ -252,6 +254,7 @@ class SynthSettings:
             lexicons=self.lexicons,
             max_chunk_chars=self.max_chunk_chars,
             engine_request=self.request,
+            frontend_options=self.frontend_options,
         )
         reason = tts.fallback_reason
         if not named and reason and not self._announced:
@@ -348,7 +351,17 @@ def settings_from(opts: dict[str, Any], command: str) -> SynthSettings:
         request=request,
         overrides=overrides,
         cfg=cfg,
+        frontend_options=_frontend_options(command, opts, cfg),
     )
+
+
+def _frontend_options(command: str, opts: Mapping[str, Any], cfg: Config) -> dict[str, Any]:
+    """The config's ``[frontend.<lang>]`` tables, ``-F`` pairs and frontend flags, validated."""
+    from mixvox.frontend_options import from_cli
+
+    source = f"config {cfg.path}" if cfg.path else ""
+    base = cfg.path.parent if cfg.path else None
+    return from_cli(command, opts, cfg.frontends, get_registry(), source=source, base_dir=base)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -606,6 +619,12 @@ def batch(
         if subtitles:
             raise CliError("--subtitles does not work with --ray yet; run without --ray")
 
+        ray_settings = settings_from(opts, "batch")
+        if ray_settings.frontend_options:  # the cluster's routing tasks would not see them
+            raise CliError(
+                "frontend options ([frontend.<lang>], -F, --no-number-and) do not work with "
+                "--ray yet; run without --ray"
+            )
         batch_on_ray(
             script,
             output_dir,
@@ -613,7 +632,7 @@ def batch(
             jsonl=jsonl,
             force=force,
             quiet=quiet,
-            settings=settings_from(opts, "batch"),
+            settings=ray_settings,
             resume_changed=resume_changed,
             address=ray_address,
             workers=ray_workers,
@@ -718,13 +737,17 @@ def _dump(obj: dict[str, Any]) -> bytes:
     help="Pronunciation lexicon file (repeatable).",
 )
 @handle_errors
-def route(text: str, as_json: bool, lexicons: tuple[str, ...]) -> None:
+def route(text: str, as_json: bool, lexicons: tuple[str, ...], **opts: Any) -> None:
     """Show how TEXT is analysed: sentences, language spans, words, pronunciations.
 
     With --json and -, every stdin line gives exactly one JSON object on stdout (blank lines
     too), so the output lines up with the input. Without --json, - reads all of stdin.
     """
-    router = Router(lexicons=lexicon_files(lexicons, load_config()))
+    cfg = _load_config_file()
+    router = Router(
+        lexicons=lexicon_files(lexicons, {"lexicons": cfg.lexicons}),
+        frontend_options=_frontend_options("route", opts, cfg),
+    )
     out = binary_stream("stdout")
     if as_json and text == "-":
         stdin = binary_stream("stdin")
@@ -833,6 +856,11 @@ def register_plugin_commands(group: click.Group) -> None:
         if cmd is not None and not any(p.name == "engine_option_pairs" for p in cmd.params):
             cmd.params.append(option_pairs_param())
             add_engine_flags(cmd, reg)
+    from mixvox.frontend_options import add_frontend_flags
+
+    for name in ("say", "batch", "route", "serve"):  # -F and frontend flags (--no-number-and)
+        if name in group.commands:
+            add_frontend_flags(group.commands[name], reg)
     for name in BUILTIN_COMMANDS:
         if group.commands.get(name) is not before[name]:
             log.warning(

@@ -249,6 +249,12 @@ class EngineInfo:
 
 @dataclass
 class FrontendInfo:
+    """A frontend registration. ``options``: the frontend's options class (an
+    :class:`~mixvox.options.EngineOptions` dataclass, e.g. the English ``number_and``); when
+    set, ``factory`` is called with one validated instance (see
+    :mod:`mixvox.frontend_options`), else with no argument."""
+
     lang: str
-    factory: Callable[[], Frontend]
+    factory: Callable[..., Frontend]
     description: str = ""
+    options: type[EngineOptions] | None = None

@@ -230,11 +230,13 @@ def build_options(
     engine: str,
     source: str = "",
     base_dir: Path | None = None,
+    kind: str = "engine",
 ) -> T:
     """A validated ``cls`` from ``values``; unknown keys and bad values raise ``OptionError``.
 
     ``source`` prefixes messages (``config /x/config.toml [engine.espeak]: ``) and
-    ``base_dir`` anchors relative paths (a config file's folder).
+    ``base_dir`` anchors relative paths (a config file's folder). ``kind`` names what takes
+    the options in messages (``"frontend"`` for :mod:`mixvox.frontend_options`).
     """
     fields = {key_of(f): f for f in option_fields(cls)}
     hints = _types(cls)
@@ -245,8 +247,12 @@ def build_options(
         f = fields.get(key)
         if f is None:
             valid = ", ".join(fields) or "none"
-            raise OptionError(f"{source}{engine} engine has no option {raw_key!r} (valid: {valid})")
-        where = f"{source}{engine} option {key}"
+            raise OptionError(f"{source}{engine} {kind} has no option {raw_key!r} (valid: {valid})")
+        where = (
+            f"{source}{engine} {kind} option {key}"
+            if kind != "engine"
+            else f"{source}{engine} option {key}"
+        )
         val = _coerce(value, hints[f.name], where, base_dir)
         _check_spec(val, spec_of(f), where)
         kwargs[f.name] = val

@@ -12,6 +12,7 @@ from dataclasses import replace
 from mixvox.audio import Audio, check_samples
 from mixvox.choice import EngineRequest, choose_engine, split_call
 from mixvox.errors import MixvoxError, notify
+from mixvox.frontend_options import FrontendOptionsArg, build_frontend_options
 from mixvox.interfaces import (
     AudioChunk,
     Engine,
@@ -69,8 +70,12 @@ class Router:
         *,
         lexicons: Iterable[str | os.PathLike[str]] = (),
         registry: Registry | None = None,
+        frontend_options: FrontendOptionsArg | None = None,
     ) -> None:
+        """``frontend_options``: per language, the frontend's options (``{"en": {"number_and":
+        False}}``), validated here, before anything loads (:mod:`mixvox.frontend_options`)."""
         self.registry = registry or get_registry()
+        self.frontend_options = build_frontend_options(self.registry, frontend_options)
         self.lexicons = load_lexicons(lexicons, self.registry)
         self._frontends: dict[str, object] = {}
 
@@ -80,7 +85,13 @@ class Router:
             info = self.registry.frontend(lang)
             if info is None:
                 return None
-            fe = info.factory()
+            if info.options is not None:  # a frontend with options gets them, defaults or not
+                opts = self.frontend_options.get(lang) or build_frontend_options(
+                    self.registry, {lang: {}}
+                ).get(lang)
+                fe = info.factory(opts)
+            else:
+                fe = info.factory()
             self._frontends[lang] = fe
         return fe
 
@@ -247,12 +258,14 @@ class Synthesizer:
         lexicons: Iterable[str | os.PathLike[str]] = (),
         max_chunk_chars: int | None = None,
         engine_request: EngineRequest | None = None,
+        frontend_options: FrontendOptionsArg | None = None,
         **engine_options: object,
     ) -> None:
         """``engine_options`` are the engine's options (``model_dir=...``): validated by its
         options class before anything loads, and the automatic choice picks an engine that
-        takes them. ``engine_request`` carries what the CLI gathered (flags, ``-O``, config)."""
-        self.router = Router(lexicons=lexicons)
+        takes them. ``engine_request`` carries what the CLI gathered (flags, ``-O``, config);
+        ``frontend_options`` go to the :class:`Router` (``{"en": {"number_and": False}}``)."""
+        self.router = Router(lexicons=lexicons, frontend_options=frontend_options)
         request = engine_request or EngineRequest()
         if engine_options:
             request = replace(request, options={**request.options, **engine_options})

@@ -39,7 +39,7 @@ def analyze(text: str, start: int = 0, lexicon: Lexicon | None = None):
         ("-5", "minus five"),
         # issue 7: scientific notation keeps its sign; comparison symbols are words
         ("1e-5", "one E minus five"),
-        ("lr = 3e-4", "lr equals three E minus four"),
+        ("lr = 3e-4", "L R equals three E minus four"),
         ("-1e-9", "minus one E minus nine"),
         ("2.5E+3", "two point five E plus three"),
         ("x < 5", "X is less than five"),
@@ -488,7 +488,7 @@ def test_telephone_forms(text: str, spoken: str) -> None:
         # a lone dash between times is "to"; between plain numbers it stays a dash
         ("4:00 am - 8:12 pm", "four A M to eight twelve P M"),
         ("9:00 - 17:30", "nine o'clock to seventeen thirty"),
-        ("5 - 3", "five- three"),
+        ("5 - 3", "five minus three"),
         # units after dimensions and mixed fractions
         ("2x8 m2", "two by eight square meters"),
         ("4 1/2 lbs", "four and a half pounds"),

@@ -362,3 +362,366 @@ def test_english_spans_in_chinese_sentences(text: str, english: list[str]) -> No
     got = [w.spoken for s in utt.sentences for w in s.words if w.lang == "en" and w.spoken]
     got = [w for w in got if w not in (",", ".")]
     assert got == english
+
+
+# -- session 4: alternatives, model variants, spaced dashes, spaced one-letter units ----------
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("runs on Win 10/11 only", "runs on Win ten or eleven only"),
+        ("tested on macOS 13/14", "tested on mac O S thirteen or fourteen"),
+        ("a PCIe 4.0/5.0 slot", "a P C I E four point zero or five point zero slot"),
+        ("ports: 3.0/3.1", "ports: three point zero or three point one"),  # dotted: no fraction
+        ("Python 3.11/3.12 wheels", "Python three point eleven or three point twelve wheels"),
+        ("scored 10/11 today", "scored ten out of eleven today"),  # a score, not a choice
+        ("Python 2/3 of the time", "Python two thirds of the time"),  # "of": a fraction
+        ("the TCP/IP stack", "the T C P I P stack"),  # acronyms: the slash is not said
+        ("fast I/O and CI/CD", "fast I O and C I C D"),
+        ("an A/B test", "an A B test"),
+    ],
+)
+def test_slash_between_alternatives(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("the Boeing 767-300 fleet", "the Boeing seven sixty seven three hundred fleet"),
+        ("a 747-400 freighter", "a seven forty seven four hundred freighter"),
+        ("the 777-200ER", "the seven seventy seven two hundred E R"),
+        ("from 125-300 users", "from one hundred and twenty five to three hundred users"),
+        ("open 150-200 days", "open one hundred and fifty to two hundred days"),
+        ("a 125-300 mg dose", "a one hundred and twenty five to three hundred milligrams dose"),
+    ],
+)
+def test_model_and_variant_numbers(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("8 - 2 is six", "eight minus two is six"),
+        ("just 7 - 4", "just seven minus four"),
+        ("so 7 - 4 + 1", "so seven minus four plus one"),
+        ("loop to n - 1 here", "loop to N minus one here"),
+        ("then x - y", "then X minus Y"),
+        ("seats 30 - 40 people", "seats thirty to forty people"),  # going up: a range
+        ("ran 2015 - 2019", "ran twenty fifteen to twenty nineteen"),
+        ("they won 4 - 1", "they won four- one"),  # a score: a pause
+        ("a 9 - 5 shift", "a nine- five shift"),  # before a noun: no sum
+        ("a - b", "a- B"),  # "a" is the article
+    ],
+)
+def test_spaced_dash_between_terms(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("a 650 W supply", "a six hundred and fifty watts supply"),
+        ("runs at 5 V", "runs at five volts"),
+        ("draws 1 A max", "draws one amp max"),
+        ("pause 15 s now", "pause fifteen seconds now"),
+        ("swim 50 m daily", "swim fifty meters daily"),
+        ("add 3 g of yeast", "add three grams of yeast"),
+        ("a 2 h drive", "a two hours drive"),
+        ("pour 1 L in", "pour one liter in"),
+        ("see Table 5 A", "see Table five A"),  # a label numbers things
+        ("row 2 B is free", "row two B is free"),
+        ("got 3 A's", "got three A's"),
+        ("pick 1 A or B", "pick one A or B"),
+        ("levels 1 A B", "levels one A B"),  # a list of letters
+    ],
+)
+def test_spaced_one_letter_units(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        (
+            "Chrome 121.0.6167.85 is out",
+            "Chrome one hundred twenty one point oh point six thousand one hundred sixty seven "
+            "point eighty five is out",
+        ),
+        (
+            "build 19045.3803",
+            "build nineteen thousand forty five point three thousand eight hundred three",
+        ),  # fmt: skip
+    ],
+)
+def test_versions_are_names(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("then ssh in", "then S S H in"),  # no vowel, no word: spelled
+        ("run npm test", "run N P M test"),
+        ("type pwd", "type P W D"),
+        ("hmm, shh", "hmm, shh"),  # CMUdict words without vowels stay words
+        ("a Pv cell", "a P V cell"),  # any case
+        ("Mr Smith", "Mr Smith"),  # CMUdict has "mr" (mister)
+        ("edit lib/net/http.rb", "edit lib slash net slash H T T P dot R B"),  # a relative path
+        ("open docs/setup.md", "open docs slash setup dot M D"),
+        ("in us-east-1 now", "in U S east one now"),  # a cloud region's code is spelled
+        ("or ap-southeast-2", "or A P southeast two"),
+        ("ZeRO offload", "zero offload"),  # a word with capitals for style
+        ("on iOS and macOS", "on I O S and mac O S"),  # a letter or a word, then an acronym
+    ],
+)
+def test_codes_paths_and_styled_words(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+def test_relative_path_is_one_word() -> None:
+    words, _ = analyze("see app/models/user.py")
+    assert [w.text for w in words if w.kind == "word"] == ["see", "app/models/user.py"]
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("due Thu, Apr 10", "due Thursday, April tenth"),  # a day before a date, no dot
+        ("Wed 9:30 works", "Wednesday nine thirty works"),
+        ("I sat 5 hours", "I sat five hours"),  # lower case: the verb
+        ("in H.265 only", "in H two sixty five only"),
+        ("over 2M downloads", "over two million downloads"),
+        ("the 3M logo", "the three M logo"),  # the company
+        ("open port 5432", "open port fifty four thirty two"),
+        (
+            "bind 10.0.0.5:9090",
+            "bind one zero dot zero dot zero dot five colon nine zero nine zero",
+        ),
+        ("hit Ctrl+S", "hit control plus S"),
+    ],
+)
+def test_days_codecs_counts_ports_keys(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("rated 110/220 V", "rated one hundred and ten or two hundred and twenty volts"),
+        ("a 50/60 Hz supply", "a fifty or sixty hertz supply"),
+        ("cut 4 1/2 lbs", "cut four and a half pounds"),  # a fraction before a unit
+        ("your order #90210 shipped", "your order number nine zero two one zero shipped"),
+        ("the #2 seed", "the number two seed"),
+        ("sales up 8% YoY", "sales up eight percent year over year"),
+        ("in 2007。", "in two thousand seven。"),  # CJK punctuation is punctuation
+        ("（Python 3.9）", "(Python three point nine)"),
+    ],
+)
+def test_unit_choices_order_numbers_cjk_punct(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("rated 4/5 overall", "rated four out of five overall"),  # a score
+        ("got 2/3 stars", "got two out of three stars"),
+        ("ate 2/3 of it", "ate two thirds of it"),
+        ("a $20-30K budget", "a twenty to thirty thousand dollars budget"),
+        ("from Q2-Q4 2025", "from Q two to Q four twenty twenty five"),
+        ("in H1-H2", "in H one to H two"),
+        ("Q1-H2 plan", "Q one H two plan"),  # different prefixes: no range
+        ("we are open 24/7/365", "we are open twenty four seven three sixty five"),
+    ],
+)
+def test_scores_prefixed_ranges_money_ranges(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("DO NOT touch", "do not touch"),  # a shouted phrase
+        ("NO ENTRY here", "no entry here"),
+        ("IN STOCK today", "in stock today"),
+        ("call IT now", "call I T now"),  # alone: letters
+        ("US and EU rules", "U S and E U rules"),
+        ("FIXME soon", "fix me soon"),
+    ],
+)
+def test_short_capital_words(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("open Feb 1-Apr 30", "open February first to April thirtieth"),
+        ("closed Dec 24-26", "closed December twenty fourth to twenty sixth"),
+        ("from 8 AM - 6 PM", "from eight A M to six P M"),
+        ("the Mar 3-5 fair", "the March third to fifth fair"),
+        ("since Sep 2025", "since September twenty twenty five"),  # a month of a year
+    ],
+)
+def test_date_and_time_ranges(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("at 0x1f4a", "at zero X one F four A"),
+        ("use #00ff7f", "use hash zero zero F F seven F"),
+        ("use #abc", "use hash A B C"),
+        ("issue #1024", "issue number ten twenty four"),  # digits only: a number
+        (
+            "id 0a1b2c3d-0000-4000-8000-00000000abcd",
+            "id zero A one B two C three D, zero zero zero zero, four zero zero zero, "
+            "eight zero zero zero, zero zero zero zero zero zero zero zero A B C D",
+        ),
+        ("copy .env.example", "copy dot E N V dot example"),
+        ("edit .bashrc", "edit dot bashrc"),
+    ],
+)
+def test_hex_uuid_dotfiles(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("a 3/8-inch socket", "a three eighths inch socket"),
+        ("hashed with SHA-512", "hashed with S H A five twelve"),
+        ("a DDR4-3200 kit", "a D D R four thirty two hundred kit"),
+        ("the F-150 truck", "the F one fifty truck"),
+        ("COVID-19 data", "covid nineteen data"),
+        ("a 12MP sensor", "a twelve megapixels sensor"),
+        ("shot at f/2.8", "shot at F two point eight"),
+    ],
+)
+def test_code_numbers_fraction_compounds_apertures(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("call at 2:00-3:30 PM", "call at two to three thirty P M"),
+        ("at 9:00-10:30 am", "at nine to ten thirty A M"),
+        ("open 9-11 am", "open nine to eleven A M"),
+        ("from 10:00-11:00", "from ten o'clock to eleven o'clock"),
+    ],
+)
+def test_time_ranges_share_am_pm(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("fly to St Louis", "fly to saint Louis"),  # no dot: still the title
+        ("ask Dr Jones", "ask doctor Jones"),
+        ("at 5 Oak St", "at five Oak street"),
+        ("off Pine Dr now", "off Pine drive now"),
+    ],
+)
+def test_titles_without_a_dot(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("both CPUs' caches", "both C P U's caches"),
+        ("built ca. 1850", "built circa eighteen fifty"),
+        ("built c. 1850", "built circa eighteen fifty"),
+    ],
+)
+def test_plural_possessive_acronyms_circa(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("fare HK$38", "fare thirty eight Hong Kong dollars"),
+        ("just S$4.50", "just four Singapore dollars fifty cents"),
+        ("about A$1 each", "about one Australian dollar each"),
+        ("a US$2 fee", "a two U S dollars fee"),
+    ],
+)
+def test_prefixed_dollar_signs(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("a 45-min session", "a forty five minute session"),  # a unit in a compound: singular
+        ("a 10-km race", "a ten kilometer race"),
+        ("a 2-in-1 tablet", "a two in one tablet"),
+        ("tea w/ lemon, w/o ice", "tea with lemon, without ice"),
+    ],
+)
+def test_units_in_compounds_with_without(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("g(t) grows", "G of T) grows"),  # the ")" stays a (silent) punctuation word
+        ("in O(n) time", "in O of N) time"),
+        ("take sqrt(x)", "take square root of X)"),
+        ("call obj.f(x)", "call O B J dot F(X)"),  # code: no "of"
+        ("if x ∈ S", "if X is in S"),
+        ("as n → ∞", "as N to infinity"),
+        ("so a*b", "so a times B"),
+        ("pick (A) or (B)", "pick(A) or(B)"),  # a letter before punctuation is no article
+    ],
+)
+def test_formula_words(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("measured in GB/s", "measured in gigabytes per second"),  # a unit on its own
+        ("a 1000 W/m2 panel", "a one thousand watts per square meter panel"),
+        ("at 35 psi", "at thirty five P S I"),
+        ("the I/O path", "the I O path"),
+    ],
+)
+def test_units_on_their_own(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        (
+            "ISBN 978-0-306-40615-7",
+            "I S B N nine seven eight zero three zero six four zero six one five seven",
+        ),
+        ("SKU 44-120", "S K U four four one two zero"),
+        ("Super Bowl XLIX", "Super Bowl forty nine"),
+    ],
+)
+def test_product_identifiers_and_bowls(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("mail jobs@abc-corp.com", "mail jobs at A B C dash corp dot com"),  # CMUdict spells abc
+        ("see api.example.org", "see A P I dot example dot org"),
+        ("the abc of it", "the abc of it"),  # outside an address the word keeps its letters
+    ],
+)
+def test_spelled_names_in_addresses(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken

