@@ -749,3 +749,16 @@ def test_the_dash_of_a_chinese_model_name_is_silent() -> None:
     assert normalize_zh("歼-35亮相") == "歼三十五亮相"
     assert normalize_zh("东风-17导弹") == "东风十七导弹"
     assert normalize_zh("气温一直-5℃左右") == "气温一直零下五摄氏度左右"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # ten thousand 万 are 亿: statistics bulletins write 万 as the unit of big counts
+        ("全国人口为140967万人", "全国人口为十四亿零九百六十七万人"),
+        ("保有量33618万辆", "保有量三亿三千六百一十八万辆"),
+        ("投资2万元", "投资两万元"),
+    ],
+)
+def test_five_digit_counts_of_wan_are_read_with_yi(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected

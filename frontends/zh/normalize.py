@@ -1618,6 +1618,15 @@ class _Scanner:
             value = read_number(raw, liang=self.liang_next(end + 1))
             self.add(i, end + 1, "num", value + "多")  # 50+语言 -> 五十多, 10+年 -> 十多年
             return end + 1
+        if (
+            "." not in raw
+            and 5 <= len(raw) <= 8
+            and self.after(end, 1) == "万"
+            and not self.after(end, 2) == "万亿"
+        ):
+            # 140967万人 -> 十四亿零九百六十七万人: ten thousand 万 are 亿, as a news reader says it
+            self.add(i, end + 1, "num", read_cardinal(raw + "0000", liang=True))
+            return end + 1
         unit = self.unit_at(end)
         if unit and len(unit[0]) == 1 and unit[0].isalpha() and self._glued_to_letter(i):
             unit = None  # K8s, M2s: the letter belongs to the code, it is not 秒/米
