@@ -82,10 +82,16 @@ def parity_tiny(results: dict) -> None:
     variants = [("graphs", CudaGPT, True), ("eager", CudaGPT, False)]
     variants += [("fused_graphs", TritonGPT, True), ("fused_eager", TritonGPT, False)]
     variants += [("fused_pdl_graphs", TritonGPT, True), ("fused_o_pdl_graphs", TritonGPT, True)]
+    variants += [
+        ("fused_o_mlp_pdl_graphs", TritonGPT, True),
+        ("fused_o_mlp_eager", TritonGPT, False),
+    ]
     for name, cls, graphs in variants:
         kw: dict = {"pdl": True} if "pdl" in name else {}
-        if name.startswith("fused_o"):  # attention + O-projection fused (tiny: hidden 32)
-            kw["tiles"] = {"fma": {"fuse_o": 16}}
+        if name.startswith("fused_o_mlp"):  # + gate/up and down fused: 3 kernels a layer
+            kw["tiles"] = {"fma": {"fuse_o": 16, "fuse_mlp": 16}}
+        elif name.startswith("fused_o"):  # attention + O-projection fused (tiny: hidden 32)
+            kw["tiles"] = {"fma": {"fuse_o": 16, "fuse_mlp": 0}}
         elif name.startswith("fused"):
             kw["tiles"] = {"fma": {"fuse_o": 0}}
         m = cls(tiny / "asset", precision="fp32", max_batch=1, use_graphs=graphs, max_len=512, **kw)
@@ -152,41 +158,137 @@ def fused_kernels(ckpt: Path, results: dict) -> None:
     results["fused_kernel_equality"] = out
 
 
+# Session-4 sweep (issue 9): one op's tiles changed at a time from the defaults; "kernel" names
+# the kernel whose profiled time picks the best variant of that op, and the best of each op
+# are then combined and timed together. Batch 1: CUDA-core rows per program and warps;
+# batch 64: split-K factors of the tensor-core GEMMs, narrower tiles, attention chunks.
+SWEEP_B1 = [
+    ("default", "", {}),
+    ("4 kernels per layer (MLP not fused)", "", {"fma": {"fuse_mlp": 0}}),
+    ("attention rows after the wait", "_attn_o_kernel", {"fma": {"attn_pre": 0}}),
+    ("fused O 64 rows", "_attn_o_kernel", {"fma": {"fuse_o": 64}}),
+    ("fused O 256 rows", "_attn_o_kernel", {"fma": {"fuse_o": 256}}),
+    ("mlp 8 rows, 2 warps", "_mlp_kernel", {"fma": {"fuse_mlp": 8, "w_mlp": 2}}),
+    ("mlp 16 rows, 2 warps", "_mlp_kernel", {"fma": {"w_mlp": 2}}),
+    ("mlp 32 rows, 4 warps", "_mlp_kernel", {"fma": {"fuse_mlp": 32}}),
+    ("mlp 32 rows, 8 warps", "_mlp_kernel", {"fma": {"fuse_mlp": 32, "w_mlp": 8}}),
+    ("qkv rows 2", "_qkv_rope_kernel", {"fma": {"qkv": 2}}),
+    ("qkv rows 8", "_qkv_rope_kernel", {"fma": {"qkv": 8}}),
+    ("qkv 4 warps", "_qkv_rope_kernel", {"fma": {"w_qkv": 4}}),
+    ("head rows 16, 8 warps", "_head_kernel", {"fma": {"head": 16, "w_head": 8}}),
+    ("sampler 8 warps", "_sample_kernel", {"sample": {"warps": 8}}),
+    ("default again", "", {}),
+]
+SWEEP_B64 = [
+    ("default", "", {}),
+    ("down not split", "_down_kernel", {"dot": {"sk_down": 1, "w_down": 8}}),
+    ("down split 4, 4 warps", "_down_kernel", {"dot": {"sk_down": 4}}),
+    ("o split 3", "_oproj_kernel", {"dot": {"sk_o": 3}}),
+    ("qkv split 3", "_qkv_rope_kernel", {"dot": {"sk_qkv": 3}}),
+    ("attn chunk 128, 4 warps", "_attn_kernel", {"attn": {"ch": 128, "warps": 4}}),
+    ("attn chunk 256, 4 warps", "_attn_kernel", {"attn": {"ch": 256, "warps": 4}}),
+    ("4 stages", "_gateup_kernel", {"dot": {"stages": 4}}),
+    ("head BN 16, 4 warps", "_head_kernel", {"dot": {"head": 16, "w_head": 4}}),
+    ("default again", "", {}),
+]
+
+
+def _merge(*tiles: dict) -> dict:
+    out: dict = {}
+    for t in tiles:
+        for k, v in t.items():
+            out.setdefault(k, {}).update(v)
+    return out
+
+
 def tile_sweep(ckpt: Path, results: dict) -> None:
-    """Graph step time of the fused fp16 + PDL path for a few tile shapes (batch 1: CUDA-core
-    rows per program and warps; batch 64: tensor-core batch block and K step), each checked
-    against the torch twins first."""
+    """Graph step time of the fused fp16 + PDL path for tile variants (each checked against
+    the torch twins first), the GPU time of the kernel each variant changes (profiler), and
+    the best variant of each kernel combined; batch 1 and batch 64, every slot at position
+    150 (the 100 timed replays walk it to 250, the late part of a 200-frame request)."""
     from mixvox.engines.chattts.gpt.triton_decode import TritonGPT, TritonOps, compare_ops
 
     m = TritonGPT(ckpt / "asset", precision="fp16", max_batch=64, pdl=True)
-    # (run 2 of 2026-12-01 12:31 UTC swept rows per program and warps at batch 1: the
-    # default was best; K step 128 + 8 warps at batch 64, now the default)
-    variants = [
-        (1, "fma default (fused attention + O, 256 rows)", {}),
-        (1, "fma, attention and O separate", {"fma": {"fuse_o": 0}}),
-        (1, "fma, fused attention + O, 128 rows", {"fma": {"fuse_o": 128}}),
-        (1, "fma, fused, sampler 4 warps", {"sample": {"warps": 4}}),
-        (64, "dot default (bk 128, 8 warps)", {}),
-        (64, "dot bk 64, 4 warps (old default)", {"dot": {"bk": 64, "warps": 4}}),
-        (64, "dot bk 128, 8 warps, 3 stages", {"dot": {"stages": 3}}),
-    ]
     only = os.environ.get("SWEEP_ONLY")
-    if only:
-        variants = [v for v in variants if any(w in v[1] for w in only.split(";"))]
     rows = []
-    for b, name, tiles in variants:
+    combos: dict[int, dict] = {}
+
+    def one(b: int, name: str, tiles: dict) -> dict:
         errs = compare_ops(m, b, 256, seed=b, pdl=True, tiles=tiles)
         ok = all(v <= 2e-2 for v in errs.values())
         m.ops = TritonOps(2, True, tiles)
         m._graphs.clear()
+        m.pos[:b] = 150
         us = graph_step_us(m, b, 256)
-        rows.append(
-            {"batch": b, "tiles": name, "step_us": us, "frames_per_s": b * 1e6 / us, "equal": ok}
-        )
-        log(
-            f"tile sweep b{b} {name:28s}: {us:8.1f} us/step ({b * 1e6 / us:9.0f} frames/s), equal {ok}"
-        )
+        m.pos[:b] = 150
+        bd = kernel_breakdown(m, b, 256)
+        row = {"batch": b, "tiles": name, "config": tiles, "step_us": us,
+               "frames_per_s": b * 1e6 / us, "equal": ok, "kernel_us": bd}  # fmt: skip
+        if not ok:
+            row["errors"] = errs
+        rows.append(row)
+        ks = " ".join(f"{k.strip('_').replace('_kernel', '')} {v:.0f}" for k, v in bd.items())
+        log(f"tile sweep b{b} {name:28s}: {us:8.1f} us/step ({b * 1e6 / us:9.0f} frames/s), "
+            f"equal {ok} | {ks}")  # fmt: skip
+        return row
+
+    sets = {1: SWEEP_B1, 64: SWEEP_B64}
+    for b in [int(x) for x in os.environ.get("SWEEP_BATCHES", "1,64").split(",")]:
+        variants = sets[b]
+        best: dict[str, tuple[float, dict, str]] = {}
+        for name, kernel, tiles in variants:
+            if only and not any(w in name for w in only.split(";")) and name != "default":
+                continue
+            try:
+                row = one(b, name, tiles)
+            except Exception:
+                log(f"tile sweep b{b} {name}: failed\n{traceback.format_exc()}")
+                rows.append({"batch": b, "tiles": name, "error": traceback.format_exc()})
+                continue
+            if name == "default":
+                base = row["kernel_us"]
+                for k in {v[1] for v in variants if v[1]}:
+                    best[k] = (base.get(k, 1e9), {}, "default")
+            elif (
+                row["equal"]
+                and kernel in best
+                and row["kernel_us"].get(kernel, 1e9) < best[kernel][0]
+            ):
+                best[kernel] = (row["kernel_us"][kernel], tiles, name)
+        combo = _merge(*(v[1] for v in best.values()))
+        names = ", ".join(v[2] for v in best.values() if v[2] != "default")
+        log(f"tile sweep b{b}: best per kernel: {names or 'the defaults'}")
+        combos[b] = combo
+        if combo:
+            try:
+                one(b, "combined: " + names, combo)
+            except Exception:
+                log(f"tile sweep b{b} combined: failed\n{traceback.format_exc()}")
     results["tile_sweep"] = rows
+    results["tile_sweep_best"] = combos
+    # the generate loop with the combined tiles: frames/s with window graphs and one-step
+    # graphs, and the batch-64 prefill (eager, 64 prompts) that each batch-64 run starts with
+    from mixvox.engines.chattts.gpt.cuda_graph import CodeRequest, CudaSampling
+
+    m.ops = TritonOps(2, True, _merge(combos.get(1, {}), combos.get(64, {})))
+    m._graphs.clear()
+    ids = torch.randint(0, 20000, (32,), generator=torch.Generator().manual_seed(1))
+    emb = m.embed_prompt(ids, None, None)
+    loop: dict = {}
+    for b in (1, 64):
+        reqs = [CodeRequest(emb, max_new=200, min_new=200) for _ in range(b)]
+        for wg in (True, False):
+            m.window_graphs = wg
+            m.generate(reqs, CudaSampling(), seed=0, max_batch=b)
+            t = cuda_time(lambda r=reqs, b=b: m.generate(r, CudaSampling(), seed=0, max_batch=b))
+            key = f"b{b} {'window' if wg else 'one-step'} graphs"
+            loop[key] = b * 200 / t
+            log(f"tile sweep generate {key}: {b * 200 / t:9.0f} frames/s ({t * 1e3:.1f} ms)")
+    m.window_graphs = True
+    tp = cuda_time(lambda: m.prefill(list(range(64)), [emb] * 64), warmup=1, repeat=5)
+    loop["prefill_b64_ms"] = tp * 1e3
+    log(f"tile sweep prefill of 64 prompts of 32 tokens: {tp * 1e3:.2f} ms")
+    results["tile_sweep_loop"] = loop
     m.close()
 
 

@@ -147,14 +147,38 @@ for name, asset, b, prec in (("tiny_b1", tiny, 1, "fp32"), ("mid_b1", mid / "ass
     m = TritonGPT(asset, kernels="torch", device="cpu", precision=prec, max_batch=b,
                   max_len=256, use_graphs=False)
     out[name] = compare_ops(m, b, 128, seed=b, tiles={"fma": {"fuse_o": 0}})
-    if b == 1:  # attention + O-projection fused (the batch-1 default)
-        out[name + "_fused_o"] = compare_ops(m, b, 128, seed=b, tiles={"fma": {"fuse_o": 32}})
+    if b == 1:  # attention + O-projection fused; + the MLP fused (3 kernels, the default)
+        fo = {"fma": {"fuse_o": 32, "fuse_mlp": 0}}
+        out[name + "_fused_o"] = compare_ops(m, b, 128, seed=b, tiles=fo)
+        out[name + "_3k"] = compare_ops(m, b, 128, seed=b, tiles={"fma": {"fuse_o": 32}})
+    else:  # split-K tensor-core GEMMs (fp32 partial sums by atomics, last program finishes)
+        sk = {"bk": 16, "sk_qkv": 2, "sk_o": 2, "sk_gu": 2, "sk_down": 4}
+        out[name + "_splitk"] = compare_ops(m, b, 128, seed=b, tiles={"dot": sk})
     # the fused prefill (prompt positions as batch rows: CUDA-core tiles on tiny, tensor-core
     # tiles on mid) against the torch prefill, into slot 1
     m = TritonGPT(asset, kernels="torch", device="cpu", precision=prec, max_batch=2,
                   max_len=256, use_graphs=False)
     pre[name] = compare_prefill(m, 13, slot=1, seed=3)
-print(json.dumps({"ops": out, "prefill": pre}))
+# batch 1 (3-kernel layer: the last layer's sums pending) then batch 2 (tensor-core path):
+# the switch folds the pending sums in, so slot 0 decodes as the torch twins do
+import torch
+from mixvox.engines.chattts.gpt.cuda_graph import CudaSampling
+runs = {}
+for kern in ("triton", "torch"):
+    m = TritonGPT(tiny, kernels=kern, device="cpu", precision="fp32", max_batch=2,
+                  max_len=256, use_graphs=False, tiles={"fma": {"fuse_o": 16}})
+    m._alloc(2)
+    m.set_sampling(CudaSampling(greedy=True, suppress_eos=True))
+    g = torch.Generator().manual_seed(5)
+    e = [m.emb_text[torch.randint(0, 500, (n,), generator=g)] for n in (9, 6)]
+    m.prefill([0, 1], e)
+    m._run_steps(1, 128, 3)
+    m._run_steps(2, 128, 3)
+    runs[kern] = (m.out_codes[0, :6].clone(), m.out_hidden[0, :6].clone())
+(ca, ha), (cb, hb) = runs["triton"], runs["torch"]
+switch = {"codes_equal": bool(torch.equal(ca, cb)),
+          "hidden_err": float((ha - hb).abs().max() / hb.abs().max())}
+print(json.dumps({"ops": out, "prefill": pre, "switch": switch}))
 """
 
 
@@ -176,13 +200,21 @@ def test_triton_kernels_equal_torch_twins_in_interpreter(golden, tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     both = json.loads(r.stdout.strip().splitlines()[-1])
     res, pre = both["ops"], both["prefill"]
+    assert both["switch"]["codes_equal"], both["switch"]
+    assert both["switch"]["hidden_err"] < 1e-5, both["switch"]
     for name, errs in pre.items():
         assert set(errs) == {"hres", "h_last", "kv"}
         limit = 2e-3 if name.endswith("fp8") else 1e-5  # fp8 weights: fp16 activations
         assert max(errs.values()) < limit, (name, errs)
+    assert {"tiny_b1_3k", "mid_b1_fp8_3k", "mid_b2_dot_splitk"} <= set(res)
     for name, errs in res.items():
-        fused = {"attn_o_mlp"}
-        ops = fused if name.endswith("_fused_o") else {"attention", "oproj", "gateup", "down"}
-        assert set(errs) >= {"head", "sample", "qkv_rope", "sample_top_p_only"} | ops
+        ops = {"attention", "oproj", "gateup", "down"}
+        if name.endswith("_fused_o"):
+            ops = {"attn_o_mlp"}
+        elif name.endswith("_3k"):  # the whole layer is compared as one group
+            ops = {"layer_3k"}
+        if not name.endswith("_3k"):
+            ops |= {"qkv_rope"}
+        assert set(errs) >= {"head", "sample", "sample_top_p_only"} | ops
         for op, e in errs.items():
             assert e < 1e-5, (name, op, e)

@@ -1,10 +1,10 @@
-"""Fused GPU decode step for the ChatTTS GPT: hand-written Triton kernels, five per layer.
+"""Fused GPU decode step for the ChatTTS GPT: hand-written Triton kernels, 3 per layer at batch 1.
 
 Why: at batch 1 the step of this small model (20 Llama layers, hidden 768, ~385 MB of fp16
 weights) is bound by the number of kernels, not by memory. The torch path of
 :class:`~mixvox.engines.chattts.gpt.cuda_graph.CudaGPT` runs 368 kernels per step, one after
 the other inside a CUDA graph (~1.1 ms per step against a ~93 us bandwidth floor). Here one
-step is ``2 + 5 * layers`` kernels, JIT-compiled by Triton (users need no compiler):
+step is at most ``2 + 5 * layers`` kernels, JIT-compiled by Triton (users need no compiler):
 
 1. RMSNorm + QKV GEMV + RoPE + KV-cache write (layer 0 also gathers the code embeddings of
    the codes just drawn and sets the end flags),
@@ -21,6 +21,14 @@ exponential-race draw, codes and history). Every RMSNorm is recomputed by each p
 the full hidden vector (768 values), which costs less than a launch. With ``pdl=True`` the
 kernels use programmatic dependent launch (Hopper): each reads its weights before waiting for
 the previous kernel (377 vs 450 us per step on an H200, BENCHMARKS.md).
+
+At batch 1 (the default tile table) 2 and 3 are one kernel (attention + its share of the
+O-projection) and 4 and 5 another (gate/up + SiLU-mul + down: each program makes 16
+intermediate values and multiplies them by the matching down-weight columns); their sums wait
+in fp32 buffers (atomics) and the next kernels fold them into the residual stream, so a step
+is ``2 + 3 * layers`` kernels (290 us on an H200, BENCHMARKS.md session 4). At batch >= 2 the
+tensor-core GEMMs of narrow matrices can split K over programs (the last program of a tile
+finishes it).
 
 Each kernel has a plain-torch twin in :class:`TorchOps` with the same inputs, outputs and
 rounding points. The twins are the reference the kernels are tested against (on the GPU by
@@ -101,6 +109,31 @@ if HAVE_TRITON:
             tl.extra.cuda.gdc_launch_dependents()
 
     @triton.jit
+    def _sk_arrive(cnt_ptr, tile, SPLIT: tl.constexpr):
+        """Split-K: count this program's arrival at output tile ``tile`` (after its fp32
+        partial sums went to the scratch by atomics) and say whether it is the last of the
+        ``SPLIT`` programs of that tile, which then finishes the tile (the epilogue). The
+        barrier orders every thread's partial-sum atomics before the release of the count;
+        the last program resets the count for the next kernel."""
+        tl.debug_barrier()
+        c = tl.atomic_add(cnt_ptr + tile, 1, sem="acq_rel")
+        last = c == SPLIT - 1
+        if last:
+            tl.store(cnt_ptr + tile, 0)
+        tl.debug_barrier()
+        return last
+
+    @triton.jit
+    def _sk_take(sp, acc, mmask):
+        """The tile's complete fp32 sums (shaped as ``acc``) from the scratch, which is
+        cleared for the next kernel. An atomic add of zero reads at L2, where the other
+        programs' atomics landed (a plain load could hit a stale L1 line)."""
+        z = tl.zeros_like(acc)
+        full = tl.atomic_add(sp, z, mask=mmask[:, None], sem="relaxed")
+        tl.store(sp, z, mask=mmask[:, None])
+        return full
+
+    @triton.jit
     def _end_flags(
         ids_ptr, step_ptr, fin_ptr, end_ptr, m, mmask, NQ: tl.constexpr, EOS: tl.constexpr
     ):
@@ -145,6 +178,17 @@ if HAVE_TRITON:
             return x.to(tl.float32)
 
     @triton.jit
+    def _fold(x, yo_ptr, yd_ptr, m, mmask, k, kmask, H: tl.constexpr, DT: tl.constexpr):
+        """The residual stream with a layer's pending O and MLP sums folded in (the 3-kernel
+        layer: they stay in fp32 buffers until the next layer's attention writes ``h``),
+        rounded as the torch path: ``h + round(o)``, rounded, ``+ round(mlp)``, rounded."""
+        msk = mmask[:, None] & kmask[None, :]
+        yo = tl.load(yo_ptr + m[:, None] * H + k[None, :], mask=msk, other=0.0)
+        yd = tl.load(yd_ptr + m[:, None] * H + k[None, :], mask=msk, other=0.0)
+        x = (x + yo.to(DT).to(tl.float32)).to(DT).to(tl.float32)
+        return (x + yd.to(DT).to(tl.float32)).to(DT).to(tl.float32)
+
+    @triton.jit
     def _normed(x, rstd, lnw_ptr, k, kmask, DT: tl.constexpr):
         """RMSNorm as transformers': statistics in fp32, weight applied in the model dtype."""
         lw = tl.load(lnw_ptr + k, mask=kmask, other=0.0)
@@ -166,16 +210,18 @@ if HAVE_TRITON:
     @triton.jit
     def _qkv_rope_kernel(
         h_ptr, ids_ptr, emb_ptr, lnw_ptr, w_ptr, ws_ptr, pos_ptr, cos_ptr, sin_ptr,
-        q_ptr, kc_ptr, vc_ptr, step_ptr, fin_ptr, end_ptr,
+        q_ptr, kc_ptr, vc_ptr, step_ptr, fin_ptr, end_ptr, scr_ptr, cnt_ptr, yo_ptr, yd_ptr,
         b, Lm1, eps, s_cb, s_ch, s_cp,
         H: tl.constexpr, HD: tl.constexpr, NH: tl.constexpr, NQ: tl.constexpr,
         V: tl.constexpr, EOS: tl.constexpr, BM: tl.constexpr, BH: tl.constexpr,
         BK: tl.constexpr, BKS: tl.constexpr, ONE: tl.constexpr, EMBED: tl.constexpr,
         USE_DOT: tl.constexpr, PREC: tl.constexpr, WS: tl.constexpr,
-     PDL: tl.constexpr,
+        SPLIT: tl.constexpr, SC: tl.constexpr, FOLD: tl.constexpr, PDL: tl.constexpr,
     ):  # fmt: skip
         pid_n = tl.program_id(0)
         pid_m = tl.program_id(1)
+        pid_k = tl.program_id(2)  # split-K: this program's share of the hidden dim
+        KS: tl.constexpr = H // SPLIT
         PPH: tl.constexpr = HD // 2 // BH  # programs per (section, head)
         sh = pid_n // PPH  # section * NH + head
         sub = pid_n % PPH
@@ -199,6 +245,8 @@ if HAVE_TRITON:
                 if pid_n == 0:
                     _end_flags(ids_ptr, step_ptr, fin_ptr, end_ptr, m, mmask, NQ, EOS)
             x = _load_x(h_ptr, ids_ptr, emb_ptr, m, mmask, k, kmask, H, NQ, V, BM, BK, EMBED)
+            if FOLD:  # the previous layer's O and MLP sums are still pending (3-kernel layer)
+                x = _fold(x, yo_ptr, yd_ptr, m, mmask, k, kmask, H, DT)
             if EMBED:
                 if pid_n == 0:  # one program writes the new residual stream
                     msk = mmask[:, None] & kmask[None, :]
@@ -210,11 +258,11 @@ if HAVE_TRITON:
         else:
             _gdc(PDL)
             if EMBED:
-                if pid_n == 0:
+                if (pid_n == 0) & (pid_k == 0):
                     _end_flags(ids_ptr, step_ptr, fin_ptr, end_ptr, m, mmask, NQ, EOS)
             rstd = _rstd(h_ptr, ids_ptr, emb_ptr, m, mmask, eps, H, NQ, V, BM, BKS, EMBED)
-            for k0 in range(0, H, BK):
-                k = k0 + tl.arange(0, BK)
+            for k0 in range(0, KS, BK):
+                k = pid_k * KS + k0 + tl.arange(0, BK)
                 kmask = k < H
                 x = _load_x(h_ptr, ids_ptr, emb_ptr, m, mmask, k, kmask, H, NQ, V, BM, BK, EMBED)
                 if EMBED:
@@ -233,6 +281,29 @@ if HAVE_TRITON:
         if WS:  # fp8 weights: per-output-channel scales
             acc_lo *= tl.load(ws_ptr + rows_lo)[None, :]
             acc_hi *= tl.load(ws_ptr + rows_hi)[None, :]
+        last = True
+        if SPLIT > 1:  # partial sums to the scratch; the last program of the tile goes on
+            sp_lo = scr_ptr + m[:, None] * SC + rows_lo[None, :]
+            sp_hi = scr_ptr + m[:, None] * SC + rows_hi[None, :]
+            tl.atomic_add(sp_lo, acc_lo, mask=mmask[:, None], sem="relaxed")
+            tl.atomic_add(sp_hi, acc_hi, mask=mmask[:, None], sem="relaxed")
+            last = _sk_arrive(cnt_ptr, pid_m * tl.num_programs(0) + pid_n, SPLIT)
+            if last:
+                acc_lo = _sk_take(sp_lo, acc_lo, mmask)
+                acc_hi = _sk_take(sp_hi, acc_hi, mmask)
+        if last:
+            _qkv_epilogue(
+                acc_lo, acc_hi, pos_ptr, cos_ptr, sin_ptr, q_ptr, kc_ptr, vc_ptr, m, mmask, d,
+                sec, head, Lm1, s_cb, s_ch, s_cp, H, HD, DT,
+            )  # fmt: skip
+
+    @triton.jit
+    def _qkv_epilogue(
+        acc_lo, acc_hi, pos_ptr, cos_ptr, sin_ptr, q_ptr, kc_ptr, vc_ptr, m, mmask, d,
+        sec, head, Lm1, s_cb, s_ch, s_cp,
+        H: tl.constexpr, HD: tl.constexpr, DT: tl.constexpr,
+    ):  # fmt: skip
+        """Round the Q/K/V halves, rotate Q and K (RoPE), store Q and the cache rows."""
         lo = acc_lo.to(DT).to(tl.float32)
         hi = acc_hi.to(DT).to(tl.float32)
         p = tl.minimum(tl.load(pos_ptr + m, mask=mmask, other=0), Lm1)
@@ -289,16 +360,23 @@ if HAVE_TRITON:
 
     @triton.jit
     def _attn_o_kernel(
-        q_ptr, kc_ptr, vc_ptr, pos_ptr, att_ptr, w_ptr, ws_ptr, y_ptr, Lm1, scale,
-        s_cb, s_ch, s_cp,
+        q_ptr, kc_ptr, vc_ptr, pos_ptr, att_ptr, w_ptr, ws_ptr, y_ptr, h_ptr, yo_ptr, yd_ptr,
+        Lm1, scale, s_cb, s_ch, s_cp,
         H: tl.constexpr, HD: tl.constexpr, CH: tl.constexpr, NCH: tl.constexpr,
-        BN: tl.constexpr, WS: tl.constexpr, PDL: tl.constexpr,
+        BN: tl.constexpr, WS: tl.constexpr, FOLD: tl.constexpr, BH: tl.constexpr,
+        PRE: tl.constexpr, PDL: tl.constexpr,
     ):  # fmt: skip
         """Attention of one (head, slot) and its share of the O-projection: program
         (head, j, slot) multiplies the head's output by O-weight rows ``j*BN ..`` (columns
         of that head) and adds the partial sums to the fp32 buffer ``y`` (atomics). The
         residual add happens in the next kernels (gate/up reads ``h + y``, down writes it
-        and clears ``y``), so a launch per layer is saved at batch 1."""
+        and clears ``y``), so a launch per layer is saved at batch 1.
+
+        ``PRE`` (one chunk holds the cache): the cache rows before the slot's position and
+        the position itself are read before the PDL wait, as the weights (earlier steps
+        wrote them, and the position changes only in the previous step's last kernel), so
+        only the query and the newest K/V row, written by the QKV kernel just before, are
+        read after it."""
         head = tl.program_id(0)
         j = tl.program_id(1)
         m = tl.program_id(2)
@@ -307,14 +385,33 @@ if HAVE_TRITON:
         w = tl.load(w_ptr + n[:, None] * H + head * HD + dd[None, :])  # before the wait
         if WS:
             ws = tl.load(ws_ptr + n)
+        base = m * s_cb + head * s_ch
+        if PRE:
+            p = tl.minimum(tl.load(pos_ptr + m), Lm1)
+            t = tl.arange(0, CH)
+            old = t < p
+            off = base + t[:, None] * s_cp + dd[None, :]
+            kk = tl.load(kc_ptr + off, mask=old[:, None], other=0.0).to(tl.float32)
+            vv = tl.load(vc_ptr + off, mask=old[:, None], other=0.0).to(tl.float32)
         _gdc(PDL)
-        p = tl.minimum(tl.load(pos_ptr + m), Lm1)
+        if not PRE:
+            p = tl.minimum(tl.load(pos_ptr + m), Lm1)
         q = tl.load(q_ptr + m * H + head * HD + dd).to(tl.float32)
         mrun = tl.max(tl.full([CH], float("-inf"), tl.float32), 0)
         den = tl.sum(tl.zeros([CH], tl.float32), 0)
         acc = tl.zeros([HD], tl.float32)
-        base = m * s_cb + head * s_ch
-        for c in range(NCH):
+        if PRE:  # the rows before p, then row p (just written) as one more position
+            kp = tl.load(kc_ptr + base + p * s_cp + dd).to(tl.float32)
+            vp = tl.load(vc_ptr + base + p * s_cp + dd).to(tl.float32)
+            sc = tl.sum(kk * q[None, :], axis=1) * scale
+            sc = tl.where(old, sc, float("-inf"))
+            sp = tl.sum(kp * q, 0) * scale
+            mn = tl.maximum(tl.max(sc, 0), sp)
+            pe = tl.exp(sc - mn)
+            pp = tl.exp(sp - mn)
+            acc = tl.sum(pe[:, None] * vv, axis=0) + pp * vp
+            den = tl.sum(pe, 0) + pp
+        for c in range(0 if PRE else NCH):
             t = c * CH + tl.arange(0, CH)
             valid = t <= p
             off = base + t[:, None] * s_cp + dd[None, :]
@@ -331,6 +428,24 @@ if HAVE_TRITON:
         o = (acc / den).to(att_ptr.dtype.element_ty)
         if j == 0:
             tl.store(att_ptr + m * H + head * HD + dd, o)
+        if FOLD > 0:  # 3-kernel layer: the previous layer's pending sums (read by QKV)
+            if (head == 0) & (j == 0):
+                hk = tl.arange(0, BH)
+                km = hk < H
+                one = m + tl.zeros([1], tl.int32)
+                om = one >= 0
+                if FOLD == 2:  # into the residual stream (layer 0: h is the new embedding)
+                    hv = tl.load(h_ptr + one[:, None] * H + hk[None, :], mask=km[None, :])
+                    DT = h_ptr.dtype.element_ty
+                    hv = _fold(hv.to(tl.float32), yo_ptr, yd_ptr, one, om, hk, km, H, DT)
+                    tl.store(
+                        h_ptr + one[:, None] * H + hk[None, :],
+                        hv.to(h_ptr.dtype.element_ty),
+                        mask=km[None, :],
+                    )
+                z = tl.zeros([BH], tl.float32)
+                tl.store(yo_ptr + m * H + hk, z, mask=km)
+                tl.store(yd_ptr + m * H + hk, z, mask=km)
         y = tl.sum(w.to(tl.float32) * o.to(tl.float32)[None, :], axis=1)
         if WS:
             y = y * ws
@@ -338,18 +453,20 @@ if HAVE_TRITON:
 
     @triton.jit
     def _rows_times_w(
-        x_ptr, w_ptr, m, n, mmask, K: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
-        BK: tl.constexpr, USE_DOT: tl.constexpr, PREC: tl.constexpr, PDL: tl.constexpr,
+        x_ptr, w_ptr, m, n, mmask, kbeg, K: tl.constexpr, KS: tl.constexpr, BM: tl.constexpr,
+        BN: tl.constexpr, BK: tl.constexpr, USE_DOT: tl.constexpr, PREC: tl.constexpr,
+        PDL: tl.constexpr,
     ):  # fmt: skip
-        """``x[m, :K] @ w[n, :K].T`` in fp32 for one tile (O-projection, down projection).
+        """``x[m, kbeg:kbeg+KS] @ w[n, kbeg:kbeg+KS].T`` in fp32 for one tile (O-projection,
+        down projection; ``KS < K``: one share of a split-K product).
 
-        With the whole of K in one block, the weights load before the PDL wait, so they
+        With the whole span in one block, the weights load before the PDL wait, so they
         stream while the previous kernel finishes; the loop over K blocks waits first.
         """
         acc = tl.zeros([BM, BN], tl.float32)
-        if BK >= K:
-            k = tl.arange(0, BK)
-            kmask = k < K
+        if BK >= KS:
+            k = kbeg + tl.arange(0, BK)
+            kmask = k < kbeg + KS
             w = tl.load(w_ptr + n[:, None] * K + k[None, :], mask=kmask[None, :], other=0.0)
             _gdc(PDL)
             x = tl.load(
@@ -360,8 +477,8 @@ if HAVE_TRITON:
             acc = _mv(acc, x, w, USE_DOT, PREC)
         else:
             _gdc(PDL)
-            for k0 in range(0, K, BK):
-                k = k0 + tl.arange(0, BK)
+            for k0 in range(0, KS, BK):
+                k = kbeg + k0 + tl.arange(0, BK)
                 kmask = k < K
                 x = tl.load(
                     x_ptr + m[:, None] * K + k[None, :],
@@ -374,35 +491,49 @@ if HAVE_TRITON:
 
     @triton.jit
     def _oproj_kernel(
-        att_ptr, w_ptr, ws_ptr, h_ptr, b,
+        att_ptr, w_ptr, ws_ptr, h_ptr, scr_ptr, cnt_ptr, b,
         H: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
         USE_DOT: tl.constexpr, PREC: tl.constexpr, WS: tl.constexpr,
-     PDL: tl.constexpr,
+        SPLIT: tl.constexpr, SC: tl.constexpr, PDL: tl.constexpr,
     ):  # fmt: skip
         pid_n = tl.program_id(0)
         pid_m = tl.program_id(1)
+        pid_k = tl.program_id(2)
+        KS: tl.constexpr = H // SPLIT
         n = pid_n * BN + tl.arange(0, BN)
         m = pid_m * BM + tl.arange(0, BM)
         mmask = m < b
         DT = h_ptr.dtype.element_ty
-        acc = _rows_times_w(att_ptr, w_ptr, m, n, mmask, H, BM, BN, BK, USE_DOT, PREC, PDL)
+        acc = _rows_times_w(
+            att_ptr, w_ptr, m, n, mmask, pid_k * KS, H, KS, BM, BN, BK, USE_DOT, PREC, PDL
+        )
         if WS:
             acc *= tl.load(ws_ptr + n)[None, :]
-        y = acc.to(DT).to(tl.float32)
-        hp = h_ptr + m[:, None] * H + n[None, :]
-        hv = tl.load(hp, mask=mmask[:, None], other=0.0).to(tl.float32)
-        tl.store(hp, (hv + y).to(DT), mask=mmask[:, None])
+        last = True
+        if SPLIT > 1:
+            sp = scr_ptr + m[:, None] * SC + n[None, :]
+            tl.atomic_add(sp, acc, mask=mmask[:, None], sem="relaxed")
+            last = _sk_arrive(cnt_ptr, pid_m * tl.num_programs(0) + pid_n, SPLIT)
+            if last:
+                acc = _sk_take(sp, acc, mmask)
+        if last:
+            y = acc.to(DT).to(tl.float32)
+            hp = h_ptr + m[:, None] * H + n[None, :]
+            hv = tl.load(hp, mask=mmask[:, None], other=0.0).to(tl.float32)
+            tl.store(hp, (hv + y).to(DT), mask=mmask[:, None])
 
     @triton.jit
     def _gateup_kernel(
-        h_ptr, lnw_ptr, w_ptr, ws_ptr, act_ptr, y_ptr, b, eps,
+        h_ptr, lnw_ptr, w_ptr, ws_ptr, act_ptr, y_ptr, scr_ptr, cnt_ptr, b, eps,
         H: tl.constexpr, INTER: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
         BK: tl.constexpr, BKS: tl.constexpr, ONE: tl.constexpr,
         USE_DOT: tl.constexpr, PREC: tl.constexpr, WS: tl.constexpr, RESID: tl.constexpr,
-     PDL: tl.constexpr,
+        SPLIT: tl.constexpr, SC: tl.constexpr, PDL: tl.constexpr,
     ):  # fmt: skip
         pid_n = tl.program_id(0)
         pid_m = tl.program_id(1)
+        pid_k = tl.program_id(2)
+        KS: tl.constexpr = H // SPLIT
         n = pid_n * BN + tl.arange(0, BN)
         m = pid_m * BM + tl.arange(0, BM)
         mmask = m < b
@@ -432,8 +563,8 @@ if HAVE_TRITON:
         else:
             _gdc(PDL)
             rstd = _rstd(h_ptr, h_ptr, h_ptr, m, mmask, eps, H, 1, 1, BM, BKS, False)
-            for k0 in range(0, H, BK):
-                k = k0 + tl.arange(0, BK)
+            for k0 in range(0, KS, BK):
+                k = pid_k * KS + k0 + tl.arange(0, BK)
                 kmask = k < H
                 x = _load_x(h_ptr, h_ptr, h_ptr, m, mmask, k, kmask, H, 1, 1, BM, BK, False)
                 nx = _normed(x, rstd, lnw_ptr, k, kmask, DT)
@@ -446,27 +577,64 @@ if HAVE_TRITON:
         if WS:
             acc_g *= tl.load(ws_ptr + n)[None, :]
             acc_u *= tl.load(ws_ptr + n + INTER)[None, :]
-        g = acc_g.to(DT).to(tl.float32)
-        u = acc_u.to(DT).to(tl.float32)
-        a = g / (1.0 + tl.exp(-g)) * u
-        tl.store(act_ptr + m[:, None] * INTER + n[None, :], a.to(DT), mask=mmask[:, None])
+        last = True
+        if SPLIT > 1:
+            sp_g = scr_ptr + m[:, None] * SC + n[None, :]
+            sp_u = sp_g + INTER
+            tl.atomic_add(sp_g, acc_g, mask=mmask[:, None], sem="relaxed")
+            tl.atomic_add(sp_u, acc_u, mask=mmask[:, None], sem="relaxed")
+            last = _sk_arrive(cnt_ptr, pid_m * tl.num_programs(0) + pid_n, SPLIT)
+            if last:
+                acc_g = _sk_take(sp_g, acc_g, mmask)
+                acc_u = _sk_take(sp_u, acc_u, mmask)
+        if last:
+            g = acc_g.to(DT).to(tl.float32)
+            u = acc_u.to(DT).to(tl.float32)
+            a = g / (1.0 + tl.exp(-g)) * u
+            tl.store(act_ptr + m[:, None] * INTER + n[None, :], a.to(DT), mask=mmask[:, None])
 
     @triton.jit
     def _down_kernel(
-        act_ptr, w_ptr, ws_ptr, h_ptr, y_ptr, pos_ptr, step_ptr, b,
+        act_ptr, w_ptr, ws_ptr, h_ptr, y_ptr, pos_ptr, step_ptr, scr_ptr, cnt_ptr, b,
         H: tl.constexpr, INTER: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
-        BK: tl.constexpr, LAST: tl.constexpr, USE_DOT: tl.constexpr, PREC: tl.constexpr, WS: tl.constexpr, RESID: tl.constexpr,
-     PDL: tl.constexpr,
+        BK: tl.constexpr, LAST: tl.constexpr, USE_DOT: tl.constexpr, PREC: tl.constexpr,
+        WS: tl.constexpr, RESID: tl.constexpr, SPLIT: tl.constexpr, SC: tl.constexpr,
+        PDL: tl.constexpr,
     ):  # fmt: skip
         pid_n = tl.program_id(0)
         pid_m = tl.program_id(1)
+        pid_k = tl.program_id(2)
+        KS: tl.constexpr = INTER // SPLIT
         n = pid_n * BN + tl.arange(0, BN)
         m = pid_m * BM + tl.arange(0, BM)
         mmask = m < b
         DT = h_ptr.dtype.element_ty
-        acc = _rows_times_w(act_ptr, w_ptr, m, n, mmask, INTER, BM, BN, BK, USE_DOT, PREC, PDL)
+        acc = _rows_times_w(
+            act_ptr, w_ptr, m, n, mmask, pid_k * KS, INTER, KS, BM, BN, BK, USE_DOT, PREC, PDL
+        )
         if WS:
             acc *= tl.load(ws_ptr + n)[None, :]
+        last = True
+        if SPLIT > 1:
+            sp = scr_ptr + m[:, None] * SC + n[None, :]
+            tl.atomic_add(sp, acc, mask=mmask[:, None], sem="relaxed")
+            last = _sk_arrive(cnt_ptr, pid_m * tl.num_programs(0) + pid_n, SPLIT)
+            if last:
+                acc = _sk_take(sp, acc, mmask)
+        if last:
+            _down_epilogue(
+                acc, h_ptr, y_ptr, pos_ptr, step_ptr, m, n, mmask, pid_n, H, BM, BN, DT, LAST,
+                RESID,
+            )  # fmt: skip
+
+    @triton.jit
+    def _down_epilogue(
+        acc, h_ptr, y_ptr, pos_ptr, step_ptr, m, n, mmask, pid_n,
+        H: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, DT: tl.constexpr,
+        LAST: tl.constexpr, RESID: tl.constexpr,
+    ):  # fmt: skip
+        """Residual add of the down projection (and the O-projection's, when fused), and on
+        the last layer the position and step counters."""
         y = acc.to(DT).to(tl.float32)
         hp = h_ptr + m[:, None] * H + n[None, :]
         hv = tl.load(hp, mask=mmask[:, None], other=0.0).to(tl.float32)
@@ -484,12 +652,63 @@ if HAVE_TRITON:
                 tl.store(step_ptr + m, sv + 1, mask=mmask)
 
     @triton.jit
+    def _mlp_kernel(
+        h_ptr, lnw_ptr, w_ptr, ws_ptr, wd_ptr, wds_ptr, yo_ptr, yd_ptr, pos_ptr, step_ptr, eps,
+        H: tl.constexpr, INTER: tl.constexpr, C: tl.constexpr, BK: tl.constexpr,
+        WS: tl.constexpr, LAST: tl.constexpr, PDL: tl.constexpr,
+    ):  # fmt: skip
+        """RMSNorm + gate/up + SiLU-mul + down projection in one kernel (batch 1): program
+        ``j`` makes ``C`` intermediate values from its gate/up rows and multiplies them by the
+        matching ``C`` columns of the down weight; the partial hidden vectors meet in the
+        fp32 buffer ``yd`` (atomics), which the next layer folds into the residual stream.
+        It reads ``h + round(yo)`` (the O-projection, pending the same way)."""
+        j = tl.program_id(0)
+        m = tl.program_id(1) + tl.zeros([1], tl.int32)
+        mmask = m >= 0
+        rows = j * C + tl.arange(0, C)
+        k = tl.arange(0, BK)
+        kmask = k < H
+        wg = tl.load(w_ptr + rows[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
+        wu = tl.load(
+            w_ptr + (rows[:, None] + INTER) * H + k[None, :], mask=kmask[None, :], other=0.0
+        )
+        wd = tl.load(wd_ptr + k[:, None] * INTER + rows[None, :], mask=kmask[:, None], other=0.0)
+        if WS:
+            sg = tl.load(ws_ptr + rows)
+            su = tl.load(ws_ptr + rows + INTER)
+            sd = tl.load(wds_ptr + k, mask=kmask, other=0.0)
+        _gdc(PDL)
+        DT = h_ptr.dtype.element_ty
+        x = _load_x(h_ptr, h_ptr, h_ptr, m, mmask, k, kmask, H, 1, 1, 1, BK, False)
+        yo = tl.load(yo_ptr + m[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
+        x = (x + yo.to(DT).to(tl.float32)).to(DT).to(tl.float32)
+        rstd = tl.math.rsqrt(tl.sum(x * x, axis=1) / H + eps)
+        nx = _normed(x, rstd, lnw_ptr, k, kmask, DT).to(tl.float32)  # [1, BK]
+        g = tl.sum(nx * wg.to(tl.float32), axis=1)  # [C]
+        u = tl.sum(nx * wu.to(tl.float32), axis=1)
+        if WS:
+            g = g * sg
+            u = u * su
+        g = g.to(DT).to(tl.float32)
+        u = u.to(DT).to(tl.float32)
+        a = (g / (1.0 + tl.exp(-g)) * u).to(DT).to(tl.float32)
+        y = tl.sum(wd.to(tl.float32) * a[None, :], axis=1)  # [BK]
+        if WS:
+            y = y * sd
+        tl.atomic_add(yd_ptr + tl.program_id(1) * H + k, y, mask=kmask, sem="relaxed")
+        if LAST:
+            if j == 0:
+                pv = tl.load(pos_ptr + m)
+                tl.store(pos_ptr + m, pv + 1)
+                sv = tl.load(step_ptr + m)
+                tl.store(step_ptr + m, sv + 1)
+
+    @triton.jit
     def _head_kernel(
-        h_ptr, lnw_ptr, w_ptr, logits_ptr, hlast_ptr, ohid_ptr, step_ptr,
+        h_ptr, lnw_ptr, w_ptr, logits_ptr, hlast_ptr, ohid_ptr, step_ptr, yo_ptr, yd_ptr,
         b, eps, maxlen_m1, s_ob, NOUT,
         H: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
-        BKS: tl.constexpr, USE_DOT: tl.constexpr,
-     PDL: tl.constexpr,
+        BKS: tl.constexpr, USE_DOT: tl.constexpr, FOLD: tl.constexpr, PDL: tl.constexpr,
     ):  # fmt: skip
         pid_n = tl.program_id(0)
         pid_m = tl.program_id(1)
@@ -508,6 +727,8 @@ if HAVE_TRITON:
             _gdc(PDL)
             at = tl.minimum(tl.load(step_ptr + m, mask=mmask, other=0), maxlen_m1)
             x = _load_x(h_ptr, h_ptr, h_ptr, m, mmask, k, kmask, H, 1, 1, BM, BK, False)
+            if FOLD:  # the last layer's pending O and MLP sums (3-kernel layer)
+                x = _fold(x, yo_ptr, yd_ptr, m, mmask, k, kmask, H, DT)
             rstd = tl.math.rsqrt(tl.sum(x * x, axis=1) / H + eps)
             nx = _normed(x, rstd, lnw_ptr, k, kmask, DT)
             if pid_n == 0:  # the normalised hidden is also the output hidden of this frame
@@ -631,13 +852,47 @@ TILES = {
     # fuse_o: O-weight rows per program of the fused attention + O-projection at batch 1
     # (0: separate kernels; 4 kernels per layer instead of 5). H200, 2026-12-01 13:01 UTC:
     # 256 rows 358 us per step, separate 369, 128 rows 367, 64 rows 383
-    "fma": {"qkv": 4, "o": 4, "gu": 4, "down": 2, "head": 8, "warps": 4, "fuse_o": 256},
+    # fuse_mlp: intermediate values per program of the fused gate/up + down kernel (0: two
+    # kernels); with fuse_o, 3 kernels per layer (the O and MLP sums wait in fp32 buffers).
+    # Session 4 (H200, 2026-12-01 16:10 UTC sweep, batch-1 graph step at position 150):
+    # fused MLP 16 rows + 4 warps, QKV 2 warps, fused O 128 rows: 343 us against 373 for the
+    # 4-kernel layer of session 3 (MLP 8 rows 377, 32 rows 374, 16 warps 404)
+    "fma": {
+        "qkv": 4,
+        "o": 4,
+        "gu": 4,
+        "down": 2,
+        "head": 8,
+        "warps": 4,
+        "fuse_o": 128,
+        "fuse_mlp": 16,
+        "w_mlp": 4,
+        "w_qkv": 2,
+    },
     # K step 128 and 8 warps: 1,132 us per batch-64 step against 1,423 with K step 64 and 4
     # warps (sweep of 2026-12-01 12:31 UTC, H200, PDL)
-    "dot": {"bm": 64, "qkv": 16, "o": 32, "gu": 32, "down": 32, "head": 32, "bk": 128, "warps": 8},
+    # sk_down: split-K of the down projection (24 -> 144 programs at batch <= 64; 4 warps):
+    # 1,093 vs 1,213 us per batch-64 step (H200, session-4 sweep, 2026-12-01 15:48 UTC);
+    # 4 pipeline stages: 1,062 vs 1,086 (16:10 UTC)
+    "dot": {
+        "bm": 64,
+        "qkv": 16,
+        "o": 32,
+        "gu": 32,
+        "down": 32,
+        "head": 32,
+        "bk": 128,
+        "warps": 8,
+        "sk_down": 6,
+        "w_down": 4,
+        "stages": 4,
+    },
     # 16 warps: 371 us per batch-1 step against 397 with 4 (the sampler's ~30 reductions
     # over 1,024 logits run in 4 programs; sweep of 2026-12-01 12:58 UTC, H200)
     "sample": {"warps": 16},
+    # decode attention without the O-projection (batch >= 2): positions per chunk of the
+    # online softmax and warps (0: 4 up to 4,096 chunk elements, else 8)
+    "attn": {"ch": 256, "warps": 0},
 }
 
 
@@ -809,22 +1064,41 @@ class TritonOps:
     def _prec(g) -> str:
         return "ieee" if g.dtype == torch.float32 else "tf32"
 
+    def _split(self, g, op: str, dot: bool, b: int, BM: int, K: int, BK: int) -> int:
+        """Split-K factor of one tensor-core GEMM (``sk_<op>`` in the tile table): the
+        programs of a narrow matrix at batch <= one batch block fill more of the GPU when
+        each takes a share of K (fp32 partial sums by atomics, the last program of a tile
+        finishes it). Only where one batch block covers the batch and the scratch has the
+        rows; a factor that does not split K into whole ``BK`` blocks is lowered."""
+        sk = int(self.tiles["dot"].get(f"sk_{op}", 1)) if dot else 1
+        if sk <= 1 or b > BM or b > g.kscr.shape[0]:
+            return 1
+        while sk > 1 and (K % sk or (K // sk) % BK):
+            sk -= 1
+        return sk
+
+    def _bm(self, op: str) -> int:
+        d = self.tiles["dot"]
+        return int(d.get(f"bm_{op}", d["bm"]))
+
     def qkv_rope(self, g, li: int, b: int, L: int, embed: bool) -> None:
         H, hd = g.hidden_size, g.head_dim
         f, d = self.tiles["fma"], self.tiles["dot"]
-        BM, dot = _cfg(b, (hd // 2, H), self.min_dot_batch, d["bm"])
+        BM, dot = _cfg(b, (hd // 2, H), self.min_dot_batch, self._bm("qkv"))
         BH = min(hd // 2, d["qkv"] if dot else f["qkv"])
         BK = d["bk"] if dot else _pow2(H)
+        sk = self._split(g, "qkv", dot, b, BM, H, BK) if BK < H else 1
         kc, vc = g.k[li], g.v[li]
-        grid = (3 * g.num_heads * (hd // 2 // BH), -(-b // BM))
+        grid = (3 * g.num_heads * (hd // 2 // BH), -(-b // BM), sk)
         _qkv_rope_kernel[grid](
             g.hres, g.ids, g.emb_code, g.layers[li]["ln1"], g.layers[li]["qkv"],
             _scale(g.layers[li], "qkv"), g.pos,
-            g.cos, g.sin, g.q, kc, vc, g.step, g.finished, g.end_step,
-            b, L - 1, g.eps, kc.stride(0), kc.stride(1), kc.stride(2),
+            g.cos, g.sin, g.q, kc, vc, g.step, g.finished, g.end_step, g.kscr, g.kcnt,
+            *self._pending(g, li - 1), b, L - 1, g.eps, kc.stride(0), kc.stride(1), kc.stride(2),
             H=H, HD=hd, NH=g.num_heads, NQ=g.num_vq, V=g.num_audio, EOS=g.eos_id_,
             BM=BM, BH=BH, BK=BK, BKS=min(256, _pow2(H)), ONE=BK >= H, EMBED=embed,
-            USE_DOT=dot, PREC=self._prec(g), WS="qkv_s" in g.layers[li], **self._pdl,
+            USE_DOT=dot, PREC=self._prec(g), WS="qkv_s" in g.layers[li], SPLIT=sk,
+            SC=g.kscr.shape[1], FOLD=li > 0 and self.fused_mlp(g, b) > 0, **self._pdl,
             **self._warps(dot, "qkv"),
         )  # fmt: skip
 
@@ -836,6 +1110,21 @@ class TritonOps:
             return 0
         # a power of two (a Triton tile) dividing the hidden size; 768 (one block) is not one
         return bn if g.hidden_size % bn == 0 and bn & (bn - 1) == 0 else 0
+
+    def fused_mlp(self, g, b: int) -> int:
+        """Intermediate values per program of the fused gate/up + down kernel (0: not
+        fused); only with the fused attention + O-projection (both leave their sums
+        pending in ``g.ybuf``, folded in by the next kernels)."""
+        c = int(self.tiles["fma"].get("fuse_mlp", 0))
+        if not c or not self.fused_o(g, b) or c & (c - 1) or g.inter % c:
+            return 0
+        return c
+
+    def _pending(self, g, li: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The fp32 O and MLP sums of layer ``li`` (``-1``: the last layer; a prefill view
+        has one dummy set)."""
+        li %= g.ybuf.shape[1]
+        return g.ybuf[0, li], g.ybuf[1, li]
 
     def attention(self, g, li: int, b: int, L: int) -> None:
         kc, vc = g.k[li], g.v[li]
@@ -849,18 +1138,26 @@ class TritonOps:
                     break
                 bn *= 2
             p = g.layers[li]
+            mlp = self.fused_mlp(g, b) > 0
+            yo_prev, yd_prev = self._pending(g, li - 1)
             _attn_o_kernel[(g.num_heads, g.hidden_size // bn, b)](
-                g.q, kc, vc, g.pos, g.att, p["o"], _scale(p, "o"), g.ybuf, L - 1,
-                g.head_dim**-0.5, kc.stride(0), kc.stride(1), kc.stride(2),
+                g.q, kc, vc, g.pos, g.att, p["o"], _scale(p, "o"),
+                self._pending(g, li)[0] if mlp else g.ybuf[0, 0], g.hres, yo_prev, yd_prev,
+                L - 1, g.head_dim**-0.5, kc.stride(0), kc.stride(1), kc.stride(2),
                 H=g.hidden_size, HD=g.head_dim, CH=CH, NCH=-(-L // CH), BN=bn, WS="o_s" in p,
+                FOLD=(2 if li > 0 else 1) if mlp else 0, BH=_pow2(g.hidden_size),
+                PRE=CH >= L and bool(self.tiles["fma"].get("attn_pre", 1)),
                 num_warps=4 if CH * g.head_dim <= 4096 else 8, **self._pdl,
             )  # fmt: skip
             return
+        a = self.tiles["attn"]
+        CH = min(int(a.get("ch", 256)), _pow2(L))
+        warps = int(a.get("warps", 0)) or (4 if CH * g.head_dim <= 4096 else 8)
         _attn_kernel[(g.num_heads, b)](
             g.q, kc, vc, g.pos, g.att, L - 1, g.head_dim**-0.5,
             kc.stride(0), kc.stride(1), kc.stride(2),
             H=g.hidden_size, HD=g.head_dim, CH=CH, NCH=-(-L // CH),
-            num_warps=4 if CH * g.head_dim <= 4096 else 8, **self._pdl,
+            num_warps=warps, **self._pdl,
         )  # fmt: skip
 
     def oproj(self, g, li: int, b: int, L: int) -> None:
@@ -868,56 +1165,74 @@ class TritonOps:
             return  # done by the fused attention kernel (the residual by gate/up and down)
         H = g.hidden_size
         f, d = self.tiles["fma"], self.tiles["dot"]
-        BM, dot = _cfg(b, (H,), self.min_dot_batch, d["bm"])
+        BM, dot = _cfg(b, (H,), self.min_dot_batch, self._bm("o"))
         BN = min(H, d["o"] if dot else f["o"])
         BK = d["bk"] if dot else _pow2(H)
-        _oproj_kernel[(H // BN, -(-b // BM))](
-            g.att, g.layers[li]["o"], _scale(g.layers[li], "o"), g.hres, b,
+        sk = self._split(g, "o", dot, b, BM, H, BK)
+        _oproj_kernel[(H // BN, -(-b // BM), sk)](
+            g.att, g.layers[li]["o"], _scale(g.layers[li], "o"), g.hres, g.kscr, g.kcnt, b,
             H=H, BM=BM, BN=BN, BK=BK, USE_DOT=dot, PREC=self._prec(g),
-            WS="o_s" in g.layers[li], **self._pdl,
+            WS="o_s" in g.layers[li], SPLIT=sk, SC=g.kscr.shape[1], **self._pdl,
             **self._warps(dot, "o"),
         )  # fmt: skip
 
     def gateup(self, g, li: int, b: int) -> None:
         H, inter = g.hidden_size, g.inter
         f, d = self.tiles["fma"], self.tiles["dot"]
-        BM, dot = _cfg(b, (H, inter), self.min_dot_batch, d["bm"])
+        if self.fused_mlp(g, b):
+            return  # done with the down projection by the fused MLP kernel (down)
+        BM, dot = _cfg(b, (H, inter), self.min_dot_batch, self._bm("gu"))
         BN = min(inter, d["gu"] if dot else f["gu"])
         BK = d["bk"] if dot else _pow2(H)
-        _gateup_kernel[(inter // BN, -(-b // BM))](
+        sk = self._split(g, "gu", dot, b, BM, H, BK) if BK < H else 1
+        _gateup_kernel[(inter // BN, -(-b // BM), sk)](
             g.hres, g.layers[li]["ln2"], g.layers[li]["gu"], _scale(g.layers[li], "gu"), g.act,
-            g.ybuf, b, g.eps,
+            g.ybuf[0, 0], g.kscr, g.kcnt, b, g.eps,
             H=H, INTER=inter, BM=BM, BN=BN, BK=BK, BKS=min(256, _pow2(H)), ONE=BK >= H,
             USE_DOT=dot, PREC=self._prec(g), WS="gu_s" in g.layers[li],
-            RESID=self.fused_o(g, b) > 0, **self._pdl,
+            RESID=self.fused_o(g, b) > 0, SPLIT=sk, SC=g.kscr.shape[1], **self._pdl,
             **self._warps(dot, "gu"),
         )  # fmt: skip
 
     def down(self, g, li: int, b: int, last: bool) -> None:
         H, inter = g.hidden_size, g.inter
-        f, d = self.tiles["fma"], self.tiles["dot"]
-        BM, dot = _cfg(b, (H, inter), self.min_dot_batch, d["bm"])
+        f = self.tiles["fma"]
+        c = self.fused_mlp(g, b)
+        if c:  # gate/up + SiLU-mul + down in one kernel (gateup did nothing)
+            p = g.layers[li]
+            yo, yd = self._pending(g, li)
+            _mlp_kernel[(inter // c, b)](
+                g.hres, p["ln2"], p["gu"], _scale(p, "gu"), p["down"], _scale(p, "down"),
+                yo, yd, g.pos, g.step, g.eps,
+                H=H, INTER=inter, C=c, BK=_pow2(H), WS="gu_s" in p,
+                LAST=last, num_warps=f.get("w_mlp", f["warps"]), **self._pdl,
+            )  # fmt: skip
+            return
+        d = self.tiles["dot"]
+        BM, dot = _cfg(b, (H, inter), self.min_dot_batch, self._bm("down"))
         BN = min(H, d["down"] if dot else f["down"])
         BK = d["bk"] if dot else _pow2(inter)
-        _down_kernel[(H // BN, -(-b // BM))](
-            g.act, g.layers[li]["down"], _scale(g.layers[li], "down"), g.hres, g.ybuf, g.pos,
-            g.step, b,
+        sk = self._split(g, "down", dot, b, BM, inter, BK)
+        _down_kernel[(H // BN, -(-b // BM), sk)](
+            g.act, g.layers[li]["down"], _scale(g.layers[li], "down"), g.hres, g.ybuf[0, 0], g.pos,
+            g.step, g.kscr, g.kcnt, b,
             H=H, INTER=inter, BM=BM, BN=BN, BK=BK, LAST=last, USE_DOT=dot, PREC=self._prec(g),
-            WS="down_s" in g.layers[li], RESID=self.fused_o(g, b) > 0, **self._pdl,
-            **self._warps(dot, "down"),
+            WS="down_s" in g.layers[li], RESID=self.fused_o(g, b) > 0, SPLIT=sk,
+            SC=g.kscr.shape[1], **self._pdl, **self._warps(dot, "down"),
         )  # fmt: skip
 
     def head(self, g, b: int) -> None:
         H = g.hidden_size
         nout = g.num_vq * g.num_audio
         f, d = self.tiles["fma"], self.tiles["dot"]
-        BM, dot = _cfg(b, (H,), self.min_dot_batch, d["bm"])
+        BM, dot = _cfg(b, (H,), self.min_dot_batch, self._bm("head"))
         BN = d["head"] if dot else f["head"]
         BK = d["bk"] if dot else _pow2(H)
         _head_kernel[(-(-nout // BN), -(-b // BM))](
-            g.hres, g.norm, g.head_code, g.logits, g.h_last, g.out_hidden, g.step, b, g.eps,
-            g.max_len - 1, g.out_hidden.stride(0), nout,
-            H=H, BM=BM, BN=BN, BK=BK, BKS=min(256, _pow2(H)), USE_DOT=dot, **self._pdl,
+            g.hres, g.norm, g.head_code, g.logits, g.h_last, g.out_hidden, g.step,
+            *self._pending(g, -1), b, g.eps, g.max_len - 1, g.out_hidden.stride(0), nout,
+            H=H, BM=BM, BN=BN, BK=BK, BKS=min(256, _pow2(H)), USE_DOT=dot,
+            FOLD=self.fused_mlp(g, b) > 0, **self._pdl,
             **self._warps(dot, "head"),
         )  # fmt: skip
 
@@ -951,7 +1266,7 @@ class _PrefillView:
         self.q = torch.zeros_like(self.hres)
         self.att = torch.zeros_like(self.hres)
         self.act = torch.zeros(T, g.inter, device=dev, dtype=g.dtype)
-        self.ybuf = torch.zeros(T, H, device=dev, dtype=torch.float32)
+        self.ybuf = torch.zeros(2, 1, T, H, device=dev, dtype=torch.float32)
         self.pos = torch.arange(T, device=dev)
         self.step = torch.zeros(T, dtype=torch.long, device=dev)
         shape = (g.num_layers, T, g.num_heads, g.max_len, g.head_dim)
@@ -1046,14 +1361,20 @@ class TritonGPT(CudaGPT):
         self.ids = torch.zeros(S, self.num_vq, device=dev, dtype=torch.long)
         self.logits = torch.zeros(S, self.num_vq * self.num_audio, device=dev)
         self.att = torch.zeros(S, H, device=dev, dtype=dt)
-        # fp32 O-projection partial sums of the fused attention (zero between layers)
-        self.ybuf = torch.zeros(S, H, device=dev, dtype=torch.float32)
+        # fp32 sums of the fused attention + O-projection ([0, layer]) and of the fused MLP
+        # ([1, layer]) at batch 1, pending until the next layer folds them into ``hres``
+        nl = self.num_layers
+        self.ybuf = torch.zeros(2, nl, S, H, device=dev, dtype=torch.float32)
+        # split-K GEMMs (batch >= 2): fp32 partial sums of one kernel (zero between kernels)
+        # and per-tile arrival counts
+        self.kscr = torch.zeros(S, max(2 * self.inter, 3 * H), device=dev, dtype=torch.float32)
+        self.kcnt = torch.zeros(4096, device=dev, dtype=torch.int32)
         self.slot_seed = torch.zeros(S, device=dev, dtype=torch.long)
         self.force_on = torch.zeros((), device=dev, dtype=torch.bool)
         self.force_ids = torch.zeros(S, self.num_vq, device=dev, dtype=torch.long)
 
     def _state(self) -> list[torch.Tensor]:
-        return super()._state() + [self.hres, self.ids]
+        return super()._state() + [self.hres, self.ids, self.ybuf]
 
     def _forward_prenorm(self, x: torch.Tensor, rows: torch.Tensor | None) -> torch.Tensor:
         """Causal forward over ``x`` ``[n, T, H]`` to the residual stream before the final
@@ -1129,6 +1450,7 @@ class TritonGPT(CudaGPT):
     def _prefill_tail(self, last: torch.Tensor, rows: torch.Tensor, lens: torch.Tensor) -> None:
         """Slot state after a prefill: ``last`` = pre-norm hidden of each prompt's last token."""
         self.hres[rows] = last
+        self.ybuf.index_fill_(2, rows, 0.0)  # no sums pending for the new request
         self.h_last[rows] = _rmsnorm(last, self.norm, self.eps)
         self.pos[rows] = lens
         # index_fill_ (not ``t[rows] = 0``): no host scalar copied, so it can be captured
@@ -1177,6 +1499,17 @@ class TritonGPT(CudaGPT):
             bufs[key] = (x, row, ln, view, graph)
         graph.replay()
 
+    def _run_steps(self, b: int, L: int, n: int) -> None:
+        # A step of the 3-kernel layer (batch 1) leaves the last layer's O and MLP sums
+        # pending in ``ybuf`` (the next step's head and attention fold them in); a step on
+        # the tensor-core path does not read them, so fold them first when the batch
+        # bucket switches over (a prefill clears its own slots' sums).
+        pend = isinstance(self.ops, TritonOps) and self.ops.fused_mlp(self, b) > 0
+        if getattr(self, "_pending_sums", False) and not pend:
+            fold_pending(self, self.num_layers - 1)
+        self._pending_sums = pend
+        super()._run_steps(b, L, n)
+
     def _step(self, b: int, L: int, noise: torch.Tensor | None = None) -> None:
         ops = self.ops
         ops.head(self, b)
@@ -1191,8 +1524,9 @@ class TritonGPT(CudaGPT):
 
     def kernels_per_step(self, b: int = 1) -> int:
         """Kernel launches of one decode step (the fused path's design figure)."""
-        fused = isinstance(self.ops, TritonOps) and self.ops.fused_o(self, b) > 0
-        return 2 + (4 if fused else 5) * self.num_layers
+        if not isinstance(self.ops, TritonOps) or not self.ops.fused_o(self, b):
+            return 2 + 5 * self.num_layers
+        return 2 + (3 if self.ops.fused_mlp(self, b) else 4) * self.num_layers
 
     def teacher_forced_step_logits(self, prompt: torch.Tensor, codes: torch.Tensor) -> torch.Tensor:
         """Raw code logits ``[n, num_vq, V]`` of the fused decode step, fed the true codes.
@@ -1266,7 +1600,18 @@ _OUTPUTS = {
     "gateup": ("act",),
     "down": ("hres", "pos", "step"),
     "attn_o_mlp": ("att", "act", "hres", "pos", "step"),
+    "layer_3k": ("q", "k", "v", "att", "hres", "pos", "step", "finished", "end_step"),
 }
+
+
+def fold_pending(g: TritonGPT, li: int) -> None:
+    """Fold layer ``li``'s pending O and MLP sums (the 3-kernel layer) into ``g.hres`` and
+    clear them: the residual stream the torch path has after that layer."""
+    dt = g.hres.dtype
+    yo, yd = g.ybuf[0, li], g.ybuf[1, li]
+    h = (g.hres.float() + yo.to(dt).float()).to(dt)
+    g.hres.copy_((h.float() + yd.to(dt).float()).to(dt))
+    g.ybuf.zero_()
 
 
 def _err(a: torch.Tensor, b: torch.Tensor) -> float:
@@ -1322,6 +1667,19 @@ def compare_ops(
     g.ybuf.zero_()
     fused = tri.fused_o(g, batch) > 0
     for li in layers:
+        if tri.fused_mlp(g, batch):  # 3 kernels per layer: compared as one group
+
+            def layer(o: Any, li: int = li) -> None:
+                o.qkv_rope(g, li, batch, L, li == 0)
+                o.attention(g, li, batch, L)
+                o.oproj(g, li, batch, L)
+                o.gateup(g, li, batch)
+                o.down(g, li, batch, li == last)
+                if o is tri:  # the pending sums into the residual stream, as torch has it
+                    fold_pending(g, li)
+
+            seq += [("layer_3k", layer)]
+            continue
         seq += [("qkv_rope", lambda o, li=li: o.qkv_rope(g, li, batch, L, li == 0))]
         if fused:  # attention + O-projection in one kernel, its residual in gate/up and down
             seq += [
