@@ -636,3 +636,7 @@ def test_command_line_options_and_topic_tags() -> None:
 def test_a_glued_short_number_after_a_standard_prefix_is_a_model() -> None:
     assert marked("部署GB200服务器") == "部署<G B>二百服务器"
     assert marked("执行GB 2760标准") == "执行<G B>二七六零标准"
+
+
+def test_a_sum_of_sizes_is_no_model_number() -> None:
+    assert marked("内存8GB+512GB") == "内存八<G B>加五百一十二<G B>"

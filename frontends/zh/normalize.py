@@ -2116,6 +2116,7 @@ class _Scanner:
             and raw[1:] != "00"
             and brand is not None
             and brand[1]
+            and is_latin_letter(self.t[i - 1])  # not 12GB+256GB: a sum of sizes
             and brand[0] not in ("v", "V")  # v126: a version
         ):
             return read_digits(raw)  # B650, Z790, C919, G502: a model number, digit by digit
