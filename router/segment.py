@@ -99,6 +99,7 @@ around it that decide on their own, and keeps its own guess when there is none.
 
 from __future__ import annotations
 
+import ipaddress
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -190,9 +191,38 @@ def _classify(text: str, atoms: list[Atom]) -> bytearray:
             if not (_is_greek(text[i - 1 : i]) or _is_greek(text[i + 1 : i + 2])):
                 out[i] = _T
     _mark_ansi_sequences(text, out)
+    _join_inner_format_chars(text, out)
     for a in atoms:
         out[a.start : a.end] = bytes([_ATOM]) * (a.end - a.start)
     return out
+
+
+#: Longest run of invisible format characters kept inside a token (a few bidi marks pasted
+#: from a web page); a longer run still splits the token, with the segmenter's warning.
+_MAX_INNER_FORMAT = 8
+
+
+def _join_inner_format_chars(text: str, out: bytearray) -> None:
+    """An invisible format character (``Cf``: bidi marks and overrides, zero-width space and
+    joiners, soft hyphen, a BOM) glued between two letters/digits/symbols belongs to the token
+    around it (``12\\u202e34``, ``RTX\\u202e4090``, ``re\\u00adstart``): splitting there would
+    read ``12`` and ``34`` as two numbers. It takes the token's class, so the frontend gets the
+    whole token and reports the character itself (``format-char``/``control-char``, with its
+    offset); everywhere else the segmenter skips and reports it as before."""
+    n = len(text)
+    i = 0
+    while i < n:
+        if out[i] != _CTRL or unicodedata.category(text[i]) != "Cf":
+            i += 1
+            continue
+        j = i
+        while j < n and j - i < _MAX_INNER_FORMAT and out[j] == _CTRL:
+            if unicodedata.category(text[j]) != "Cf":
+                break
+            j += 1
+        if 0 < i and j < n and out[i - 1] == _T and out[j] == _T:
+            out[i:j] = bytes([_T]) * (j - i)
+        i = max(j, i + 1)
 
 
 def _is_greek(ch: str) -> bool:
@@ -306,6 +336,11 @@ def _word_before(f: str, i: int) -> str:
 def _period_ends_sentence(f: str, i: int) -> bool:
     n = len(f)
     nxt = f[i + 1] if i + 1 < n else ""
+    k = i + 1
+    while k < n and k - i <= _MAX_INNER_FORMAT and unicodedata.category(f[k]) == "Cf":
+        k += 1
+    if k > i + 1 and k < n and f[k].isdigit() and i > 0 and f[i - 1].isdigit():
+        return False  # 3.\u200b5: an invisible mark inside a decimal
     prev = f[i - 1] if i > 0 else ""
     if nxt == ".":
         return True  # "..." ellipsis
@@ -619,7 +654,15 @@ def _resolve(
             and f[toks[i + 1].start] in _MEASURE_WORDS
             and f[t.start : t.end].replace(".", "").isdigit()
         )
-        if glued_han or measure_next:  # 3个, "on 8 张 A100": a count with its measure word
+        scale_next = (
+            i + 1 < n
+            and toks[i + 1].kind == _EN
+            and toks[i + 1].gap == "space"
+            and f[toks[i + 1].start : toks[i + 1].end].rstrip(".,;:!?").lower() in _SCALE_WORDS
+        )
+        if scale_next:  # 超过1 million次: the number is part of an English numeral
+            t.lang = EN
+        elif glued_han or measure_next:  # 3个, "on 8 张 A100": a count with its measure word
             t.lang = ZH
         elif en_left[i] or en_right[i]:
             t.lang = EN
@@ -663,6 +706,8 @@ _MONTH_WORDS = frozenset(
     "jan feb mar apr jun jul aug sep sept oct nov dec".split()
 )
 _MATH = frozenset("<>≤≥≈≠=±×÷")
+#: English scale words: a number spaced before one belongs to it (``1 million`` is English).
+_SCALE_WORDS = frozenset("thousand million billion trillion".split())
 _NUMERO = frozenset(("No.", "no.", "NO."))
 _AMPM_WORDS = frozenset(("am", "pm", "a.m", "p.m"))
 #: Chinese (full-width) clause punctuation, as written (width folding turns ，into ,).
@@ -700,6 +745,8 @@ def _is_letter_pair(tok: str) -> bool:
 def _is_slash_code(tok: str) -> bool:
     """``ViT-L/16``, ``ViT-B/32``: a model name, one slash, then only digits."""
     left, sep, right = tok.rstrip(",.;:!?").partition("/")
+    if left in ("f", "F") and right.replace(".", "", 1).isdigit() and len(right) <= 4:
+        return True  # f/2.8: an aperture
     return (
         bool(sep)
         and right.isdigit()
@@ -723,6 +770,39 @@ def _is_per_unit(tok: str) -> bool:
     )
 
 
+def _is_setting(tok: str) -> bool:
+    """``max_tokens=2048``, ``lr=3e-4``, ``top_p=0.9``: a snake_case name, ``=``, a number."""
+    key, _, val = tok.rstrip(",.;:!?").partition("=")
+    if not key or not val or not key.isascii() or not key[0].isalpha():
+        return False
+    if not all(c.isalnum() or c == "_" for c in key):
+        return False
+    num = val.lstrip("-").replace(".", "", 1).replace("e-", "", 1).replace("e", "", 1)
+    return num.isdigit()
+
+
+def is_metric_at_k(tok: str) -> bool:
+    """``mAP@0.5``, ``Recall@10``, ``NDCG@5``: letters, ``@``, a number (an e-mail address has
+    a domain after the ``@``)."""
+    name, sep, k = tok.rstrip(",.;:!?").partition("@")
+    if not sep or not k or not name or not name.isascii() or not k.isascii():
+        return False
+    num = k.replace(".", "", 1)
+    return num.isdigit() and name[0].isalpha() and all(c.isalnum() or c == "-" for c in name)
+
+
+def is_network(tok: str) -> bool:
+    """An IP network written with its prefix length (``10.0.0.0/8``, ``2001:db8::/32``)."""
+    addr, sep, plen = tok.rstrip(",.;!?").partition("/")
+    if not (sep and plen.isdigit() and len(plen) <= 3 and addr.isascii()):
+        return False
+    try:
+        ipaddress.ip_network(addr + "/" + plen, strict=False)
+    except ValueError:
+        return False
+    return True
+
+
 def _is_identifier(tok: str) -> bool:
     """URL, e-mail, path, ``snake_case``, ``a.b``: read by parts in English, never as a code.
 
@@ -730,10 +810,16 @@ def _is_identifier(tok: str) -> bool:
     """
     if is_rate(tok) or _is_per_unit(tok) or _is_letter_pair(tok) or _is_slash_code(tok):
         return False
+    if "=" in tok and _is_setting(tok):
+        return False  # max_tokens=2048: a setting; its value is read in the sentence's language
+    if "@" in tok and is_metric_at_k(tok):
+        return False  # mAP@0.5, Recall@10: a metric at a cut-off, no e-mail address
+    if "/" in tok and is_network(tok):
+        return False  # 2001:db8::/32, 10.0.0.0/8: an address and its prefix, read by the zh rules
     if any(c in "/\\@_" for c in tok) or "://" in tok:
         return True
     host, sep, port = tok.partition(":")
-    if sep and port.isdigit() and 2 <= len(port) <= 5 and host[:1].isalpha():
+    if sep and port.isdigit() and 2 <= len(port) <= 5 and host[:1].isalpha() and "+" not in host:
         return True  # localhost:8080
     return any(
         tok[k] == "." and is_latin_letter(tok[k - 1]) and is_latin_letter(tok[k + 1])
@@ -778,6 +864,14 @@ def _zh_latin_token(toks: list[_Tok], k: int, f: str) -> bool:
     tok = f[toks[k].start : toks[k].end]
     if _is_letter_pair(tok):
         return True
+    if (
+        tok.startswith("#")
+        and k + 1 < len(toks)
+        and toks[k + 1].kind == _ZH
+        and toks[k + 1].gap == "adj"
+        and "#" in f[toks[k + 1].end : toks[k + 1].end + 40]
+    ):
+        return True  # #AI改变生活#: a topic tag, its marks are silent (the zh frontend)
     if (
         k > 0
         and toks[k].gap == "space"

@@ -144,7 +144,7 @@ CASES = [
     ("2>=1", "二大于等于一"),
     # letters and full width
     ("我们需要升级gpu", "我们需要升级GPU"),
-    ("ＡＢＣ１２３", "ABC一百二十三"),
+    ("ＡＢＣ１２３", "ABC一二三"),  # a 3-digit model number that is no round hundred: digits
     ("仅仅是２０１５年", "仅仅是二零一五年"),
     ("今天有3个idea", "今天有三个idea"),
     ("B2B模式", "B to B模式"),
@@ -390,3 +390,375 @@ def test_cells_and_pipes_get_a_pause_between_them() -> None:
         utt = mixvox.route(text)
         assert [s.text for s in utt.sentences] == cells  # one sentence each: a pause between
     assert [s.text for s in mixvox.route("a|b").sentences] == ["a|b"]  # glued: not a table
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # 两 before more measure words; 二 before an ordinal or a mathematical degree
+        ("利润翻了2番", "利润翻了两番"),
+        ("绕操场跑2圈", "绕操场跑两圈"),
+        ("承包了2亩地", "承包了两亩地"),
+        ("喝了2升水", "喝了两升水"),
+        ("只有2成把握", "只有两成把握"),
+        ("她读2年级", "她读二年级"),
+        ("解2次方程", "解二次方程"),
+        ("投进2分球", "投进两分球"),
+        ("8点2分到站", "八点二分到站"),
+        ("2分之1的概率", "二分之一的概率"),
+        # vulgar fraction characters are numbers, never dropped
+        ("⅓的时间", "三分之一的时间"),
+        ("等了1½小时", "等了一又二分之一小时"),
+        ("¾杯牛奶", "四分之三杯牛奶"),
+        # energy units
+        ("热量250kcal", "热量二百五十千卡"),
+        ("能量800kJ", "能量八百千焦"),
+    ],
+)
+def test_measure_words_fractions_and_energy_units(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a dotted MM.DD is a date only before a Han word that is no unit, measure or money
+        ("单价12.08元", "单价十二点零八元"),
+        ("上涨了11.03%", "上涨了百分之十一点零三"),
+        ("合计10.06万吨", "合计十点零六万吨"),
+        ("指数收于11.02。", "指数收于十一点零二。"),
+        ("10.01黄金周", "十月一日黄金周"),
+        ("07.01建党节", "七月一日建党节"),
+        # area codes in brackets: a phone number
+        ("热线(020)87654321", "热线(零二零)八七六五四三二幺"),
+        ("致电（0571）8765-4321", "致电（零五七幺）八七六五四三二幺"),
+        # a two-digit number of years after a duration word
+        ("前后共85年", "前后共八十五年"),
+        ("历时60年建成", "历时六十年建成"),
+        # blood pressure with its unit
+        ("血压120/80mmHg", "血压一百二十八十毫米汞柱"),
+    ],
+)
+def test_dotted_dates_bracketed_area_codes_and_durations(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # H:MM:SS after a result word is a duration
+        ("半马成绩1:05:09", "半马成绩一小时五分九秒"),
+        ("视频时长0:12:30", "视频时长十二分三十秒"),
+        ("闹钟定在6:05:00", "闹钟定在六点零五分零秒"),
+        # a range of speeds
+        ("0-50km/h只要3秒", "零到五十公里每小时只要三秒"),
+        # an identifier word, a linking verb, then the number
+        ("端口改为9090", "端口改为九零九零"),
+        ("验证码填写为204816", "验证码填写为二零四八幺六"),
+        ("价格改为9090元", "价格改为九千零九十元"),
+    ],
+)
+def test_durations_speed_ranges_and_linked_identifiers(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # in a formula, N x is a coefficient and a variable; elsewhere Nx is 倍
+        ("解方程3x-6=0", "解方程三X减六等于零"),
+        ("令y=2x", "令Y等于二X"),
+        ("a²+2a", "A的平方加二A"),
+        ("性能提升了3x", "性能提升了三倍"),
+    ],
+)
+def test_coefficients_in_formulas_are_not_times(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # one-character units and arc minutes/seconds
+        ("客厅面积32㎡", "客厅面积三十二平方米"),
+        ("全县面积1200k㎡", "全县面积一千二百平方千米"),
+        ("包裹重3㎏", "包裹重三千克"),
+        ("位于北纬31°14′", "位于北纬三十一度十四分"),
+        ("成绩是1′52″", "成绩是一分五十二秒"),
+        ("硬盘转速5400rpm", "硬盘转速五千四百转每分钟"),
+        # a day named by its date with a middle dot: digit by digit
+        ("7·20暴雨", "七二零暴雨"),
+        ("“4·23”世界读书日", "“四二三”世界读书日"),
+        # an em dash between two times or numbers is 到
+        ("开放时间9:00—17:00", "开放时间九点到十七点"),
+    ],
+)
+def test_unit_characters_arc_minutes_dot_days_and_em_dash_ranges(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a flat number after 单元/号楼/栋 in an address: digit by digit
+        ("住在8号楼1单元602", "住在八号楼一单元六零二"),
+        ("5栋1101", "五栋幺幺零幺"),
+        ("在3楼200个座位", "在三楼二百个座位"),
+        # a currency sign and a written 元: the unit is said once
+        ("合计￥88.00元", "合计八十八元"),
+        ("预算$300美元", "预算三百美元"),
+        # time-zone offsets, fractions of a second, the T of ISO 8601
+        ("服务器用UTC+0", "服务器用UTC加零"),
+        ("东京是GMT+09:00", "东京是GMT加九"),
+        ("尼泊尔是UTC+05:45", "尼泊尔是UTC加五小时四十五分"),
+        ("日志记录在08:15:30.25", "日志记录在八点十五分三十点二五秒"),
+        ("全程用时2:15:30.5", "全程用时两小时十五分三十点五秒"),
+        ("创建于2023-11-05T08:30:00", "创建于二零二三年十一月五日八点三十分零秒"),
+    ],
+)
+def test_flat_numbers_currency_once_time_zones_and_iso_times(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # chapter-numbered figures, tables and formulas: the dash is 杠
+        ("如图2-3所示", "如图二杠三所示"),
+        ("数据见表4-1", "数据见表四杠一"),
+        ("代入公式(2-5)", "代入公式(二杠五)"),
+        ("每天2-3次", "每天两到三次"),  # a range stays a range
+        # document numbers and filing numbers
+        ("教发〔2023〕12号", "教发〔二零二三〕十二号"),
+        ("沪ICP备20001234号", "沪ICP备二零零零幺二三四号"),
+    ],
+)
+def test_figure_numbers_and_document_numbers(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # numbers used as words: digit by digit unless counted, measured or an amount
+        ("弹幕刷满了666", "弹幕刷满了六六六"),
+        ("反对996工作制", "反对九九六工作制"),
+        ("520当天花店爆单", "五二零当天花店爆单"),
+        ("共有666名选手", "共有六百六十六名选手"),
+        ("上涨520点", "上涨五百二十点"),
+        # x after a number before a Han word is 倍 too
+        ("开3x速度", "开三倍速度"),
+    ],
+)
+def test_slang_numbers_and_times_before_han(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # M/D with a day of 13-31 next to a date word is a date, otherwise a fraction
+        ("定于6/18举行", "定于六月十八日举行"),
+        ("10/31前截止", "十月三十一日前截止"),
+        ("1/4决赛", "四分之一决赛"),
+        ("占1/16的份额", "占十六分之一的份额"),
+        ("5/16英寸", "十六分之五英寸"),
+        # a year before its half or quarter
+        ("2025 Q1营收", "二零二五 Q一营收"),
+    ],
+)
+def test_slash_dates_and_year_quarters(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # superscript exponents
+        ("血小板计数250×10⁹/L", "血小板计数二百五十乘十的九次方每升"),
+        ("误差小于10⁻³", "误差小于十的负三次方"),
+        ("面积3m²", "面积三平方米"),
+        # a four-digit year that names a class, a model or a season
+        ("2023届毕业生", "二零二三届毕业生"),
+        ("2025款车型", "二零二五款车型"),
+        ("2024赛季", "二零二四赛季"),
+        ("共2024人", "共两千零二十四人"),
+    ],
+)
+def test_superscript_exponents_and_named_years(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected
+
+
+def test_plus_one_is_a_vote() -> None:
+    assert normalize_zh("这个提议我+1") == "这个提议我加一"
+    assert normalize_zh("气温+1℃") == "气温正一摄氏度"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # power, energy, pressure, imperial units; a unit after 万/亿
+        ("一座220kV变电站", "一座二百二十千伏变电站"),
+        ("装机容量1.2GW", "装机容量一点二吉瓦"),
+        ("年发电量30亿kWh", "年发电量三十亿千瓦时"),
+        ("储能规模50MWh", "储能规模五十兆瓦时"),
+        ("胎压230kPa", "胎压二百三十千帕"),
+        ("浓度为40μg/m³", "浓度为四十微克每立方米"),
+        ("时速55mph", "时速五十五英里每小时"),
+        ("身高5ft", "身高五英尺"),
+    ],
+)
+def test_power_pressure_and_imperial_units(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # traditional characters decide like simplified ones (the Han text stays as written)
+        ("買了2張票", "買了两張票"),
+        ("總共2萬元", "總共两萬元"),
+        ("電話號碼13912345678", "電話號碼幺三九幺二三四五六七八"),
+        ("第2屆", "第二屆"),
+    ],
+)
+def test_traditional_context_characters(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a forecast's low/high written with a slash before a temperature unit
+        ("多云，12/20℃", "多云，十二到二十摄氏度"),
+        ("小雪，-6/1℃", "小雪，零下六到一摄氏度"),
+        ("晴，-10/-3℃", "晴，零下十到零下三摄氏度"),
+    ],
+)
+def test_slashed_temperature_ranges(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("巴西队2-0德国队", "巴西队二比零德国队"),
+        ("主队1-1客队", "主队一比一客队"),
+        ("每队3-5名队员", "每队三到五名队员"),
+    ],
+)
+def test_a_dash_after_a_team_is_a_score(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected
+
+
+def test_spaces_do_not_hide_an_ordinal() -> None:
+    assert normalize_zh("获得第 2 名") == "获得第二名"
+    assert normalize_zh("第 2 个版本") == "第二个版本"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("若x∈B", "若X属于B"),
+        ("∵x>0，∴x²>0", "因为X大于零，所以X的平方大于零"),
+        ("误差3‱", "误差万分之三"),
+        ("A∩B", "A交B"),
+    ],
+)
+def test_set_and_logic_symbols(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected
+
+
+def test_dotted_date_ranges_after_a_word_of_dates() -> None:
+    assert normalize_zh("活动时间：10.1-10.7") == "活动时间：十月一日到十月七日"
+    assert normalize_zh("区间10.1-10.7元") == "区间十点一到十点七元"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # rooms are counted with 两; a unit character after 万/亿 is read (blind zh_tn_b2)
+        ("户型为2室1厅", "户型为两室一厅"),
+        ("4室2厅2卫", "四室两厅两卫"),
+        ("占地1.2万㎡", "占地一点二万平方米"),
+        ("流域面积约3万㎢", "流域面积约三万平方千米"),
+    ],
+)
+def test_rooms_and_unit_characters_after_magnitudes(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("退款￥-25.00", "退款负二十五元"),
+        ("亏损-$3.5", "亏损负三点五美元"),
+        ("差额-¥12", "差额负十二元"),
+    ],
+)
+def test_negative_amounts_keep_sign_and_currency(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a 5+ digit number before a Chinese word is an amount when it is round or follows a
+        # word of amount, a code otherwise
+        ("他捐了30000给学校", "他捐了三万给学校"),
+        ("票房突破200000大关", "票房突破二十万大关"),
+        ("还差12500没到账", "还差一万两千五百没到账"),
+        ("请拨打12306订票", "请拨打幺二三零六订票"),
+        ("给12315打电话", "给幺二三幺五打电话"),
+    ],
+)
+def test_five_digit_amounts_and_codes_before_chinese(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a bare 19xx/20xx number next to a word of time is a year
+        ("他在2019去了北京", "他在二零一九去了北京"),
+        ("2026来了", "二零二六来了"),
+        ("价格在2000到3000之间", "价格在两千到三千之间"),
+        ("指数涨到3021点", "指数涨到三千零二十一点"),
+    ],
+)
+def test_bare_years(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("客服400 820 8820", "客服四零零八二零八八二零"),
+        ("总机+86-21-62345678", "总机加八六二幺六二三四五六七八"),
+        ("电话0571 8888 6666", "电话零五七幺八八八八六六六六"),
+        ("尾号是139****5678", "尾号是幺三九****五六七八"),
+    ],
+)
+def test_spaced_landlines_international_prefixes_and_masked_numbers(
+    text: str, expected: str
+) -> None:
+    assert normalize_zh(text) == expected
+
+
+def test_the_dash_of_a_chinese_model_name_is_silent() -> None:
+    assert normalize_zh("歼-35亮相") == "歼三十五亮相"
+    assert normalize_zh("东风-17导弹") == "东风十七导弹"
+    assert normalize_zh("气温一直-5℃左右") == "气温一直零下五摄氏度左右"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # ten thousand 万 are 亿: statistics bulletins write 万 as the unit of big counts
+        ("全国人口为140967万人", "全国人口为十四亿零九百六十七万人"),
+        ("保有量33618万辆", "保有量三亿三千六百一十八万辆"),
+        ("投资2万元", "投资两万元"),
+    ],
+)
+def test_five_digit_counts_of_wan_are_read_with_yi(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected

@@ -15,9 +15,12 @@ Reading conventions are documented in ``CONVENTIONS.md`` next to this file.
 
 from __future__ import annotations
 
+import ipaddress
 import re
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 from importlib import resources
 
@@ -43,22 +46,37 @@ class Piece:
     kind: str
     spoken: str
     issue: tuple[str, str] | None = None
+    #: Offsets of invisible format characters inside the piece (``12\u202e34``): read
+    #: through, each reported by the frontend (``format-char``).
+    hidden: tuple[int, ...] = ()
 
 
 # ---------------------------------------------------------------------------------------------
 # Tables
 # ---------------------------------------------------------------------------------------------
 
+#: Traditional forms of the characters the number rules look at (measure words, 號 萬 億 點 …),
+#: so that context decides the same in traditional text (2個 -> 两個); one for one, and only
+#: for the rules: Han text itself is spoken as written (the frontend converts it for the G2P).
+_TRAD_CONTEXT = str.maketrans(
+    "個張條輛號萬億點屆歲臺隻雙對塊兩週間場層棟門頁項組顆盤筆檔節時鐘種噸釐幣區線樓單級輪機餘來幾約"
+    "攝電話碼賬戶編證辦發備報歐韓鈔億倆屆處款際劃賽屆價",
+    "个张条辆号万亿点届岁台只双对块两周间场层栋门页项组颗盘笔档节时钟种吨厘币区线楼单级轮机余来几约"
+    "摄电话码账户编证办发备报欧韩钞亿俩届处款际划赛届价",
+)
 #: Measure words and units after which a bare ``2`` is read 两 (``2个`` -> 两个).
 _LIANG_NEXT = set(
     "个位只条本张件次天种台辆座家名人块元斤米倍把支双对份杯瓶碗篇部首项套批场遍趟回下步点所间"
     "句段页列组颗粒片根棵架艘匹头口群周岁亿万千百桶盒包袋箱节门期届轮层栋户克吨角毛"
-    "核路卡帧行夜晚处款道笔例档局盘集枚"
+    "核路卡帧行夜晚处款道笔例档局盘集枚番圈亩升成拳脚刀眼声顿封幅串排盆锅壶罐扇面堵室厅卫房"
 )
 #: Letter units after which a bare ``2`` is 两 too (``2GB`` -> 两 G B, ``2K`` -> 两 K).
 _LIANG_LETTER_UNITS = frozenset(
-    "B KB MB GB TB PB K M G T W kW V A mA ms s min h km m cm mm kg g mg t L l ml mL".split()
+    "B KB MB GB TB PB K M G T W kW V A mA ms s min h km m cm mm kg g mg t L l ml mL kV MW GW "
+    "kWh MWh GWh Pa kPa MPa".split()
 )
+#: After ``2``: an ordinal or a mathematical degree, 二 even before a measure word.
+_ER_NOT_LIANG = ("年级", "次方程", "次函数", "次曲线", "次元", "次根", "次型", "次方")
 _LIANG_NEXT_WORDS = ("小时", "分钟", "公里", "公斤", "千米", "千克", "星期", "礼拜", "年", "秒钟")
 
 #: Characters that make a following/preceding number a quantity (not an identifier).
@@ -68,9 +86,18 @@ _QUANTITY_NEXT = _LIANG_NEXT | set("年月日号秒分多余来几万亿兆度�
 _ID_CUES = (
     "号码", "电话", "手机", "尾号", "拨打", "致电", "热线", "编号", "账号", "帐号", "卡号", "单号",
     "工号", "学号", "房间", "房号", "端口", "端口号", "port", "邮编", "密码", "验证码", "代码", "车次", "航班", "型号",
-    "批号", "证号", "打", "拨", "QQ", "ID", "微信", "号", "状态码", "返回码", "错误码", "编码", "邮政编码", "文号", "合同号", "订单号",
+    "批号", "证号", "打", "拨", "QQ", "ID", "微信", "号", "状态码", "ICP备", "备案号", "许可证号", "返回码", "错误码", "编码", "邮政编码", "文号", "合同号", "订单号",
 )  # fmt: skip
 
+#: Verbs between an identifier word and its number (端口改成8443, 密码设置为123456).
+_LINK_VERBS = tuple(
+    sorted(
+        "改成 改为 设为 设成 设置为 设置成 设置 换成 换为 变成 变为 填 填写 填写为 输入 写成 写为 "
+        "是 为 用 填成 配置为 配置成 指定为".split(),
+        key=len,
+        reverse=True,
+    )
+)
 #: The cues of two or more characters (打/拨/号 alone are too common before ranges: 打3-5折).
 _ID_CUES_WORDS = tuple(c for c in _ID_CUES if len(c) > 1)
 
@@ -80,10 +107,104 @@ _DASH_SCORE_AFTER = (
 )  # fmt: skip
 #: After a 3-4 digit number: a room number, read digit by digit (302会议室 三零二).
 _ROOM_NEXT = ("室", "会议室", "房间", "教室", "宿舍", "病房", "号房", "号会议室", "号房间")
+#: Words right before ``N-M`` that make it a chapter-numbered figure, table or formula.
+_FIGURE_WORDS = (
+    "表", "图", "公式", "算式", "附表", "附图", "例题", "示例", "习题", "定理", "引理", "算法",
+    "代码清单", "清单",
+)  # fmt: skip
+#: Numbers used as words in Chinese chat and news (六六六 praise, 九九六 the working hours,
+#: 五二零 "I love you", 八八六 bye), said digit by digit unless counted or measured.
+#: A number with words after it is slang only before one of them (520那天, not 增加520).
+_SLANG_NUMBERS: dict[str, tuple[str, ...]] = {
+    "666": (), "6666": (), "996": (), "886": (), "1314": (), "5201314": (),
+    "520": ("那天", "当天", "这天", "节", "表白", "快乐", "礼物"),
+    "521": ("那天", "当天", "这天", "节", "表白", "快乐", "礼物"),
+}  # fmt: skip
+#: Words before a number that make it a count or an amount.
+_COUNT_BEFORE = (
+    "共", "达", "计", "约", "超过", "第", "为", "近", "逾", "余", "合计", "总计", "仅", "增加",
+    "减少", "上涨", "下降", "增长", "到", "至", "是", "有",
+)  # fmt: skip
+#: Superscript digits 0-9, by value (an exponent written 10⁹).
+_SUPERSCRIPT_DIGITS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+#: Words around ``M/D`` that make it a date.
+_SLASH_DATE_BEFORE = (
+    "在",
+    "于",
+    "从",
+    "自",
+    "截至",
+    "截止",
+    "到",
+    "至",
+    "是",
+    "定在",
+    "定于",
+    "每年",
+    "今年",
+    "明年",
+    "去年",
+)
+_SLASH_DATE_AFTER = (
+    "开始", "起", "前", "后", "那天", "当天", "这天", "截止", "上线", "发布", "举行", "举办", "放假",
+    "开学", "生日", "圣诞", "晚上", "上午", "下午", "凌晨", "中午", "早上", "晚",
+)  # fmt: skip
+#: After a four-digit year that names something (2024届 二零二四届, 2025款, 2024赛季).
+_YEAR_NAMED_NEXT = (
+    "届",
+    "级",
+    "款",
+    "版",
+    "赛季",
+    "财年",
+    "学年",
+    "年度",
+    "春晚",
+    "高考",
+    "考研",
+    "世界杯",
+    "奥运",
+)
+#: Han model names before a dash and a number (歼-20, 东风-41): the dash is silent.
+_MODEL_PREFIXES = (
+    "歼", "运", "轰", "东风", "红旗", "鹰击", "巨浪", "长剑", "霹雳", "枭龙", "空警", "翼龙", "彩虹",
+    "武直", "歼轰", "鲲龙",
+)  # fmt: skip
+#: Words around a bare four-digit 19xx/20xx number (no 年) that make it a year.
+_BARE_YEAR_BEFORE = (
+    "在", "于", "从", "自", "到", "至", "早在", "截至", "截止", "告别", "迎接", "回顾", "展望", "直到",
+)  # fmt: skip
+_BARE_YEAR_AFTER = (
+    "来了",
+    "之前",
+    "以前",
+    "以后",
+    "之后",
+    "到",
+    "至",
+    "开始",
+    "结束",
+    "过去",
+    "快乐",
+)
+#: Words right before a 5+ digit number that make it an amount (捐了50000给, 突破100000大关).
+_AMOUNT_BEFORE = (
+    "了", "差", "过", "破", "到", "达", "共", "有", "值", "价", "花", "赚", "捐", "付", "欠", "借",
+    "存", "收", "赔", "亏", "省", "卖", "涨", "跌", "增", "减", "约", "近", "超", "余",
+)  # fmt: skip
+#: After ``<digits>单元`` (an address), a 3-4 digit number is a flat number (2单元501).
+_ADDRESS_BEFORE_ROOM = ("单元", "号楼", "栋", "幢", "座", "楼")
 #: After 110/119/120/122: the emergency numbers, read 幺幺零.
 _EMERGENCY_NEXT = ("报警", "警", "火警", "消防", "急救", "救护", "指挥", "交警", "电话", "求助")
 _SCORE_CUES = ("比分", "比赛", "战胜", "击败", "打成", "定格", "赢", "输", "胜", "负", "平", "比")
 
+#: Units written as one character (㎡, ㎞, ㎏ ...): what they are read as.
+_UNIT_CHARS = {
+    "㎡": "平方米", "㎢": "平方千米", "㎠": "平方厘米", "㎟": "平方毫米", "㎥": "立方米",
+    "㎤": "立方厘米", "㎞": "千米", "㎝": "厘米", "㎜": "毫米", "㎏": "千克", "㎎": "毫克",
+    "㎖": "毫升", "㏄": "毫升", "㎘": "千升", "㎾": "千瓦", "㎽": "毫瓦", "㎐": "赫兹",
+    "㎑": "千赫兹", "㎒": "兆赫兹", "㎓": "吉赫兹", "㏈": "分贝", "㎧": "米每秒", "㏎": "千米",
+}  # fmt: skip
 #: Unit symbols after a number: symbol -> reading. Matched longest first, case-sensitive,
 #: and only when not followed by another Latin letter.
 _UNITS: dict[str, str] = {
@@ -97,8 +218,15 @@ _UNITS: dict[str, str] = {
     "mL": "毫升", "°C": "摄氏度", "℃": "摄氏度", "°F": "华氏度", "℉": "华氏度", "°": "度",
     "mmol": "毫摩尔", "μmol": "微摩尔", "mol": "摩尔",
     "Gbps": "吉比特每秒", "Mbps": "兆比特每秒", "Kbps": "千比特每秒", "kbps": "千比特每秒",
+    "kcal": "千卡", "cal": "卡", "kJ": "千焦", "rpm": "转每分钟", "k㎡": "平方千米",
+    "′": "分", "″": "秒",
+    "kV": "千伏", "GW": "吉瓦", "MW": "兆瓦", "GWh": "吉瓦时", "MWh": "兆瓦时", "TWh": "太瓦时",
+    "Pa": "帕", "kPa": "千帕", "MPa": "兆帕", "GPa": "吉帕", "hPa": "百帕",
+    "μg": "微克", "µg": "微克", "ng": "纳克", "lux": "勒克斯", "mph": "英里每小时",
+    "ft": "英尺", "lb": "磅", "lbs": "磅", "oz": "盎司",
     "dB": "分贝", "px": "像素", "fps": "帧每秒", "w": "万", "cc": "毫升", "mmHg": "毫米汞柱",
 }  # fmt: skip
+_UNITS.update(_UNIT_CHARS)
 _UNIT_KEYS = sorted(_UNITS, key=len, reverse=True)
 _TEMPERATURE_UNITS = ("°C", "℃", "°F", "℉")
 
@@ -118,6 +246,9 @@ _SYMBOLS: dict[str, str] = {
     "&": "和", "@": "艾特", "√": "根号", "∞": "无穷大",
     "¥": "元", "$": "美元", "€": "欧元", "£": "英镑", "§": "第", "№": "号",
     "π": "派", "²": "的平方", "³": "的立方", "∑": "求和", "∫": "积分",
+    "∈": "属于", "∉": "不属于", "⊆": "包含于", "⊂": "真包含于", "∩": "交", "∪": "并",
+    "∝": "正比于", "∀": "对任意", "∃": "存在", "∵": "因为", "∴": "所以", "≡": "恒等于",
+    "≪": "远小于", "≫": "远大于", "‱": "万分号",
 }  # fmt: skip
 # Greek letters used as symbols (σ, μ, Δ), read as Chinese technical speech says them
 _SYMBOLS.update(
@@ -159,6 +290,31 @@ _STATUS_CUES = ("返回", "报错", "报了", "响应", "状态", "错误")
 #: After ``<digit>A``: a grade or class (5A级景区), not the unit ampere.
 _GRADE_NEXT = ("级", "类", "景区", "游戏", "大作", "广告", "公司", "标准")
 
+#: Dashes and tildes that read 到 between two numbers (the em dash of 14:00—16:00 too).
+_RANGE_DASHES = ("-", "~", "—", "–", "～", "−")
+#: Film speeds (ISO 100 ... ISO 102400) and words that put them in a photograph.
+_FILM_SPEEDS = frozenset(
+    "50 64 80 100 125 160 200 250 320 400 500 640 800 1000 1250 1600 2000 2500 3200 4000 5000 "
+    "6400 8000 10000 12800 25600 51200 102400".split()
+)
+_PHOTO_WORDS = (
+    "光圈",
+    "快门",
+    "感光",
+    "曝光",
+    "拍",
+    "镜头",
+    "相机",
+    "f/",
+    "F/",
+    "画质",
+    "噪点",
+    "夜景",
+)
+#: After ``<number>x``: an operator, so the x is a variable (2x+1), not 倍 (快了2x).
+_MATH_NEXT = frozenset("+-−=<>*/^²³)≤≥≈")
+#: Words shortly before ``H:MM:SS`` that make it a duration (两小时五分三十秒), not a time.
+_DURATION_TIME_CUES = ("成绩", "用时", "耗时", "时长", "历时", "跑出", "计时", "完赛", "净时间")
 #: Characters of a time written in Chinese (3点4分5秒, 5点差4分, 3点半).
 _HAN_TIME_CHARS = frozenset("点分秒差半刻整钟")
 
@@ -216,6 +372,8 @@ _YEAR_AFTER = (
 _DURATION_BEFORE = (
     "了", "过", "近", "约", "大约", "将近", "长达", "超过", "满", "第", "几", "每", "多", "有", "用",
     "花", "经过", "历经", "持续", "工作", "干", "整整", "足足", "已经", "差不多", "这", "头",
+    "共", "为期", "历时", "时隔", "相隔", "隔了", "至少", "最多", "不到", "仅", "才", "还有",
+    "再过", "长达", "达", "已",
 )  # fmt: skip
 _DURATION_AFTER = ("前", "后", "来", "间", "多", "里", "内", "之", "左右", "以上", "以下", "了",
                    "的时间", "整", "半", "时间", "期间", "中")  # fmt: skip
@@ -226,8 +384,15 @@ _AMPM = re.compile(r"\s?(a\.m\.|p\.m\.|am|pm|AM|PM|A\.M\.|P\.M\.)(?![A-Za-z])", 
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _RE_MOBILE = re.compile(r"(?:\+?86[- ]?)?1[3-9]\d(?:[- ]?\d{4}){2}(?!\d)", re.ASCII)
 _RE_LANDLINE = re.compile(
-    r"(?:0\d{2,3}-(?:\d{7,8}|\d{3,4}[- ]\d{4})|[48]00-?\d{3}-?\d{4})(?![\d-])", re.ASCII
+    r"(?:(?:\+86[- ]?0?\d{2,3}|0\d{2,3})[- ](?:\d{7,8}|\d{3,4}[- ]\d{4})|[48]00[- ]?\d{3}[- ]?\d{4})"
+    r"(?![\d-])",
+    re.ASCII,
 )
+_RE_AREA_CODE = re.compile(r"[(（](0\d{2,3})[)）] ?(\d{7,8}|\d{3,4}[- ]\d{4})(?![\d-])", re.ASCII)
+_RE_HALF_QUARTER = re.compile(r" ?(?:H[12]|Q[1-4])(?![A-Za-z0-9])", re.ASCII)
+_RE_IEEE = re.compile(r"802\.(\d{1,2})(?=[a-zA-Z]|[^\d.]|$)", re.ASCII)
+_RE_TZ_OFFSET = re.compile(r"([+-])(\d{1,2})(?::?(\d{2}))?(?![\d:])", re.ASCII)
+_RE_DOT_EVENT = re.compile(r"(\d{1,2})[·・•](\d{1,2})(?![\d·・•])", re.ASCII)
 _RE_IP = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}(?![\d.])", re.ASCII)
 _RE_VERSION = re.compile(r"\d+(?:\.\d+){2,}(?!\d)", re.ASCII)
 _RE_YMD = re.compile(r"(\d{4})([-/.·])(\d{1,2})\2(\d{1,2})(?![\d])", re.ASCII)
@@ -235,20 +400,43 @@ _RE_YMD2 = re.compile(r"(\d{2})(/)(\d{1,2})/(\d{1,2})(?![\d/])", re.ASCII)
 _RE_DMY = re.compile(r"(\d{2})([-/.])(\d{2})\2(\d{4})(?!\d)", re.ASCII)
 _RE_YM = re.compile(r"(\d{4})([-/.])(\d{1,2})(?![\d])(?!\2\d)", re.ASCII)
 _RE_MY = re.compile(r"(\d{2})([-/.])(\d{4})(?!\d)", re.ASCII)
+_RE_DOTTED_MD_RANGE = re.compile(
+    r"(\d{1,2})\.(\d{1,2})[-~～—–至到](\d{1,2})\.(\d{1,2})(?![\d.%‰])", re.ASCII
+)
+#: Words before ``12.1-12.7`` that make it a range of dates, not of decimals.
+_DATE_RANGE_CUES = (
+    "时间",
+    "日期",
+    "期间",
+    "活动",
+    "有效期",
+    "档期",
+    "假期",
+    "展期",
+    "会期",
+    "工期",
+)
 _RE_MD = re.compile(r"(\d{2})([-/.])(\d{2})(?![\d])(?!\2\d)", re.ASCII)
 _RE_TIME = re.compile(r"(\d{1,2})[:：](\d{2})(?:[:：](\d{2}))?(?![\d:：])", re.ASCII)
 _RE_RATIO = re.compile(r"(\d+)[:：](\d+)(?![\d:：])", re.ASCII)
 _RE_PERCENT_RANGE = re.compile(rf"({_NUM})%?[-~到至]({_NUM})%", re.ASCII)
-_RE_PERCENT = re.compile(rf"({_NUM})[%‰]", re.ASCII)
+_RE_PERCENT = re.compile(rf"({_NUM})[%‰‱]", re.ASCII)
 _RE_FRACTION = re.compile(r"(\d+) ?/ ?(\d+)(?![\d/])", re.ASCII)
 _RE_RANGE = re.compile(rf"({_NUM})[-~]({_NUM})", re.ASCII)
 _RE_NUMBER = re.compile(_NUM, re.ASCII)
 _RE_SCI = re.compile(r"(\d+(?:\.\d+)?)[eE]([-+−]?)(\d{1,3})(?![\dA-Za-z])", re.ASCII)
 _RE_DIGIT_CHAIN = re.compile(r"\d+(?:-\d+){2,}(?![\d.])", re.ASCII)
 _RE_RATIO_CHAIN = re.compile(r"\d+(?:[:：]\d+){2,}(?![\d:：])", re.ASCII)
+#: Vulgar fraction characters (½ ⅓ ¼ ¾ ⅛ ...; not ↉ or ⅟, which are no numbers).
+_VULGAR_FRACTIONS = frozenset("½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅐⅛⅜⅝⅞⅑⅒")
+_HEX_OR_COLON = frozenset("0123456789abcdefABCDEF:")
+_RE_IPV6 = re.compile(r"[0-9A-Fa-f:]{2,39}(?:\.\d{1,3}){0,3}(?![0-9A-Za-z:])", re.ASCII)
+_RE_MAC = re.compile(
+    r"[0-9A-Fa-f]{2}([:-])[0-9A-Fa-f]{2}(?:\1[0-9A-Fa-f]{2}){4}(?![0-9A-Za-z:-])", re.ASCII
+)
 _RE_PORT = re.compile(r"[:：](\d{1,5})(?![\d.:])", re.ASCII)
 _RE_PER_TIME = re.compile(r"(s|h|min|ms|d)(?![A-Za-z])", re.ASCII)
-_RE_TEMP_RANGE_END = re.compile(rf"[~～\-到至](-?)({_NUM})(°C|℃|°F|℉)", re.ASCII)
+_RE_TEMP_RANGE_END = re.compile(rf"[~～\-到至/](-?)({_NUM})(°C|℃|°F|℉)", re.ASCII)
 
 
 def _is_digit(c: str) -> bool:
@@ -279,8 +467,11 @@ class _Scanner:
         self.orig = text
         # fold full-width forms, but keep the Chinese comma: "100，200" is two numbers
         self.t = (
-            fold_width(text.replace("，", "\ue000")).replace("\ue000", "，").replace("∶", ":")
-        )  # ∶ (U+2236 RATIO) is a colon: 3∶0 -> 三比零
+            fold_width(text.replace("，", "\ue000"))
+            .replace("\ue000", "，")
+            .replace("∶", ":")
+            .translate(_TRAD_CONTEXT)
+        )  # ∶ (U+2236 RATIO) is a colon: 3∶0 -> 三比零; 2個 decides as 2个 (两个)
         self.n = len(text)
         self.pieces: list[Piece] = []
         self._era_end = 0
@@ -317,6 +508,13 @@ class _Scanner:
             while k < self.n and k - j < 4 and is_latin_letter(self.t[k]):
                 k += 1
             return self.t[j:k] in _LIANG_LETTER_UNITS  # 2GB -> 两 G B, 2K -> 两 K
+        if self.after(j, 3).startswith(_ER_NOT_LIANG):
+            return False  # 2年级, 2次方程: an ordinal or a degree, not a count
+        if nxt[:1] == "分" and nxt != "分之":
+            k = j
+            while k > 0 and (_is_digit(self.t[k - 1]) or self.t[k - 1] == " "):
+                k -= 1
+            return not (k > 0 and self.t[k - 1] in "点时")  # 考了2分 两分; 2点2分 二分
         return bool(nxt) and (nxt[0] in _LIANG_NEXT or nxt.startswith(_LIANG_NEXT_WORDS))
 
     def code_letter_after(self, j: int) -> bool:
@@ -332,22 +530,61 @@ class _Scanner:
         i = 0
         while i < n:
             c = t[i]
+            if c in _HEX_OR_COLON and (":" in t[i : i + 6] or t[i + 2 : i + 3] == "-"):
+                j = self._hex_address(i)
+                if j > i:
+                    i = j
+                    continue
             if "0" <= c <= "9" or self._sign_or_currency_starts_number(i):
                 j = self.number(i)
                 if j > i:
                     i = j
                     continue
             if c == "." and 0 < i < n - 1 and is_latin_letter(t[i - 1]) and _is_digit(t[i + 1]):
-                if not (i > 1 and is_latin_letter(t[i - 2])):  # M.2 (not Node.js 18)
+                k = i
+                while k > 0 and i - k < 4 and is_latin_letter(t[k - 1]):
+                    k -= 1
+                caps = t[k:i].isupper() and i - k <= 3 and not (k > 0 and is_latin_letter(t[k - 1]))
+                single = not (i + 2 < n and (_is_digit(t[i + 2]) or t[i + 2] == "."))
+                if not (i > 1 and is_latin_letter(t[i - 2])) or (caps and single):
+                    # M.2, BA.5 (not Node.js 18, XBB.1.5)
                     self.add(i, i + 1, "num", "点")
                     i += 1
                     continue
+            if (
+                c == "."
+                and i + 1 < n
+                and is_latin_letter(t[i + 1])
+                and not (i > 0 and t[i - 1].isascii() and (t[i - 1].isalnum() or t[i - 1] in "._/"))
+            ):
+                j = self._latin_end(i + 1)
+                self.add(i, j, "latin", t[i:j])  # .NET, .env, .gitignore: the dot is said
+                i = j
+                continue
             if c == "." and self._leading_dot_decimal(i):
                 j = i + 1
                 while j < n and _is_digit(t[j]):
                     j += 1
                 self.add(i, j, "num", "零点" + read_digits(t[i + 1 : j]))  # .22 -> 零点二二
                 i = j
+                continue
+            if (
+                c == "-"
+                and (i == 0 or t[i - 1] in " \t" or is_han(t[i - 1]))
+                and (
+                    (i + 1 < n and is_latin_letter(t[i + 1]))
+                    or (t.startswith("--", i) and i + 2 < n and is_latin_letter(t[i + 2]))
+                )
+                and not (i == 0 and t[i + 1 : i + 2] == " ")
+            ):
+                k = i + (2 if t.startswith("--", i) else 1)
+                j = self._latin_end(k)
+                self.add(i, j, "latin", t[i:j])  # -v, --batch-size: a command-line option
+                i = j
+                continue
+            if c == "#" and self._topic_mark(i):
+                self.add(i, i + 1, "punct", "")  # #AI改变生活#: the marks of a topic tag
+                i += 1
                 continue
             if c in "-~～–—" and self._range_after_quantity(i):
                 self.add(i, i + 1, "num", "到")  # 9月1日-9月5日, 2019年~2020年
@@ -356,6 +593,18 @@ class _Scanner:
             if c in "~～" and i + 1 < n and _is_digit(t[i + 1]) and not (i and _is_digit(t[i - 1])):
                 # "~5分钟": about five minutes; after 约/大约 the tilde adds nothing
                 self.add(i, i + 1, "num", "" if self.before(i, 1) == "约" else "约")
+                i += 1
+                continue
+            if c == "@" and 0 < i < n - 1 and is_latin_letter(t[i - 1]) and _is_digit(t[i + 1]):
+                self.add(i, i + 1, "latin", "at")  # mAP@0.5, Recall@10: "at" the cut-off
+                i += 1
+                continue
+            if c in _UNIT_CHARS and self._unit_after_magnitude(i):
+                self.add(i, i + 1, "num", _UNIT_CHARS[c])  # 2.3万㎡ -> 二点三万平方米
+                i += 1
+                continue
+            if c in _VULGAR_FRACTIONS:
+                self.vulgar_fraction(i)
                 i += 1
                 continue
             cls = script_of(self.orig[i])
@@ -384,6 +633,15 @@ class _Scanner:
             ):
                 self.add(i, i + 1, "num", "乘")  # 7x24, 1920x1080
                 i += 1
+            elif (
+                c == "T"
+                and self.pieces
+                and self.pieces[-1].end == i
+                and self.pieces[-1].spoken.endswith("日")
+                and _RE_TIME.match(t, i + 1)
+            ):
+                self.add(i, i + 1, "punct", "")  # 2024-06-01T10:00:00: ISO 8601's T is silent
+                i += 1
             elif cls == "latin" and self._ampm_after_han_time(i):
                 i = self._era_end
             elif cls == "latin" and self._era_after_date(i):
@@ -391,6 +649,10 @@ class _Scanner:
             elif cls == "latin" and t[i : i + 3].lower() == "no." and self._digit_after(i + 3):
                 self.add(i, i + 3, "latin", "No.")  # No.1, No. 12345: "number"
                 i += 3
+            elif cls == "latin" and self._unit_after_magnitude(i):
+                u, j = self.unit_at(i) or ("", i)
+                self.add(i, j, "num", _UNITS[u])  # 45亿kWh -> 四十五亿千瓦时
+                i = j
             elif cls == "latin":
                 j = self._latin_end(i)
                 self.add(i, j, "latin", t[i:j])
@@ -410,6 +672,104 @@ class _Scanner:
         self._silent_marks()
         return self.pieces
 
+    def vulgar_fraction(self, i: int) -> None:
+        """``½`` -> 二分之一, ``¾`` -> 四分之三; after digits it is the fraction of a mixed
+        number (``2⅓`` -> 二又三分之一)."""
+        c = self.t[i]
+        frac = Fraction(unicodedata.numeric(c)).limit_denominator(10)
+        spoken = read_cardinal(str(frac.denominator)) + "分之" + read_cardinal(str(frac.numerator))
+        ps = self.pieces
+        if ps and ps[-1].end == i and ps[-1].kind == "num" and i and _is_digit(self.t[i - 1]):
+            spoken = "又" + spoken
+        self.add(i, i + 1, "num", spoken)
+
+    def _hex_address(self, i: int) -> int:
+        """An IPv6 address (``2001:db8::1``, ``fe80::1%eth0``, ``[::1]:8080``, ``::/0``) or a
+        MAC address (``00:1A:2B:3C:4D:5E``) at ``i``: each hexadecimal digit on its own
+        (digits in Chinese, letters spelled), an IPv6 colon 冒号 (``::`` is said: it stands for
+        the zeros left out), a MAC separator silent (its groups have a fixed width).
+
+        Validated by :mod:`ipaddress`, so times (``10:30``), ratios and scores never match."""
+        t = self.t
+        if i > 0 and (t[i - 1].isascii() and (t[i - 1].isalnum() or t[i - 1] in ":._")):
+            return i
+        m = _RE_MAC.match(t, i)
+        if m:
+            pos = i
+            for k, part in enumerate(re.split("[:-]", m.group())):
+                if k:
+                    self.add(pos, pos + 1, "punct", "")
+                    pos += 1
+                self._hex_digits(pos, part)
+                pos += len(part)
+            return m.end()
+        m = _RE_IPV6.match(t, i)
+        if not m:
+            return i
+        cand = m.group().rstrip(".")
+        if cand.count(":") < 2:
+            return i
+        try:
+            ipaddress.IPv6Address(cand)
+        except ValueError:
+            return i
+        pos = i
+        end = i + len(cand)
+        while pos < end:
+            if t[pos] == ":":
+                self.add(pos, pos + 1, "num", "冒号")
+                pos += 1
+                continue
+            k = pos
+            while k < end and t[k] != ":":
+                k += 1
+            part = t[pos:k]
+            if "." in part:  # ::ffff:192.0.2.1, an IPv4 address at the end
+                self.add(pos, k, "num", "点".join(read_digits(x) for x in part.split(".")))
+            else:
+                self._hex_digits(pos, part)
+            pos = k
+        zone = re.match(r"%[A-Za-z0-9]{1,15}", t[end:])
+        if zone:  # fe80::1%eth0: the zone id after 百分号
+            self.add(end, end + 1, "num", "百分号")
+            pos = end + 1
+            end += zone.end()
+            for run in re.findall(r"[A-Za-z]+|\d+", t[pos:end]):  # eth0: eth 零
+                self.add(
+                    pos,
+                    pos + len(run),
+                    *(("num", read_digits(run)) if run[0].isdigit() else ("latin", run)),
+                )
+                pos += len(run)
+        prefix = re.match(r"/(\d{1,3})(?!\d)", t[end:])
+        if prefix and int(prefix.group(1)) <= 128:  # 2001:db8::/32: the prefix length
+            self.add(end, end + 1, "num", "斜杠")
+            self.add(end + 1, end + prefix.end(), "num", read_cardinal(prefix.group(1)))
+            end += prefix.end()
+        elif i > 0 and t[i - 1] == "[" and t.startswith("]:", end):
+            port = _RE_PORT.match(t, end + 1)
+            if port:  # [::1]:8080: the port digit by digit, as after an IPv4 address
+                self.add(end, end + 1, "punct", "]")
+                self.add(end + 1, end + 2, "punct", "")
+                self.add(end + 2, port.end(), "num", read_digits(port.group(1)))
+                end = port.end()
+        return end
+
+    def _hex_digits(self, pos: int, part: str) -> None:
+        """Pieces for one group of hexadecimal digits: runs of digits in Chinese (digit by
+        digit), each letter a letter word of its own."""
+        k = 0
+        while k < len(part):
+            if _is_digit(part[k]):
+                e = k
+                while e < len(part) and _is_digit(part[e]):
+                    e += 1
+                self.add(pos + k, pos + e, "num", read_digits(part[k:e]))
+                k = e
+            else:
+                self.add(pos + k, pos + k + 1, "latin", part[k].upper())
+                k += 1
+
     def _silent_marks(self) -> None:
         """Marks that structure the text but are not said: they keep their ``punct`` piece
         (offsets, a pause) with nothing spoken.
@@ -427,6 +787,10 @@ class _Scanner:
             c = p.spoken
             if c == "|":
                 ps[k] = Piece(p.start, p.end, "punct", "")
+            elif (
+                c == "_" and 0 < k < len(ps) - 1 and ps[k - 1].end == p.start == ps[k + 1].start - 1
+            ):
+                ps[k] = Piece(p.start, p.end, "punct", "")  # max_tokens: the parts, no underscore
             elif c == "/" and 0 < k < len(ps) - 1:
                 a, b = ps[k - 1], ps[k + 1]
                 pair = (
@@ -444,6 +808,28 @@ class _Scanner:
             elif c in "-·・" and 0 < k < len(ps) - 1:
                 a, b = ps[k - 1], ps[k + 1]
                 if (
+                    c == "-"
+                    and a.kind == "han"
+                    and b.kind == "num"
+                    and a.spoken.endswith(_MODEL_PREFIXES)
+                    and a.end == p.start == b.start - 1
+                ):
+                    ps[k] = Piece(p.start, p.end, "punct", "")  # 歼-20 -> 歼二十
+                    continue
+                if (
+                    c == "-"
+                    and a.kind == "latin"
+                    and len(a.spoken) == 1
+                    and a.spoken.islower()
+                    and b.kind == "num"
+                    and a.end == p.start == b.start - 1
+                    and not (
+                        a.start > 0 and (t[a.start - 1].isascii() and t[a.start - 1].isalpha())
+                    )
+                ):
+                    ps[k] = Piece(p.start, p.end, "num", "减")  # n-1, i-2: a variable minus
+                    continue
+                if (
                     a.end == p.start
                     and b.start == p.end
                     and a.kind in ("latin", "num")
@@ -455,15 +841,27 @@ class _Scanner:
         """End of the Latin word at ``i``: letters, inner hyphens (Wi-Fi), ``++``/``#`` (C++)."""
         t, n = self.t, self.n
         j = i + 1
+        size_suffix = i > 0 and _is_digit(t[i - 1])  # the B of 72B-Instruct, 7B-Chat
         while j < n:
             if is_latin_letter(t[j]):
                 j += 1
             elif t[j] in "-'" and j + 1 < n and is_latin_letter(t[j + 1]):
+                if t[j] == "-" and size_suffix and j - i <= 2:
+                    break  # 72B-Instruct: the size, then the variant's name
                 j += 2
             else:
                 break
         if t.startswith("++", j) or (j < n and t[j] == "#" and j - i == 1):
             j += 2 if t[j] == "+" else 1  # C++, C#, F#
+        elif (
+            j - i >= 4  # not IPv6 (a lexicon word: I P V)
+            and t[j - 1] == "v"
+            and j < n
+            and _is_digit(t[j])
+            and (t[j - 2].isupper() or any(c.isupper() for c in t[i + 1 : j - 1]))
+            and "-" not in t[i:j]
+        ):
+            j -= 1  # YOLOv8, DINOv2, IPv6: the name, then the version (v 八)
         return j
 
     def _era_after_date(self, i: int) -> bool:
@@ -530,9 +928,9 @@ class _Scanner:
         ps = self.pieces
         for k in range(1, len(ps) - 1):
             p = ps[k]
-            if p.kind == "punct" and p.spoken in ("-", "~") and p.end - p.start == 1:
+            if p.kind == "punct" and p.spoken in _RANGE_DASHES and p.end - p.start == 1:
                 a, b = ps[k - 1], ps[k + 1]
-                spaced_tilde = p.spoken == "~" and a.kind == b.kind == "num"  # 3 ~ 5 天
+                spaced_tilde = p.spoken in "~～" and a.kind == b.kind == "num"  # 3 ~ 5 天
                 if (a.end != p.start or b.start != p.end) and not spaced_tilde:
                     continue
                 code = k >= 2 and ps[k - 2].kind == "latin" and ps[k - 2].end == a.start
@@ -542,6 +940,13 @@ class _Scanner:
                     and ps[k - 2].end == a.start
                     and ps[k - 3].kind == "latin"
                 )
+                if (
+                    not code
+                    and a.kind == "num"
+                    and self.t[a.start : a.end].count(".") >= 2
+                    and "点" in a.spoken  # a version, not a date (2024.5.1-2024.5.5)
+                ):
+                    code = True  # 6.8.0-45-generic: a version's build number, no range
                 if not code and a.kind == "num":
                     brand = self._brand_before(a.start)
                     code = brand is not None and self.brands.get(brand[0].casefold()) == "standard"
@@ -568,12 +973,22 @@ class _Scanner:
             if t[i] == "-" and self._range_after_quantity(i):
                 return False  # 9月1日-9月5日: a range, not a sign
             prev = t[i - 1] if i > 0 else ""
+            if prev and prev in "²³¹⁰⁴⁵⁶⁷⁸⁹":
+                return False  # x²+2x: an operator after a power, not a sign
+            if self.before(i, 3).upper() in ("UTC", "GMT"):
+                return True  # UTC+8: a time-zone offset
+            if t[i] == "-" and self.before(i, 2).endswith(_MODEL_PREFIXES):
+                return False  # 歼-20, 东风-41: a model's dash, silent
             return not (prev and prev.isascii() and (prev.isalnum() or prev in "%)"))
+        if t[i] in "-−" and i + 2 < self.n and any(t.startswith(c, i + 1) for c in "¥￥$€£"):
+            return _is_digit(t[i + 2]) and not (i and t[i - 1].isascii() and t[i - 1].isalnum())
         for cur in _CURRENCY_KEYS:
             if t.startswith(cur, i):
                 k = i + len(cur)
                 if k < self.n and t[k] == " ":
                     k += 1
+                if k + 1 < self.n and t[k] in "-−" and _is_digit(t[k + 1]):
+                    k += 1  # ¥-30
                 if k < self.n and _is_digit(t[k]):
                     return not (cur[0].isalpha() and i > 0 and is_latin_letter(t[i - 1]))
         return False
@@ -618,7 +1033,7 @@ class _Scanner:
             and self.pieces
             and self.pieces[-1].end == i
             and self.pieces[-1].kind == "num"
-            and is_latin_letter(t[i - 1])
+            and (is_latin_letter(t[i - 1]) or t[i - 1] in _SUPERSCRIPT_DIGITS)
         ):
             unit = self.unit_at(i + 1)
             if unit and (i + 1 >= self.n or t[i + 1] != " "):
@@ -639,6 +1054,15 @@ class _Scanner:
                 exp = ("负" if neg else "") + read_number(m.group())
                 self.add(i, m.end(), "num", "的" + exp + "次方")
                 return m.end()
+        if c in _SUPERSCRIPT_DIGITS or (
+            c in "⁻⁺" and (self.after(i + 1, 1) or " ") in _SUPERSCRIPT_DIGITS
+        ):
+            j = self._superscript_power(i)
+            if j > i:
+                return j
+        if c in ">→»›" and self._menu_step(i):
+            self.add(i, i + 1, "punct", "")  # File > Settings: a menu path, a pause
+            return i + 1
         two = t[i : i + 2]
         if len(two) == 2 and two in _SYMBOLS:
             self.add(i, i + 2, "num", _SYMBOLS[two])
@@ -657,7 +1081,7 @@ class _Scanner:
             self.add(i, j, "skip", "", ("emoji", "emoji are not spoken"))
             return j
         elif cls == "control":
-            self.add(i, i + 1, "skip", "", ("control-char", f"control character U+{ord(c):04X}"))
+            self.add(i, i + 1, "skip", "", _control_issue(c))
         elif cls in ("kana", "hangul"):
             self.add(i, i + 1, "skip", "", ("unsupported-script", f"{cls} is not read by zh"))
         else:
@@ -691,7 +1115,8 @@ class _Scanner:
                 k = i + len(cur)
                 if k < self.n and t[k] == " ":
                     k += 1
-                m = _RE_NUMBER.match(t, k)
+                neg = k + 1 < self.n and t[k] in "-−" and _is_digit(t[k + 1])
+                m = _RE_NUMBER.match(t, k + neg)  # ¥-30.00: a negative amount
                 if not m:
                     return i
                 end = m.end()
@@ -714,7 +1139,9 @@ class _Scanner:
                     num = ip + "." + fp.rstrip("0")  # ¥1.50 -> 一点五元, $2.00 -> 两美元
                 elif len(fp) <= 2:
                     num = ip
-                spoken = read_number(num, liang=True) + mult + name
+                if t.startswith(name, end) or (name == "元" and t.startswith(("元", "块"), end)):
+                    name = ""  # ￥1,234.50元: the written 元 says it (once)
+                spoken = ("负" if neg else "") + read_number(num, liang=not neg) + mult + name
                 self.add(i, end, "num", spoken)
                 return end
         return i
@@ -723,11 +1150,36 @@ class _Scanner:
         t = self.t
         if t[i] not in "-+±":
             return i
+        tz = _RE_TZ_OFFSET.match(t, i)
+        if tz and self.before(i, 3).upper() in ("UTC", "GMT"):
+            # UTC+8, GMT+08:00, UTC-05:30: the offset in hours (and minutes)
+            h, mi = int(tz.group(2)), int(tz.group(3) or 0)
+            spoken = ("加" if tz.group(1) == "+" else "减") + read_cardinal(str(h))
+            if mi:
+                spoken += "小时" + read_cardinal(str(mi)) + "分"
+            self.add(i, tz.end(), "num", spoken)
+            return tz.end()
         sign = {"-": "负", "+": "正", "±": "正负"}[t[i]]
         m = _RE_NUMBER.match(t, i + 1)
+        if not m and t[i] == "-":
+            before = len(self.pieces)
+            j = self._r_currency(i + 1)  # -¥30, -$5.5: the sign of an amount
+            if j > i + 1:
+                first = self.pieces[before]
+                first.start = i
+                first.spoken = "负" + first.spoken
+                return j
         if not m:
             return i
         end = m.end()
+        if (
+            t[i] == "+"
+            and m.group() == "1"
+            and (i == 0 or is_han(t[i - 1]) or t[i - 1] == " ")
+            and not (end < self.n and (t[end] in "%‰." or self.unit_at(end)))
+        ):
+            self.add(i, end, "num", "加一")  # 我+1: a vote for it, not "positive one"
+            return end
         if end < self.n and t[end] == "%":
             self.add(i, end + 1, "num", sign + "百分之" + read_number(m.group()))
             return end + 1
@@ -761,6 +1213,20 @@ class _Scanner:
     def _r_phone(self, i: int) -> int:
         if i > 0 and _is_digit(self.t[i - 1]):
             return i
+        area = _RE_AREA_CODE.match(self.t, i - 1) if i > 0 else None
+        if area and self.t[i - 1] in "(（":
+            # (010)12345678, （0755）8888-6666: the area code and the number, digit by digit
+            code_end = i + len(area.group(1))
+            self.add(i, code_end, "num", read_digits(area.group(1), yao=True))
+            self.add(code_end, code_end + 1, "punct", self.orig[code_end])
+            pos = code_end + 1
+            for k, part in enumerate(re.split("([- ])", area.group(2))):
+                if k % 2:
+                    self.add(pos, pos + 1, "punct", "")
+                else:
+                    self.add(pos, pos + len(part), "num", read_digits(part, yao=True))
+                pos += len(part)
+            return area.end()
         m = _RE_MOBILE.match(self.t, i) or _RE_LANDLINE.match(self.t, i)
         if not m:
             return i
@@ -780,10 +1246,27 @@ class _Scanner:
         self.add(e + 1, m.end(), "num", sign + read_cardinal(m.group(3)))
         return m.end()
 
+    def _r_ieee(self, i: int) -> int:
+        """``802.11ax``, ``802.3bt``, ``802.1Q``: IEEE 802 standards, digit by digit."""
+        m = _RE_IEEE.match(self.t, i)
+        if not m or (i > 0 and _is_digit(self.t[i - 1])):
+            return i
+        letter_next = m.end() < self.n and is_latin_letter(self.t[m.end()])
+        cue = "IEEE" in self.before(i, 6).upper() or self.after(m.end(), 2) in ("标准", "协议")
+        if m.group(1) not in ("1", "3", "11", "15", "16") or not (letter_next or cue):
+            return i  # 价格802.5元: a price
+        self.add(i, m.end(), "num", "八零二点" + read_digits(m.group(1)))
+        return m.end()
+
     def _r_ip_version(self, i: int) -> int:
         m = _RE_IP.match(self.t, i)
         if m and all(int(p) <= 255 for p in m.group().split(".")):
             self.add(i, m.end(), "num", "点".join(read_digits(p) for p in m.group().split(".")))
+            prefix = re.match(r"/(\d{1,2})(?![\d.])", self.t[m.end() : m.end() + 4])
+            if prefix and int(prefix.group(1)) <= 32:  # 10.0.0.0/8: the prefix length
+                self.add(m.end(), m.end() + 1, "num", "斜杠")
+                self.add(m.end() + 1, m.end() + prefix.end(), "num", read_cardinal(prefix.group(1)))
+                return m.end() + prefix.end()
             port = _RE_PORT.match(self.t, m.end())
             if port:  # 0.0.0.0:80, 10.0.0.5:8080: the port digit by digit, the colon silent
                 self.add(m.end(), m.end() + 1, "punct", "")
@@ -798,6 +1281,27 @@ class _Scanner:
 
     def _r_date(self, i: int) -> int:
         t = self.t
+        m = _RE_DOTTED_MD_RANGE.match(t, i)
+        if (
+            m
+            and not (i and (_is_digit(t[i - 1]) or t[i - 1] == "."))
+            and _valid_md(int(m.group(1)), int(m.group(2)))
+            and _valid_md(int(m.group(3)), int(m.group(4)))
+            and any(w in self.before(i, 8) for w in _DATE_RANGE_CUES)
+        ):
+            # 活动时间12.1-12.7: two dotted month.day dates after a word of dates
+            spoken = (
+                _read_month_day(m.group(1), m.group(2))
+                + "到"
+                + _read_month_day(m.group(3), m.group(4))
+            )
+            self.add(i, m.end(), "num", spoken)
+            return m.end()
+        m = _RE_DOT_EVENT.match(t, i)
+        if m and _valid_md(int(m.group(1)), int(m.group(2))) and not (i and t[i - 1] in "·・•"):
+            # 9·11事件, 6·18购物节, 3·15晚会: a day named by its date, said digit by digit
+            self.add(i, m.end(), "num", read_digits(m.group(1)) + read_digits(m.group(2)))
+            return m.end()
         m = _RE_YMD.match(t, i)
         if m and _valid_md(int(m.group(3)), int(m.group(4))):
             spoken = _read_year(m.group(1)) + _read_month_day(m.group(3), m.group(4))
@@ -825,11 +1329,48 @@ class _Scanner:
             self.add(i, m.end(), "num", _read_year(m.group(3)) + _read_month_day(m.group(1)))
             return m.end()
         m = _RE_MD.match(t, i)
+        if (
+            m
+            and m.group(2) == "."
+            and m.group(1)[0] != "0"  # 08.08: no decimal is written with a leading 0
+            and not self._dotted_date_follows(m.end())
+        ):
+            m = None  # 10.05元, 涨了10.08%, 共计12.06万: a decimal
         if m and "0" in (m.group(1)[0], m.group(3)[0]):
             if _valid_md(int(m.group(1)), int(m.group(3))):
                 self.add(i, m.end(), "num", _read_month_day(m.group(1), m.group(3)))
                 return m.end()
         return i
+
+    def _slash_date(self, m: re.Match[str], i: int) -> bool:
+        """``M/D`` is a date (not a fraction) when the day cannot be a usual denominator (13-31),
+        no space is inside, and a date word is next to it: 在/于/从/截至 … before it, or 开始,
+        前, 起, 那天, 截止 … after it (``3/15开始放假``; ``1/4决赛`` stays 四分之一)."""
+        a, b = m.group(1), m.group(2)
+        if " " in m.group() or not (1 <= int(a) <= 12 and 13 <= int(b) <= 31):
+            return False
+        after = self.after(m.end(), 3)
+        if after[:1] in ("日", "号"):
+            return True
+        if (
+            after[:1] in _QUANTITY_NEXT
+            or after.startswith(("的", "以", "左右"))
+            or self.unit_at(m.end())
+        ):
+            return False
+        before = self.before(i, 3).rstrip(" ")
+        return before.endswith(_SLASH_DATE_BEFORE) or after.startswith(_SLASH_DATE_AFTER)
+
+    def _dotted_date_follows(self, end: int) -> bool:
+        """After ``MM.DD`` (``09.10是教师节``, ``10.01国庆``): a dotted month-day needs a Han
+        word after it that is no unit, measure word or money (``10.05元`` is a price), or
+        日/号; at the end of a clause it is a decimal (``增长率为10.05``)."""
+        nxt = self.after(end, 1)
+        if nxt in ("日", "号"):
+            return True
+        if not (nxt and is_han(nxt)) or nxt in _QUANTITY_NEXT or self.liang_next(end):
+            return False
+        return not self.after(end, 3).startswith(_MONEY_WORDS) and not self.unit_at(end)
 
     def _date_end(self, i: int, end: int, spoken: str) -> int:
         # "2024-01-05日" style duplicates are rare; swallow a following 日/号 if present
@@ -842,6 +1383,22 @@ class _Scanner:
         t = self.t
         m = _RE_TIME.match(t, i)
         score_ctx = any(c in self.before(i, 6) for c in _SCORE_CUES)
+        if m and m.group(3) and any(c in self.before(i, 8) for c in _DURATION_TIME_CUES):
+            # 马拉松成绩2:05:30, 用时1:02:03: a duration, not a clock time
+            dh, dm, ds = (int(x) for x in m.groups())
+            if dm < 60 and ds < 60:
+                parts = [read_cardinal(str(dh), liang=True) + "小时"] if dh else []
+                if dm:
+                    parts.append(read_cardinal(str(dm)) + "分")
+                end = m.end()
+                frac = re.match(r"\.(\d{1,6})(?![\d.])", t[end : end + 8])
+                if frac:  # 2:05:30.5: the seconds with their fraction
+                    parts.append(read_cardinal(str(ds)) + "点" + read_digits(frac.group(1)) + "秒")
+                    end += frac.end()
+                elif ds or not parts:
+                    parts.append(read_cardinal(str(ds)) + "秒")
+                self.add(i, end, "num", "".join(parts))
+                return end
         if m and not score_ctx:
             h, mi = int(m.group(1)), int(m.group(2))
             s = int(m.group(3)) if m.group(3) else None
@@ -855,7 +1412,13 @@ class _Scanner:
                 spoken = prefix + read_cardinal(str(h), liang=True) + "点"
                 if mi or s is not None:  # a time written with seconds reads every field
                     spoken += ("零" if 0 < mi < 10 else "") + read_cardinal(str(mi)) + "分"
-                if s is not None:
+                frac = (
+                    re.match(r"\.(\d{1,6})(?![\d.])", t[end : end + 8]) if s is not None else None
+                )
+                if frac and not ap:  # 10:00:00.123: the seconds with their fraction
+                    spoken += read_cardinal(str(s)) + "点" + read_digits(frac.group(1)) + "秒"
+                    end += frac.end()
+                elif s is not None:
                     spoken += read_cardinal(str(s)) + "秒"
                 self.add(i, end, "num", spoken)
                 return end
@@ -880,7 +1443,7 @@ class _Scanner:
             return m.end()
         m = _RE_PERCENT.match(t, i)
         if m:
-            word = "百分之" if t[m.end() - 1] == "%" else "千分之"
+            word = {"%": "百分之", "‰": "千分之"}.get(t[m.end() - 1], "万分之")
             self.add(i, m.end(), "num", word + read_number(m.group(1)))
             return m.end()
         return i
@@ -894,11 +1457,24 @@ class _Scanner:
             return m.end()
         if i > 0 and self.t[i - 1] in "/.":
             return i
+        unit = self.unit_at(m.end())
+        if unit and unit[0] in _TEMPERATURE_UNITS and " " not in m.group():
+            # 气温15/25℃: a forecast's low and high, 十五到二十五摄氏度
+            spoken = read_cardinal(m.group(1)) + "到" + read_cardinal(m.group(2)) + _UNITS[unit[0]]
+            self.add(i, unit[1], "num", spoken)
+            return unit[1]
+        if self._slash_date(m, i):  # 在12/25圣诞节那天, 3/15开始放假: month/day
+            return self._date_end(i, m.end(), _read_month_day(m.group(1), m.group(2)))
         if "血压" in self.before(i, 6):  # 血压120/80: two pressures, not a fraction
             a_end = i + len(m.group(1))
             self.add(i, a_end, "num", read_cardinal(m.group(1)))
             self.add(a_end, m.end() - len(m.group(2)), "punct", "")
-            self.add(m.end() - len(m.group(2)), m.end(), "num", read_cardinal(m.group(2)))
+            b_start = m.end() - len(m.group(2))
+            unit = self.unit_at(m.end())
+            if unit:  # 130/85mmHg: the unit after the second pressure
+                self.add(b_start, unit[1], "num", read_cardinal(m.group(2)) + _UNITS[unit[0]])
+                return unit[1]
+            self.add(b_start, m.end(), "num", read_cardinal(m.group(2)))
             return m.end()
         # "拉齐奥 2/2" style scores are not handled; a fraction is the common reading
         spoken = read_cardinal(m.group(2)) + "分之" + read_cardinal(m.group(1))
@@ -926,6 +1502,15 @@ class _Scanner:
             return chain.end()
         if i > 0 and is_latin_letter(self.t[i - 1]):
             return i  # i7-12700K: a model code, not a range
+        if (
+            "." not in a + b
+            and self.before(i, 3).rstrip("(（").endswith(_FIGURE_WORDS)
+            and not self.before(i, 3).rstrip("(（").endswith(("试图", "地图", "意图", "列表"))
+            and self.after(end, 1) not in ("%", "‰")
+        ):
+            # 表3-2, 图1-1, 公式(3-1): a chapter-numbered figure, the dash is 杠
+            self.add(i, end, "num", read_cardinal(a) + "杠" + read_cardinal(b))
+            return end
         brand = self._brand_before(i)
         mode = self.brands.get(brand[0].casefold()) if brand is not None else None
         if mode == "standard":
@@ -960,12 +1545,12 @@ class _Scanner:
             self.add(i + len(a), i + len(a) + 1, "punct", "")
             self.add(i + len(a) + 1, end, "num", read_digits(b, yao=True))
             return end
-        ordinal = self.before(i, 1) == "第"  # 第2-4名: ordinals never take 两
+        ordinal = self.before(i, 2).rstrip(" ").endswith("第")  # 第2-4名: ordinals never take 两
         ra = self._read_plain(a, end, year_ok=True, liang=not ordinal)
         rb = self._read_plain(b, end, year_ok=True, liang=not ordinal)
         spoken = ra + "到" + rb
         if unit:
-            spoken += _UNITS[unit[0]]
+            spoken += "公里每小时" if unit[0] == "km/h" else _UNITS[unit[0]]  # 0-100km/h
             end = unit[1]
         self.add(i, end, "num", spoken)
         return end
@@ -976,7 +1561,13 @@ class _Scanner:
             c in self.before(i, 6) for c in ("比分", "战胜", "击败", "打成")
         ):
             return True
-        return self.after(end, 2).startswith(_DASH_SCORE_AFTER)
+        if self.after(end, 2).startswith(_DASH_SCORE_AFTER):
+            return True
+        # 中国队3-0日本队, 主队2-1客队: after a team, no unit or measure word after
+        nxt = self.after(end, 1)
+        return self.before(i, 1) == "队" and not (
+            nxt in ("%", "‰", "名", "人", "个") or self.liang_next(end) or self.unit_at(end)
+        )
 
     def _read_plain(
         self, num: str, next_pos: int, *, year_ok: bool = False, liang: bool = True
@@ -999,17 +1590,42 @@ class _Scanner:
             self.add(i, k + 1, "num", "百分之" + read_number(raw))
             return k + 1
         nxt2 = self.after(end, 2)
-        if nxt2[:1] in ("x", "×") and not (nxt2[1:] and nxt2[1].isalnum()) and len(raw) <= 4:
+        if (
+            nxt2[:1] in ("x", "×")
+            and not (
+                nxt2[1:] and ((nxt2[1].isascii() and nxt2[1].isalnum()) or nxt2[1] in _MATH_NEXT)
+            )
+            and len(raw) <= 4
+            and not (nxt2[:1] == "x" and self._in_formula(i))
+        ):
             self.add(i, end + 1, "num", read_number(raw, liang=True) + "倍")  # 快了2x -> 两倍
             return end + 1
-        code_plus = nxt2[:1] == "+" and len(raw) >= 4 and self._brand_before(i) is not None
-        if code_plus:  # Xeon 8480+, Platinum 8380+: the plus is part of the model name
-            self.add(i, end, "num", read_digits(raw))
+        code_plus = (
+            nxt2[:1] == "+"
+            and "." not in raw
+            and not (nxt2[1:] and nxt2[1].isascii() and nxt2[1].isalnum())
+            and ((len(raw) >= 4 and self._brand_before(i) is not None) or self._glued_to_letter(i))
+        )
+        if code_plus:  # Xeon 8480+, P7+, S24+: the plus is part of the model name
+            code = self._code_reading(raw, i, end) if len(raw) < 4 else None
+            self.add(i, end, "num", code or read_digits(raw))
             self.add(end, end + 1, "latin", "plus")
+            return end + 1
+        if nxt2[:1] == "+" and "." in raw and not (nxt2[1:] and _is_digit(nxt2[1])):
+            self.add(i, end + 1, "num", read_number(raw) + "以上")  # Python 3.11+: or later
             return end + 1
         if nxt2[:1] == "+" and not (nxt2[1:] and (_is_digit(nxt2[1]) or nxt2[1] in "+-")):
             value = read_number(raw, liang=self.liang_next(end + 1))
             self.add(i, end + 1, "num", value + "多")  # 50+语言 -> 五十多, 10+年 -> 十多年
+            return end + 1
+        if (
+            "." not in raw
+            and 5 <= len(raw) <= 8
+            and self.after(end, 1) == "万"
+            and not self.after(end, 2) == "万亿"
+        ):
+            # 140967万人 -> 十四亿零九百六十七万人: ten thousand 万 are 亿, as a news reader says it
+            self.add(i, end + 1, "num", read_cardinal(raw + "0000", liang=True))
             return end + 1
         unit = self.unit_at(end)
         if unit and len(unit[0]) == 1 and unit[0].isalpha() and self._glued_to_letter(i):
@@ -1020,7 +1636,9 @@ class _Scanner:
             if "." in raw:
                 value = read_number(raw)
             else:
-                liang = not self.before(i, 1) == "第" and not u.startswith(("°", "℃", "℉"))
+                liang = not self.before(i, 2).rstrip(" ").endswith("第") and not u.startswith(
+                    ("°", "℃", "℉")
+                )
                 value = read_cardinal(raw, liang=liang)
             if u == "km/h":
                 spoken = "每小时" + value + "公里"
@@ -1066,6 +1684,107 @@ class _Scanner:
             return end
         self.add(i, end, "num", self._read_integer(raw, i, end))
         return end
+
+    def _after_spaced_code(self, i: int) -> bool:
+        """The number at ``i`` follows a code (letters and digits, ending in a digit: ``M.2``,
+        ``DDR5``) and one space."""
+        t = self.t
+        if i < 3 or t[i - 1] != " " or not _is_digit(t[i - 2]):
+            return False
+        k = i - 2
+        while k >= 0 and i - k < 16 and (t[k].isascii() and (t[k].isalnum() or t[k] in ".-")):
+            k -= 1
+        token = t[k + 1 : i - 1]
+        return any(is_latin_letter(c) for c in token) and is_latin_letter(token[0])
+
+    def _camera_iso(self, raw: str, i: int) -> bool:
+        """``ISO 100``/``ISO 3200`` is a camera's sensitivity (a cardinal) when the value is a
+        film speed and the text around is about photography (or the value has at most three
+        digits: the standards people cite have four or five, ISO 9001, ISO 27001)."""
+        if raw not in _FILM_SPEEDS:
+            return False
+        if len(raw) <= 3:
+            return True
+        around = self.t[max(0, i - 24) : i + 24]
+        return any(w in around for w in _PHOTO_WORDS)
+
+    def _superscript_power(self, i: int) -> int:
+        """``10⁹`` -> 十的九次方, ``10⁻⁶`` -> 十的负六次方, ``2¹⁰`` -> 二的十次方 (a lone ² or ³
+        after a letter or number keeps 的平方/的立方): after a number, a letter or ``)``."""
+        t = self.t
+        if i == 0 or not (_is_digit(t[i - 1]) or is_latin_letter(t[i - 1]) or t[i - 1] == ")"):
+            return i
+        j = i
+        sign = ""
+        if t[j] in "⁻⁺":
+            sign = "负" if t[j] == "⁻" else ""
+            j += 1
+        k = j
+        while k < self.n and t[k] in _SUPERSCRIPT_DIGITS:
+            k += 1
+        digits = "".join(str(_SUPERSCRIPT_DIGITS.index(c)) for c in t[j:k])
+        if not digits or (not sign and digits in ("2", "3") and k - i == 1):
+            return i  # x², m³: the square and the cube (_SYMBOLS)
+        self.add(i, k, "num", "的" + sign + read_cardinal(digits) + "次方")
+        return k
+
+    def _unit_after_magnitude(self, i: int) -> bool:
+        """A unit right after ``<number>万/亿`` (``45亿kWh``, ``3万km``): the unit of the amount."""
+        t = self.t
+        k = i
+        while k > 0 and i - k < 3 and t[k - 1] in "万亿千百":
+            k -= 1
+        if k == i or k == 0 or not _is_digit(t[k - 1]):
+            return False
+        unit = self.unit_at(i)
+        if unit is not None and unit[0] in _UNIT_CHARS:
+            return True
+        return (
+            unit is not None
+            and len(unit[0]) >= 2
+            and not (unit[1] < self.n and is_latin_letter(t[unit[1]]))
+        )
+
+    def _topic_mark(self, i: int) -> bool:
+        """A ``#`` that opens or closes a topic tag with Chinese in it (``#双十一#``)."""
+        t = self.t
+        after = t.find("#", i + 1, i + 41)
+        if after > i + 1 and any(is_han(c) for c in t[i + 1 : after]):
+            return True
+        before = t.rfind("#", max(0, i - 40), i)
+        return before != -1 and any(is_han(c) for c in t[before + 1 : i])
+
+    def _menu_step(self, i: int) -> bool:
+        """``File > Settings > Editor``, ``设置→通用``: an arrow between two capitalised words
+        (or Han words, for →) is a step in a menu path, no comparison (``x > 0``)."""
+        t = self.t
+        a = i - 1
+        while a >= 0 and t[a] == " ":
+            a -= 1
+        b = i + 1
+        while b < self.n and t[b] == " ":
+            b += 1
+        if a < 0 or b >= self.n:
+            return False
+        if t[i] == "→" and is_han(t[a]) and is_han(t[b]):
+            return True
+        k = a
+        while k >= 0 and is_latin_letter(t[k]):
+            k -= 1
+        left = t[k + 1 : a + 1]
+        e = b
+        while e < self.n and is_latin_letter(t[e]):
+            e += 1
+        right = t[b:e]
+        return len(left) >= 2 and len(right) >= 2 and left[0].isupper() and right[0].isupper()
+
+    def _in_formula(self, i: int) -> bool:
+        """The number at ``i`` is a coefficient in a formula (``x²+2x+1=0``, ``y=3x``): an
+        operator or ``=`` right before it."""
+        k = i - 1
+        while k >= 0 and self.t[k] == " ":
+            k -= 1
+        return k >= 0 and self.t[k] in "+-−=<>*/(≤≥≈"
 
     def _ampm_after_han_time(self, i: int) -> bool:
         """``3点4分5秒am``: am/pm after a time written with 点/分/秒 becomes its 上午/下午 prefix,
@@ -1115,15 +1834,28 @@ class _Scanner:
 
     def _read_integer(self, raw: str, i: int, end: int) -> str:
         """The context rules for a bare integer (see CONVENTIONS.md)."""
-        prev = self.before(i, 6)
+        prev = self.before(i, 7).rstrip(" ")  # "第 2 名": spaces around numbers change nothing
         if self.after(end, 1) == " " and is_han(self.after(end + 1, 1) or " "):
             end += 1  # "2024 年 3 月" (spaces around numbers, as tech writing does)
         nxt = self.after(end, 3)
         nxt1 = nxt[:1]
-        if nxt1 in "月日号" and len(raw) <= 2:
+        if nxt1 and nxt1 in "月日号" and len(raw) <= 2:
             return read_cardinal(raw)  # 08月 -> 八月
         if len(raw) > 1 and raw[0] == "0":
             return read_digits(raw)  # 007, 05年, 0571
+        if self.t[i - 2 : i] == "**" or self.t[end : end + 2] == "**":
+            return read_digits(raw, yao=True)  # 138****8000: a masked number
+        if len(raw) == 2 and i > 1 and self.t[i - 1] in "'’" and is_latin_letter(self.t[i - 2]):
+            return read_digits(raw)  # ICLR'24, Summer '25: a year written with two digits
+        if (
+            raw in _SLANG_NUMBERS
+            and (not _SLANG_NUMBERS[raw] or self.after(end, 2).startswith(_SLANG_NUMBERS[raw]))
+            and nxt1 not in _QUANTITY_NEXT
+            and not self.liang_next(end)
+            and not self.unit_at(end)
+            and not prev.endswith(_COUNT_BEFORE)
+        ):
+            return read_digits(raw)  # 这波操作666, 996工作制, 520那天: said digit by digit
         if prev.endswith("第"):
             return read_cardinal(raw)
         if prev.rstrip(" ").lower().endswith("no.") and len(raw) >= 3:
@@ -1132,6 +1864,33 @@ class _Scanner:
             return read_digits(raw)
         if nxt1 == "年" and len(raw) == 4:
             return read_digits(raw)
+        if (
+            len(raw) == 4
+            and 1900 <= int(raw) <= 2099
+            and self.after(end, 2).startswith(_YEAR_NAMED_NEXT)
+        ):
+            # 2024届, 2025款, 2024赛季: a year naming a class, model, season
+            return read_digits(raw)
+        if (
+            len(raw) == 4
+            and 1950 <= int(raw) <= 2035
+            and raw[2:] != "00"  # 在2000到3000之间: a round figure is an amount
+            and not self.liang_next(end)
+            and not self.unit_at(end)
+            and (
+                nxt.startswith(_BARE_YEAR_AFTER)
+                or (prev.endswith(_BARE_YEAR_BEFORE) and nxt1 not in _QUANTITY_NEXT)
+            )
+        ):
+            return read_digits(raw)  # 他在2024考上了大学, 2025来了, 从2019到2023: a year
+        if len(raw) == 4 and 1900 <= int(raw) <= 2099 and _RE_HALF_QUARTER.match(self.t, end):
+            return read_digits(raw)  # 2024 H2, 2025 Q1: a year and its half or quarter
+        if (
+            len(raw) == 4
+            and self.before(i, 1) in ("〔", "[", "［")
+            and self.after(end, 1) in "〕]］"
+        ):
+            return read_digits(raw)  # 国发〔2024〕5号: the year of a document number
         if nxt1 == "年" and len(raw) == 2 and self._short_year(prev, end, raw[0] in "56789"):
             return read_digits(raw)  # 86年出生 -> 八六年
         if nxt1 == "后" and len(raw) == 2 and raw[1] in "05":
@@ -1159,10 +1918,27 @@ class _Scanner:
             return read_digits(raw)  # 9秒83: hundredths of a second, 九秒八三
         if 3 <= len(raw) <= 4 and self.after(end, 4).startswith(_ROOM_NEXT):
             return read_digits(raw, yao=True)  # 302会议室, 1203房间: room numbers
+        if (
+            3 <= len(raw) <= 4
+            and any(
+                prev.endswith(w) and _is_digit(prev[: -len(w)][-1:] or " ")
+                for w in _ADDRESS_BEFORE_ROOM
+            )
+            and nxt1 not in _QUANTITY_NEXT
+            and not self.liang_next(end)
+        ):
+            return read_digits(raw, yao=True)  # 3号楼2单元501: the flat's number
         if raw in ("110", "119", "120", "122") and nxt.startswith(_EMERGENCY_NEXT):
             return read_digits(raw, yao=True)  # 110报警, 120急救车
         if prev.rstrip(" \t\u3000是为:：").endswith(_ID_CUES) and not self.liang_next(end):
             return read_digits(raw, yao=True)
+        linked = self.before(i, 10).rstrip(" \t\u3000:：")
+        for verb in _LINK_VERBS:
+            if linked.endswith(verb):
+                linked = linked[: -len(verb)].rstrip(" \t\u3000")
+                if linked.endswith(_ID_CUES_WORDS) and not self.liang_next(end):
+                    return read_digits(raw, yao=True)  # 端口改成8443, 工号填写为10086
+                break
         if (
             len(raw) >= 11
             and raw.count("0") * 2 < len(raw)  # round amounts (11000000000) stay cardinals
@@ -1171,7 +1947,8 @@ class _Scanner:
         ):
             return read_digits(raw, yao=True)  # card, account and ID numbers (11+ digits)
         if len(raw) >= 5 and nxt1 and is_han(nxt1) and nxt1 not in _QUANTITY_NEXT:
-            if not self.liang_next(end):
+            round_amount = len(raw.rstrip("0")) <= 2  # 50000, 150000: an amount, not a code
+            if not self.liang_next(end) and not round_amount and not prev.endswith(_AMOUNT_BEFORE):
                 return read_digits(raw, yao=True)  # 拨打12306来咨询
         return read_cardinal(raw, liang=self.liang_next(end))
 
@@ -1244,6 +2021,23 @@ class _Scanner:
         after = t[end] if end < self.n else ""
         if i > 1 and t[i - 1] in "·・•" and is_latin_letter(t[i - 2]) and len(raw) >= 3:
             return read_digits(raw)  # 沪A·88888: a licence plate
+        if (
+            len(raw) >= 3
+            and i > 1
+            and t[i - 1] == "."
+            and is_latin_letter(t[i - 2])
+            and not (i > 2 and is_latin_letter(t[i - 3]))
+        ):
+            return read_digits(raw)  # H.264, H.265: the codec's number (H 点二六四)
+        if (
+            len(raw) == 4
+            and raw[2:] != "00"  # DDR5 6000 is 六千: a round figure is said as a number
+            and self._after_spaced_code(i)
+            and not self.liang_next(end)
+        ):
+            nxt = self.after(end + 1 if self.after(end, 1) == " " else end, 1)
+            if nxt not in _QUANTITY_NEXT:
+                return read_digits(raw)  # M.2 2280, DDR5 6000: a spec after a code
         brand = self._brand_before(i)
         resolution = raw in ("240", "360", "480", "576", "720", "1080", "1440", "2160", "4320")
         if (
@@ -1300,6 +2094,13 @@ class _Scanner:
         mode = self.brands.get(brand[0].casefold()) if brand is not None else None
         if mode is None and brand is not None:
             mode = self.brands.get(brand[0].rstrip("+#").casefold())
+        if mode is None and brand is not None and brand[1]:
+            # 空客A320, 复兴号CR400: a Chinese brand name before the code's letters
+            mode = self._han_brand_before(i - len(brand[0]))
+        if mode == "standard" and brand is not None and brand[1] and len(raw) <= 3:
+            mode = None  # GB200 (a chip): a standard's number is spaced or long (GB 2760, GB18030)
+        if brand is not None and brand[0].upper() == "ISO" and self._camera_iso(raw, i):
+            return read_cardinal(raw)  # 光圈f/1.8，ISO 100: a film speed, not ISO 100 the standard
         if mode in _DIGIT_MODES:
             return read_digits(raw)
         if mode == "cardinal":
@@ -1308,6 +2109,17 @@ class _Scanner:
             return None  # "Windows 11", "Top 3": the ordinary rules (两个, 第, units)
         if len(raw) >= 4:
             return read_digits(raw)
+        if brand is not None and brand[0] in ("x", "X") and raw in ("86", "64"):
+            return read_digits(raw)  # x86, x64: the architectures (X 八六)
+        if (
+            len(raw) == 3
+            and raw[1:] != "00"
+            and brand is not None
+            and brand[1]
+            and is_latin_letter(self.t[i - 1])  # not 12GB+256GB: a sum of sizes
+            and brand[0] not in ("v", "V")  # v126: a version
+        ):
+            return read_digits(raw)  # B650, Z790, C919, G502: a model number, digit by digit
         return read_cardinal(raw)  # A100 -> 一百, H200 -> 二百
 
     _rules: list[Callable[[_Scanner, int], int]] = [
@@ -1315,6 +2127,7 @@ class _Scanner:
         _r_phone,
         _r_sci,
         _r_negative,
+        _r_ieee,
         _r_ip_version,
         _r_date,
         _r_time_ratio,
@@ -1332,7 +2145,77 @@ def tokenize(text: str, brands: Mapping[str, str] | None = None) -> list[Piece]:
     """
     if not text:
         return []
-    return _Scanner(text, brands).run()
+    keep = _visible_positions(text)
+    if keep is None:
+        return _Scanner(text, brands).run()
+    pieces = _Scanner("".join(text[k] for k in keep), brands).run()
+    return _restore_offsets(text, keep, pieces)
+
+
+#: Characters next to which an invisible format character is read through: a number's
+#: digits and marks (``12\u202e34``, ``RTX\u200e4090``, ``3.\u200b5``).
+_NUMBER_CHARS = frozenset("0123456789.,:-/%+")
+
+
+def _visible_positions(text: str) -> list[int] | None:
+    """Indices of ``text`` without the invisible format characters (``Cf``: bidi marks,
+    zero-width space, soft hyphen ...) that sit inside a number, or ``None`` if there are none.
+
+    Inside a number such a character is an accident of copy and paste (a bidi mark around a
+    right-to-left price, a zero-width space from a web page); scanning around it would read
+    ``12`` and ``34`` as two numbers. Elsewhere the character stays and is skipped with a
+    ``control-char`` warning."""
+    if text.isascii():
+        return None
+    n = len(text)
+    drop: set[int] = set()
+    i = 0
+    while i < n:
+        if unicodedata.category(text[i]) != "Cf":
+            i += 1
+            continue
+        j = i
+        while j < n and unicodedata.category(text[j]) == "Cf":
+            j += 1
+        a, b = text[i - 1] if i else "", text[j] if j < n else ""
+        inner = a and b and (a.isascii() and (a.isalnum() or a in _NUMBER_CHARS))
+        inner = inner and b.isascii() and (b.isalnum() or b in _NUMBER_CHARS)
+        if inner and (_is_digit(a) or _is_digit(b)):
+            drop.update(range(i, j))
+        i = j
+    if not drop:
+        return None
+    return [k for k in range(n) if k not in drop]
+
+
+def _restore_offsets(text: str, keep: list[int], pieces: list[Piece]) -> list[Piece]:
+    """Map pieces of the text without format characters back onto ``text``: a dropped
+    character inside a piece is listed in its ``hidden``, one between pieces becomes a
+    ``skip`` piece of its own."""
+    out: list[Piece] = []
+    dropped = sorted(set(range(len(text))) - set(keep))
+    d = 0
+    for p in pieces:
+        if p.end > p.start:
+            start, end = keep[p.start], keep[p.end - 1] + 1
+        else:  # an empty piece (none is made today): keep it where it stands
+            start = end = keep[p.start] if p.start < len(keep) else len(text)
+        while d < len(dropped) and dropped[d] < start:
+            k = dropped[d]
+            out.append(Piece(k, k + 1, "skip", "", _control_issue(text[k])))
+            d += 1
+        hidden: list[int] = []
+        while d < len(dropped) and dropped[d] < end:
+            hidden.append(dropped[d])
+            d += 1
+        out.append(Piece(start, end, p.kind, p.spoken, p.issue, tuple(hidden)))
+    for k in dropped[d:]:
+        out.append(Piece(k, k + 1, "skip", "", _control_issue(text[k])))
+    return out
+
+
+def _control_issue(c: str) -> tuple[str, str]:
+    return ("control-char", f"control character U+{ord(c):04X}")
 
 
 def brands_from_lexicon(words: Mapping[str, str | None]) -> dict[str, str]:

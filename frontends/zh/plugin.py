@@ -42,6 +42,8 @@ from mixvox.textutil import is_han
 
 __all__ = ["ZhFrontend", "g2p_zh", "mixvox_register_frontends", "normalize_zh"]
 
+#: An invisible format character read through inside a number (``12\u202e34``).
+_FORMAT_CHAR_MESSAGE = "invisible formatting character U+{:04X} inside a number is ignored"
 _CTX = 4  # characters of context each side for polyphone rules
 
 
@@ -78,6 +80,34 @@ def _t2s_triggers(conv: Any) -> frozenset[str]:
     except Exception:  # another OpenCC build: no shortcut
         return frozenset()
     return frozenset(out)
+
+
+def _cut_into_letters(word: str) -> bool:
+    """A mixed-case word that is an English word in lower case and whose capitals would cut it
+    into two or more single letters (``ZeRO`` -> Ze R O, ``PaLM`` -> Pa L M): read as the word.
+
+    ``LaTeX`` (one single letter) and ``MoE`` stay with the English frontend's own reading."""
+    if not (word.isascii() and word.isalpha()) or word.islower() or word.isupper():
+        return False
+    if len(word) < 4 or sum(c.isupper() for c in word) < 2 or not word[1:2].islower():
+        return False
+    from mixvox.frontends.en.g2p import cmudict
+
+    if word.lower() not in cmudict():
+        return False
+    singles = 0
+    k = 0
+    while k < len(word):
+        j = k + 1
+        if word[k].isupper():
+            while j < len(word) and word[j].islower():
+                j += 1
+        else:
+            while j < len(word) and word[j].islower():
+                j += 1
+        singles += j - k == 1 and word[k].isupper()
+        k = j
+    return singles >= 2
 
 
 def _has_digit(s: str) -> bool:
@@ -283,7 +313,10 @@ class ZhFrontend:
     def _gap(self, b: _Builder, text: str, simp: str, start: int, end: int) -> None:
         last = start
         for p in tokenize(text[start:end], self._brands(b.ctx.lexicon)):
-            p = Piece(p.start + start, p.end + start, p.kind, p.spoken, p.issue)
+            hidden = tuple(k + start for k in p.hidden)
+            p = Piece(p.start + start, p.end + start, p.kind, p.spoken, p.issue, hidden)
+            for k in hidden:  # 12\u202e34: read through, reported here
+                b.warn("format-char", _FORMAT_CHAR_MESSAGE.format(ord(text[k])), k, k + 1)
             if p.start > last:  # spaces between pieces end a phrase
                 b.end_phrase()
             last = p.end
@@ -421,7 +454,17 @@ class ZhFrontend:
             for w in words:
                 w.text, w.start, w.end = text[p.start : p.end], b.base + p.start, b.base + p.end
             return words
-        span = Span("en", text[p.start : p.end], b.base + p.start, b.base + p.end)
+        word = text[p.start : p.end]
+        if _cut_into_letters(word):
+            # ZeRO, PaLM: capitals that would cut an English word into single letters (Ze R O)
+            words = self._en.analyze(
+                Span("en", word.lower(), b.base + p.start, b.base + p.end), ctx
+            )
+            for w in words:
+                w.text, w.start, w.end = word, b.base + p.start, b.base + p.end
+            if any(w.spoken for w in words):
+                return words
+        span = Span("en", word, b.base + p.start, b.base + p.end)
         words = self._en.analyze(span, ctx)
         if not any(w.spoken for w in words):
             return []
