@@ -471,6 +471,9 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
         ("fp8", True, "triton-pdl"),
         ("fp16", True, "ops"),  # gpu_decoder=graphs
     ]
+    sel = os.environ.get("DECODE_CONFIGS")  # indices into configs (a short device run)
+    if sel:
+        configs = [c for i, c in enumerate(configs) if str(i) in sel.split(",")]
     for prec, graphs, fused in configs:
         if fused.startswith("triton"):
             name = f"mixvox fused Triton {prec} graphs" + (" + PDL" if "pdl" in fused else "")
