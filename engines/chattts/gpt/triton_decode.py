@@ -930,9 +930,17 @@ TILES = {
     # sk_down: split-K of the down projection (24 -> 144 programs at batch <= 64; 4 warps):
     # 1,093 vs 1,213 us per batch-64 step (H200, session-4 sweep, 2026-12-01 15:48 UTC);
     # 4 pipeline stages: 1,062 vs 1,086 (16:10 UTC)
+    # Run 7 (gpu2, H200, 2026-12-01 16:31 UTC, batch-64 sweep, graph step at position 150):
+    # QKV with the norm's statistic after the K loop, 32-wide halves and split-K 6 (36 -> 216
+    # programs): QKV kernel 227 -> 180 us per step; the code heads' dot in 3xTF32 (fp16 / bf16
+    # / fp8 models; fp32 keeps IEEE): head 69 -> 37 us; both: 1,004 vs 1,066-1,090 us per
+    # step. The post norm alone (no split) and for gate/up was slower (QKV 322, gate/up 294-389)
     "dot": {
         "bm": 64,
-        "qkv": 16,
+        "qkv": 32,
+        "sk_qkv": 6,
+        "post_qkv": 1,
+        "head_prec": "tf32x3",
         "o": 32,
         "gu": 32,
         "down": 32,
