@@ -15,7 +15,10 @@ RSS is per configuration and no runtime state leaks between them. Reported per c
 * peak RSS, load time (graph building is cached: run twice and read the second run).
 
 One code frame is 1/46.875 s of audio, so real time needs 46.9 frames/s per stream. Figures
-from a shared or loaded machine are not comparable: check the load average printed first.
+from a shared or loaded machine are not comparable: check the load average printed first, and
+each run's ``foreign_cpu_pct`` (CPU time other processes used during that run, in % of one
+core; more than a few % means the run shared the cores). ``onnx:int4/128`` picks the int4
+block size.
 """
 
 from __future__ import annotations
@@ -100,6 +103,34 @@ print(json.dumps({"backend": "reference", "precision": "fp32", "batch": 1,
 """
 
 
+def _busy_s() -> float:
+    """CPU seconds all processes have used since boot (``/proc/stat``; 0 where absent)."""
+    try:
+        with open("/proc/stat", encoding="ascii") as fh:
+            v = [int(x) for x in fh.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return 0.0
+    return (sum(v) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def _own_s() -> float:
+    import resource
+
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+
+def run_metered(cmd: list[str], **kw: object) -> tuple[subprocess.CompletedProcess, float, float]:
+    """``subprocess.run(cmd)``, its wall time, and the CPU other processes used meanwhile in %
+    of one core (machine-wide CPU time minus this process's and its children's): a run with
+    more than a few % of foreign CPU was measured on a loaded machine."""
+    b0, o0, t0 = _busy_s(), _own_s(), time.perf_counter()
+    proc = subprocess.run(cmd, **kw)  # type: ignore[call-overload]
+    wall = time.perf_counter() - t0
+    foreign = max(0.0, (_busy_s() - b0) - (_own_s() - o0))
+    return proc, wall, round(100 * foreign / max(wall, 1e-9), 1)
+
+
 def run_reference(model_dir: Path, python: str, args: argparse.Namespace) -> dict:
     from mixvox.engines.chattts.cli import BENCH_TEXT
 
@@ -113,18 +144,19 @@ def run_reference(model_dir: Path, python: str, args: argparse.Namespace) -> dic
         str(args.threads or 0),
         "decode-only" if args.decode_only else "full",
     ]
-    t0 = time.perf_counter()
-    proc = subprocess.run(
+    proc, wall, foreign = run_metered(
         cmd, input=BENCH_TEXT, capture_output=True, text=True, timeout=args.timeout
     )
     if proc.returncode != 0:
         return {"backend": "reference", "precision": "fp32", "error": proc.stderr.strip()[-500:]}
     res = json.loads(proc.stdout.strip().splitlines()[-1])
-    res["process_s"] = round(time.perf_counter() - t0, 1)
+    res["process_s"] = round(wall, 1)
+    res["foreign_cpu_pct"] = foreign
     return res
 
 
 def run_config(model_dir: Path, backend: str, precision: str, args: argparse.Namespace) -> dict:
+    precision, _, block = precision.partition("/")  # "int4/128": that int4 block size
     cmd = [
         sys.executable,
         "-c",
@@ -148,13 +180,14 @@ def run_config(model_dir: Path, backend: str, precision: str, args: argparse.Nam
         cmd += ["--first-lookahead", str(args.first_lookahead)]
     if args.decode_only:
         cmd += ["--decode-only"]
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
-    wall = time.perf_counter() - t0
+    if block:
+        cmd += ["--int4-block", block]
+    proc, wall, foreign = run_metered(cmd, capture_output=True, text=True, timeout=args.timeout)
     if proc.returncode != 0:
         return {"backend": backend, "precision": precision, "error": proc.stderr.strip()[-500:]}
     res = json.loads(proc.stdout.strip().splitlines()[-1])
     res["process_s"] = round(wall, 1)
+    res["foreign_cpu_pct"] = foreign
     return res
 
 
@@ -166,7 +199,9 @@ def table(rows: list[dict], batches: list[int]) -> str:
     )
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
-        name = f"{r['backend']} {r['precision']}"
+        name = f"{r['backend']} {r['precision']}" + (
+            f"/{r['int4_block']}" if r.get("int4_block") else ""
+        )
         if "error" in r:
             lines.append(f"| {name} | error: {r['error'][:80]} |")
             continue
@@ -193,8 +228,8 @@ def ratio_table(rounds: list[dict[str, dict]], configs: list[str]) -> str:
     import statistics
 
     lines = [
-        "| config | median frames/s b1 | per-round frames/s | median ratio vs reference "
-        "(per round) |",
+        "| config | median frames/s b1 | per-round frames/s (CPU % other processes used "
+        "meanwhile) | median ratio vs reference (per round) |",
         "|---|---|---|---|",
     ]
     for cfg in configs:
@@ -212,7 +247,12 @@ def ratio_table(rounds: list[dict[str, dict]], configs: list[str]) -> str:
             if ratios
             else "-"
         )
-        lines.append(f"| {cfg} | {med} | {', '.join(str(x) for x in fps)} | {rat} |")
+        per = ", ".join(
+            f"{r[cfg]['frames_per_s']} ({r[cfg].get('foreign_cpu_pct', '?')} %)"
+            for r in rounds
+            if "error" not in r[cfg]
+        )
+        lines.append(f"| {cfg} | {med} | {per} | {rat} |")
     return "\n".join(lines)
 
 

@@ -6,8 +6,10 @@ Usage::
         [--configs onnx:fp32 onnx:int8 onnx:int4/32 torch:fp32 torch:bf16@cuda] [--threads N]
         [--cache-dir DIR] [--agreement 100] [--reference-fps 22.32]
 
-A config is ``backend:precision[/int4_block][@device]`` (device defaults to cpu; the block
-size only for ``int4``: 32, 64 or 128). All configurations run in this one process, one
+A config is ``backend:precision[/int4_block[+sym][+f32head]][@device]`` (device defaults to
+cpu; the block size only for ``int4``: 32, 64 or 128; ``+sym``: symmetric 4-bit codes without
+zero points and ``+f32head``: float32 code/text heads, i.e. the int4 path before its
+asymmetric codes and 8-bit heads). All configurations run in this one process, one
 after the other, so their ratios are fair on a loaded machine. ASSET_DIR is a ChatTTS
 asset folder (``gpt/config.json``, ``gpt/model.safetensors``,
 ``Embed.safetensors``), e.g. a full-size random checkpoint. Sampling uses the code-stage
@@ -37,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mixvox.engines.chattts.gpt import SamplingParams, load_gpt
+from mixvox.engines.chattts.gpt import SamplingParams, load_gpt, onnx_stack
 from mixvox.interfaces import MixvoxError
 
 FRAMES_PER_SECOND_OF_AUDIO = 46.875
@@ -119,6 +121,9 @@ def main() -> None:
         backend, _, rest = spec.partition(":")
         rest, _, device = rest.partition("@")
         precision, _, block = rest.partition("/")
+        block, *flags = block.split("+")  # int4 variants, see the module docstring
+        onnx_stack._INT4_ZERO_POINTS = "sym" not in flags
+        onnx_stack._INT8_HEADS = "f32head" not in flags
         try:
             t0 = time.perf_counter()
             gpt = load_gpt(

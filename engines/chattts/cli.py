@@ -140,6 +140,12 @@ def download_cmd(dest: str | None, repo: str, revision: str | None, force: bool)
 @click.option(
     "--key-file", type=click.Path(dir_okay=False), help="Key of an encrypted model (keygen)."
 )
+@click.option(
+    "--int4-block",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Weights per int4 quantization block (32, 64, 128; with --precision int4).",
+)
 def bench_cmd(
     model_dir: str,
     frames: int,
@@ -153,6 +159,7 @@ def bench_cmd(
     decode_only: bool,
     as_json: bool,
     key_file: str | None,
+    int4_block: int | None,
 ) -> None:
     """Measure decode speed, real-time factor, first-chunk latency and peak memory."""
     try:
@@ -168,6 +175,7 @@ def bench_cmd(
             key_file=key_file,
             first_lookahead=first_lookahead,
             decode_only=decode_only,
+            int4_block=int4_block,
         )
     except MixvoxError as exc:
         raise _fail(exc) from None
@@ -199,6 +207,7 @@ def run_bench(
     key_file: str | None = None,
     first_lookahead: int | None = None,
     decode_only: bool = False,
+    int4_block: int | None = None,
 ) -> dict[str, object]:
     """One benchmark run in this process (run each configuration in its own process: the peak
     RSS figure is per process).
@@ -223,6 +232,7 @@ def run_bench(
 
     from mixvox.engines.chattts.engine import ChatTTSEngine
     from mixvox.engines.chattts.gpt import SamplingParams
+    from mixvox.engines.chattts.gpt.onnx_stack import INT4_BLOCK
 
     t0 = time.perf_counter()
     eng = ChatTTSEngine(
@@ -233,6 +243,7 @@ def run_bench(
         threads=threads,
         key_file=key_file,
         first_lookahead_frames=first_lookahead,
+        int4_block=int4_block,
     )
     load_s = time.perf_counter() - t0
     body = text or BENCH_TEXT
@@ -278,6 +289,7 @@ def run_bench(
     return {
         "backend": backend,
         "precision": precision,
+        "int4_block": int4_block or (INT4_BLOCK if precision == "int4" else None),
         "device": device,
         "batch": batches[0],
         "frames": frames,

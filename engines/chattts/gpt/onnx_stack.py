@@ -32,12 +32,19 @@ Runtime graph
     step of the portable graph is ~700 small nodes whose dispatch, plus the per-step copy of the
     cache prefix (``Slice``/``Concat``), cost about a quarter of the step next to the matmuls:
     ``SimplifiedLayerNormalization`` / ``SkipSimplifiedLayerNormalization`` (RMSNorm with the
-    residual add), ``RotaryEmbedding`` (position ids per item, so left padding works) and
-    ``GroupQueryAttention`` with ``num_heads == kv_num_heads`` over a **shared** past/present
-    buffer: the per-layer inputs ``past_key_<i>``/``past_value_<i>`` ``[B, heads, S, head_dim]``
-    and outputs ``present_key_<i>``/``present_value_<i>`` are bound to the same memory, and the
-    kernel appends the new keys/values in place (nothing is copied per step). Padding enters as
-    an additive ``attention_bias`` (0 or ``finfo.min``, never ``-inf``). ``int8`` replaces each
+    residual add) and ``GroupQueryAttention`` with ``num_heads == kv_num_heads`` over a
+    **shared** past/present buffer: the per-layer inputs ``past_key_<i>``/``past_value_<i>``
+    ``[B, heads, S, head_dim]`` and outputs ``present_key_<i>``/``present_value_<i>`` are bound
+    to the same memory, and the kernel appends the new keys/values in place (nothing is copied
+    per step). Padding enters as an additive ``attention_bias`` (0 or ``finfo.min``, never
+    ``-inf``). With heads a multiple of 16 wide (the real model's 64) the q|k|v matmul output
+    goes to the kernel packed and the kernel rotates q and k itself (``do_rotary``): one node
+    per layer instead of Split, ``RotaryEmbedding``, Split and the attention (~2 % of an int4
+    step). It rotates at *cache slot* indices, not at the ``position_ids``: identical for
+    unpadded rows (batch 1), and for a left-padded row every position is shifted by its
+    padding, which attention does not see (it depends on position differences only; the
+    results agree to float rounding, ~1e-7). Narrower heads (the tiny test model) keep the
+    separate ``RotaryEmbedding`` at ``position_ids``. ``int8`` replaces each
     MatMul with ``MatMulNBits`` (8-bit symmetric weights, one scale per 128 inputs of an output
     column, ``accuracy_level=4``: activations quantized per block to int8 and multiplied with
     VNNI/AVX2 integer kernels). Measured against ``quantize_dynamic``'s per-column
@@ -49,8 +56,11 @@ Runtime graph
     ``int4`` is the same with 4-bit weights (``bits=4``, two per byte, zero point 8, one
     scale per ``INT4_BLOCK`` inputs, chosen per block from a few clipping factors for the
     least weight error; block 32, 64 or 128): half int8's weight bytes per step, at a clear
-    cost in agreement (BENCHMARKS.md's CPU section). Each precision and block size has its
-    own graph cache key.
+    cost in agreement (BENCHMARKS.md's CPU section). Since ``gpt-ort-3`` the 4-bit blocks are
+    asymmetric (a zero point per block, :func:`_quantize_int4_blocks_zp`: 4-5 % less matmul
+    error at no kernel cost) and the int4 stack's code/text heads run as 8-bit
+    ``MatMulNBits`` too (:class:`OnnxHead`). Each precision and block size has its own graph
+    cache key.
 """
 
 from __future__ import annotations
@@ -61,6 +71,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from mixvox.engines.chattts.gpt import hugepages
 from mixvox.engines.chattts.onnx_graph import GraphBuilder, cached_graph, graph_source
 
 if TYPE_CHECKING:
@@ -83,8 +94,9 @@ __all__ = [
 #: Bump when the portable graph changes, so cached graphs are rebuilt.
 BUILDER_VERSION = "gpt-stack-2"
 #: Bump when the runtime graph (or its int8/int4 quantization) changes. ``-2``: int4 added
-#: (fp32/int8 graphs are unchanged, but the key names the block size of either kind).
-RUNTIME_BUILDER_VERSION = "gpt-ort-2"
+#: (fp32/int8 graphs are unchanged, but the key names the block size of either kind); ``-3``:
+#: packed attention with in-kernel rotary, int4 zero points (both also named in the key).
+RUNTIME_BUILDER_VERSION = "gpt-ort-3"
 
 _MS = "com.microsoft"
 #: Weights per int8 scale along the input dimension (MatMulNBits ``block_size``).
@@ -99,6 +111,12 @@ _INT4_ALPHAS = (1.0, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7)
 RUNTIME_PRECISIONS = ("fp32", "int8", "int4")
 
 _BIG = np.iinfo(np.int64).max
+#: Runtime graph: q|k|v packed into GroupQueryAttention, which rotates them itself.
+_PACKED_GQA = True
+#: int4 graphs: asymmetric blocks with zero points (:func:`_quantize_int4_blocks_zp`).
+_INT4_ZERO_POINTS = True
+#: int4 stacks: the code and text heads as 8-bit ``MatMulNBits`` too (:class:`OnnxHead`).
+_INT8_HEADS = True
 
 
 def build_stack_graph(w: GPTWeights) -> onnx.ModelProto:
@@ -321,6 +339,65 @@ def _quantize_int4_blocks(weight: np.ndarray, block: int) -> tuple[np.ndarray, n
     return packed, scales.reshape(-1)
 
 
+def _int4_zp_trial(
+    wb: np.ndarray, lo0: np.ndarray, hi0: np.ndarray, alpha: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Codes (0..15), scales, zero points and squared weight error per block for the range
+    ``alpha * [lo0, hi0]`` mapped onto 16 levels."""
+    lo, hi = lo0 * np.float32(alpha), hi0 * np.float32(alpha)
+    sc = ((hi - lo) / np.float32(15.0)).astype(np.float32)
+    sc = np.where(sc > 0, sc, np.float32(1.0))  # all-zero block: codes = zero = 8
+    z = np.where(hi > lo, np.clip(np.rint(-lo / sc), 0, 15), 8.0)
+    q = np.clip(np.rint(wb / sc[..., None]) + z[..., None], 0, 15)
+    err = np.square((q - z[..., None]) * sc[..., None] - wb).sum(axis=-1)
+    return q, sc, z, err
+
+
+def _quantize_int4_blocks_zp(
+    weight: np.ndarray, block: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Asymmetric 4-bit blocks: ``[N, ceil(K/block), block/2]`` uint8 codes (two per byte, as
+    :func:`_quantize_int4_blocks`), ``[N * blocks]`` float32 scales and MatMulNBits' packed
+    zero points, ``[N, ceil(blocks/2)]`` uint8 (two per byte, the even block in the low
+    nibble); a weight is ``(code - zero) * scale``.
+
+    The block's range ``[min(w, 0), max(w, 0)]`` is mapped onto the 16 levels, shrunk by the
+    factor in :data:`_INT4_ALPHAS` that gives the least squared weight error. Against the
+    symmetric codes this spends no level on the side of zero the block does not reach: on
+    Gaussian weights the matmul output error is 5 % lower at the same block size (block 128:
+    9.6 % instead of 9.8 %, about block 64's symmetric 9.1 %), and the kernel is as fast
+    (the zero points are 1/8 of the scales' bytes). Build time only, in row slabs.
+    """
+    N, K = weight.shape
+    nb = -(-K // block)
+    packed = np.empty((N, nb, block // 2), np.uint8)
+    scales = np.empty((N, nb), np.float32)
+    zeros = np.empty((N, nb), np.uint8)
+    for r0 in range(0, N, 1024):
+        r1 = min(N, r0 + 1024)
+        wb = np.zeros((r1 - r0, nb * block), np.float32)
+        wb[:, :K] = weight[r0:r1]
+        wb = wb.reshape(r1 - r0, nb, block)
+        lo0 = np.minimum(wb.min(axis=-1), 0.0)
+        hi0 = np.maximum(wb.max(axis=-1), 0.0)
+        best_q, best_s, best_z, best_e = _int4_zp_trial(wb, lo0, hi0, _INT4_ALPHAS[0])
+        for alpha in _INT4_ALPHAS[1:]:
+            q, sc, z, err = _int4_zp_trial(wb, lo0, hi0, alpha)
+            better = err < best_e
+            best_q = np.where(better[..., None], q, best_q)
+            best_s = np.where(better, sc, best_s)
+            best_z = np.where(better, z, best_z)
+            best_e = np.minimum(err, best_e)
+        q8 = best_q.astype(np.uint8)
+        packed[r0:r1] = q8[..., 0::2] | (q8[..., 1::2] << 4)
+        scales[r0:r1] = best_s
+        zeros[r0:r1] = best_z.astype(np.uint8)
+    if nb % 2:
+        zeros = np.concatenate([zeros, np.full((N, 1), 8, np.uint8)], axis=1)
+    zp = zeros[:, 0::2] | (zeros[:, 1::2] << 4)
+    return packed, scales.reshape(-1), np.ascontiguousarray(zp)
+
+
 def _check_precision(precision: str, int4_block: int | None = None) -> int | None:
     """Validate a runtime-graph precision; return the MatMulNBits block size (None: fp32)."""
     if precision not in RUNTIME_PRECISIONS:
@@ -393,6 +470,8 @@ def build_runtime_graph(
             ** (np.arange(0, D, 2, dtype=np.int64).astype(np.float32) / np.float32(D))
         )
     ).astype(np.float32)
+    # packed: GroupQueryAttention takes q|k|v as one input and rotates q and k itself
+    packed = _PACKED_GQA and D % 16 == 0  # (its rotary kernel takes only such head sizes)
     freqs = (np.arange(rows, dtype=np.float32)[:, None] * inv_freq[None]).astype(np.float32)
     cos = g.const("cos_cache", np.cos(freqs).astype(np.float32))
     sin = g.const("sin_cache", np.sin(freqs).astype(np.float32))
@@ -408,13 +487,19 @@ def build_runtime_graph(
         N, K = weight.shape
         assert block is not None
         bits = 8 if precision == "int8" else 4
-        quantize = _quantize_int8_blocks if bits == 8 else _quantize_int4_blocks
-        q, scales = quantize(weight, block)
+        if bits == 4 and _INT4_ZERO_POINTS:
+            q, scales, zp = _quantize_int4_blocks_zp(weight, block)
+            extra = [g.const(hint + "_zp", zp)]
+        else:
+            quantize = _quantize_int8_blocks if bits == 8 else _quantize_int4_blocks
+            q, scales = quantize(weight, block)
+            extra = []
         return g.op(
             "MatMulNBits",
             v,
             g.const(hint, q),
             g.const(hint + "_scales", scales),
+            *extra,
             domain=_MS,
             K=K,
             N=N,
@@ -449,21 +534,27 @@ def build_runtime_graph(
         p = f"l{i}_"
         # q, k, v (and gate, up below) as one GEMM each: fewer, larger kernels per step
         wqkv = np.concatenate([lw["q_proj"], lw["k_proj"], lw["v_proj"]], axis=0)
-        qk, v = g.op("Split", linear(n, wqkv, p + "wqkv"), split_qk_v, axis=-1, n_out=2)
-        # q and k rotate alike per head: one RotaryEmbedding over [B, T, 2 * heads * D]
-        qk = g.op("RotaryEmbedding", qk, pos, cos, sin, domain=_MS)
-        q, k = g.op("Split", qk, split_q_k, axis=-1, n_out=2)
+        qkv = linear(n, wqkv, p + "wqkv")
+        if packed:  # rotary at cache slot indices (see the module docstring)
+            gqa_in = [qkv, "", "", *pasts[i], seqlens_k, total_len, cos, sin, "", bias]
+        else:
+            qk, v = g.op("Split", qkv, split_qk_v, axis=-1, n_out=2)
+            # q and k rotate alike per head: one RotaryEmbedding over [B, T, 2 * heads * D]
+            qk = g.op("RotaryEmbedding", qk, pos, cos, sin, domain=_MS)
+            q, k = g.op("Split", qk, split_q_k, axis=-1, n_out=2)
+            gqa_in = [q, k, v, *pasts[i], seqlens_k, total_len, "", "", "", bias]
         att = g.fresh(p + "att")
         pk, pv = f"present_key_{i}", f"present_value_{i}"
         g.nodes.append(  # named outputs (no Identity between the kernel and the shared buffer)
             helper.make_node(
                 "GroupQueryAttention",
-                [q, k, v, *pasts[i], seqlens_k, total_len, "", "", "", bias],
+                gqa_in,
                 [att, pk, pv],
                 domain=_MS,
                 num_heads=nh,
                 kv_num_heads=nh,
                 scale=float(D**-0.5),
+                do_rotary=int(packed),
             )
         )
         n, h = skip_norm(
@@ -509,6 +600,8 @@ def runtime_graph_path(
         "precision": precision,
         "block": block,
         "bits": {"int8": 8, "int4": 4}.get(precision),
+        "gqa": "packed" if _PACKED_GQA else "split",
+        "zero_points": bool(_INT4_ZERO_POINTS) if precision == "int4" else None,
     }
     name = f"chattts-gpt-ort-{precision}" + (f"-b{block}" if precision == "int4" else "")
     return cached_graph(
@@ -610,29 +703,62 @@ class OnnxHead:
     """
 
     def __init__(
-        self, weight: np.ndarray, threads: int | None = None, *, out_in: bool = False
+        self,
+        weight: np.ndarray,
+        threads: int | None = None,
+        *,
+        out_in: bool = False,
+        int8: bool = False,
     ) -> None:
         """``weight``: ``[K, N]`` (``x @ weight``), or ``[N, K]`` with ``out_in`` (``x @
         weight.T`` through ``Gemm(transB=1)``, so a torch-layout weight needs no transposed
-        copy; as fast for the 21178-row text head, ~2x slower for the small code head)."""
+        copy; as fast for the 21178-row text head, ~2x slower for the small code head).
+
+        ``int8``: the weight as 8-bit blocks in a ``MatMulNBits`` initializer (the stack's
+        int8 layout), a quarter of the bytes that a step streams from memory for the head
+        (the stack's weights evict it from the caches every step); for the int8/int4 stacks,
+        whose own error is orders of magnitude larger than this one's."""
         import onnxruntime as ort
 
         N, K = weight.shape if out_in else weight.shape[::-1]
         g = GraphBuilder("chattts_head")
         x = g.input("x", np.float32, ["rows", K])
-        w = g.input("w", np.float32, list(weight.shape))
-        y = g.op("Gemm", x, w, transB=1) if out_in else g.op("MatMul", x, w)
+        self._feeds: dict[str, object] = {}
+        if int8:
+            w_nk = np.ascontiguousarray(weight if out_in else weight.T, np.float32)
+            q, scales = _quantize_int8_blocks(w_nk, INT8_BLOCK)
+            y = g.op(
+                "MatMulNBits",
+                x,
+                g.const("w", q),
+                g.const("w_scales", scales),
+                domain=_MS,
+                K=K,
+                N=N,
+                bits=8,
+                block_size=INT8_BLOCK,
+                accuracy_level=4,
+            )
+        else:
+            w = g.input("w", np.float32, list(weight.shape))
+            y = g.op("Gemm", x, w, transB=1) if out_in else g.op("MatMul", x, w)
+            # kept alive: bound by pointer
+            self._weight = np.ascontiguousarray(weight, np.float32)
+            self._feeds["w"] = ort.OrtValue.ortvalue_from_numpy(self._weight)
         g.output(y, "y", np.float32, ["rows", N])
-        self._session = make_session(g.build().SerializeToString(), threads)
-        self._weight = np.ascontiguousarray(weight, np.float32)  # kept alive: bound by pointer
-        self._w = ort.OrtValue.ortvalue_from_numpy(self._weight)
+        model = g.build()
+        if int8:
+            from onnx import helper
+
+            model.opset_import.append(helper.make_opsetid(_MS, 1))
+        self._session = make_session(model.SerializeToString(), threads)
         self.shape = (K, N)
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, np.float32)
         lead = x.shape[:-1]
         flat = np.ascontiguousarray(x.reshape(-1, self.shape[0]))
-        out = self._session.run(None, {"x": flat, "w": self._w})[0]
+        out = self._session.run(None, {"x": flat, **self._feeds})[0]
         return out.reshape(*lead, self.shape[1])
 
 
@@ -677,7 +803,10 @@ class OnnxStack:
         self.config = weights.config
         self.precision = precision
         self.graph_path = runtime_graph_path(weights, precision, cache_dir, int4_block=int4_block)
+        before = hugepages.mappings() if device == "cpu" else None
         self.session = make_session(self.graph_path, threads, device)
+        if before is not None:  # the weights ORT just unpacked and prepacked: 2 MiB pages
+            hugepages.advise_new(before)
         self._threads = threads
         self.max_position = 2 * self.config.max_position_embeddings  # rotary table rows
         self._B = self._S = 0
@@ -700,7 +829,9 @@ class OnnxStack:
     def make_head(self, weight: np.ndarray, *, out_in: bool = False) -> OnnxHead:
         """A head GEMV (``x @ weight``, or ``x @ weight.T`` with ``out_in``) that does not fight
         this session's threads; see :class:`OnnxHead`."""
-        return OnnxHead(weight, self._threads, out_in=out_in)
+        return OnnxHead(
+            weight, self._threads, out_in=out_in, int8=_INT8_HEADS and self.precision == "int4"
+        )
 
     def _allocate(self, B: int, S: int) -> None:
         cfg = self.config

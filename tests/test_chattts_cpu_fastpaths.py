@@ -1,0 +1,232 @@
+"""The CPU decode step's fast paths give the results of the plain ones.
+
+* the runtime graph with q|k|v packed into GroupQueryAttention (which then rotates q and k
+  itself, at cache slot indices) against the graph with separate Split/RotaryEmbedding
+  nodes: identical at batch 1, equal to float rounding for left-padded batches (padded rows
+  are rotated at shifted positions; attention sees only position differences);
+* the one-sort top-p/top-k of the sampler against the stable-argsort formulation it
+  replaced, bit for bit, ties included;
+* huge-page advice changes no result and never fails.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mixvox.engines.chattts.gpt import hugepages, onnx_stack
+from mixvox.engines.chattts.gpt.decode import prompt_positions
+from mixvox.engines.chattts.gpt.sampler import SamplingParams, process_logits, top_k, top_p
+from mixvox.engines.chattts.gpt.weights import GPTWeights
+
+TINY = Path(__file__).resolve().parents[2] / "shared" / "chattts" / "tiny"
+needs_tiny = pytest.mark.skipif(
+    not (TINY / "golden.npz").is_file(), reason="tiny ChatTTS checkpoint not in ../shared"
+)
+
+
+def rel(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.abs(a - b).max() / np.abs(b).max())
+
+
+@pytest.fixture(scope="module")
+def wide_heads(tmp_path_factory: pytest.TempPathFactory) -> GPTWeights:
+    """A random GPT with 64-wide heads (the real model's), which the packed kernel needs."""
+    if not (TINY / "golden.npz").is_file():
+        pytest.skip("tiny ChatTTS checkpoint not in ../shared")
+    from mixvox.engines.chattts.randckpt import Sizes, make_checkpoint
+
+    out = make_checkpoint(
+        tmp_path_factory.mktemp("h64") / "m",
+        TINY,
+        sizes=Sizes.small(hidden=128, heads=2, intermediate=256, layers=2),
+        seed=5,
+    )
+    return GPTWeights.load(out / "asset")
+
+
+def _decode(stack: onnx_stack.OnnxStack, x, mask, steps) -> list[np.ndarray]:
+    B, T, _ = x.shape
+    stack.begin(mask, T + len(steps))
+    out = [stack.forward(x, prompt_positions(mask), 0).copy()]
+    for i, e in enumerate(steps):
+        pos = (mask.sum(axis=1) + i)[:, None].astype(np.int64)
+        out.append(stack.forward(e, pos, T + i).copy())
+    return out
+
+
+def test_packed_attention_equals_split(wide_heads, tmp_path, monkeypatch) -> None:
+    import onnx
+
+    w = wide_heads
+    monkeypatch.setattr(onnx_stack, "_PACKED_GQA", False)
+    split = onnx_stack.OnnxStack(w, cache_dir=tmp_path)
+    monkeypatch.setattr(onnx_stack, "_PACKED_GQA", True)
+    packed = onnx_stack.OnnxStack(w, cache_dir=tmp_path)
+    assert packed.graph_path != split.graph_path  # own cache keys
+    ops = {n.op_type for n in onnx.load(str(packed.graph_path)).graph.node}
+    assert "RotaryEmbedding" not in ops and "Split" in ops  # (the gate/up split stays)
+    assert "RotaryEmbedding" in {n.op_type for n in onnx.load(str(split.graph_path)).graph.node}
+    rng = np.random.default_rng(0)
+    H = w.config.hidden_size
+    for pads in ([0], [0, 4, 2]):
+        B, T = len(pads), 9
+        mask = np.ones((B, T), np.int64)
+        for r, p in enumerate(pads):
+            mask[r, :p] = 0
+        x = rng.standard_normal((B, T, H)).astype(np.float32)
+        steps = [rng.standard_normal((B, 1, H)).astype(np.float32) for _ in range(5)]
+        a = _decode(split, x, mask, steps)
+        b = _decode(packed, x, mask, steps)
+        real = mask.astype(bool)
+        if B == 1:  # the same positions, the same kernels: identical
+            for u, v in zip(a, b, strict=True):
+                np.testing.assert_array_equal(u, v)
+        else:
+            assert rel(b[0][real], a[0][real]) < 1e-5
+            for u, v in zip(a[1:], b[1:], strict=True):
+                assert rel(v, u) < 1e-5
+    # a chunk after a cached prefix (batch 1) still equals one prefill of the whole
+    x = rng.standard_normal((1, 10, H)).astype(np.float32)
+    pos = np.arange(10, dtype=np.int64)[None]
+    packed.begin(np.ones((1, 10), np.int64), 10)
+    whole = packed.forward(x, pos, 0).copy()
+    packed.begin(np.ones((1, 6), np.int64), 10)
+    packed.forward(x[:, :6], pos[:, :6], 0)
+    assert rel(packed.forward(x[:, 6:], pos[:, 6:], 6), whole[:, 6:]) < 1e-5
+
+
+@needs_tiny
+def test_narrow_heads_keep_the_split_graph(tmp_path) -> None:
+    """The tiny model's 8-wide heads are below what the packed kernel rotates."""
+    import onnx
+
+    w = GPTWeights.load(TINY / "asset")
+    assert w.config.head_dim % 16
+    path = onnx_stack.runtime_graph_path(w, "fp32", tmp_path)
+    assert "RotaryEmbedding" in {n.op_type for n in onnx.load(str(path)).graph.node}
+
+
+# -- sampler: one sort instead of a stable argsort ----------------------------------------
+
+
+def _top_p_argsort(logits: np.ndarray, p: float, min_keep: int) -> np.ndarray:
+    """The formulation the sampler used before (and the reference's): a stable argsort."""
+    out = np.array(logits, dtype=np.float32, copy=True)
+    if p >= 1.0:
+        return out
+    order = np.argsort(out, axis=-1, kind="stable")
+    srt = np.take_along_axis(out, order, axis=-1)
+    mx = srt[:, -1:]
+    e = np.exp(srt - np.where(np.isfinite(mx), mx, 0.0), dtype=np.float32)
+    probs = e / e.sum(axis=-1, keepdims=True)
+    remove_sorted = np.cumsum(probs, axis=-1, dtype=np.float32) <= np.float32(1.0 - p)
+    remove_sorted[:, -min_keep:] = False
+    remove = np.empty_like(remove_sorted)
+    np.put_along_axis(remove, order, remove_sorted, axis=-1)
+    out[remove] = -np.inf
+    return out
+
+
+def test_one_sort_filters_equal_the_argsort_ones() -> None:
+    rng = np.random.default_rng(11)
+    for trial in range(600):
+        V = int(rng.integers(2, 700))
+        n = int(rng.integers(1, 9))
+        x = (rng.standard_normal((n, V)) * rng.uniform(0.1, 5)).astype(np.float32)
+        if trial % 3 == 0:
+            x = np.round(x * 2) / 2  # many ties, also at the top-p boundary
+        if trial % 7 == 0:
+            x[:, : V // 3] = -np.inf
+        p = float(rng.choice([0.05, 0.3, 0.7, 0.95, 1.0]))
+        k = int(rng.choice([1, 3, 20, 50, 1000]))
+        keep = int(rng.integers(1, 5))
+        want_p = _top_p_argsort(x, p, keep)
+        np.testing.assert_array_equal(top_p(x, p, keep), want_p)
+        want = top_k(want_p, k, keep)
+        params = SamplingParams(temperature=1.0, top_p=p, top_k=k, min_keep=keep)
+        got = process_logits(x, np.zeros((n, 0), np.int64), params)
+        np.testing.assert_array_equal(got, want)
+
+
+# -- huge pages ------------------------------------------------------------------------------
+
+
+def test_hugepage_advice_is_harmless(monkeypatch) -> None:
+    before = hugepages.mappings()
+    buf = np.ones(16 << 20, np.uint8)  # a fresh 16 MiB mapping
+    n = hugepages.advise_new(before)
+    assert n >= 0 and hugepages.huge_bytes() >= 0
+    assert int(buf.sum()) == 16 << 20  # contents untouched
+    monkeypatch.setenv("MIXVOX_NO_HUGEPAGES", "1")
+    assert hugepages.advise_new(set()) == 0
+
+
+# -- int4 zero points ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("block", onnx_stack.INT4_BLOCKS)
+def test_int4_zero_points_layout(block: int) -> None:
+    """MatMulNBits on our asymmetric codes and packed zero points equals x @ our
+    dequantization (an odd block count and a ragged last block included), which is closer to
+    the float weights than the symmetric codes; an all-zero block stays exactly zero."""
+    import onnxruntime as ort
+    from onnx import helper
+
+    from mixvox.engines.chattts.onnx_graph import GraphBuilder
+
+    rng = np.random.default_rng(block)
+    N, K = 24, 2 * block + block // 2
+    w = rng.standard_normal((N, K)).astype(np.float32)
+    w[3] = 0.0
+    x = rng.standard_normal((3, K)).astype(np.float32)
+    q, s, zp = onnx_stack._quantize_int4_blocks_zp(w, block)
+    nb = -(-K // block)
+    assert q.shape == (N, nb, block // 2) and s.shape == (N * nb,)
+    assert zp.shape == (N, (nb + 1) // 2) and zp.dtype == np.uint8
+    codes = np.empty((N, nb, block), np.float32)
+    codes[..., 0::2], codes[..., 1::2] = q & 15, q >> 4
+    z = np.stack([zp & 15, zp >> 4], -1).reshape(N, -1)[:, :nb].astype(np.float32)
+    deq = ((codes - z[..., None]) * s.reshape(N, nb, 1)).reshape(N, -1)[:, :K]
+    assert (deq[3] == 0).all()
+    g = GraphBuilder("t")
+    xi = g.input("x", np.float32, [3, K])
+    y = g.op(
+        "MatMulNBits",
+        xi,
+        g.const("w", q),
+        g.const("s", s),
+        g.const("z", zp),
+        domain="com.microsoft",
+        K=K,
+        N=N,
+        bits=4,
+        block_size=block,
+        accuracy_level=0,
+    )
+    g.output(y, "y", np.float32, [3, N])
+    m = g.build()
+    m.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(sess.run(None, {"x": x})[0], x @ deq.T, rtol=1e-4, atol=1e-4)
+    qs, ss = onnx_stack._quantize_int4_blocks(w, block)
+    sym_codes = np.empty((N, nb, block), np.float32)
+    sym_codes[..., 0::2], sym_codes[..., 1::2] = qs & 15, qs >> 4
+    sym = ((sym_codes - 8) * ss.reshape(N, nb, 1)).reshape(N, -1)[:, :K]
+    assert np.linalg.norm(deq - w) < np.linalg.norm(sym - w)
+
+
+def test_int8_head_is_close_to_the_float_head() -> None:
+    rng = np.random.default_rng(2)
+    wt = (rng.standard_normal((256, 300)) * 0.05).astype(np.float32)  # [K, N]
+    x = rng.standard_normal((2, 256)).astype(np.float32)
+    want = x @ wt
+    for head in (
+        onnx_stack.OnnxHead(wt, int8=True),
+        onnx_stack.OnnxHead(np.ascontiguousarray(wt.T), out_in=True, int8=True),
+    ):
+        got = head(x)
+        assert got.shape == want.shape
+        assert 0 < rel(got, want) < 0.03  # 8-bit weights and activations: ~1 %
