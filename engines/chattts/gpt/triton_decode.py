@@ -904,7 +904,7 @@ if HAVE_TRITON:
 # "dot": tensor-core tiles over a batch block of up to ``bm`` rows. On the H200 (run 4 of
 # 2026-12-01, bench/gpu.py tile sweep) 16-row blocks, which give 4x more programs at batch
 # 64, were slower (1,774 vs 1,344 us per step with PDL), so one block holds up to 64 rows.
-TILES = {
+TILES: dict[str, dict[str, Any]] = {
     # fuse_o: O-weight rows per program of the fused attention + O-projection at batch 1
     # (0: separate kernels; 4 kernels per layer instead of 5). H200, 2026-12-01 13:01 UTC:
     # 256 rows 358 us per step, separate 369, 128 rows 367, 64 rows 383
