@@ -179,16 +179,28 @@ SWEEP_B1 = [
     ("sampler 8 warps", "_sample_kernel", {"sample": {"warps": 8}}),
     ("default again", "", {}),
 ]
-SWEEP_B64 = [
+SWEEP_B64 = [  # run 7 (gpu2): the norm after the K loop, wider split tiles, head precision
     ("default", "", {}),
-    ("down not split", "_down_kernel", {"dot": {"sk_down": 1, "w_down": 8}}),
-    ("down split 4, 4 warps", "_down_kernel", {"dot": {"sk_down": 4}}),
-    ("o split 3", "_oproj_kernel", {"dot": {"sk_o": 3}}),
-    ("qkv split 3", "_qkv_rope_kernel", {"dot": {"sk_qkv": 3}}),
-    ("attn chunk 128, 4 warps", "_attn_kernel", {"attn": {"ch": 128, "warps": 4}}),
-    ("attn chunk 256, 4 warps", "_attn_kernel", {"attn": {"ch": 256, "warps": 4}}),
-    ("4 stages", "_gateup_kernel", {"dot": {"stages": 4}}),
-    ("head BN 16, 4 warps", "_head_kernel", {"dot": {"head": 16, "w_head": 4}}),
+    ("head tf32x3", "_head_kernel", {"dot": {"head_prec": "tf32x3"}}),
+    ("head tf32x3 BN 64", "_head_kernel", {"dot": {"head_prec": "tf32x3", "head": 64}}),
+    ("qkv post", "_qkv_rope_kernel", {"dot": {"post_qkv": 1}}),
+    (
+        "qkv post BH 32 split 3",
+        "_qkv_rope_kernel",
+        {"dot": {"post_qkv": 1, "qkv": 32, "sk_qkv": 3}},
+    ),
+    (
+        "qkv post BH 32 split 6",
+        "_qkv_rope_kernel",
+        {"dot": {"post_qkv": 1, "qkv": 32, "sk_qkv": 6}},
+    ),
+    ("gu post", "_gateup_kernel", {"dot": {"post_gu": 1}}),
+    ("gu post BN 64 split 6", "_gateup_kernel", {"dot": {"post_gu": 1, "gu": 64, "sk_gu": 6}}),
+    ("gu post BN 128 split 6", "_gateup_kernel", {"dot": {"post_gu": 1, "gu": 128, "sk_gu": 6}}),
+    ("down BN 64 split 12", "_down_kernel", {"dot": {"down": 64, "sk_down": 12}}),
+    ("down BN 128 split 12", "_down_kernel", {"dot": {"down": 128, "sk_down": 12}}),
+    ("o split 6", "_oproj_kernel", {"dot": {"sk_o": 6}}),
+    ("o BN 64 split 6", "_oproj_kernel", {"dot": {"o": 64, "sk_o": 6}}),
     ("default again", "", {}),
 ]
 
@@ -266,6 +278,21 @@ def tile_sweep(ckpt: Path, results: dict) -> None:
                 log(f"tile sweep b{b} combined: failed\n{traceback.format_exc()}")
     results["tile_sweep"] = rows
     results["tile_sweep_best"] = combos
+    # the fastest graph step among the checked rows (a combination only when it beats the
+    # single best variant): SWEEP_CHOICE names a file for a later run's GPU_TILES
+    choice: dict = {}
+    for b in combos:
+        ok = [r for r in rows if r.get("batch") == b and r.get("equal")]
+        if ok:
+            best_row = min(ok, key=lambda r: r["step_us"])
+            log(f"tile sweep b{b}: fastest step {best_row['tiles']} ({best_row['step_us']:.1f} us)")
+            choice = _merge(choice, best_row["config"])
+    results["tile_sweep_choice"] = choice
+    if os.environ.get("SWEEP_CHOICE"):
+        Path(os.environ["SWEEP_CHOICE"]).write_text(json.dumps(choice))
+    if os.environ.get("SWEEP_LOOP", "1") == "0":
+        m.close()
+        return
     # the generate loop with the combined tiles: frames/s with window graphs and one-step
     # graphs, and the batch-64 prefill (eager, 64 prompts) that each batch-64 run starts with
     from mixvox.engines.chattts.gpt.cuda_graph import CodeRequest, CudaSampling
@@ -444,6 +471,9 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
         ("fp8", True, "triton-pdl"),
         ("fp16", True, "ops"),  # gpu_decoder=graphs
     ]
+    sel = os.environ.get("DECODE_CONFIGS")  # indices into configs (a short device run)
+    if sel:
+        configs = [c for i, c in enumerate(configs) if str(i) in sel.split(",")]
     for prec, graphs, fused in configs:
         if fused.startswith("triton"):
             name = f"mixvox fused Triton {prec} graphs" + (" + PDL" if "pdl" in fused else "")
@@ -675,6 +705,14 @@ def main() -> int:
     ap.add_argument("--only", default="parity,kernels,sweep,agreement,decode,memory,e2e,reference")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    tiles_file = os.environ.get("GPU_TILES")  # tile-table overrides for the whole run (json)
+    if tiles_file and Path(tiles_file).exists():
+        from mixvox.engines.chattts.gpt import triton_decode
+
+        over = json.loads(Path(tiles_file).read_text())
+        for k, v in over.items():
+            triton_decode.TILES[k].update(v)
+        log(f"tile table overrides from {tiles_file}: {json.dumps(over)}")
     only = set(args.only.split(","))
     batches = [int(x) for x in args.batches.split(",")]
     results: dict = {

@@ -154,6 +154,11 @@ for name, asset, b, prec in (("tiny_b1", tiny, 1, "fp32"), ("mid_b1", mid / "ass
     else:  # split-K tensor-core GEMMs (fp32 partial sums by atomics, last program finishes)
         sk = {"bk": 16, "sk_qkv": 2, "sk_o": 2, "sk_gu": 2, "sk_down": 4}
         out[name + "_splitk"] = compare_ops(m, b, 128, seed=b, tiles={"dot": sk})
+        # the norm's row statistic applied after the K loop (QKV, gate/up), with and without
+        # split-K (the per-tile sums of squares meet in the scratch)
+        post = {"bk": 16, "post_qkv": 1, "post_gu": 1}
+        out[name + "_post"] = compare_ops(m, b, 128, seed=b, tiles={"dot": post})
+        out[name + "_post_splitk"] = compare_ops(m, b, 128, seed=b, tiles={"dot": {**sk, **post}})
     # the fused prefill (prompt positions as batch rows: CUDA-core tiles on tiny, tensor-core
     # tiles on mid) against the torch prefill, into slot 1
     m = TritonGPT(asset, kernels="torch", device="cpu", precision=prec, max_batch=2,
@@ -206,7 +211,8 @@ def test_triton_kernels_equal_torch_twins_in_interpreter(golden, tmp_path):
         assert set(errs) == {"hres", "h_last", "kv"}
         limit = 2e-3 if name.endswith("fp8") else 1e-5  # fp8 weights: fp16 activations
         assert max(errs.values()) < limit, (name, errs)
-    assert {"tiny_b1_3k", "mid_b1_fp8_3k", "mid_b2_dot_splitk"} <= set(res)
+    want = {"tiny_b1_3k", "mid_b1_fp8_3k", "mid_b2_dot_splitk", "mid_b2_dot_post_splitk"}
+    assert want <= set(res)
     for name, errs in res.items():
         ops = {"attention", "oproj", "gateup", "down"}
         if name.endswith("_fused_o"):

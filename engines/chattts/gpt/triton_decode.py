@@ -134,6 +134,28 @@ if HAVE_TRITON:
         return full
 
     @triton.jit
+    def _prescaled(x, lnw_ptr, k, kmask, DT: tl.constexpr):
+        """RMSNorm with the row statistic left for the epilogue (``POST``): ``x * weight``
+        rounded to the model dtype, so a program needs no pass over the whole row before its
+        K loop; the fp32 products are scaled by ``rsqrt(mean(x^2) + eps)`` afterwards."""
+        lw = tl.load(lnw_ptr + k, mask=kmask, other=0.0)
+        return (x * lw[None, :].to(tl.float32)).to(DT)
+
+    @triton.jit
+    def _sk_ss(scr_ptr, ss, m, mmask, tile, SC: tl.constexpr):
+        """Split-K with ``POST``: this program's sum of squares over its share of K goes to
+        a per-tile column of the scratch's last 4,096 (before the arrival count)."""
+        tl.atomic_add(scr_ptr + m * SC + (SC - 4096) + tile, ss, mask=mmask, sem="relaxed")
+
+    @triton.jit
+    def _sk_ss_take(scr_ptr, ss, m, mmask, tile, SC: tl.constexpr):
+        """The tile's whole-row sums of squares (last program), cleared for the next kernel."""
+        sp = scr_ptr + m * SC + (SC - 4096) + tile
+        full = tl.atomic_add(sp, tl.zeros_like(ss), mask=mmask, sem="relaxed")
+        tl.store(sp, tl.zeros_like(ss), mask=mmask)
+        return full
+
+    @triton.jit
     def _end_flags(
         ids_ptr, step_ptr, fin_ptr, end_ptr, m, mmask, NQ: tl.constexpr, EOS: tl.constexpr
     ):
@@ -217,6 +239,7 @@ if HAVE_TRITON:
         BK: tl.constexpr, BKS: tl.constexpr, ONE: tl.constexpr, EMBED: tl.constexpr,
         USE_DOT: tl.constexpr, PREC: tl.constexpr, WS: tl.constexpr,
         SPLIT: tl.constexpr, SC: tl.constexpr, FOLD: tl.constexpr, PDL: tl.constexpr,
+        POST: tl.constexpr = False,
     ):  # fmt: skip
         pid_n = tl.program_id(0)
         pid_m = tl.program_id(1)
@@ -260,7 +283,10 @@ if HAVE_TRITON:
             if EMBED:
                 if (pid_n == 0) & (pid_k == 0):
                     _end_flags(ids_ptr, step_ptr, fin_ptr, end_ptr, m, mmask, NQ, EOS)
-            rstd = _rstd(h_ptr, ids_ptr, emb_ptr, m, mmask, eps, H, NQ, V, BM, BKS, EMBED)
+            if POST:  # the norm's row statistic is applied after the K loop
+                ss = tl.zeros([BM], tl.float32)
+            else:
+                rstd = _rstd(h_ptr, ids_ptr, emb_ptr, m, mmask, eps, H, NQ, V, BM, BKS, EMBED)
             for k0 in range(0, KS, BK):
                 k = pid_k * KS + k0 + tl.arange(0, BK)
                 kmask = k < H
@@ -269,7 +295,11 @@ if HAVE_TRITON:
                     if pid_n == 0:
                         msk = mmask[:, None] & kmask[None, :]
                         tl.store(h_ptr + m[:, None] * H + k[None, :], x.to(DT), mask=msk)
-                n = _normed(x, rstd, lnw_ptr, k, kmask, DT)
+                if POST:
+                    ss += tl.sum(x * x, axis=1)
+                    n = _prescaled(x, lnw_ptr, k, kmask, DT)
+                else:
+                    n = _normed(x, rstd, lnw_ptr, k, kmask, DT)
                 wlo = tl.load(
                     w_ptr + rows_lo[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0
                 )
@@ -287,11 +317,20 @@ if HAVE_TRITON:
             sp_hi = scr_ptr + m[:, None] * SC + rows_hi[None, :]
             tl.atomic_add(sp_lo, acc_lo, mask=mmask[:, None], sem="relaxed")
             tl.atomic_add(sp_hi, acc_hi, mask=mmask[:, None], sem="relaxed")
-            last = _sk_arrive(cnt_ptr, pid_m * tl.num_programs(0) + pid_n, SPLIT)
+            tile = pid_m * tl.num_programs(0) + pid_n
+            if POST:
+                _sk_ss(scr_ptr, ss, m, mmask, tile, SC)
+            last = _sk_arrive(cnt_ptr, tile, SPLIT)
             if last:
                 acc_lo = _sk_take(sp_lo, acc_lo, mmask)
                 acc_hi = _sk_take(sp_hi, acc_hi, mmask)
+                if POST:
+                    ss = _sk_ss_take(scr_ptr, ss, m, mmask, tile, SC)
         if last:
+            if POST:
+                rs = tl.math.rsqrt(ss / H + eps)
+                acc_lo = acc_lo * rs[:, None]
+                acc_hi = acc_hi * rs[:, None]
             _qkv_epilogue(
                 acc_lo, acc_hi, pos_ptr, cos_ptr, sin_ptr, q_ptr, kc_ptr, vc_ptr, m, mmask, d,
                 sec, head, Lm1, s_cb, s_ch, s_cp, H, HD, DT,
@@ -528,7 +567,7 @@ if HAVE_TRITON:
         H: tl.constexpr, INTER: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
         BK: tl.constexpr, BKS: tl.constexpr, ONE: tl.constexpr,
         USE_DOT: tl.constexpr, PREC: tl.constexpr, WS: tl.constexpr, RESID: tl.constexpr,
-        SPLIT: tl.constexpr, SC: tl.constexpr, PDL: tl.constexpr,
+        SPLIT: tl.constexpr, SC: tl.constexpr, PDL: tl.constexpr, POST: tl.constexpr = False,
     ):  # fmt: skip
         pid_n = tl.program_id(0)
         pid_m = tl.program_id(1)
@@ -562,12 +601,19 @@ if HAVE_TRITON:
             acc_u = _mv(acc_u, nx, wu, USE_DOT, PREC)
         else:
             _gdc(PDL)
-            rstd = _rstd(h_ptr, h_ptr, h_ptr, m, mmask, eps, H, 1, 1, BM, BKS, False)
+            if POST:  # the norm's row statistic is applied after the K loop
+                ss = tl.zeros([BM], tl.float32)
+            else:
+                rstd = _rstd(h_ptr, h_ptr, h_ptr, m, mmask, eps, H, 1, 1, BM, BKS, False)
             for k0 in range(0, KS, BK):
                 k = pid_k * KS + k0 + tl.arange(0, BK)
                 kmask = k < H
                 x = _load_x(h_ptr, h_ptr, h_ptr, m, mmask, k, kmask, H, 1, 1, BM, BK, False)
-                nx = _normed(x, rstd, lnw_ptr, k, kmask, DT)
+                if POST:
+                    ss += tl.sum(x * x, axis=1)
+                    nx = _prescaled(x, lnw_ptr, k, kmask, DT)
+                else:
+                    nx = _normed(x, rstd, lnw_ptr, k, kmask, DT)
                 wg = tl.load(w_ptr + n[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
                 wu = tl.load(
                     w_ptr + (n[:, None] + INTER) * H + k[None, :], mask=kmask[None, :], other=0.0
@@ -583,11 +629,20 @@ if HAVE_TRITON:
             sp_u = sp_g + INTER
             tl.atomic_add(sp_g, acc_g, mask=mmask[:, None], sem="relaxed")
             tl.atomic_add(sp_u, acc_u, mask=mmask[:, None], sem="relaxed")
-            last = _sk_arrive(cnt_ptr, pid_m * tl.num_programs(0) + pid_n, SPLIT)
+            tile = pid_m * tl.num_programs(0) + pid_n
+            if POST:
+                _sk_ss(scr_ptr, ss, m, mmask, tile, SC)
+            last = _sk_arrive(cnt_ptr, tile, SPLIT)
             if last:
                 acc_g = _sk_take(sp_g, acc_g, mmask)
                 acc_u = _sk_take(sp_u, acc_u, mmask)
+                if POST:
+                    ss = _sk_ss_take(scr_ptr, ss, m, mmask, tile, SC)
         if last:
+            if POST:
+                rs = tl.math.rsqrt(ss / H + eps)
+                acc_g = acc_g * rs[:, None]
+                acc_u = acc_u * rs[:, None]
             g = acc_g.to(DT).to(tl.float32)
             u = acc_u.to(DT).to(tl.float32)
             a = g / (1.0 + tl.exp(-g)) * u
@@ -709,6 +764,7 @@ if HAVE_TRITON:
         b, eps, maxlen_m1, s_ob, NOUT,
         H: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
         BKS: tl.constexpr, USE_DOT: tl.constexpr, FOLD: tl.constexpr, PDL: tl.constexpr,
+        HPREC: tl.constexpr = "ieee",
     ):  # fmt: skip
         pid_n = tl.program_id(0)
         pid_m = tl.program_id(1)
@@ -735,7 +791,7 @@ if HAVE_TRITON:
                 msk = mmask[:, None] & kmask[None, :]
                 tl.store(hlast_ptr + m[:, None] * H + k[None, :], nx, mask=msk)
                 tl.store(ohid_ptr + m[:, None] * s_ob + at[:, None] * H + k[None, :], nx, mask=msk)
-            acc = _mv(acc, nx.to(tl.float32), w, USE_DOT, "ieee")
+            acc = _mv(acc, nx.to(tl.float32), w, USE_DOT, HPREC)
         else:
             _gdc(PDL)
             rstd = _rstd(h_ptr, h_ptr, h_ptr, m, mmask, eps, H, 1, 1, BM, BKS, False)
@@ -756,7 +812,7 @@ if HAVE_TRITON:
                     mask=nmask[:, None] & kmask[None, :],
                     other=0.0,
                 )
-                acc = _mv(acc, nx.to(tl.float32), w, USE_DOT, "ieee")
+                acc = _mv(acc, nx.to(tl.float32), w, USE_DOT, HPREC)
         tl.store(
             logits_ptr + m[:, None] * NOUT + n[None, :], acc, mask=mmask[:, None] & nmask[None, :]
         )
@@ -848,7 +904,7 @@ if HAVE_TRITON:
 # "dot": tensor-core tiles over a batch block of up to ``bm`` rows. On the H200 (run 4 of
 # 2026-12-01, bench/gpu.py tile sweep) 16-row blocks, which give 4x more programs at batch
 # 64, were slower (1,774 vs 1,344 us per step with PDL), so one block holds up to 64 rows.
-TILES = {
+TILES: dict[str, dict[str, Any]] = {
     # fuse_o: O-weight rows per program of the fused attention + O-projection at batch 1
     # (0: separate kernels; 4 kernels per layer instead of 5). H200, 2026-12-01 13:01 UTC:
     # 256 rows 358 us per step, separate 369, 128 rows 367, 64 rows 383
@@ -874,9 +930,17 @@ TILES = {
     # sk_down: split-K of the down projection (24 -> 144 programs at batch <= 64; 4 warps):
     # 1,093 vs 1,213 us per batch-64 step (H200, session-4 sweep, 2026-12-01 15:48 UTC);
     # 4 pipeline stages: 1,062 vs 1,086 (16:10 UTC)
+    # Run 7 (gpu2, H200, 2026-12-01 16:31 UTC, batch-64 sweep, graph step at position 150):
+    # QKV with the norm's statistic after the K loop, 32-wide halves and split-K 6 (36 -> 216
+    # programs): QKV kernel 227 -> 180 us per step; the code heads' dot in 3xTF32 (fp16 / bf16
+    # / fp8 models; fp32 keeps IEEE): head 69 -> 37 us; both: 1,004 vs 1,066-1,090 us per
+    # step. The post norm alone (no split) and for gate/up was slower (QKV 322, gate/up 294-389)
     "dot": {
         "bm": 64,
-        "qkv": 16,
+        "qkv": 32,
+        "sk_qkv": 6,
+        "post_qkv": 1,
+        "head_prec": "tf32x3",
         "o": 32,
         "gu": 32,
         "down": 32,
@@ -1077,6 +1141,19 @@ class TritonOps:
             sk -= 1
         return sk
 
+    def _post(self, dot: bool, op: str) -> bool:
+        """Whether a tensor-core GEMM with a norm in front (``post_<op>``: QKV, gate/up)
+        scales by the row statistic after its K loop instead of a pass over the whole row
+        before it (each program then reads only its share of the activations once)."""
+        return dot and bool(self.tiles["dot"].get(f"post_{op}", 0))
+
+    def _head_prec(self, g, dot: bool) -> str:
+        """Input precision of the code heads' tensor-core dot (fp32 weights): ``ieee`` for
+        fp32 models (the golden codes), ``head_prec`` of the tile table otherwise."""
+        if not dot or g.dtype == torch.float32:
+            return "ieee"
+        return str(self.tiles["dot"].get("head_prec", "ieee"))
+
     def _bm(self, op: str) -> int:
         d = self.tiles["dot"]
         return int(d.get(f"bm_{op}", d["bm"]))
@@ -1099,7 +1176,7 @@ class TritonOps:
             BM=BM, BH=BH, BK=BK, BKS=min(256, _pow2(H)), ONE=BK >= H, EMBED=embed,
             USE_DOT=dot, PREC=self._prec(g), WS="qkv_s" in g.layers[li], SPLIT=sk,
             SC=g.kscr.shape[1], FOLD=li > 0 and self.fused_mlp(g, b) > 0, **self._pdl,
-            **self._warps(dot, "qkv"),
+            POST=self._post(dot, "qkv") and BK < H, **self._warps(dot, "qkv"),
         )  # fmt: skip
 
     def fused_o(self, g, b: int) -> int:
@@ -1191,7 +1268,7 @@ class TritonOps:
             H=H, INTER=inter, BM=BM, BN=BN, BK=BK, BKS=min(256, _pow2(H)), ONE=BK >= H,
             USE_DOT=dot, PREC=self._prec(g), WS="gu_s" in g.layers[li],
             RESID=self.fused_o(g, b) > 0, SPLIT=sk, SC=g.kscr.shape[1], **self._pdl,
-            **self._warps(dot, "gu"),
+            POST=self._post(dot, "gu") and BK < H, **self._warps(dot, "gu"),
         )  # fmt: skip
 
     def down(self, g, li: int, b: int, last: bool) -> None:
@@ -1232,7 +1309,7 @@ class TritonOps:
             g.hres, g.norm, g.head_code, g.logits, g.h_last, g.out_hidden, g.step,
             *self._pending(g, -1), b, g.eps, g.max_len - 1, g.out_hidden.stride(0), nout,
             H=H, BM=BM, BN=BN, BK=BK, BKS=min(256, _pow2(H)), USE_DOT=dot,
-            FOLD=self.fused_mlp(g, b) > 0, **self._pdl,
+            FOLD=self.fused_mlp(g, b) > 0, HPREC=self._head_prec(g, dot), **self._pdl,
             **self._warps(dot, "head"),
         )  # fmt: skip
 
@@ -1367,7 +1444,9 @@ class TritonGPT(CudaGPT):
         self.ybuf = torch.zeros(2, nl, S, H, device=dev, dtype=torch.float32)
         # split-K GEMMs (batch >= 2): fp32 partial sums of one kernel (zero between kernels)
         # and per-tile arrival counts
-        self.kscr = torch.zeros(S, max(2 * self.inter, 3 * H), device=dev, dtype=torch.float32)
+        # (+ 4,096 per-tile columns for the row sums of squares of the POST norm)
+        sc = max(2 * self.inter, 3 * H) + 4096
+        self.kscr = torch.zeros(S, sc, device=dev, dtype=torch.float32)
         self.kcnt = torch.zeros(4096, device=dev, dtype=torch.int32)
         self.slot_seed = torch.zeros(S, device=dev, dtype=torch.long)
         self.force_on = torch.zeros((), device=dev, dtype=torch.bool)
