@@ -474,6 +474,7 @@ def test_versions_are_names(text: str, spoken: str) -> None:
         ("in us-east-1 now", "in U S east one now"),  # a cloud region's code is spelled
         ("or ap-southeast-2", "or A P southeast two"),
         ("ZeRO offload", "zero offload"),  # a word with capitals for style
+        ("PaLM is a model.", "palm is a model."),  # as in a zh span (PaLM-2 -> palm 二)
         ("on iOS and macOS", "on I O S and mac O S"),  # a letter or a word, then an acronym
     ],
 )
@@ -725,3 +726,15 @@ def test_product_identifiers_and_bowls(text: str, spoken: str) -> None:
 )
 def test_spelled_names_in_addresses(text: str, spoken: str) -> None:
     assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize("name", ["ZeRO", "PaLM", "LLaMA"])
+def test_mixed_case_word_reads_the_same_in_en_and_zh_spans(name: str) -> None:
+    """A mixed-case word whose lower case is an English word is that word in both frontends."""
+    import mixvox
+
+    def word(text: str) -> str:
+        return next(w.spoken for w in mixvox.route(text).words if w.text == name)
+
+    en, zh = word(f"We use {name} here."), word(f"我们用{name}训练")
+    assert en == zh == name.lower()

@@ -640,3 +640,54 @@ def test_a_glued_short_number_after_a_standard_prefix_is_a_model() -> None:
 
 def test_a_sum_of_sizes_is_no_model_number() -> None:
     assert marked("内存8GB+512GB") == "内存八<G B>加五百一十二<G B>"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("下午3:30 PM开会", "下午三点三十分开会"),  # the written day part is said once
+        ("3:30 PM下午开会", "三点三十分下午开会"),  # also when it follows the time
+        ("今天下午 3pm开会", "今天下午三点开会"),
+        ("晚上8pm见", "晚上八点见"),  # 晚上 says pm
+        ("凌晨2:00 AM到", "凌晨两点到"),  # 凌晨 says am
+        ("下午3点pm", "下午三点"),
+        ("3:30 PM开会", "下午三点三十分开会"),  # no day part written: pm is 下午
+        ("10am出发", "上午十点出发"),
+    ],
+)
+def test_ampm_after_a_written_day_part_is_not_said_twice(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken", "at"),
+    [("上午3点PM开会", "上午三点开会", 4), ("晚上8:00AM开会", "晚上八点开会", 6)],
+)
+def test_ampm_contradicting_the_day_part_keeps_the_word_and_warns(
+    text: str, spoken: str, at: int
+) -> None:
+    utt = mixvox.route(text)
+    assert utt.spoken == spoken
+    assert [(w.code, w.start) for w in utt.warnings] == [("ampm-conflict", at)]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("报错404", "报错四零四"),
+        ("返回500错误", "返回五零零错误"),
+        ("HTTP 503", "HTTP 五零三"),
+        ("状态码200", "状态码二零零"),
+        ("出现Error 404", "出现Error 四零四"),  # brands.tsv: Error -> digits
+        ("日志里是error code 502", "日志里是error code 五零二"),
+        ("页面显示404错误", "页面显示四零四错误"),  # a cue right after the code
+        # plain quantities stay cardinals
+        ("来了404人", "来了四百零四人"),
+        ("花了500元", "花了五百元"),
+        ("返回了500个结果", "返回了五百个结果"),
+        ("300错误率", "三百错误率"),
+        ("Error 12次", "Error 十二次"),
+    ],
+)
+def test_status_codes_with_a_cue_are_read_digit_by_digit(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected

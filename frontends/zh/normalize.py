@@ -286,6 +286,8 @@ def _scaled(num: str, exp: int) -> str:
 
 #: Words shortly before a 3-digit number that make it an HTTP status code (返回了一个403).
 _STATUS_CUES = ("返回", "报错", "报了", "响应", "状态", "错误")
+#: Words right after a 3-digit number that make it a status code (页面显示404错误, 404 Not Found).
+_STATUS_AFTER = ("错误", "报错", " Not Found", " not found", " error", " Error")
 
 #: After ``<digit>A``: a grade or class (5A级景区), not the unit ampere.
 _GRADE_NEXT = ("级", "类", "景区", "游戏", "大作", "广告", "公司", "标准")
@@ -317,6 +319,10 @@ _MATH_NEXT = frozenset("+-−=<>*/^²³)≤≥≈")
 _DURATION_TIME_CUES = ("成绩", "用时", "耗时", "时长", "历时", "跑出", "计时", "完赛", "净时间")
 #: Characters of a time written in Chinese (3点4分5秒, 5点差4分, 3点半).
 _HAN_TIME_CHARS = frozenset("点分秒差半刻整钟")
+#: Day-part words that already say what am/pm would (``下午3:30 PM``): the morning ones match
+#: am, the others pm. Longest first, as they are matched right before or after the time.
+_AM_WORDS = ("早上", "早晨", "清晨", "上午", "凌晨")
+_PM_WORDS = ("下午", "中午", "傍晚", "晚上", "夜里", "夜间", "晚间", "深夜", "半夜", "午夜")
 
 #: Time units after ``word/`` (``tokens/s``): the rate reads 每秒.
 _RATE_UNITS = {
@@ -1404,10 +1410,10 @@ class _Scanner:
             s = int(m.group(3)) if m.group(3) else None
             if h <= 24 and mi < 60 and (s is None or s < 60):
                 end = m.end()
-                prefix = ""
+                prefix, issue = "", None
                 ap = _AMPM.match(t, end)
                 if ap:
-                    prefix = "上午" if ap.group(1)[0] in "aA" else "下午"
+                    prefix, issue = self._day_part(ap, i)
                     end = ap.end()
                 spoken = prefix + read_cardinal(str(h), liang=True) + "点"
                 if mi or s is not None:  # a time written with seconds reads every field
@@ -1420,7 +1426,10 @@ class _Scanner:
                     end += frac.end()
                 elif s is not None:
                     spoken += read_cardinal(str(s)) + "秒"
-                self.add(i, end, "num", spoken)
+                if ap:
+                    self._add_ampm_time(i, ap, spoken, issue)
+                else:
+                    self.add(i, end, "num", spoken)
                 return end
         m = _RE_RATIO_CHAIN.match(t, i)
         if m:  # 8:1:1 -> 八比一比一 (a time H:MM:SS was taken above)
@@ -1670,8 +1679,8 @@ class _Scanner:
             return end
         ap = _AMPM.match(t, end)
         if ap and 1 <= int(raw) <= 12 and len(raw) <= 2:  # 3pm -> 下午三点, 10am -> 上午十点
-            prefix = "上午" if ap.group(1)[0] in "aA" else "下午"
-            self.add(i, ap.end(), "num", prefix + read_cardinal(raw, liang=True) + "点")
+            prefix, issue = self._day_part(ap, i)
+            self._add_ampm_time(i, ap, prefix + read_cardinal(raw, liang=True) + "点", issue)
             return ap.end()
         era = _ERA.match(t, end)
         if era and len(raw) <= 4:  # 2934ad -> 公元二九三四年, 1234b.c. -> 公元前一二三四年
@@ -1786,6 +1795,33 @@ class _Scanner:
             k -= 1
         return k >= 0 and self.t[k] in "+-−=<>*/(≤≥≈"
 
+    def _day_part(self, ap: re.Match[str], start: int) -> tuple[str, tuple[str, str] | None]:
+        """The 上午/下午 that am/pm adds to a time at ``start``, and an issue if any.
+
+        "" where a day-part word is written right before the time or right after the am/pm
+        (``下午3:30 PM``, ``3pm下午``): the written word is kept and not said twice. A written
+        word that contradicts the am/pm (``上午3点PM``) wins too (the writer's Chinese word is
+        the likelier), and the issue returned makes the caller warn on the am/pm letters."""
+        am = ap.group(1)[0] in "aA"
+        before = self.before(start, 3).rstrip(" ")
+        after = self.t[ap.end() : ap.end() + 3].lstrip(" ")
+        for word in _AM_WORDS + _PM_WORDS:
+            if before.endswith(word) or after.startswith(word):
+                if (word in _AM_WORDS) != am:
+                    return "", ("ampm-conflict", f"{ap.group(1)!r} contradicts {word}; read {word}")
+                return "", None
+        return ("上午" if am else "下午"), None
+
+    def _add_ampm_time(
+        self, i: int, ap: re.Match[str], spoken: str, issue: tuple[str, str] | None
+    ) -> None:
+        """The time ``[i, ap.end())``; with an issue the am/pm letters are a warned skip."""
+        if issue is None:
+            self.add(i, ap.end(), "num", spoken)
+        else:
+            self.add(i, ap.start(1), "num", spoken)
+            self.add(ap.start(1), ap.end(), "skip", "", issue)
+
     def _ampm_after_han_time(self, i: int) -> bool:
         """``3点4分5秒am``: am/pm after a time written with 点/分/秒 becomes its 上午/下午 prefix,
         as after ``3:04am`` (the letters themselves say nothing more)."""
@@ -1806,13 +1842,10 @@ class _Scanner:
             k -= 1
         if first is None or not any(p.kind == "han" and "点" in p.spoken for p in ps[first:]):
             return False
-        if any(w in self.before(ps[first].start, 2) for w in ("上午", "下午", "晚上", "凌晨")):
-            prefix = ""  # 下午3点pm: the day part is said already
-        else:
-            prefix = "上午" if ap.group(1)[0] in "aA" else "下午"
+        prefix, issue = self._day_part(ap, ps[first].start)  # 下午3点pm: said already
         p = ps[first]
         ps[first] = Piece(p.start, p.end, p.kind, prefix + p.spoken, p.issue)
-        self.add(i, ap.end(), "punct", "")
+        self.add(i, ap.end(), "skip" if issue else "punct", "", issue)
         self._era_end = ap.end()
         return True
 
@@ -1898,7 +1931,11 @@ class _Scanner:
         if (
             len(raw) == 3
             and raw[0] in "12345"
-            and any(cue in prev for cue in _STATUS_CUES)
+            and (
+                any(cue in prev for cue in _STATUS_CUES)
+                or self.before(i, 12).rstrip(" ").casefold().endswith("error code")
+                or (self.t.startswith(_STATUS_AFTER, end) and nxt != "错误率")
+            )
             and nxt1 not in _QUANTITY_NEXT
             and not self.liang_next(end)
         ):
