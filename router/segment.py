@@ -757,6 +757,15 @@ def _is_slash_code(tok: str) -> bool:
     )
 
 
+def _is_number_pair(tok: str) -> bool:
+    """``10/11``, ``4.0/5.0``: two numbers around one slash (a fraction, a date or a choice).
+
+    No path: the zh frontend reads it (a fraction, a month/day, or versions after a name).
+    """
+    left, sep, right = tok.rstrip(",.;:!?").partition("/")
+    return bool(sep) and all(x.replace(".", "", 1).isdigit() and x.isascii() for x in (left, right))
+
+
 def _is_per_unit(tok: str) -> bool:
     """``/GB/``, ``/GB``, ``GB/`` between Chinese words (元/GB/月): a unit in a price, no path."""
     core = tok.strip("/")
@@ -816,6 +825,8 @@ def _is_identifier(tok: str) -> bool:
         return False  # mAP@0.5, Recall@10: a metric at a cut-off, no e-mail address
     if "/" in tok and is_network(tok):
         return False  # 2001:db8::/32, 10.0.0.0/8: an address and its prefix, read by the zh rules
+    if _is_number_pair(tok):
+        return False  # Windows 10/11, 3/4: numbers around a slash, read by the zh rules
     if any(c in "/\\@_" for c in tok) or "://" in tok:
         return True
     host, sep, port = tok.partition(":")

@@ -691,3 +691,23 @@ def test_ampm_contradicting_the_day_part_keeps_the_word_and_warns(
 )
 def test_status_codes_with_a_cue_are_read_digit_by_digit(text: str, expected: str) -> None:
     assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # two ascending versions after a product name are alternatives (as the English
+        # frontend's "Win 10/11" is "ten or eleven"); the whole pair stays in the zh span
+        ("支持Windows 10/11。", "支持 Windows 十或十一。"),
+        ("支持Win 10/11 系统。", "支持 Win 十或十一系统。"),
+        ("兼容iOS 17/18。", "兼容 iOS 十七或十八。"),
+        ("支持PCIe 4.0/5.0。", "支持 P C I E 四点零或五点零。"),
+        ("USB 3.0/3.1接口", "U S B 三点零或三点一接口"),
+        # no name before the pair: a fraction or a date as before
+        ("比分是3/4。", "比分是四分之三。"),
+        ("1/4决赛", "四分之一决赛"),
+        ("在12/25圣诞节那天", "在十二月二十五日圣诞节那天"),
+    ],
+)
+def test_versions_around_a_slash_after_a_name(text: str, expected: str) -> None:
+    assert mixvox.route(text).spoken == expected

@@ -428,6 +428,9 @@ _RE_RATIO = re.compile(r"(\d+)[:：](\d+)(?![\d:：])", re.ASCII)
 _RE_PERCENT_RANGE = re.compile(rf"({_NUM})%?[-~到至]({_NUM})%", re.ASCII)
 _RE_PERCENT = re.compile(rf"({_NUM})[%‰‱]", re.ASCII)
 _RE_FRACTION = re.compile(r"(\d+) ?/ ?(\d+)(?![\d/])", re.ASCII)
+_RE_VERSION_PAIR = re.compile(
+    r"(\d{1,3}(?:\.\d{1,3})?)/(\d{1,3}(?:\.\d{1,3})?)(?![\d/]|\.\d)", re.ASCII
+)
 _RE_RANGE = re.compile(rf"({_NUM})[-~]({_NUM})", re.ASCII)
 _RE_NUMBER = re.compile(_NUM, re.ASCII)
 _RE_SCI = re.compile(r"(\d+(?:\.\d+)?)[eE]([-+−]?)(\d{1,3})(?![\dA-Za-z])", re.ASCII)
@@ -1490,6 +1493,28 @@ class _Scanner:
         self.add(i, m.end(), "num", spoken)
         return m.end()
 
+    def _r_version_pair(self, i: int) -> int:
+        """``Windows 10/11``, ``iOS 17/18``, ``PCIe 4.0/5.0``: a slash between two ascending
+        numbers right after a product name (a Latin word of two or more letters with a
+        capital, one space or none between) lists alternatives: 十或十一, as the English
+        frontend reads ``Win 10/11`` "ten or eleven". ``比分是3/4`` and ``1/4决赛`` keep the
+        fraction (no name before them)."""
+        m = _RE_VERSION_PAIR.match(self.t, i)
+        if not m or (i > 0 and self.t[i - 1] in "/."):
+            return i
+        if float(m.group(1)) >= float(m.group(2)):
+            return i
+        j = i - 1 if i > 0 and self.t[i - 1] == " " else i
+        k = j
+        while k > 0 and self.t[k - 1].isascii() and self.t[k - 1].isalpha():
+            k -= 1
+        word = self.t[k:j]
+        if len(word) < 2 or not any(c.isupper() for c in word):
+            return i
+        spoken = read_number(m.group(1)) + "或" + read_number(m.group(2))
+        self.add(i, m.end(), "num", spoken)
+        return m.end()
+
     def _r_range(self, i: int) -> int:
         m = _RE_RANGE.match(self.t, i)
         if not m:
@@ -2165,6 +2190,7 @@ class _Scanner:
         _r_sci,
         _r_negative,
         _r_ieee,
+        _r_version_pair,
         _r_ip_version,
         _r_date,
         _r_time_ratio,
