@@ -19,26 +19,18 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import time
 from pathlib import Path
 
 import numpy as np
 
+# bench/cpu.py meters machine-wide and own CPU time the same way (this folder is on sys.path
+# when the script runs as `python bench/cpu_ab.py`)
+from cpu import _busy_s, _own_s
+
 from mixvox.engines.chattts.gpt import SamplingParams, load_gpt, onnx_stack
 from mixvox.engines.chattts.gpt import decode as dec
 from mixvox.engines.chattts.gpt import sampler as smp
-
-
-def _busy_s() -> float:
-    with open("/proc/stat", encoding="ascii") as fh:
-        v = [int(x) for x in fh.readline().split()[1:9]]
-    return (sum(v) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
-
-
-def _own_s() -> float:
-    a = resource.getrusage(resource.RUSAGE_SELF)
-    return a.ru_utime + a.ru_stime
 
 
 def wait_idle(max_s: float = 120.0) -> None:

@@ -1504,12 +1504,8 @@ class _Scanner:
             return i
         if float(m.group(1)) >= float(m.group(2)):
             return i
-        j = i - 1 if i > 0 and self.t[i - 1] == " " else i
-        k = j
-        while k > 0 and self.t[k - 1].isascii() and self.t[k - 1].isalpha():
-            k -= 1
-        word = self.t[k:j]
-        if len(word) < 2 or not any(c.isupper() for c in word):
+        name = self._brand_before(i)
+        if name is None or len(name[0]) < 2 or not any(c.isupper() for c in name[0]):
             return i
         spoken = read_number(m.group(1)) + "或" + read_number(m.group(2))
         self.add(i, m.end(), "num", spoken)
