@@ -858,11 +858,42 @@ def _is_english_phrase(words: list[str], toks: list[_Tok], f: str) -> bool:
             day = tb.rstrip(",")
             if b.kind == _NUM and day.isdigit() and len(day) <= 2:
                 return True
+        if _is_day_before_month(a, b, f):
+            return True  # 12 Sep 2025: a day before a month name
+        if (
+            a.kind == _EN
+            and b.kind == _EN
+            and b.gap == "space"
+            and _is_title_word(ta)
+            and is_word(tb)
+            and len(tb.rstrip(".,;:!?")) >= 3
+        ):
+            return True  # Input voltage 100-240 V: a capitalised word and a lower-case word
         if a.kind == _NUM and ":" in ta and tb.lower().replace(".", "") in ("am", "pm"):
             return True  # 3:30 PM (DESIGN.md: a time with AM/PM is an English island)
         if a.kind == _NUM and b.kind == _EN and is_word(tb):
             return True  # 3 apples: a count and its noun
     return sum(1 for w in words if is_word(w)) >= 2
+
+
+def _is_title_word(x: str) -> bool:
+    """``Input``, ``Output``: a capitalised word of lower-case letters (no ``iOS``, ``RTX``)."""
+    w = x.rstrip(".,;:!?")
+    return len(w) >= 3 and w.isascii() and w.isalpha() and w[0].isupper() and w[1:].islower()
+
+
+def _is_day_before_month(d: _Tok, m: _Tok, f: str) -> bool:
+    """``12 Sep``, ``3 March``: a day (1-31, one or two digits) and a spaced month name."""
+    day = f[d.start : d.end]
+    return (
+        d.kind == _NUM
+        and day.isdigit()
+        and len(day) <= 2
+        and 1 <= int(day) <= 31
+        and m.kind == _EN
+        and m.gap == "space"
+        and f[m.start : m.end].rstrip(".,").lower() in _MONTH_WORDS
+    )
 
 
 def _zh_latin_token(toks: list[_Tok], k: int, f: str) -> bool:
@@ -921,8 +952,10 @@ def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok],
     """
     n = len(toks)
     i = 0
+    english_before = False  # the island before ended an English phrase with ", "
     while i < n:
         if toks[i].kind == _ZH:
+            english_before = False
             i += 1
             continue
         j = i + 1
@@ -931,13 +964,24 @@ def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok],
         island = toks[i:j]
         texts = [f[t.start : t.end] for t in island]
         en = [x for t, x in zip(island, texts, strict=True) if t.kind == _EN]
-        if en and any(
+        words = [x for x in en if x.replace("-", "").replace("'", "").isalpha()]
+        continues = english_before and toks[i].gap == "space" and f[toks[i - 1].end - 1] in ",;"
+        english = continues or (bool(en) and _is_english_phrase(words, island, f))
+        # "Input voltage 100-240 V, 50/60 Hz": the part after an ASCII comma of an English
+        # phrase is English too (the comma ends no Chinese clause)
+        english_before = (
+            english and j < n and toks[j].kind != _ZH and f[toks[j - 1].end - 1] in ",;"
+        )
+        if continues:
+            for t in island:
+                if t.kind in (_EN, _NUM):
+                    t.lang = EN
+        elif en and any(
             any(c.isdigit() for c in x) or any(c in _MATH for c in x)
             for t, x in zip(island, texts, strict=True)
             if t.kind in (_EN, _NUM)
         ):
-            words = [x for x in en if x.replace("-", "").replace("'", "").isalpha()]
-            if not _is_english_phrase(words, island, f):
+            if not english:
                 for t, x in zip(island, texts, strict=True):
                     if t.kind not in (_EN, _NUM) or _is_identifier(x):
                         continue
@@ -947,6 +991,8 @@ def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok],
         i = j
     # "March 3, 2025": the day (even glued to Han) and the year belong to the English date
     for k in range(n - 1):
+        if _is_day_before_month(toks[k], toks[k + 1], f):
+            toks[k].lang = EN  # 是12 Sep 2025: the day of an English date, even glued to Han
         m, d = toks[k], toks[k + 1]
         day = f[d.start : d.end].rstrip(",")
         if (

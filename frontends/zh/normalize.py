@@ -424,7 +424,16 @@ _DATE_RANGE_CUES = (
 )
 _RE_MD = re.compile(r"(\d{2})([-/.])(\d{2})(?![\d])(?!\2\d)", re.ASCII)
 _RE_TIME = re.compile(r"(\d{1,2})[:：](\d{2})(?:[:：](\d{2}))?(?![\d:：])", re.ASCII)
-_RE_RATIO = re.compile(r"(\d+)[:：](\d+)(?![\d:：])", re.ASCII)
+#: ``10 : 30``: a time written with spaces around its colon (two-digit minutes).
+_RE_TIME_SPACED = re.compile(r"(\d{1,2}) [:：] (\d{2})()(?![\d:：])", re.ASCII)
+#: After ``1:1``: a meeting of two people (一对一), not a scale or a score (一比一).
+_ONE_ON_ONE_NEXT = (
+    "沟通", "辅导", "交流", "面试", "面谈", "谈话", "教学", "指导", "答疑", "咨询", "服务", "会议",
+    "会谈", "培训", "陪练", "私教", "聊", "对话", "对接", "带教", "讲解", "视频", "通话", "约谈",
+    "的沟通", "的辅导", "的交流", "的面谈", "的指导", "的答疑", "的会议", "的服务",
+    "meeting", "沟通会",
+)  # fmt: skip
+_RE_RATIO = re.compile(r"(\d+)(?:[:：]| [:：] )(\d+)(?![\d:：])", re.ASCII)
 _RE_PERCENT_RANGE = re.compile(rf"({_NUM})%?[-~到至]({_NUM})%", re.ASCII)
 _RE_PERCENT = re.compile(rf"({_NUM})[%‰‱]", re.ASCII)
 _RE_FRACTION = re.compile(r"(\d+) ?/ ?(\d+)(?![\d/])", re.ASCII)
@@ -471,8 +480,12 @@ def _read_month_day(m: str, d: str | None = None) -> str:
 class _Scanner:
     """One pass over a zh span: collects :class:`Piece` objects."""
 
-    def __init__(self, text: str, brands: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, text: str, brands: Mapping[str, str] | None = None, context: str = ""
+    ) -> None:
         self.brands = {**brand_table(), **brands} if brands else brand_table()
+        #: text before the span in its sentence (another span's words): context only
+        self.context = context
         self.orig = text
         # fold full-width forms, but keep the Chinese comma: "100，200" is two numbers
         self.t = (
@@ -1277,8 +1290,8 @@ class _Scanner:
                 self.add(m.end() + 1, m.end() + prefix.end(), "num", read_cardinal(prefix.group(1)))
                 return m.end() + prefix.end()
             port = _RE_PORT.match(self.t, m.end())
-            if port:  # 0.0.0.0:80, 10.0.0.5:8080: the port digit by digit, the colon silent
-                self.add(m.end(), m.end() + 1, "punct", "")
+            if port:  # 0.0.0.0:80, 127.0.0.1:8000: 冒号, then the port digit by digit
+                self.add(m.end(), m.end() + 1, "num", "冒号")
                 self.add(m.end() + 1, port.end(), "num", read_digits(port.group(1)))
                 return port.end()
             return m.end()
@@ -1390,7 +1403,7 @@ class _Scanner:
 
     def _r_time_ratio(self, i: int) -> int:
         t = self.t
-        m = _RE_TIME.match(t, i)
+        m = _RE_TIME.match(t, i) or _RE_TIME_SPACED.match(t, i)  # 10 : 30 is a time too
         score_ctx = any(c in self.before(i, 6) for c in _SCORE_CUES)
         if m and m.group(3) and any(c in self.before(i, 8) for c in _DURATION_TIME_CUES):
             # 马拉松成绩2:05:30, 用时1:02:03: a duration, not a clock time
@@ -1441,6 +1454,14 @@ class _Scanner:
             return m.end()
         m = _RE_RATIO.match(t, i)
         if m:
+            if (
+                m.group(1) == m.group(2) == "1"
+                and self.after(m.end(), 3).lstrip(" ").startswith(_ONE_ON_ONE_NEXT)
+                and not score_ctx
+            ):
+                # 1:1沟通, 1:1辅导: one-on-one, 一对一 (1:1还原, 1:1比例 stay 一比一: a scale)
+                self.add(i, m.end(), "num", "一对一")
+                return m.end()
             spoken = read_cardinal(m.group(1)) + "比" + read_cardinal(m.group(2))
             self.add(i, m.end(), "num", spoken)
             return m.end()
@@ -1488,8 +1509,28 @@ class _Scanner:
                 return unit[1]
             self.add(b_start, m.end(), "num", read_cardinal(m.group(2)))
             return m.end()
+        if (
+            unit
+            and unit[0] not in _TEMPERATURE_UNITS
+            and unit[0].isascii()
+            and unit[0] != "mmHg"
+            and len(m.group(1)) >= 2
+            and len(m.group(2)) >= 2
+            and " " not in m.group()
+        ):
+            # 50/60Hz, 110/220V: two ratings of one device, 五十或六十赫兹 (1/4W stays a fraction)
+            spoken = read_cardinal(m.group(1)) + "或" + read_cardinal(m.group(2))
+            if unit[0] == "km/h":
+                spoken = "每小时" + spoken + "公里"
+            else:
+                spoken += _UNITS[unit[0]]
+            self.add(i, unit[1], "num", spoken)
+            return unit[1]
         # "拉齐奥 2/2" style scores are not handled; a fraction is the common reading
         spoken = read_cardinal(m.group(2)) + "分之" + read_cardinal(m.group(1))
+        if unit and unit[0].isascii() and unit[0] not in ("km/h", "w") and " " not in m.group():
+            self.add(i, unit[1], "num", spoken + _UNITS[unit[0]])  # 1/4W -> 四分之一瓦
+            return unit[1]
         self.add(i, m.end(), "num", spoken)
         return m.end()
 
@@ -1532,6 +1573,12 @@ class _Scanner:
             return chain.end()
         if i > 0 and is_latin_letter(self.t[i - 1]):
             return i  # i7-12700K: a model code, not a range
+        if self._model_variant(i, a, b, end):
+            # 波音737-800, 787-9: a model and its variant, 七三七 八百 (the dash silent)
+            self.add(i, i + len(a), "num", read_digits(a))
+            self.add(i + len(a), i + len(a) + 1, "punct", "")
+            self.add(i + len(a) + 1, end, "num", read_cardinal(b))
+            return end
         if (
             "." not in a + b
             and self.before(i, 3).rstrip("(（").endswith(_FIGURE_WORDS)
@@ -1585,8 +1632,42 @@ class _Scanner:
         self.add(i, end, "num", spoken)
         return end
 
+    def _model_variant(self, i: int, a: str, b: str, end: int) -> bool:
+        """``737-800``, ``波音787-9``, ``A350-900`` (the number after ``A`` is handled as a code):
+        a three-digit model number, a dash and a variant (a round hundred or one digit), after
+        a ``digits`` brand (波音, Boeing) or of the 7x7 Boeing family, with no unit or measure
+        word after it (``价格737-800元`` stays a range)."""
+        if "." in a + b or len(a) != 3 or a[1:] == "00" or a[0] == "0":
+            return False
+        if not ((len(b) == 3 and b[1:] == "00" and b[0] != "0") or (len(b) == 1 and b != "0")):
+            return False
+        nxt = self.after(end, 1)
+        if nxt in _QUANTITY_NEXT or self.unit_at(end) or self.liang_next(end) or nxt in "%‰":
+            return False
+        if self.after(end, 2) in ("之间", "左右", "以内", "以上", "以下"):
+            return False
+        brand = self._brand_before(i)
+        mode = self.brands.get(brand[0].casefold()) if brand is not None else None
+        if mode is None:
+            mode = self._han_brand_before(i)
+        return mode == "digits" or bool(re.fullmatch(r"7[0-8]7", a))
+
     def _score_dash(self, i: int, end: int) -> bool:
-        """``比分3-1``, ``以2-1获胜``: a dash between two scores reads 比."""
+        """``比分3-1``, ``以2-1获胜``: a dash between two scores reads 比; so does a descending
+        pair between Chinese words (``湖人108-102勇士``: a range is written low to high)."""
+        a_b = self.t[i:end].split("-")
+        if (
+            len(a_b) == 2
+            and all(x.isdigit() and len(x) <= 3 for x in a_b)
+            and int(a_b[0]) > int(a_b[1])
+            and i > 0
+            and is_han(self.t[i - 1])
+            and self.before(i, 1) not in "第约近共"
+            and not (
+                self.after(end, 1) in _QUANTITY_NEXT or self.unit_at(end) or self.liang_next(end)
+            )
+        ):
+            return True
         if self.before(i, 6).endswith(_DASH_SCORE_BEFORE) or any(
             c in self.before(i, 6) for c in ("比分", "战胜", "击败", "打成")
         ):
@@ -1672,6 +1753,8 @@ class _Scanner:
                 value = read_cardinal(raw, liang=liang)
             if u == "km/h":
                 spoken = "每小时" + value + "公里"
+            elif u == "m" and self._cpu_context(i):
+                spoken = value + "毫核"  # Kubernetes cpu: 500m -> 五百毫核 (millicores)
             elif u == "w":
                 spoken = value + "万"
             else:
@@ -1714,6 +1797,12 @@ class _Scanner:
             return end
         self.add(i, end, "num", self._read_integer(raw, i, end))
         return end
+
+    def _cpu_context(self, i: int) -> bool:
+        """A Kubernetes CPU quantity: ``cpu``/``CPU``/核 or ``requests``/``limits`` shortly
+        before the number (``cpu: 500m``, ``CPU requests设为500m``), so ``m`` is millicores."""
+        before = (self.context[-24:] + self.t[max(0, i - 24) : i]).lower()
+        return any(w in before for w in ("cpu", "millicore", "核心", "vcpu"))
 
     def _after_spaced_code(self, i: int) -> bool:
         """The number at ``i`` follows a code (letters and digits, ending in a digit: ``M.2``,
@@ -2197,17 +2286,18 @@ class _Scanner:
     ]
 
 
-def tokenize(text: str, brands: Mapping[str, str] | None = None) -> list[Piece]:
+def tokenize(text: str, brands: Mapping[str, str] | None = None, before: str = "") -> list[Piece]:
     """Cut ``text`` (one zh span) into pieces with local offsets; see :class:`Piece`.
 
-    ``brands`` adds to or replaces rows of :func:`brand_table` (lower-cased brand -> mode).
+    ``brands`` adds to or replaces rows of :func:`brand_table` (lower-cased brand -> mode);
+    ``before`` is the text before the span in its sentence (read as context only).
     """
     if not text:
         return []
     keep = _visible_positions(text)
     if keep is None:
-        return _Scanner(text, brands).run()
-    pieces = _Scanner("".join(text[k] for k in keep), brands).run()
+        return _Scanner(text, brands, before).run()
+    pieces = _Scanner("".join(text[k] for k in keep), brands, before).run()
     return _restore_offsets(text, keep, pieces)
 
 
