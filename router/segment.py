@@ -887,6 +887,8 @@ def _is_day_before_month(d: _Tok, m: _Tok, f: str) -> bool:
     day = f[d.start : d.end]
     return (
         d.kind == _NUM
+        and m.kind == _EN
+        and day.isascii()
         and day.isdigit()
         and len(day) <= 2
         and 1 <= int(day) <= 31

@@ -102,6 +102,17 @@ _LINK_VERBS = tuple(
 _ID_CUES_WORDS = tuple(c for c in _ID_CUES if len(c) > 1)
 
 _DASH_SCORE_BEFORE = ("比分", "比分是", "比分为", "战胜", "击败", "打成", "总比分", "大比分")
+#: Words shortly before a dash between two numbers that make it a score (比).
+_DASH_SCORE_CONTEXT = (
+    "比赛", "比分", "半场", "全场", "主场", "客场", "决赛", "半决赛", "小组赛", "联赛", "战报",
+    "球赛", "终场", "加时",
+)  # fmt: skip
+#: After a dash between numbers: words of a range (之间, 左右 …), never a score.
+_RANGE_AFTER_WORDS = ("之间", "左右", "以内", "以上", "以下", "之内", "不等", "范围", "区间", "之")
+#: A character right before two dashed numbers that makes them a range or an amount.
+_RANGE_BEFORE_CHARS = frozenset(
+    "第约近共在从为是到有需要达至于价售卖花值龄高宽长重大小计余升降涨跌增减占每各控调设选用"
+)
 _DASH_SCORE_AFTER = (
     "获胜", "取胜", "战胜", "击败", "告负", "落败", "胜出", "赢", "输", "胜", "负", "战平",
 )  # fmt: skip
@@ -225,6 +236,7 @@ _UNITS: dict[str, str] = {
     "μg": "微克", "µg": "微克", "ng": "纳克", "lux": "勒克斯", "mph": "英里每小时",
     "ft": "英尺", "lb": "磅", "lbs": "磅", "oz": "盎司",
     "dB": "分贝", "px": "像素", "fps": "帧每秒", "w": "万", "cc": "毫升", "mmHg": "毫米汞柱",
+    "nits": "尼特", "nit": "尼特", "lm": "流明", "Wh": "瓦时",
 }  # fmt: skip
 _UNITS.update(_UNIT_CHARS)
 _UNIT_KEYS = sorted(_UNITS, key=len, reverse=True)
@@ -514,8 +526,10 @@ class _Scanner:
                 end = k + len(u)
                 if end < self.n and u[-1].isalpha() and is_latin_letter(t[end]):
                     continue
-                if u in ("w", "t", "l", "h", "s", "m", "g", "A", "V", "W") and k != j:
+                if u in ("w", "t", "l", "h", "s", "m", "g", "A") and k != j:
                     continue  # a lone letter after a space is not a unit ("5 s" is rare)
+                if u in ("V", "W") and k != j and t[end : end + 1] in ("-", "/", "+"):
+                    continue  # 1500 W is 瓦 (a spec sheet's spacing); "5 V-Sync" is no unit
                 if u == "A" and t.startswith(_GRADE_NEXT, end):
                     continue  # 5A级景区, 3A游戏: a grade, not amperes
                 return u, end
@@ -1655,19 +1669,31 @@ class _Scanner:
     def _score_dash(self, i: int, end: int) -> bool:
         """``比分3-1``, ``以2-1获胜``: a dash between two scores reads 比; so does a descending
         pair between Chinese words (``湖人108-102勇士``: a range is written low to high)."""
-        a_b = self.t[i:end].split("-")
-        if (
+        t = self.t
+        a_b = t[i:end].split("-")
+        plain = (
             len(a_b) == 2
             and all(x.isdigit() and len(x) <= 3 for x in a_b)
-            and int(a_b[0]) > int(a_b[1])
-            and i > 0
-            and is_han(self.t[i - 1])
-            and self.before(i, 1) not in "第约近共"
             and not (
                 self.after(end, 1) in _QUANTITY_NEXT or self.unit_at(end) or self.liang_next(end)
             )
+            and not self.after(end, 2).startswith(_RANGE_AFTER_WORDS)
+            and self.before(i, 1) not in _RANGE_BEFORE_CHARS
+        )
+        if plain and i > 0 and is_han(t[i - 1]) and int(a_b[0]) > int(a_b[1]):
+            return True  # 湖人108-102勇士: a range is written low to high
+        if plain and any(w in self.before(i, 10) for w in _DASH_SCORE_CONTEXT):
+            return True  # 比赛最终以3-2结束, 半场45-38
+        if (
+            plain
+            and i > 1
+            and is_han(t[i - 1])
+            and is_han(t[i - 2])
+            and end + 1 < self.n
+            and is_han(t[end])
+            and is_han(t[end + 1])
         ):
-            return True
+            return True  # 勇士102-110湖人: a score between two team names
         if self.before(i, 6).endswith(_DASH_SCORE_BEFORE) or any(
             c in self.before(i, 6) for c in ("比分", "战胜", "击败", "打成")
         ):
