@@ -249,6 +249,12 @@ _CURRENCY_PREFIX: dict[str, str] = {
     "JPY": "日元", "AUD": "澳元", "KRW": "韩元", "CAD": "加元",
 }  # fmt: skip
 _CURRENCY_KEYS = sorted(_CURRENCY_PREFIX, key=len, reverse=True)
+#: A currency code after an amount (``3000 RMB``, ``500USD``).
+_RE_CURRENCY_AFTER = re.compile(
+    r" ?(CNY|RMB|USD|HKD|EUR|GBP|JPY|AUD|KRW|CAD)(?![A-Za-z])", re.ASCII
+)
+#: K/M/B between an amount and a currency word (``2.5B美元``, ``300M元``).
+_RE_MAGNITUDE_MONEY = re.compile(r"([KMB])(?=美元|元|人民币|欧元|英镑|日元|港元|韩元)")
 
 #: Symbols read as words wherever they stand in a zh span.
 _SYMBOLS: dict[str, str] = {
@@ -333,8 +339,11 @@ _DURATION_TIME_CUES = ("成绩", "用时", "耗时", "时长", "历时", "跑出
 _HAN_TIME_CHARS = frozenset("点分秒差半刻整钟")
 #: Day-part words that already say what am/pm would (``下午3:30 PM``): the morning ones match
 #: am, the others pm. Longest first, as they are matched right before or after the time.
-_AM_WORDS = ("早上", "早晨", "清晨", "上午", "凌晨")
-_PM_WORDS = ("下午", "中午", "傍晚", "晚上", "夜里", "夜间", "晚间", "深夜", "半夜", "午夜")
+_AM_WORDS = ("早上", "早晨", "清晨", "上午", "凌晨", "今早", "明早", "昨早")
+_PM_WORDS = (
+    "下午", "中午", "傍晚", "晚上", "夜里", "夜间", "晚间", "深夜", "半夜", "午夜", "今晚", "明晚",
+    "昨晚", "当晚", "每晚",
+)  # fmt: skip
 
 #: Time units after ``word/`` (``tokens/s``): the rate reads 每秒.
 _RATE_UNITS = {
@@ -445,7 +454,7 @@ _ONE_ON_ONE_NEXT = (
     "的沟通", "的辅导", "的交流", "的面谈", "的指导", "的答疑", "的会议", "的服务",
     "meeting", "沟通会",
 )  # fmt: skip
-_RE_RATIO = re.compile(r"(\d+)(?:[:：]| [:：] )(\d+)(?![\d:：])", re.ASCII)
+_RE_RATIO = re.compile(r"(\d+(?:\.\d+)?)(?:[:：]| [:：] )(\d+(?:\.\d+)?)(?![\d:：]|\.\d)", re.ASCII)
 _RE_PERCENT_RANGE = re.compile(rf"({_NUM})%?[-~到至]({_NUM})%", re.ASCII)
 _RE_PERCENT = re.compile(rf"({_NUM})[%‰‱]", re.ASCII)
 _RE_FRACTION = re.compile(r"(\d+) ?/ ?(\d+)(?![\d/])", re.ASCII)
@@ -476,6 +485,14 @@ def _is_digit(c: str) -> bool:
 
 def _valid_md(m: int, d: int) -> bool:
     return 1 <= m <= 12 and 1 <= d <= 31
+
+
+def _read_port(raw: str, yao: bool = True) -> str:
+    """A port number: one or two digits are said as a number (``22``, ``80`` -> 二十二, 八十,
+    as engineers say 八十端口), longer ones digit by digit (``8080``, ``443``)."""
+    if len(raw) <= 2 and raw[:1] != "0":
+        return read_cardinal(raw)
+    return read_digits(raw, yao=yao)
 
 
 def _read_year(y: str) -> str:
@@ -1061,6 +1078,10 @@ class _Scanner:
             while k < self.n and k - i <= 4 and is_latin_letter(t[k]):
                 k += 1
             letters = t[i + 1 : k]
+            unit = self.unit_at(i + 1)
+            if unit and unit[1] == k and letters not in _RATE_UNITS:
+                self.add(i, k, "num", "每" + _UNITS[unit[0]])  # 5元/kg -> 五元每千克
+                return k
             if letters.lower() in _SEGMENT_UNITS and letters not in _RATE_UNITS:
                 self.add(i, i + 1, "num", "每")  # 0.12元/GB/月 -> 零点一二元每 G B 每月
                 return i + 1
@@ -1175,7 +1196,8 @@ class _Scanner:
                     num = ip + "." + fp.rstrip("0")  # ¥1.50 -> 一点五元, $2.00 -> 两美元
                 elif len(fp) <= 2:
                     num = ip
-                if t.startswith(name, end) or (name == "元" and t.startswith(("元", "块"), end)):
+                w = end + 1 if t[end : end + 1] == " " else end  # "¥ 7,000 元"
+                if t.startswith(name, w) or (name == "元" and t.startswith(("元", "块"), w)):
                     name = ""  # ￥1,234.50元: the written 元 says it (once)
                 spoken = ("负" if neg else "") + read_number(num, liang=not neg) + mult + name
                 self.add(i, end, "num", spoken)
@@ -1304,9 +1326,9 @@ class _Scanner:
                 self.add(m.end() + 1, m.end() + prefix.end(), "num", read_cardinal(prefix.group(1)))
                 return m.end() + prefix.end()
             port = _RE_PORT.match(self.t, m.end())
-            if port:  # 0.0.0.0:80, 127.0.0.1:8000: 冒号, then the port digit by digit
+            if port:  # 0.0.0.0:80, 127.0.0.1:8000: 冒号, then the port (八十, 八零零零)
                 self.add(m.end(), m.end() + 1, "num", "冒号")
-                self.add(m.end() + 1, port.end(), "num", read_digits(port.group(1)))
+                self.add(m.end() + 1, port.end(), "num", _read_port(port.group(1), yao=False))
                 return port.end()
             return m.end()
         m = _RE_VERSION.match(self.t, i)
@@ -1435,6 +1457,22 @@ class _Scanner:
                     parts.append(read_cardinal(str(ds)) + "秒")
                 self.add(i, end, "num", "".join(parts))
                 return end
+        if (
+            m
+            and not m.group(3)
+            and int(m.group(2)) < 60
+            and any(
+                c in re.split(r"[，,。；;]", self.before(i, 8))[-1] for c in _DURATION_TIME_CUES
+            )
+            and not _AMPM.match(t, m.end())
+        ):
+            # 视频时长 3:45, 跑步用时 45:30: minutes and seconds, 三分四十五秒
+            dm, ds = int(m.group(1)), int(m.group(2))
+            spoken = (read_cardinal(str(dm)) + "分" if dm else "") + (
+                read_cardinal(str(ds)) + "秒" if ds or not dm else ""
+            )
+            self.add(i, m.end(), "num", spoken)
+            return m.end()
         if m and not score_ctx:
             h, mi = int(m.group(1)), int(m.group(2))
             s = int(m.group(3)) if m.group(3) else None
@@ -1476,7 +1514,7 @@ class _Scanner:
                 # 1:1沟通, 1:1辅导: one-on-one, 一对一 (1:1还原, 1:1比例 stay 一比一: a scale)
                 self.add(i, m.end(), "num", "一对一")
                 return m.end()
-            spoken = read_cardinal(m.group(1)) + "比" + read_cardinal(m.group(2))
+            spoken = read_number(m.group(1)) + "比" + read_number(m.group(2))
             self.add(i, m.end(), "num", spoken)
             return m.end()
         return i
@@ -1510,6 +1548,11 @@ class _Scanner:
             spoken = read_cardinal(m.group(1)) + "到" + read_cardinal(m.group(2)) + _UNITS[unit[0]]
             self.add(i, unit[1], "num", spoken)
             return unit[1]
+        if self.after(m.end(), 3).lstrip(" ").startswith("端口") and " " not in m.group():
+            # 开放80/443端口: two ports, 八十和四四三
+            spoken = _read_port(m.group(1)) + "和" + _read_port(m.group(2))
+            self.add(i, m.end(), "num", spoken)
+            return m.end()
         if self._slash_date(m, i):  # 在12/25圣诞节那天, 3/15开始放假: month/day
             return self._date_end(i, m.end(), _read_month_day(m.group(1), m.group(2)))
         if "血压" in self.before(i, 6):  # 血压120/80: two pressures, not a fraction
@@ -1726,6 +1769,17 @@ class _Scanner:
         if k != end:  # "50 %": the space changes nothing
             self.add(i, k + 1, "num", "百分之" + read_number(raw))
             return k + 1
+        cur = _RE_CURRENCY_AFTER.match(t, end)
+        if cur and "," not in num[-1:]:
+            # 3000 RMB, 500 USD: the currency code after the amount, 三千人民币
+            amount = raw.rstrip("0").rstrip(".") if "." in raw else raw
+            self.add(i, cur.end(), "num", read_number(amount) + _CURRENCY_PREFIX[cur.group(1)])
+            return cur.end()
+        mag = _RE_MAGNITUDE_MONEY.match(t, end)
+        if mag and len(raw) <= 6:
+            # 2.5B美元 -> 二十五亿美元, 300M元: K/M/B before a currency word are a magnitude
+            self.add(i, end + 1, "num", read_number(_scaled(raw, _MAGNITUDES[mag.group(1)])))
+            return end + 1
         nxt2 = self.after(end, 2)
         if (
             nxt2[:1] in ("x", "×")
@@ -2079,7 +2133,7 @@ class _Scanner:
         if prev.endswith(("转", "分机")) and len(prev) >= 2 and _is_digit(prev[-2]):
             return read_digits(raw, yao=True)  # 021-62345678转801: an extension
         if len(raw) >= 2 and nxt.startswith(("端口", "号端口")):
-            return read_digits(raw, yao=True)  # 8000端口 -> 八零零零, as 端口8000
+            return _read_port(raw)  # 8000端口 -> 八零零零, as 端口8000; 80端口 八十
         if (
             len(raw) == 2
             and self.before(i, 1) == "秒"
@@ -2104,12 +2158,16 @@ class _Scanner:
         if raw in ("110", "119", "120", "122") and nxt.startswith(_EMERGENCY_NEXT):
             return read_digits(raw, yao=True)  # 110报警, 120急救车
         if prev.rstrip(" \t\u3000是为:：").endswith(_ID_CUES) and not self.liang_next(end):
+            if prev.rstrip(" \t\u3000是为:：").endswith(("端口", "端口号", "port")):
+                return _read_port(raw)  # 端口22 -> 二十二, 端口8080 -> 八零八零
             return read_digits(raw, yao=True)
         linked = self.before(i, 10).rstrip(" \t\u3000:：")
         for verb in _LINK_VERBS:
             if linked.endswith(verb):
                 linked = linked[: -len(verb)].rstrip(" \t\u3000")
                 if linked.endswith(_ID_CUES_WORDS) and not self.liang_next(end):
+                    if linked.endswith(("端口", "端口号", "port")):
+                        return _read_port(raw)  # 端口改成8443 -> 八四四三
                     return read_digits(raw, yao=True)  # 端口改成8443, 工号填写为10086
                 break
         if (
