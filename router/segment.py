@@ -60,7 +60,9 @@ kind       token                                        examples
 Han tokens are ``zh``. A ``num`` token (digits, units, symbols) takes the language of the
 island it belongs to, by these rules in order:
 
-1. glued to a Han character (no space) -> ``zh``: ``3个``, ``2024年``, ``80GB显存``;
+1. glued to a Han character (no space) -> ``zh``: ``3个``, ``2024年``, ``80GB显存``; except a
+   plain number spaced before a lower-case English noun in a zh sentence (``大概2 weeks后``,
+   ``有10 years of experience``): the count of the English noun, ``en``;
 2. reaching an ``en`` token across spaces (through other ``num``/punctuation tokens, never
    across clause punctuation such as ``，,;：``) -> ``en``: ``3:30 PM``, ``I have 3 cats``;
 3. otherwise the sentence's matrix language: ``只要 22ms`` -> ``zh``, ``it costs 5`` -> ``en``.
@@ -876,6 +878,26 @@ def _is_english_phrase(words: list[str], toks: list[_Tok], f: str) -> bool:
     return sum(1 for w in words if is_word(w)) >= 2
 
 
+def _count_before_noun(num: _Tok, word: _Tok, f: str) -> bool:
+    """A plain number and a spaced lower-case English word that is no unit (``2 weeks``,
+    ``10 years``): the count of an English noun, English even when glued to Han before it."""
+    x = f[num.start : num.end]
+    w = f[word.start : word.end].rstrip(".,;:!?")
+    return (
+        num.kind == _NUM
+        and x.isascii()
+        and x.replace(".", "", 1).replace(",", "").isdigit()
+        and word.kind == _EN
+        and word.gap == "space"
+        and len(w) >= 2
+        and w.isascii()
+        and w.isalpha()
+        and w.islower()
+        and w not in UNITS
+        and w not in _SCALE_WORDS
+    )
+
+
 def _is_title_word(x: str) -> bool:
     """``Input``, ``Output``: a capitalised word of lower-case letters (no ``iOS``, ``RTX``)."""
     w = x.rstrip(".,;:!?")
@@ -978,6 +1000,8 @@ def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok],
             for t in island:
                 if t.kind in (_EN, _NUM):
                     t.lang = EN
+        elif english and len(island) > 1 and _count_before_noun(island[0], island[1], f):
+            island[0].lang = EN  # 大概2 weeks后, 他有10 years of experience: "two weeks"
         elif en and any(
             any(c.isdigit() for c in x) or any(c in _MATH for c in x)
             for t, x in zip(island, texts, strict=True)

@@ -72,7 +72,7 @@ _LIANG_NEXT = set(
 )
 #: Letter units after which a bare ``2`` is 两 too (``2GB`` -> 两 G B, ``2K`` -> 两 K).
 _LIANG_LETTER_UNITS = frozenset(
-    "B KB MB GB TB PB K M G T W kW V A mA ms s min h km m cm mm kg g mg t L l ml mL kV MW GW "
+    "B KB MB GB TB PB K k M G T W kW V A mA ms s min h km m cm mm kg g mg t L l ml mL kV MW GW "
     "kWh MWh GWh Pa kPa MPa".split()
 )
 #: After ``2``: an ordinal or a mathematical degree, 二 even before a measure word.
@@ -249,6 +249,12 @@ _CURRENCY_PREFIX: dict[str, str] = {
     "JPY": "日元", "AUD": "澳元", "KRW": "韩元", "CAD": "加元",
 }  # fmt: skip
 _CURRENCY_KEYS = sorted(_CURRENCY_PREFIX, key=len, reverse=True)
+#: English words that number a thing (``Round 2``, ``Step 2``): the number is a label, 二 not 两.
+_LABEL_WORDS = frozenset(
+    "round level part step day season chapter section page figure fig table top episode ep game "
+    "phase stage lesson unit week lecture room gate line track vol volume act scene no "
+    "grade class module task question problem exercise lab".split()
+)
 #: A currency code after an amount (``3000 RMB``, ``500USD``).
 _RE_CURRENCY_AFTER = re.compile(
     r" ?(CNY|RMB|USD|HKD|EUR|GBP|JPY|AUD|KRW|CAD)(?![A-Za-z])", re.ASCII
@@ -2181,6 +2187,11 @@ class _Scanner:
             round_amount = len(raw.rstrip("0")) <= 2  # 50000, 150000: an amount, not a code
             if not self.liang_next(end) and not round_amount and not prev.endswith(_AMOUNT_BEFORE):
                 return read_digits(raw, yao=True)  # 拨打12306来咨询
+        label = self._brand_before(i)
+        if label is not None and not label[1] and label[0].casefold() in _LABEL_WORDS:
+            if len(raw) in (3, 4) and label[0].casefold() in ("room", "gate", "line"):
+                return read_digits(raw)  # Room 302: 三零二
+            return read_cardinal(raw)  # Round 2面试, Step 2: a numbered label, no 两
         return read_cardinal(raw, liang=self.liang_next(end))
 
     def _short_year(self, prev: str, end: int, default: bool) -> bool:
@@ -2285,6 +2296,8 @@ class _Scanner:
         after_code_dash = (
             i >= 2 and t[i - 1] == "-" and (_is_digit(t[i - 2]) or is_latin_letter(t[i - 2]))
         )
+        if after_code_dash and len(raw) > 1 and raw[0] == "0" and "." not in raw:
+            return read_digits(raw)  # ORD-20240101-001: a zero-led serial, 零零一
         if (
             suffix in ("x", "X")
             and suffix_j < self.n
