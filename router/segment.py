@@ -883,10 +883,11 @@ def _count_before_noun(num: _Tok, word: _Tok, f: str) -> bool:
     ``10 years``): the count of an English noun, English even when glued to Han before it."""
     x = f[num.start : num.end]
     w = f[word.start : word.end].rstrip(".,;:!?")
+    low, _, high = x.replace("~", "-", 1).partition("-")  # 2-3 weeks: a range counts too
     return (
         num.kind == _NUM
         and x.isascii()
-        and x.replace(".", "", 1).replace(",", "").isdigit()
+        and all(p.replace(".", "", 1).replace(",", "").isdigit() for p in (low, high or low))
         and word.kind == _EN
         and word.gap == "space"
         and len(w) >= 2

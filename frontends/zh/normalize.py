@@ -236,7 +236,8 @@ _UNITS: dict[str, str] = {
     "μg": "微克", "µg": "微克", "ng": "纳克", "lux": "勒克斯", "mph": "英里每小时",
     "ft": "英尺", "lb": "磅", "lbs": "磅", "oz": "盎司",
     "dB": "分贝", "px": "像素", "fps": "帧每秒", "w": "万", "cc": "毫升", "mmHg": "毫米汞柱",
-    "nits": "尼特", "nit": "尼特", "lm": "流明", "Wh": "瓦时",
+    "nits": "尼特", "nit": "尼特", "lm": "流明", "Wh": "瓦时", "RPM": "转每分钟", "inch": "英寸",
+    "inches": "英寸",
 }  # fmt: skip
 _UNITS.update(_UNIT_CHARS)
 _UNIT_KEYS = sorted(_UNITS, key=len, reverse=True)
@@ -450,6 +451,9 @@ _DATE_RANGE_CUES = (
     "工期",
 )
 _RE_MD = re.compile(r"(\d{2})([-/.])(\d{2})(?![\d])(?!\2\d)", re.ASCII)
+_RE_SLASH_MD_RANGE = re.compile(
+    r"(\d{1,2})/(\d{1,2})[-~～—–至到](\d{1,2})/(\d{1,2})(?![\d/])", re.ASCII
+)
 _RE_TIME = re.compile(r"(\d{1,2})[:：](\d{2})(?:[:：](\d{2}))?(?![\d:：])", re.ASCII)
 #: ``10 : 30``: a time written with spaces around its colon (two-digit minutes).
 _RE_TIME_SPACED = re.compile(r"(\d{1,2}) [:：] (\d{2})()(?![\d:：])", re.ASCII)
@@ -651,7 +655,8 @@ class _Scanner:
                 continue
             if c in "~～" and i + 1 < n and _is_digit(t[i + 1]) and not (i and _is_digit(t[i - 1])):
                 # "~5分钟": about five minutes; after 约/大约 the tilde adds nothing
-                self.add(i, i + 1, "num", "" if self.before(i, 1) == "约" else "约")
+                about = self.before(i, 3).rstrip(" ").endswith("约")  # 大约 ~30%
+                self.add(i, i + 1, "num", "" if about else "约")
                 i += 1
                 continue
             if c == "@" and 0 < i < n - 1 and is_latin_letter(t[i - 1]) and _is_digit(t[i + 1]):
@@ -683,6 +688,15 @@ class _Scanner:
             ):
                 self.add(i, i + 3, "latin", f"{t[i]} to {t[i + 2]}")  # B2B, O2O: "B to B"
                 i += 3
+            elif (
+                c in "xX*"
+                and 1 < i < n - 2
+                and t[i - 1] == t[i + 1] == " "
+                and _is_digit(t[i - 2])
+                and _is_digit(t[i + 2])
+            ):
+                self.add(i, i + 1, "num", "乘")  # 1920 x 1080: a spaced dimension
+                i += 1
             elif (
                 c in "xX*"
                 and 0 < i < n - 1
@@ -885,6 +899,7 @@ class _Scanner:
                     and not (
                         a.start > 0 and (t[a.start - 1].isascii() and t[a.start - 1].isalpha())
                     )
+                    and not (a.spoken == "k" and a.start > 0 and _is_digit(t[a.start - 1]))
                 ):
                     ps[k] = Piece(p.start, p.end, "num", "减")  # n-1, i-2: a variable minus
                     continue
@@ -1011,6 +1026,18 @@ class _Scanner:
                     code = brand is not None and self.brands.get(brand[0].casefold()) == "standard"
                 if a.kind == "num" and b.kind == "num" and not code:
                     ps[k] = Piece(p.start, p.end, "num", "到")
+                elif (
+                    a.kind == "latin"
+                    and a.spoken in ("k", "K")
+                    and k >= 2
+                    and ps[k - 2].kind == "num"
+                    and ps[k - 2].end == a.start
+                    and b.kind == "num"
+                    and not (
+                        k >= 3 and ps[k - 3].kind == "latin" and ps[k - 3].end == ps[k - 2].start
+                    )
+                ):
+                    ps[k] = Piece(p.start, p.end, "num", "到")  # 月薪15k-25k: 十五K到二十五K
 
     def add(self, i: int, j: int, kind: str, spoken: str, issue: tuple[str, str] | None = None):
         if kind == "num" and len(spoken) > 2 * _MAX_RULE_DIGITS and j - i > 1:
@@ -1345,6 +1372,22 @@ class _Scanner:
 
     def _r_date(self, i: int) -> int:
         t = self.t
+        m = _RE_SLASH_MD_RANGE.match(t, i)
+        if (
+            m
+            and not (i and (_is_digit(t[i - 1]) or t[i - 1] in "./"))
+            and _valid_md(int(m.group(1)), int(m.group(2)))
+            and _valid_md(int(m.group(3)), int(m.group(4)))
+            and (int(m.group(1)), int(m.group(2))) <= (int(m.group(3)), int(m.group(4)))
+        ):
+            # 活动时间9/1-9/7: two month/day dates joined by a dash, no fractions
+            spoken = (
+                _read_month_day(m.group(1), m.group(2))
+                + "到"
+                + _read_month_day(m.group(3), m.group(4))
+            )
+            self.add(i, m.end(), "num", spoken)
+            return m.end()
         m = _RE_DOTTED_MD_RANGE.match(t, i)
         if (
             m
@@ -2238,8 +2281,10 @@ class _Scanner:
         word = t[j:k].strip("-")
         if not word or not any(is_latin_letter(c) for c in word):
             return None
-        if word in ("x", "X") and j > 0 and _is_digit(t[j - 1]):
-            return None  # 1920x1080: a dimension, not a code
+        if word in ("x", "X") and (
+            (j > 0 and _is_digit(t[j - 1])) or (j > 1 and t[j - 1] == " " and _is_digit(t[j - 2]))
+        ):
+            return None  # 1920x1080, 1920 x 1080: a dimension, not a code
         return word, glued
 
     def _han_brand_before(self, i: int) -> str | None:
