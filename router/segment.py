@@ -701,6 +701,10 @@ def _resolve(
             t.lang = toks[i - 1].lang if i > 0 and toks[i - 1].lang else (before or matrix)
 
 
+#: Lower-case words after a version number that name a release, no counted noun (``15 beta``).
+_VERSION_WORDS = frozenset(
+    "alpha beta rc preview pro max plus ultra mini lite nightly dev stable lts final".split()
+)
 #: Measure words: a number spaced before one is counted in Chinese (``8 张``).
 _MEASURE_WORDS = frozenset("个张台块元岁次件只条本辆座位名根颗片套部首项份杯瓶碗双对")
 _MONTH_WORDS = frozenset(
@@ -873,8 +877,13 @@ def _is_english_phrase(words: list[str], toks: list[_Tok], f: str) -> bool:
             return True  # Input voltage 100-240 V: a capitalised word and a lower-case word
         if a.kind == _NUM and ":" in ta and tb.lower().replace(".", "") in ("am", "pm"):
             return True  # 3:30 PM (DESIGN.md: a time with AM/PM is an English island)
-        if a.kind == _NUM and b.kind == _EN and is_word(tb):
-            return True  # 3 apples: a count and its noun
+        if (
+            a.kind == _NUM
+            and b.kind == _EN
+            and is_word(tb)
+            and tb.rstrip(".,;:!?") not in _VERSION_WORDS
+        ):
+            return True  # 3 apples: a count and its noun (not Android 15 beta: a version)
     return sum(1 for w in words if is_word(w)) >= 2
 
 

@@ -554,13 +554,27 @@ class _Scanner:
                 if end < self.n and u[-1].isalpha() and is_latin_letter(t[end]):
                     continue
                 if u in ("w", "t", "l", "h", "s", "m", "g", "A") and k != j:
-                    continue  # a lone letter after a space is not a unit ("5 s" is rare)
+                    if not (u in ("s", "h") and self._plain_number_before(j)):
+                        continue  # a lone letter after a space is no unit, but 超时30 s is 秒
                 if u in ("V", "W") and k != j and t[end : end + 1] in ("-", "/", "+"):
                     continue  # 1500 W is 瓦 (a spec sheet's spacing); "5 V-Sync" is no unit
                 if u == "A" and t.startswith(_GRADE_NEXT, end):
                     continue  # 5A级景区, 3A游戏: a grade, not amperes
                 return u, end
         return None
+
+    def _plain_number_before(self, j: int) -> bool:
+        """The number ending at ``j`` stands after Han text or a space after Han, not after a
+        Latin word (``超时30 s``, not ``iPhone 6 s``)."""
+        t = self.t
+        k = j
+        while k > 0 and (_is_digit(t[k - 1]) or t[k - 1] == "."):
+            k -= 1
+        if k == j:
+            return False
+        if k > 0 and t[k - 1] == " ":
+            k -= 1
+        return k > 0 and is_han(t[k - 1])
 
     def liang_next(self, j: int) -> bool:
         if j < self.n and self.t[j] == " ":
@@ -1366,7 +1380,12 @@ class _Scanner:
             return m.end()
         m = _RE_VERSION.match(self.t, i)
         if m and not _RE_YMD.match(self.t, i):
-            self.add(i, m.end(), "num", "点".join(read_cardinal(p) for p in m.group().split(".")))
+            parts = m.group().split(".")
+            # 120.0.6099.109: a build group of three or more digits is said digit by digit
+            spoken = [read_cardinal(parts[0])] + [
+                read_digits(p) if len(p) >= 3 else read_cardinal(p) for p in parts[1:]
+            ]
+            self.add(i, m.end(), "num", "点".join(spoken))
             return m.end()
         return i
 
