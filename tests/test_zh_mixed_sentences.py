@@ -774,6 +774,10 @@ def test_brief_known_wrong_cases_of_the_18h_round(text: str, expected: str) -> N
         ("功率是 1500 W。", "功率是一千五百瓦"),
         ("转速 7200 RPM。", "转速七千二百转每分钟"),
         ("屏幕亮度 1000 nits。", "屏幕亮度一千尼特"),
+        ("超时时间设为30 s。", "超时时间设为三十秒"),
+        ("Android 15 beta 2已推送。", "<Android>十五<beta>二已推送"),
+        ("Chrome版本是120.0.6099.109。", "<Chrome>版本是一百二十点零点六零九九点一零九"),
+        ("这个PR改了3 files。", "这个<P R>改了<three><files>"),
     ],
 )
 def test_probe_failures_of_the_18h_round(text: str, expected: str) -> None:
