@@ -778,6 +778,9 @@ def test_brief_known_wrong_cases_of_the_18h_round(text: str, expected: str) -> N
         ("Android 15 beta 2已推送。", "<Android>十五<beta>二已推送"),
         ("Chrome版本是120.0.6099.109。", "<Chrome>版本是一百二十点零点六零九九点一零九"),
         ("这个PR改了3 files。", "这个<P R>改了<three><files>"),
+        ("上午9am-11am考试。", "上午九点到十一点考试"),
+        ("9:00am - 11:30am开会", "上午九点到十一点三十分开会"),
+        ("NBA总决赛G7，凯尔特人105-98独行侠。", "<N B A>总决赛<G>七凯尔特人一百零五比九十八独行侠"),
     ],
 )
 def test_probe_failures_of_the_18h_round(text: str, expected: str) -> None:

@@ -1019,6 +1019,12 @@ class _Scanner:
             if p.kind == "punct" and p.spoken in _RANGE_DASHES and p.end - p.start == 1:
                 a, b = ps[k - 1], ps[k + 1]
                 spaced_tilde = p.spoken in "~～" and a.kind == b.kind == "num"  # 3 ~ 5 天
+                spaced_tilde = spaced_tilde or (
+                    a.kind == b.kind == "num"
+                    and "点" in a.spoken
+                    and b.spoken.endswith(("点", "分", "秒"))
+                    and a.spoken.endswith(("点", "分", "秒"))
+                )  # 9:00am - 11:30am: two times
                 if (a.end != p.start or b.start != p.end) and not spaced_tilde:
                     continue
                 code = k >= 2 and ps[k - 2].kind == "latin" and ps[k - 2].end == a.start
@@ -2067,6 +2073,13 @@ class _Scanner:
             if before.endswith(word) or after.startswith(word):
                 if (word in _AM_WORDS) != am:
                     return "", ("ampm-conflict", f"{ap.group(1)!r} contradicts {word}; read {word}")
+                return "", None
+        prev = re.search(
+            r"(a\.m\.|p\.m\.|am|pm|AM|PM|A\.M\.|P\.M\.) ?[-~～—–到至] ?$", self.before(start, 8)
+        )
+        if prev and (prev.group(1)[0] in "aA") == am:
+            # 上午9am-11am, 9am-11am: the second time of a range shares the first one's day part
+            if re.search(r"\d$", self.before(start - len(prev.group()), 1)):
                 return "", None
         return ("上午" if am else "下午"), None
 
