@@ -785,6 +785,17 @@ def _is_per_unit(tok: str) -> bool:
     )
 
 
+#: Units of a lab value's numerator (besides :data:`UNITS`): ``mmol/L``, ``U/L``, ``mg/dL``.
+_LAB_UNITS = frozenset("mmol μmol µmol umol mol u iu miu dl ng pg μg µg ug mg g l ml".split())
+
+
+def _is_unit_ratio(tok: str) -> bool:
+    """``mmol/L``, ``3.8mmol/L``, ``mg/dL``, ``U/L``, ``km/h``: a unit per a unit, no path."""
+    left, sep, right = tok.rstrip(",.;:!?").lstrip("0123456789.").partition("/")
+    units = UNITS | _LAB_UNITS
+    return bool(sep) and left.lower() in units and right.lower() in units and "/" not in right
+
+
 def _is_setting(tok: str) -> bool:
     """``max_tokens=2048``, ``lr=3e-4``, ``top_p=0.9``: a snake_case name, ``=``, a number."""
     key, _, val = tok.rstrip(",.;:!?").partition("=")
@@ -825,6 +836,8 @@ def _is_identifier(tok: str) -> bool:
     """
     if is_rate(tok) or _is_per_unit(tok) or _is_letter_pair(tok) or _is_slash_code(tok):
         return False
+    if _is_unit_ratio(tok):
+        return False  # 3.8 mmol/L, mg/dL: a lab value's unit, read by the zh rules
     if "=" in tok and _is_setting(tok):
         return False  # max_tokens=2048: a setting; its value is read in the sentence's language
     if "@" in tok and is_metric_at_k(tok):
@@ -948,6 +961,17 @@ def _zh_latin_token(toks: list[_Tok], k: int, f: str) -> bool:
         and "#" in f[toks[k + 1].end : toks[k + 1].end + 40]
     ):
         return True  # #AI改变生活#: a topic tag, its marks are silent (the zh frontend)
+    word = tok.strip("#")
+    if (
+        tok.startswith("#")
+        and 2 <= len(word) <= 30
+        and word.isascii()
+        and word.isalnum()
+        and any(c.isalpha() for c in word)
+        and tok.count("#") <= 2
+        and (k == 0 or toks[k].gap != "adj" or toks[k - 1].kind == _ZH)
+    ):
+        return True  # #OOTD的话题, #MWC2026#: a hashtag in a Chinese sentence, its # silent
     if (
         k > 0
         and toks[k].gap == "space"

@@ -217,7 +217,7 @@ CASES += [
     ("在 2024 年 3 月 5 日", "在二零二四年三月五日"),
     ("他 86 年出生", "他八六年出生"),
     ("CPU 3000 元", "CPU 三千元"),  # a quantity after a name is no code
-    ("Ubuntu 22.04", "Ubuntu 二二点零四"),  # brands.tsv: digits, also for decimals
+    ("Ubuntu 22.04", "Ubuntu 二十二点零四"),  # brands.tsv: decimal (blind batch 4)
     ("3 个 M.2 SSD", "三个 M点二 SSD"),
     # a dash or tilde between two quantities with Han units is 到, never a sign
     ("9月1日-9月5日", "九月一日到九月五日"),

@@ -102,6 +102,12 @@ _LINK_VERBS = tuple(
 _ID_CUES_WORDS = tuple(c for c in _ID_CUES if len(c) > 1)
 
 _DASH_SCORE_BEFORE = ("比分", "比分是", "比分为", "战胜", "击败", "打成", "总比分", "大比分")
+#: Verbs of winning or losing after ``以 X-Y`` / ``以 X:Y`` that make the pair a score.
+_SPORT_VERBS = (
+    "取胜", "获胜", "胜出", "击败", "战胜", "横扫", "告负", "落败", "逆转", "拿下", "先下一城",
+    "力克", "险胜", "完胜", "惜败", "零封", "淘汰", "晋级", "夺冠", "战平", "扳平", "领先", "落后",
+    "胜", "负", "赢", "输",
+)  # fmt: skip
 #: Words shortly before a dash between two numbers that make it a score (比).
 _DASH_SCORE_CONTEXT = (
     "比赛", "比分", "半场", "全场", "主场", "客场", "决赛", "半决赛", "小组赛", "联赛", "战报",
@@ -236,6 +242,7 @@ _UNITS: dict[str, str] = {
     "μg": "微克", "µg": "微克", "ng": "纳克", "lux": "勒克斯", "mph": "英里每小时",
     "ft": "英尺", "lb": "磅", "lbs": "磅", "oz": "盎司",
     "dB": "分贝", "px": "像素", "fps": "帧每秒", "w": "万", "cc": "毫升", "mmHg": "毫米汞柱",
+    "dL": "分升", "U/L": "单位每升", "IU/L": "国际单位每升", "IU/mL": "国际单位每毫升",
     "nits": "尼特", "nit": "尼特", "lm": "流明", "Wh": "瓦时", "RPM": "转每分钟", "inch": "英寸",
     "inches": "英寸",
 }  # fmt: skip
@@ -250,6 +257,22 @@ _CURRENCY_PREFIX: dict[str, str] = {
     "JPY": "日元", "AUD": "澳元", "KRW": "韩元", "CAD": "加元",
 }  # fmt: skip
 _CURRENCY_KEYS = sorted(_CURRENCY_PREFIX, key=len, reverse=True)
+#: Words of an address before a building number (``天河路385号太古汇2座``).
+_ADDRESS_WORDS = (
+    "地址",
+    "市",
+    "区",
+    "路",
+    "街",
+    "道",
+    "号",
+    "大厦",
+    "广场",
+    "小区",
+    "花园",
+    "园区",
+    "中心",
+)
 #: English words that number a thing (``Round 2``, ``Step 2``): the number is a label, 二 not 两.
 _LABEL_WORDS = frozenset(
     "round level part step day season chapter section page figure fig table top episode ep game "
@@ -451,6 +474,8 @@ _DATE_RANGE_CUES = (
     "工期",
 )
 _RE_MD = re.compile(r"(\d{2})([-/.])(\d{2})(?![\d])(?!\2\d)", re.ASCII)
+#: Digit groups joined by single spaces (``826 5530 9972``), two groups at least.
+_RE_SPACED_GROUPS = re.compile(r"\d{2,6}(?: \d{2,6}){1,4}(?![\d.])", re.ASCII)
 _RE_SLASH_MD_RANGE = re.compile(
     r"(\d{1,2})/(\d{1,2})[-~～—–至到](\d{1,2})/(\d{1,2})(?![\d/])", re.ASCII
 )
@@ -477,6 +502,7 @@ _RE_SCI = re.compile(r"(\d+(?:\.\d+)?)[eE]([-+−]?)(\d{1,3})(?![\dA-Za-z])", re
 _RE_DIGIT_CHAIN = re.compile(r"\d+(?:-\d+){2,}(?![\d.])", re.ASCII)
 _RE_RATIO_CHAIN = re.compile(r"\d+(?:[:：]\d+){2,}(?![\d:：])", re.ASCII)
 #: Vulgar fraction characters (½ ⅓ ¼ ¾ ⅛ ...; not ↉ or ⅟, which are no numbers).
+_SUBSCRIPT_DIGITS = "₀₁₂₃₄₅₆₇₈₉"
 _VULGAR_FRACTIONS = frozenset("½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅐⅛⅜⅝⅞⅑⅒")
 _HEX_OR_COLON = frozenset("0123456789abcdefABCDEF:")
 _RE_IPV6 = re.compile(r"[0-9A-Fa-f:]{2,39}(?:\.\d{1,3}){0,3}(?![0-9A-Za-z:])", re.ASCII)
@@ -495,6 +521,16 @@ def _is_digit(c: str) -> bool:
 
 def _valid_md(m: int, d: int) -> bool:
     return 1 <= m <= 12 and 1 <= d <= 31
+
+
+def _ampm_hour(prefix: str, h: int) -> str:
+    """The day part and the hour: ``12 PM`` is noon (中午十二点), ``12 AM`` midnight (凌晨零点, the
+    hour that starts the day, as a 24-hour clock says it); otherwise 上午/下午 + the hour."""
+    if h == 12 and prefix == "下午":
+        return "中午十二"
+    if h == 12 and prefix == "上午":
+        return "凌晨零"
+    return prefix + read_cardinal(str(h), liang=True)
 
 
 def _read_port(raw: str, yao: bool = True) -> str:
@@ -554,7 +590,8 @@ class _Scanner:
                 if end < self.n and u[-1].isalpha() and is_latin_letter(t[end]):
                     continue
                 if u in ("w", "t", "l", "h", "s", "m", "g", "A") and k != j:
-                    if not (u in ("s", "h") and self._plain_number_before(j)):
+                    per = u in ("g", "m", "l") and t[end : end + 1] == "/"  # 70 g/L
+                    if not ((u in ("s", "h") and self._plain_number_before(j)) or per):
                         continue  # a lone letter after a space is no unit, but 超时30 s is 秒
                 if u in ("V", "W") and k != j and t[end : end + 1] in ("-", "/", "+"):
                     continue  # 1500 W is 瓦 (a spec sheet's spacing); "5 V-Sync" is no unit
@@ -685,6 +722,9 @@ class _Scanner:
                 self.vulgar_fraction(i)
                 i += 1
                 continue
+            if c in _SUBSCRIPT_DIGITS:
+                i = self._subscript(i)
+                continue
             cls = script_of(self.orig[i])
             if cls == "han":
                 j = i + 1
@@ -758,6 +798,24 @@ class _Scanner:
         self._dash_ranges()
         self._silent_marks()
         return self.pieces
+
+    def _subscript(self, i: int) -> int:
+        """``CO₂``, ``H₂O``, ``C₆H₁₂O₆``, ``PM₂.₅``: subscript digits (a formula's counts) are read
+        as the number they write (二, 十二, 二点五), never dropped."""
+        t = self.t
+        j = i
+        while j < self.n and t[j] in _SUBSCRIPT_DIGITS:
+            j += 1
+        digits = "".join(str(_SUBSCRIPT_DIGITS.index(c)) for c in t[i:j])
+        if j + 1 < self.n and t[j] in ".." and t[j + 1] in _SUBSCRIPT_DIGITS:
+            k = j + 1
+            while k < self.n and t[k] in _SUBSCRIPT_DIGITS:
+                k += 1
+            frac = "".join(str(_SUBSCRIPT_DIGITS.index(c)) for c in t[j + 1 : k])
+            self.add(i, k, "num", read_number(digits + "." + frac))
+            return k
+        self.add(i, j, "num", read_cardinal(digits) if len(digits) <= 2 else read_digits(digits))
+        return j
 
     def vulgar_fraction(self, i: int) -> None:
         """``½`` -> 二分之一, ``¾`` -> 四分之三; after digits it is the fraction of a mixed
@@ -1340,6 +1398,19 @@ class _Scanner:
             return area.end()
         m = _RE_MOBILE.match(self.t, i) or _RE_LANDLINE.match(self.t, i)
         if not m:
+            groups = _RE_SPACED_GROUPS.match(self.t, i)
+            cue = self.before(i, 8).rstrip(" \t\u3000是为:：")
+            if groups and (cue.endswith(_ID_CUES_WORDS) or cue.endswith(("会议号", "会议ID"))):
+                # 会议号：826 5530 9972: digit groups of an identifier, each digit by digit,
+                # the spaces a short pause (as the groups are read out)
+                pos = i
+                for k, part in enumerate(re.split("( )", groups.group())):
+                    if k % 2:
+                        self.add(pos, pos + 1, "punct", "")
+                    else:
+                        self.add(pos, pos + len(part), "num", read_digits(part, yao=True))
+                    pos += len(part)
+                return groups.end()
             return i
         plus = "加" if m.group().startswith("+") else ""
         self.add(i, m.end(), "num", plus + read_digits(m.group(), yao=True))
@@ -1514,7 +1585,9 @@ class _Scanner:
     def _r_time_ratio(self, i: int) -> int:
         t = self.t
         m = _RE_TIME.match(t, i) or _RE_TIME_SPACED.match(t, i)  # 10 : 30 is a time too
-        score_ctx = any(c in self.before(i, 6) for c in _SCORE_CUES)
+        score_ctx = any(c in self.before(i, 6) for c in _SCORE_CUES) or (
+            m is not None and self._sports_score(i, m.end())
+        )
         if m and m.group(3) and any(c in self.before(i, 8) for c in _DURATION_TIME_CUES):
             # 马拉松成绩2:05:30, 用时1:02:03: a duration, not a clock time
             dh, dm, ds = (int(x) for x in m.groups())
@@ -1557,7 +1630,7 @@ class _Scanner:
                 if ap:
                     prefix, issue = self._day_part(ap, i)
                     end = ap.end()
-                spoken = prefix + read_cardinal(str(h), liang=True) + "点"
+                spoken = _ampm_hour(prefix, h) + "点"
                 if mi or s is not None:  # a time written with seconds reads every field
                     spoken += ("零" if 0 < mi < 10 else "") + read_cardinal(str(mi)) + "分"
                 frac = (
@@ -1758,7 +1831,10 @@ class _Scanner:
         rb = self._read_plain(b, end, year_ok=True, liang=not ordinal)
         spoken = ra + "到" + rb
         if unit:
-            spoken += "公里每小时" if unit[0] == "km/h" else _UNITS[unit[0]]  # 0-100km/h
+            if unit[0] == "km/h" and self.before(i, 3).rstrip(" ").endswith("时速"):
+                spoken += "公里"  # 时速300-350km/h
+            else:
+                spoken += "公里每小时" if unit[0] == "km/h" else _UNITS[unit[0]]  # 0-100km/h
             end = unit[1]
         self.add(i, end, "num", spoken)
         return end
@@ -1783,10 +1859,35 @@ class _Scanner:
             mode = self._han_brand_before(i)
         return mode == "digits" or bool(re.fullmatch(r"7[0-8]7", a))
 
+    def _sports_score(self, i: int, end: int) -> bool:
+        """``以6-3、6-4取胜``, ``以21:15先下一城``, ``以3-0横扫``: after 以, with a verb of winning or
+        losing later in the clause; or the next pair of a list after a score (``6-3、6-4``)."""
+        t = self.t
+        ps = self.pieces
+        if (
+            len(ps) >= 2
+            and ps[-1].kind == "punct"
+            and ps[-1].spoken in ("、", ",", "，")
+            and ps[-1].end == i
+            and ps[-2].kind == "num"
+            and re.fullmatch(
+                r"[零一二三四五六七八九十百]+比[零一二三四五六七八九十百]+", ps[-2].spoken
+            )
+        ):
+            return True
+        if not self.before(i, 1) == "以":
+            return False
+        rest = re.split(r"[，,。；;！？!?]", t[end : end + 16])[0]
+        if re.match(r"的?(成绩|用时|时间|耗时|速度)", rest):
+            return False  # 以2:05:30的成绩获胜: a time, not a score
+        return any(v in rest for v in _SPORT_VERBS)
+
     def _score_dash(self, i: int, end: int) -> bool:
         """``比分3-1``, ``以2-1获胜``: a dash between two scores reads 比; so does a descending
         pair between Chinese words (``湖人108-102勇士``: a range is written low to high)."""
         t = self.t
+        if self._sports_score(i, end):
+            return True
         a_b = t[i:end].split("-")
         plain = (
             len(a_b) == 2
@@ -1905,7 +2006,9 @@ class _Scanner:
                     ("°", "℃", "℉")
                 )
                 value = read_cardinal(raw, liang=liang)
-            if u == "km/h":
+            if u == "km/h" and self.before(i, 3).rstrip(" ").endswith("时速"):
+                spoken = value + "公里"  # 时速350km/h: 时速 already says per hour
+            elif u == "km/h":
                 spoken = "每小时" + value + "公里"
             elif u == "m" and self._cpu_context(i):
                 spoken = value + "毫核"  # Kubernetes cpu: 500m -> 五百毫核 (millicores)
@@ -1938,13 +2041,20 @@ class _Scanner:
         ap = _AMPM.match(t, end)
         if ap and 1 <= int(raw) <= 12 and len(raw) <= 2:  # 3pm -> 下午三点, 10am -> 上午十点
             prefix, issue = self._day_part(ap, i)
-            self._add_ampm_time(i, ap, prefix + read_cardinal(raw, liang=True) + "点", issue)
+            self._add_ampm_time(i, ap, _ampm_hour(prefix, int(raw)) + "点", issue)
             return ap.end()
         era = _ERA.match(t, end)
         if era and len(raw) <= 4:  # 2934ad -> 公元二九三四年, 1234b.c. -> 公元前一二三四年
             prefix = "公元前" if era.group(1)[0] in "bB" else "公元"
             self.add(i, era.end(), "num", prefix + read_digits(raw) + "年")
             return era.end()
+        if (
+            len(raw) <= 2
+            and re.match(r"[A-L](?![A-Za-z0-9])", t[end : end + 2])
+            and "座" in self.before(i, 6)
+        ):
+            self.add(i, end, "num", read_cardinal(raw))  # 座位号是32F: row 三十二, seat F
+            return end
         code = self._code_reading(raw, i, end)
         if code is not None:
             self.add(i, end, "num", code)
@@ -2024,6 +2134,22 @@ class _Scanner:
         after = t.find("#", i + 1, i + 41)
         if after > i + 1 and any(is_han(c) for c in t[i + 1 : after]):
             return True
+        if (
+            i + 1 < self.n
+            and t[i + 1].isascii()
+            and t[i + 1].isalpha()
+            and (i == 0 or not (t[i - 1].isascii() and t[i - 1].isalnum()))
+        ):
+            return True  # #OOTD的话题: a hashtag's mark
+        if (
+            i > 0
+            and t[i - 1].isascii()
+            and t[i - 1].isalnum()
+            and t.rfind("#", max(0, i - 31), i) != -1
+        ):
+            k = t.rfind("#", max(0, i - 31), i)
+            if t[k + 1 : i].isascii() and t[k + 1 : i].isalnum():
+                return True  # #MWC2026#: the closing mark
         before = t.rfind("#", max(0, i - 40), i)
         return before != -1 and any(is_han(c) for c in t[before + 1 : i])
 
@@ -2204,6 +2330,7 @@ class _Scanner:
             and raw[0] in "12345"
             and (
                 any(cue in prev for cue in _STATUS_CUES)
+                or prev.endswith(("报", "出现", "显示", "提示", "抛出"))  # 页面报404
                 or self.before(i, 12).rstrip(" ").casefold().endswith("error code")
                 or (self.t.startswith(_STATUS_AFTER, end) and nxt != "错误率")
             )
@@ -2262,6 +2389,15 @@ class _Scanner:
             round_amount = len(raw.rstrip("0")) <= 2  # 50000, 150000: an amount, not a code
             if not self.liang_next(end) and not round_amount and not prev.endswith(_AMOUNT_BEFORE):
                 return read_digits(raw, yao=True)  # 拨打12306来咨询
+        if (
+            len(raw) <= 2
+            and (nxt1 in "座栋幢" or nxt.startswith(("号楼", "单元")))
+            and i > 0
+            and is_han(self.t[i - 1])
+            and self.t[i - 1] not in "有建了这那共约第几每各新两盖座栋"
+            and any(w in self.before(i, 20) for w in _ADDRESS_WORDS)
+        ):
+            return read_cardinal(raw)  # 太古汇2座2306室: a building's number in an address, 二座
         label = self._brand_before(i)
         if label is not None and not label[1] and label[0].casefold() in _LABEL_WORDS:
             if len(raw) in (3, 4) and label[0].casefold() in ("room", "gate", "line"):
