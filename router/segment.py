@@ -877,6 +877,8 @@ def _is_english_phrase(words: list[str], toks: list[_Tok], f: str) -> bool:
             day = tb.rstrip(",")
             if b.kind == _NUM and day.isdigit() and len(day) <= 2:
                 return True
+            if day[-2:].lower() in _ORDINAL and day[:-2].isdigit() and len(day) <= 4:
+                return True  # Jan 2nd
         if _is_day_before_month(a, b, f):
             return True  # 12 Sep 2025: a day before a month name
         if (

@@ -785,3 +785,44 @@ def test_brief_known_wrong_cases_of_the_18h_round(text: str, expected: str) -> N
 )
 def test_probe_failures_of_the_18h_round(text: str, expected: str) -> None:
     assert marked(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the lead's failures from blind batches 3 and 4 (FAILURES_for_tnzh.md)
+        ("郑钦文在WTA 1000赛事中以3-6、6-4取胜。", "郑钦文在<W T A>一千赛事中以三比六六比四取胜"),
+        ("中国女排以3-0横扫对手", "中国女排以三比零横扫对手"),
+        ("三局比分为25:18、25:21、25:23。", "三局比分为二十五比十八二十五比二十一二十五比二十三"),
+        ("我们约在12:15 PM吃午饭。", "我们约在中午十二点十五分吃午饭"),
+        ("12am上线。", "凌晨零点上线"),
+        ("体检报告显示LDL偏高，3.8 mmol/L。", "体检报告显示<L D L>偏高三点八毫摩尔每升"),
+        ("总蛋白70 g/L，ALT 30 U/L", "总蛋白七十克每升<A L T>三十单位每升"),
+        ("胆固醇200 mg/dL。", "胆固醇二百毫克每分升"),
+        ("复兴号最高运营时速350km/h。", "复兴号最高运营时速三百五十公里"),
+        ("限速120km/h。", "限速每小时一百二十公里"),
+        ("这款手机支持IP68级防尘防水。", "这款手机支持<I P>六八级防尘防水"),
+        ("刚升级到Ubuntu 24.04，一切正常。", "刚升级到<Ubuntu>二十四点零四一切正常"),
+        ("页面报404，检查一下URL有没有拼错。", "页面报四零四检查一下<U R L>有没有拼错"),
+        ("报价500，很便宜", "报价五百很便宜"),
+        ("腾讯会议号：826 5530 9972。", "腾讯会议号八二六五五三零九九七二"),
+        ("登机牌上的座位号是32F。", "登机牌上的座位号是三十二<F>"),
+        ("地址：天河路385号太古汇2座2306室。", "地址天河路三百八十五号太古汇二座二三零六室"),
+        ("山上有2座庙", "山上有两座庙"),
+        ("她以21:15先下一城。", "她以二十一比十五先下一城"),
+        ("约排放2.6吨CO₂。", "约排放二点六吨<C O>二"),
+        ("水的化学式是H₂O。", "水的化学式是<H>二<O>"),
+        ("发小红书记得带上#OOTD的话题。", "发小红书记得带上<O O T D>的话题"),
+        ("我们Jan 2nd回公司上班。", "我们<January><second>回公司上班"),
+    ],
+)
+def test_blind_batch_3_and_4_failures(text: str, expected: str) -> None:
+    assert marked(text) == expected
+
+
+def test_subscripts_and_hashtag_marks_are_neither_lost_nor_read() -> None:
+    utt = mixvox.route("排放CO₂，带上#OOTD的话题。")
+    assert not [i for i in utt.warnings if i.code == "unreadable"]
+    words = [w for s in utt.sentences for sp in s.spans for w in sp.words]
+    assert [w.spoken for w in words if w.text == "₂"] == ["二"]
+    assert [w.spoken for w in words if w.text == "#"] == [""]
