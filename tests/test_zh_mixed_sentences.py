@@ -814,6 +814,9 @@ def test_probe_failures_of_the_18h_round(text: str, expected: str) -> None:
         ("水的化学式是H₂O。", "水的化学式是<H>二<O>"),
         ("发小红书记得带上#OOTD的话题。", "发小红书记得带上<O O T D>的话题"),
         ("我们Jan 2nd回公司上班。", "我们<January><second>回公司上班"),
+        ("使用SHA-256哈希。", "使用<S H A>二五六哈希"),
+        ("得分 9.5/10 。", "得分十分之九点五"),
+        ("用户满意度 4.5/5 。", "用户满意度五分之四点五"),
     ],
 )
 def test_blind_batch_3_and_4_failures(text: str, expected: str) -> None:
