@@ -917,8 +917,9 @@ def _count_before_noun(num: _Tok, word: _Tok, f: str) -> bool:
         and len(w) >= 2
         and w.isascii()
         and w.isalpha()
-        and w.islower()
-        and w not in UNITS
+        and (w.islower() or (len(w) >= 3 and w.istitle()))  # 5 Tips for Better Sleep
+        and w.lower() not in UNITS
+        and w.lower() not in _VERSION_WORDS
         and w not in _SCALE_WORDS
     )
 
@@ -1025,12 +1026,12 @@ def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok],
         texts = [f[t.start : t.end] for t in island]
         en = [x for t, x in zip(island, texts, strict=True) if t.kind == _EN]
         words = [x for x in en if x.replace("-", "").replace("'", "").isalpha()]
-        continues = english_before and toks[i].gap == "space" and f[toks[i - 1].end - 1] in ",;"
+        continues = english_before and toks[i].gap == "space" and f[toks[i - 1].end - 1] in ",;:"
         english = continues or (bool(en) and _is_english_phrase(words, island, f))
         # "Input voltage 100-240 V, 50/60 Hz": the part after an ASCII comma of an English
         # phrase is English too (the comma ends no Chinese clause)
         english_before = (
-            english and j < n and toks[j].kind != _ZH and f[toks[j - 1].end - 1] in ",;"
+            english and j < n and toks[j].kind != _ZH and f[toks[j - 1].end - 1] in ",;:"
         )
         if continues:
             for t in island:

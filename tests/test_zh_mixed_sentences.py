@@ -817,6 +817,12 @@ def test_probe_failures_of_the_18h_round(text: str, expected: str) -> None:
         ("使用SHA-256哈希。", "使用<S H A>二五六哈希"),
         ("得分 9.5/10 。", "得分十分之九点五"),
         ("用户满意度 4.5/5 。", "用户满意度五分之四点五"),
+        (
+            "弹窗写着Update available: version 2.1.0。",
+            "弹窗写着<Update><available><version><two point one point oh>",
+        ),
+        ("视频标题5 Tips for Better Sleep。", "视频标题<five><Tips><for><Better><Sleep>"),
+        ("日志里有Epoch 3/10, loss 0.234。", "日志里有<Epoch>十分之三<loss>零点二三四"),
     ],
 )
 def test_blind_batch_3_and_4_failures(text: str, expected: str) -> None:

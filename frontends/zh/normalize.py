@@ -1759,6 +1759,8 @@ class _Scanner:
         name = self._brand_before(i)
         if name is None or len(name[0]) < 2 or not any(c.isupper() for c in name[0]):
             return i
+        if name[0].casefold() in _LABEL_WORDS or name[0].casefold() in ("epoch", "batch", "iter"):
+            return i  # Epoch 3/10, Page 2/5: a counter's progress, no alternatives
         spoken = read_number(m.group(1)) + "或" + read_number(m.group(2))
         self.add(i, m.end(), "num", spoken)
         return m.end()
