@@ -822,6 +822,8 @@ def test_probe_failures_of_the_18h_round(text: str, expected: str) -> None:
             "弹窗写着<Update><available><version><two point one point oh>",
         ),
         ("视频标题5 Tips for Better Sleep。", "视频标题<five><Tips><for><Better><Sleep>"),
+        ("请拨打 +1 (650) 253-0000 。", "请拨打加一六五零二五三零零零零"),
+        ("身份证号后四位是 1234 。", "身份证号后四位是幺二三四"),
         ("日志里有Epoch 3/10, loss 0.234。", "日志里有<Epoch>十分之三<loss>零点二三四"),
     ],
 )

@@ -445,7 +445,9 @@ _RE_LANDLINE = re.compile(
     r"(?![\d-])",
     re.ASCII,
 )
-_RE_AREA_CODE = re.compile(r"[(（](0\d{2,3})[)）] ?(\d{7,8}|\d{3,4}[- ]\d{4})(?![\d-])", re.ASCII)
+_RE_AREA_CODE = re.compile(
+    r"[(（](0\d{2,3}|[2-9]\d{2})[)）] ?(\d{7,8}|\d{3,4}[- ]\d{4})(?![\d-])", re.ASCII
+)  # (010)12345678, and North American (650) 253-0000
 _RE_HALF_QUARTER = re.compile(r" ?(?:H[12]|Q[1-4])(?![A-Za-z0-9])", re.ASCII)
 _RE_IEEE = re.compile(r"802\.(\d{1,2})(?=[a-zA-Z]|[^\d.]|$)", re.ASCII)
 _RE_TZ_OFFSET = re.compile(r"([+-])(\d{1,2})(?::?(\d{2}))?(?![\d:])", re.ASCII)
@@ -2374,6 +2376,10 @@ class _Scanner:
             return read_digits(raw, yao=True)  # 3号楼2单元501: the flat's number
         if raw in ("110", "119", "120", "122") and nxt.startswith(_EMERGENCY_NEXT):
             return read_digits(raw, yao=True)  # 110报警, 120急救车
+        if re.search(
+            r"[前后末尾][0-9一二三四五六七八九十]{1,2}位[是为:：]?$", prev
+        ) and not self.liang_next(end):
+            return read_digits(raw, yao=True)  # 身份证号后四位是1234: digits of an identifier
         if prev.rstrip(" \t\u3000是为:：").endswith(_ID_CUES) and not self.liang_next(end):
             if prev.rstrip(" \t\u3000是为:：").endswith(("端口", "端口号", "port")):
                 return _read_port(raw)  # 端口22 -> 二十二, 端口8080 -> 八零八零
