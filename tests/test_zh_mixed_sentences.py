@@ -824,6 +824,10 @@ def test_probe_failures_of_the_18h_round(text: str, expected: str) -> None:
         ("视频标题5 Tips for Better Sleep。", "视频标题<five><Tips><for><Better><Sleep>"),
         ("请拨打 +1 (650) 253-0000 。", "请拨打加一六五零二五三零零零零"),
         ("身份证号后四位是 1234 。", "身份证号后四位是幺二三四"),
+        ("我买了WH-1000XM5耳机。", "我买了<W H>一千<X M>五耳机"),
+        ("麒麟9000S芯片", "麒麟九千<S>芯片"),
+        ("输出 5 V 2 A", "输出五伏两安"),
+        ("我是 5 A 学生", "我是五<A>学生"),
         ("日志里有Epoch 3/10, loss 0.234。", "日志里有<Epoch>十分之三<loss>零点二三四"),
     ],
 )

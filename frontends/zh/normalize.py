@@ -594,6 +594,7 @@ class _Scanner:
                     continue
                 if u in ("w", "t", "l", "h", "s", "m", "g", "A") and k != j:
                     per = u in ("g", "m", "l") and t[end : end + 1] == "/"  # 70 g/L
+                    per = per or (u == "A" and bool(re.search(r"\d ?V ", t[max(0, j - 10) : j])))
                     if not ((u in ("s", "h") and self._plain_number_before(j)) or per):
                         continue  # a lone letter after a space is no unit, but 超时30 s is 秒
                 if u in ("V", "W") and k != j and t[end : end + 1] in ("-", "/", "+"):
@@ -2491,6 +2492,13 @@ class _Scanner:
         after = t[end] if end < self.n else ""
         if i > 1 and t[i - 1] in "·・•" and is_latin_letter(t[i - 2]) and len(raw) >= 3:
             return read_digits(raw)  # 沪A·88888: a licence plate
+        if (
+            len(raw) == 4
+            and raw[0] != "0"
+            and raw[1:] == "000"
+            and (self._brand_before(i) is not None or self._han_brand_before(i) is not None)
+        ):
+            return read_cardinal(raw)  # WH-1000XM5, 麒麟9000S, ISO 9000: a round thousand, 一千
         if (
             len(raw) >= 3
             and i > 1
