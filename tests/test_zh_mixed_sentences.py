@@ -828,6 +828,7 @@ def test_probe_failures_of_the_18h_round(text: str, expected: str) -> None:
         ("麒麟9000S芯片", "麒麟九千<S>芯片"),
         ("输出 5 V 2 A", "输出五伏两安"),
         ("我是 5 A 学生", "我是五<A>学生"),
+        ("用 1 << 10 表示1024。", "用一左移十表示一千零二十四"),
         ("日志里有Epoch 3/10, loss 0.234。", "日志里有<Epoch>十分之三<loss>零点二三四"),
     ],
 )
