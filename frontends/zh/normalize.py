@@ -115,6 +115,8 @@ _DASH_SCORE_CONTEXT = (
 )  # fmt: skip
 #: After a dash between numbers: words of a range (之间, 左右 …), never a score.
 _RANGE_AFTER_WORDS = ("之间", "左右", "以内", "以上", "以下", "之内", "不等", "范围", "区间", "之")
+#: A character right after two dashed numbers that makes them a range of things (``1-3班``).
+_RANGE_NEXT_CHARS = frozenset("班届栋栏组排列行类期区段站题章节课话集版项条款篇首页室楼座号轮局场盘周季")
 #: A character right before two dashed numbers that makes them a range or an amount.
 _RANGE_BEFORE_CHARS = frozenset(
     "第约近共在从为是到有需要达至于价售卖花值龄高宽长重大小计余升降涨跌增减占每各控调设选用"
@@ -1909,6 +1911,7 @@ class _Scanner:
                 self.after(end, 1) in _QUANTITY_NEXT or self.unit_at(end) or self.liang_next(end)
             )
             and not self.after(end, 2).startswith(_RANGE_AFTER_WORDS)
+            and self.after(end, 1) not in _RANGE_NEXT_CHARS
             and self.before(i, 1) not in _RANGE_BEFORE_CHARS
         )
         if plain and i > 0 and is_han(t[i - 1]) and int(a_b[0]) > int(a_b[1]):
