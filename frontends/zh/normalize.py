@@ -116,7 +116,9 @@ _DASH_SCORE_CONTEXT = (
 #: After a dash between numbers: words of a range (之间, 左右 …), never a score.
 _RANGE_AFTER_WORDS = ("之间", "左右", "以内", "以上", "以下", "之内", "不等", "范围", "区间", "之")
 #: A character right after two dashed numbers that makes them a range of things (``1-3班``).
-_RANGE_NEXT_CHARS = frozenset("班届栋栏组排列行类期区段站题章节课话集版项条款篇首页室楼座号轮局场盘周季")
+_RANGE_NEXT_CHARS = frozenset(
+    "班届栋栏组排列行类期区段站题章节课话集版项条款篇首页室楼座号轮局场盘周季"
+)
 #: A character right before two dashed numbers that makes them a range or an amount.
 _RANGE_BEFORE_CHARS = frozenset(
     "第约近共在从为是到有需要达至于价售卖花值龄高宽长重大小计余升降涨跌增减占每各控调设选用"
