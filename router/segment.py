@@ -903,8 +903,10 @@ def _is_english_phrase(words: list[str], toks: list[_Tok], f: str) -> bool:
 
 
 def _count_before_noun(num: _Tok, word: _Tok, f: str) -> bool:
-    """A plain number and a spaced lower-case English word that is no unit (``2 weeks``,
-    ``10 years``): the count of an English noun, English even when glued to Han before it."""
+    """A plain number (or range) and a spaced English word that is no unit or release word
+    (``2 weeks``, ``10 years``, ``2-3 weeks``; capitalised ``5 Tips`` too, the caller checks
+    that the island is English text): the count of an English noun, English even when glued
+    to Han before it."""
     x = f[num.start : num.end]
     w = f[word.start : word.end].rstrip(".,;:!?")
     low, _, high = x.replace("~", "-", 1).partition("-")  # 2-3 weeks: a range counts too
