@@ -57,6 +57,7 @@ class Tables:
     special: dict[str, str]
     special_folded: dict[str, str]
     unit_words: frozenset[str]  # spoken unit names, singular and plural ("millimeters")
+    brands: dict[str, str]  # casefolded name -> how the digits after it are read (brands.tsv)
 
 
 @lru_cache(maxsize=1)
@@ -77,8 +78,16 @@ def tables() -> Tables:
         special=special,
         special_folded={k.casefold(): v for k, v in special.items()},
         unit_words=frozenset(w.lower() for r in rows for w in (r[1], r[2]) if " " not in w),
+        brands={
+            r[0].casefold(): r[1].strip()
+            for r in _read_tsv("brands.tsv")
+            if len(r) >= 2 and r[1].strip() in BRAND_MODES
+        },
     )
 
+
+#: How the digits after a name of ``data/brands.tsv`` are read (see :func:`_standard_digits`).
+BRAND_MODES = ("model", "maker", "standard")
 
 MONTHS = (
     "January February March April May June July August September October November December"
@@ -135,6 +144,12 @@ _SEQUENCE_WORDS = frozenset(
 
 # Anchored, nested-quantifier-free patterns (linear time).
 _RE_INT = re.compile(r"\d+")
+_RE_DIGITS_LETTER = re.compile(r"\d+[A-Za-z]")
+#: IEEE 802 standards with an amendment: 802.11ax -> eight oh two dot eleven A X.
+_RE_IEEE_802 = re.compile(r"802\.(\d{1,2})([a-zA-Z]{1,3})?")
+#: After a standards name: ISO 9001:2015 (its edition), IEC 60601-1 (its part).
+_RE_STANDARD_EDITION = re.compile(r"(\d{2,5}):((?:19|20)\d\d)")
+_RE_STANDARD_PART = re.compile(r"(\d{3,5})-(\d{1,2})")
 _RE_NUMBER = re.compile(r"([-+]?)(\d{1,3}(?:,\d{3})+|\d+)?(?:\.(\d+))?")
 _RE_TIME = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?([ap]\.?m\.?)?", re.I)
 #: Durations written with h / m / s: ``3h``, ``1h30m``, ``2m30s`` (a lone ``45m`` is meters
@@ -1192,6 +1207,17 @@ class Normalizer:
         return None
 
     def _numeric(self, core: str, prev: str, nxt: str, k: int, cores: list[str]) -> str | None:
+        m = _RE_IEEE_802.fullmatch(core)
+        if m:  # 802.11ax: "eight oh two dot eleven A X", as network engineers say it
+            tail = f" {letters_spoken(m.group(2).upper())}" if m.group(2) else ""
+            return f"eight oh two dot {num.cardinal(m.group(1))}{tail}"
+        if self._brand_mode(prev) == "standard":
+            m = _RE_STANDARD_EDITION.fullmatch(core)
+            if m:  # ISO 9001:2015 -> nine thousand one, twenty fifteen
+                return f"{_standard_digits(m.group(1))}, {num.year(m.group(2))}"
+            m = _RE_STANDARD_PART.fullmatch(core)
+            if m:  # IEC 60601-1, ISO 8601-1 -> ... dash one
+                return f"{_standard_digits(m.group(1))} dash {num.cardinal(m.group(2))}"
         m = _RE_DURATION.fullmatch(core)
         if m and sum(g is not None for g in m.groups()) >= 2:
             # 3h 45m, 1h30m, 2m30s: "m" after hours or before seconds is minutes
@@ -1396,6 +1422,14 @@ class Normalizer:
         if m and not core.startswith(("-", "+")):
             # "1980-1970 kg": a unit after the range makes both ends quantities, not years
             years = not self._unit_after_number(nxt, m.group(2))
+            if (
+                years
+                and 3 <= len(m.group(1)) <= 4
+                and m.group(1).isdecimal()
+                and m.group(2).isdecimal()
+                and self._brand_mode(prev) in ("model", "maker")
+            ):  # Boeing 787-9: the model and its variant; the dash is silent
+                return f"{_model_digits(m.group(1))} {num.cardinal(m.group(2), and_=False)}"
             if years and _RE_MODEL_VARIANT.fullmatch(core) and _model_cue(prev):
                 # Boeing 737-800, a 747-400: a model and its variant, said as the maker does
                 left_, right_ = core.split("-")
@@ -1519,6 +1553,14 @@ class Normalizer:
             words = num.year(ip) if len(ip) == 4 else _three_digit_year(ip)
         elif len(ip) > 1 and ip[0] == "0":
             words = num.digits_words(ip)
+        elif (
+            3 <= len(ip) <= 5
+            and (mode := self._brand_mode(prev)) is not None
+            and not sign
+            and not self._unit_after_number(nxt, ip)
+            and not (mode == "maker" and _is_plural_noun(nxt))  # Intel 250 engineers
+        ):  # ISO 9001, IEEE 754, Snapdragon 888, Dimensity 9300: a name's number
+            words = _standard_digits(ip) if mode == "standard" else _model_digits(ip)
         elif len(ip) == 4 and self._model_context(prev):
             words = num.pair_reading(ip)
         elif len(ip) == 3 and prev.lower().rstrip(":") in _STATUS_CUES and ip[1:] != "00":
@@ -1554,6 +1596,22 @@ class Normalizer:
             return True
         before = cores[k - 2].lower() if k >= 2 and k - 2 < len(cores) else ""
         return before == "flight" and prev.isupper() and len(prev) == 2
+
+    def _brand_mode(self, prev: str) -> str | None:
+        """How the digits after ``prev`` are read when it names a product line or a standard
+        (``data/brands.tsv``, or a lexicon entry ``"<name> #"`` whose spoken is a mode);
+        ``ISO/IEC`` counts when one of its parts does."""
+        if not prev[:1].isupper():
+            return None
+        entry = self.lex_get(prev + " #")
+        said = getattr(entry, "spoken", None) if entry is not None else None
+        if said in BRAND_MODES:
+            return said
+        for name in prev.split("/"):
+            mode = self.t.brands.get(name.casefold()) if name[:1].isupper() else None
+            if mode is not None:
+                return mode
+        return None
 
     def _model_context(self, prev: str) -> bool:
         """``RTX 4070``, ``GTX 1080``: four digits after an all-caps product name."""
@@ -1960,6 +2018,13 @@ class Normalizer:
                     elif len(part) == 3 and part.isdecimal() and after[:1].isdecimal():
                         r = _model_digits(part)  # 777-300ER: a model, then its variant
                     elif (
+                        3 <= len(part) <= 5
+                        and part.isdecimal()
+                        and pi > 0
+                        and self._brand_mode(parts[pi - 1]) == "standard"
+                    ):  # ISO-9001, IEC-61508: a standard's number
+                        r = _standard_digits(part)
+                    elif (
                         len(part) in (3, 4)
                         and part.isdecimal()
                         and pi > 0
@@ -1999,7 +2064,11 @@ class Normalizer:
                 ):
                     out.append(f"{num.cardinal(digits)} {unit[0] if digits == '1' else unit[1]}")
                     j = k
-                elif w[j : j + 1] in ("x", "X") and w[j + 1 : j + 2].isdecimal():
+                elif (
+                    w[j : j + 1] in ("x", "X")
+                    and w[j + 1 : j + 2].isdecimal()
+                    and not (w[j] == "X" and _RE_DIGITS_LETTER.match(w, j + 1))
+                ):  # 2x8, 8x7B: "by"; but 5800X3D is the letter X, then "three D"
                     out.append(f"{_model_digits(digits, code=is_code)} by")
                     j += 1
                 else:
@@ -2341,7 +2410,8 @@ def _ordinal_suffix(digits: str) -> str:
 
 def _model_digits(d: str, *, code: bool = True) -> str:
     """Digits inside a model number: H200 -> two hundred, 4070 -> forty seventy, A321 ->
-    three twenty one. ``code=False`` (digits with no letters around) keeps 3 digits whole."""
+    three twenty one, i9-14900K -> fourteen nine hundred. ``code=False`` (digits with no
+    letters around) keeps 3 and 5 digits whole."""
     if len(d) > 1 and d[0] == "0":
         return num.digits_words(d)
     if code and len(d) == 3 and d[1:] != "00":
@@ -2350,9 +2420,41 @@ def _model_digits(d: str, *, code: bool = True) -> str:
         return num.cardinal(d)
     if len(d) == 4:
         return num.pair_reading(d)
+    if code and len(d) == 5:
+        return _five_digit_code(d)  # 14900K, 10750H: generation + model, as Intel's are said
     if len(d) <= 6:
         return num.cardinal(d)
     return num.digits_words(d)
+
+
+def _five_digit_code(d: str) -> str:
+    """Five digits of a code or standard, said as two parts: the first two digits, then
+    three: ``14900`` -> "fourteen nine hundred", ``10750`` -> "ten seven fifty", ``27001`` ->
+    "twenty seven oh oh one", ``17025`` -> "seventeen oh twenty five"; ``22000`` -> "twenty
+    two thousand"."""
+    if d[0] == "0":
+        return num.digits_words(d)
+    head, tail = num.cardinal(d[:2]), d[2:]
+    if tail == "000":
+        return f"{head} thousand"
+    if tail[:2] == "00":
+        return f"{head} oh oh {num.ONES[int(tail[2])]}"
+    if tail[0] == "0":
+        return f"{head} oh {num.cardinal(tail[1:])}"
+    return f"{head} {_three_digit_year(tail)}"
+
+
+def _standard_digits(d: str) -> str:
+    """The number of a standard or specification after its body's name (``ISO 9001``,
+    ``IEEE 754``, ``RFC 7231``, ``ISO 27001``), as engineers say it: up to three digits as a
+    model number (seven fifty four, eight oh two), four digits in pairs (eighty six oh one)
+    except a round thousand plus a unit digit (nine thousand one), five digits as two parts
+    (twenty seven oh oh one), never with "and"."""
+    if len(d) > 1 and d[0] == "0":
+        return num.digits_words(d)
+    if len(d) == 4 and d[1:3] == "00":
+        return num.cardinal(d, and_=False)  # 9001 -> nine thousand one, 9000 -> nine thousand
+    return _model_digits(d)
 
 
 _SUPERSCRIPT_WORDS = {"²": "squared", "³": "cubed"}
