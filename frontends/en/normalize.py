@@ -432,6 +432,7 @@ class Normalizer:
         self._format_chars: list[tuple[str, int, int]] = []
         self._trails: list[str] = []
         self._silent_trail: set[int] = set()
+        self._caps_phrase: set[int] = set()
 
     # -- chunking ---------------------------------------------------------------------------
 
@@ -441,6 +442,7 @@ class Normalizer:
         n = len(folded)
         chunks: list[tuple[int, int]] = []
         markup: set[int] = set()  # chunk starts that are markup (<noise/>, [HH AH0 L OW1])
+        emoticons: set[int] = set()  # chunk starts that are emoticons (:-), ^_^)
         i = 0
         while i < n:
             if folded[i].isspace():
@@ -452,6 +454,12 @@ class Normalizer:
                 chunks.append((i, mk))
                 markup.add(i)
                 i = mk
+                continue
+            emo = _RE_EMOTICON.match(folded, i) if i == 0 or folded[i - 1].isspace() else None
+            if emo:  # :) ;-) :D ^_^ standing on their own: a face, not punctuation and letters
+                chunks.append((i, emo.end(1)))
+                emoticons.add(i)
+                i = emo.end(1)
                 continue
             # Inside a URL, ``?`` ``,`` ``;`` ``!`` before a letter belong to it (``a?b=1``).
             url = _RE_URL_START.match(folded, i) is not None
@@ -491,6 +499,11 @@ class Normalizer:
                 cores.append((b, b))
                 trails.append([Tok(a, b, folded[a:b], "punct", reason="markup")])
                 continue
+            if a in emoticons:
+                leads.append([])
+                cores.append((b, b))
+                trails.append([Tok(a, b, "", "unread", reason="emoticon")])
+                continue
             self._prev_core = folded[cores[-1][0] : cores[-1][1]] if cores else ""
             lead, (ca, cb), trail = self._split_chunk(folded, a, b)
             leads.append(lead)
@@ -515,6 +528,7 @@ class Normalizer:
         core_texts = [folded[a:b] for a, b in cores]
         equation = "=" in core_texts or any("^" in c for c in core_texts)
         self._trails = ["".join(folded[t.start : t.end] for t in tr) for tr in trails]
+        self._caps_phrase = self._caps_phrases(core_texts, leads)
         for k, (ca, cb) in enumerate(cores):
             out += leads[k]
             if cb > ca:
@@ -640,7 +654,10 @@ class Normalizer:
                 break
         while (
             ca < cb
-            and not _RE_DECADE.fullmatch(s[ca:cb])
+            and not (  # '90s, '00s. (a decade keeps its apostrophe, before punctuation too)
+                (dm := _RE_DECADE.match(s, ca, cb))
+                and all(c in _TRAIL_PUNCT for c in s[dm.end() : cb])
+            )
             and (
                 s[ca] in _LEAD_PUNCT
                 or (s[ca] == "." and _RE_EMAIL.fullmatch(s, ca + 1, cb) is not None)
@@ -690,6 +707,60 @@ class Normalizer:
         if core[:-1].lower() in _MONTH_ABBR:
             return True
         return bool(self.lex_get(core))
+
+    def _caps_in_text(self, core: str, prev: str, nxt: str, k: int) -> bool:
+        """``ON`` in capitals among lower-case words (``turn it ON``: a switch state) and ``OR``
+        between two terms (``x OR y``, ``CPU OR GPU``, ``a = 1 OR b = 2``); ``Toronto, ON``,
+        ``the OR`` (an operating room) stay letters."""
+        if not prev or (k > 0 and self._trails[k - 1]):
+            return False
+        if prev.lower() in _DETERMINERS:
+            return False
+        if core == "ON":
+            return not prev[:1].isupper() and (not nxt or nxt.islower())
+        return bool(nxt)  # CPU OR GPU, x OR y: between two terms
+
+    def _caps_phrases(self, cores: list[str], leads: list[list[Tok]]) -> set[int]:
+        """Indexes of capital words that form a phrase of words (``GO TO``, ``THE END``,
+        ``BUY NOW``, ``DON'T PANIC``): a run of two or more all-capital words with no
+        punctuation between them, each of them a word (a capital function word or a CMUdict
+        word that CMUdict does not spell), at least one a function word. ``IT`` counts only at
+        the end of the run or before a function word (``DO IT``, not ``IT TEAM``)."""
+        out: set[int] = set()
+        run: list[int] = []
+
+        def flush() -> None:
+            words = [cores[i] for i in run]
+            if (
+                len(run) >= 2
+                and any(w in _CAPS_PHRASE_FUNCTION for w in words)
+                and all(self._caps_wordish(w, words[i + 1 : i + 2]) for i, w in enumerate(words))
+            ):
+                out.update(run)
+            run.clear()
+
+        for k, c in enumerate(cores):
+            base = c.replace("'", "")
+            if len(base) >= 2 and base.isalpha() and base.isupper() and c[0] != "'":
+                if run and (self._trails[run[-1]] or leads[k]):
+                    flush()
+                run.append(k)
+            else:
+                flush()
+        flush()
+        return out
+
+    def _caps_wordish(self, w: str, after: list[str]) -> bool:
+        """``w`` (all capitals) can be read as a word inside a capital phrase."""
+        if w == "IT":
+            return not after or after[0] in _CAPS_PHRASE_FUNCTION
+        if w in _CAPS_PHRASE_FUNCTION:
+            return True
+        said = self.t.acronyms.get(w)
+        if said is not None:
+            return said.islower()  # NOT, YES, MAX: listed as words; GPU-like entries are not
+        low = w.lower()
+        return _has_vowel(w) and low in cmudict() and not _spelled_in_cmudict(low.replace("'", ""))
 
     def _is_shouting(self, s: str, cores: list[tuple[int, int]]) -> bool:
         """True when most alphabetic words are all capitals (a headline, not acronyms)."""
@@ -1003,6 +1074,10 @@ class Normalizer:
             return sing if _is_one(prev) else plur
         if _RE_VERSION.fullmatch(core):
             return read_version(core)
+        if k in self._caps_phrase:
+            return core.lower()  # GO TO, THE END, DON'T PANIC: a phrase in capitals
+        if core in ("ON", "OR") and self._caps_in_text(core, prev, nxt, k):
+            return core.lower()  # turn it ON, x OR y: the word, not the letters O N
         if core.isalpha() or _is_wordlike(core):
             # punctuation after the word ends what follows it: "(A) or (B)", "plan A."
             closed = k < len(self._trails) and self._trails[k] != "" and len(core) == 1
@@ -1333,6 +1408,8 @@ class Normalizer:
         if m:
             if m.group(1):
                 return num.year_plural(m.group(1))
+            if m.group(2) in ("00", "10"):  # '00s, '10s: the 2000s and 2010s, not "zeros"
+                return num.year_plural("20" + m.group(2))
             return num.plural_of_words(num.cardinal(m.group(2)))
         if (
             len(core) == 4
@@ -1443,7 +1520,11 @@ class Normalizer:
             if left and right:
                 if m.group(1) == m.group(2):
                     return f"{left} {right}"  # 50-50: a split, not a range
-                if years and _descending(m.group(1), m.group(2)):
+                if (
+                    years
+                    and _descending(m.group(1), m.group(2))
+                    and not self._hours_range(m.group(1), m.group(2), prev, nxt)
+                ):
                     # "978-0", "3-1": a range goes up, so this is a code or a score and the
                     # hyphen is silent (unless a unit follows: "1980-1970 kg" is a range)
                     return f"{left} {right}"
@@ -1563,6 +1644,10 @@ class Normalizer:
             words = _standard_digits(ip) if mode == "standard" else _model_digits(ip)
         elif len(ip) == 4 and self._model_context(prev):
             words = num.pair_reading(ip)
+        elif len(ip) == 3 and nxt == "MAX" and ip[1:] != "00":
+            words = _model_digits(ip)  # the 737 MAX: a model
+        elif len(ip) == 3 and prev.lower() in _VERSION_WORDS:
+            words = num.cardinal(ip, and_=False)  # Chrome 120: a version is a name, no "and"
         elif len(ip) == 3 and prev.lower().rstrip(":") in _STATUS_CUES and ip[1:] != "00":
             words = _three_digit_year(ip)  # HTTP 404 -> four oh four, error 503
         elif len(ip) in (3, 4) and self._nominal_cue(prev, k, cores):
@@ -1589,6 +1674,18 @@ class Normalizer:
         elif sign == "+":
             words = "plus " + words
         return words
+
+    @staticmethod
+    def _hours_range(a: str, b: str, prev: str, nxt: str) -> bool:
+        """``Mon-Fri 9-5``, ``open 9-5``, ``a 9-5 job``: clock hours, a range although the
+        numbers go down (a score ``won 9-5`` stays a score)."""
+        if not (a.isdecimal() and b.isdecimal() and 1 <= int(a) <= 12 and 1 <= int(b) <= 12):
+            return False
+        return (
+            _RE_DAY_RANGE.fullmatch(prev) is not None
+            or prev.lower() in ("open", "opens", "hours", "daily", "weekdays")
+            or nxt.lower().rstrip(".,") in ("job", "jobs", "shift", "shifts", "workday", "daily")
+        )
 
     def _nominal_cue(self, prev: str, k: int, cores: list[str]) -> bool:
         """``room 101``, ``flight UA 857``: a number after a word that names by number."""
@@ -2174,6 +2271,14 @@ class Normalizer:
 # ---------------------------------------------------------------------------------------------
 
 
+#: Emoticons written with ASCII punctuation, as a chunk of their own (then only trailing
+#: punctuation): ``:)`` ``;-)`` ``:D`` ``:'(`` ``(:`` ``^_^`` ``T_T`` ``-_-`` ``o_O``. Not
+#: ``8)`` (a list item), ``<3`` (a comparison), ``XD`` (an acronym).
+_RE_EMOTICON = re.compile(
+    r"((?:[:;=][-'^o]?[()\[\]DPpOo/\\|*$@3]|[(][-']?[:;=]|\^_*\^|T_T|;_;|-_-|>_<|[oO]_[oO])"
+    r")(?=[.,!?]*(?:\s|$))"
+)
+
 _RE_TAG = re.compile(
     r"</?[A-Za-z][A-Za-z0-9_:-]{0,31}(?:=[^<>\s]{0,32})?"
     r"(?:\s{1,4}[A-Za-z_:][\w:.-]{0,31}=(?:\"[^\"<>]{0,100}\"|'[^'<>]{0,100}'|[^\s<>]{1,100})){0,8}"
@@ -2601,6 +2706,12 @@ _SCORE_FRACTION_UNITS = frozenset("stars star points pts".split())
 _CAPS_FUNCTION_WORDS = frozenset(
     "DO NO GO TO IN ON OF AT BY UP IF OR SO BE WE ME MY IS AS AN".split()
 )
+#: Function words that make a run of capital words a phrase (:meth:`Normalizer._caps_phrases`).
+_CAPS_PHRASE_FUNCTION = _CAPS_FUNCTION_WORDS | frozenset(
+    "THE AND FOR NOT YOU ARE BUT ALL OUT NOW HOW WHY WHO OUR HIS HER HAS HAD WAS ANY YES ITS "
+    "OFF GET CAN DON'T CAN'T WON'T IT'S I'M YOU'RE WHAT THIS THAT WITH FROM YOUR HERE THERE".split()
+)
+_DETERMINERS = frozenset("the a an this that these those our your his her their its my".split())
 #: Apertures: ``f/1.8``, ``f/11``.
 _RE_F_STOP = re.compile(r"[fF]/(\d{1,2}(?:\.\d)?)")
 #: Video codecs and standards written letter-dot-number: ``H.264``, ``H.265``, ``V.92``.
