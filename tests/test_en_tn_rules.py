@@ -109,7 +109,8 @@ def test_us_style_drops_every_and_of_numbers() -> None:
         ("so 9 - 4 = 5", "so nine minus four equals five"),
         ("the 1990 s were loud", "the nineteen nineties were loud"),
         ("results for 2H24", "results for the second half of twenty four"),
-        ('a 15" laptop', "a fifteen inches laptop"),
+        ('a 15" laptop', "a fifteen inch laptop"),  # an adjective: singular
+        ('the screen is 15" wide', "the screen is fifteen inches wide"),
         ('she said "it is 15"', 'she said" it is fifteen"'),  # a closing quote, not inches
         ("it was 30º outside", "it was thirty degrees outside"),
         ("½ of 3⁄4", "one half of three quarters"),
@@ -225,7 +226,7 @@ def test_identifiers_words_dates(text: str, spoken: str) -> None:
         ("tested on Ubuntu 24.04", "tested on Ubuntu twenty four point oh four"),
         (
             'a 3.5" bay and a 2.5" bay',
-            "a three point five inches bay and a two point five inches bay",
+            "a three point five inch bay and a two point five inch bay",  # adjectives
         ),
         ("see Eq. 4 and Sec. 2", "see equation four and section two"),
         ("board flight BA 2490", "board flight B A twenty four ninety"),

@@ -582,7 +582,14 @@ class Normalizer:
             and _RE_NUMBER.fullmatch(core)
             and _open_quotes(s, first.start) % 2 == 0
         ):
-            first.spoken, first.kind = ("inch" if core == "1" else "inches"), "word"
+            before = cores[k - 1].lower() if k > 0 else ""
+            adjective = (
+                before in _DETERMINERS
+                and nxt.isalpha()
+                and nxt.lower() not in ("and", "or", "of", "to", "by", "x")
+            )
+            first.spoken = "inch" if core == "1" or adjective else "inches"  # a 15" laptop
+            first.kind = "word"
         elif (
             c == "'"
             and len(trail) == 1
@@ -2217,7 +2224,20 @@ class Normalizer:
         if c == "-" and 0 < i and s[i - 1].isalnum() and s[i + 1 : i + 2].isalnum():
             return Tok(i, i + 1, "minus")  # only reached in equations (see _fallback)
         if c == "#":
-            return Tok(i, i + 1, "number" if s[i + 1 : i + 2].isdecimal() else "hash")
+            if s[i + 1 : i + 2].isdecimal():
+                return Tok(i, i + 1, "number")
+            j = i + 1
+            while j < len(s) and s[j].isalpha():
+                j += 1
+            tag = s[i + 1 : j]
+            if (
+                tag[:1].isalpha()
+                and tag.lower() not in _DIRECTIVES
+                and (i == 0 or s[i - 1].isspace())
+                and s[j : j + 1] != "#"  # #mytext# is a marked word, not a hashtag
+            ):
+                return Tok(i, i + 1, "hashtag")  # #MachineLearning: as social media read it
+            return Tok(i, i + 1, "hash")  # #include, #!/bin/sh
         if c == "(" and s[i + 1 : i + 2].isalnum() and _function_before(s, i):
             return Tok(i, i + 1, "of")  # f(x), O(n log n), sqrt(2): "F of X"
         if (
@@ -2710,6 +2730,11 @@ _CAPS_FUNCTION_WORDS = frozenset(
 _CAPS_PHRASE_FUNCTION = _CAPS_FUNCTION_WORDS | frozenset(
     "THE AND FOR NOT YOU ARE BUT ALL OUT NOW HOW WHY WHO OUR HIS HER HAS HAD WAS ANY YES ITS "
     "OFF GET CAN DON'T CAN'T WON'T IT'S I'M YOU'RE WHAT THIS THAT WITH FROM YOUR HERE THERE".split()
+)
+#: ``#`` before these is the hash of code, not a hashtag (``#include``, ``#define``).
+_DIRECTIVES = frozenset(
+    "include define undef if ifdef ifndef elif else endif pragma error warning line import "
+    "region endregion".split()
 )
 _DETERMINERS = frozenset("the a an this that these those our your his her their its my".split())
 #: Apertures: ``f/1.8``, ``f/11``.
