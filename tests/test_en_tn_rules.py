@@ -722,7 +722,8 @@ def test_product_identifiers_and_bowls(text: str, spoken: str) -> None:
     [
         ("mail jobs@abc-corp.com", "mail jobs at A B C dash corp dot com"),  # CMUdict spells abc
         ("see api.example.org", "see A P I dot example dot org"),
-        ("the abc of it", "the abc of it"),  # outside an address the word keeps its letters
+        ("the abc of it", "the A B C of it"),  # spelled everywhere: CMUdict's first reading
+        ("the ok button", "the ok button"),  # the exception: ok is a word
     ],
 )
 def test_spelled_names_in_addresses(text: str, spoken: str) -> None:

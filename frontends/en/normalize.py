@@ -1925,6 +1925,11 @@ class Normalizer:
         low = w.lower()
         if len(w) <= 5 and w.isalpha() and not _has_vowel(w) and low not in cmudict():
             return letters_spoken(w)  # ssh, npm, IPv: no vowel, no word: said letter by letter
+        if 2 <= len(w) <= 4 and w.isalpha() and w.islower() and w not in ("ok", "cu"):
+            if _primary_spelled(w) or (len(w) == 2 and w not in cmudict()):
+                # cc, pr, hr, ui, api, url (CMUdict's first reading is the letters), qa, ux
+                # (no word at all): spelled in ``spoken`` too, so text engines spell them
+                return letters_spoken(w)
         if w.islower() or (w[0].isupper() and w[1:].islower()):
             return w
         parts = _camel_split(w)
