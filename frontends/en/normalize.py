@@ -1925,6 +1925,9 @@ class Normalizer:
         low = w.lower()
         if len(w) <= 5 and w.isalpha() and not _has_vowel(w) and low not in cmudict():
             return letters_spoken(w)  # ssh, npm, IPv: no vowel, no word: said letter by letter
+        stem, apo, rest = w.partition("'")
+        if apo and rest in ("d", "s", "ed", "ing") and stem.islower() and _primary_spelled(stem):
+            return f"{letters_spoken(stem)}'{rest}"  # cc'd, pr's: the letters, then the ending
         if 2 <= len(w) <= 4 and w.isalpha() and w.islower() and w not in ("ok", "cu"):
             if _primary_spelled(w) or (len(w) == 2 and w not in cmudict()):
                 # cc, pr, hr, ui, api, url (CMUdict's first reading is the letters), qa, ux
