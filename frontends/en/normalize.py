@@ -181,6 +181,13 @@ _RE_DMY = re.compile(r"(\d{1,2})([/.\-])(\d{1,2})\2(\d{4}|\d{2})")
 _RE_ORDINAL = re.compile(r"(\d{1,3}(?:,\d{3})+|\d+)(st|nd|rd|th)", re.I)
 _RE_DECADE = re.compile(r"(\d{3}0)s|'(\d0)s")
 _RE_DECADE2 = re.compile(r"([2-9]0)s")
+#: A version with a pre-release tag (semver): 1.0.0-beta.2, v2.1-rc1, 3.0.0-alpha.
+_RE_PRERELEASE = re.compile(
+    r"([vV]?\d+(?:\.\d+)+)-(alpha|beta|rc|pre|preview|dev|nightly|snapshot)(?:\.?(\d{1,4}))?",
+    re.I,
+)
+#: A version with a wildcard part: 3.x, v18.x, 1.2.x.
+_RE_VERSION_X = re.compile(r"[vV]?\d+(?:\.\d+)*\.[xX]")
 _RE_VERSION = re.compile(r"[vV](\d+(?:\.\d+)*)(?:\.x)?")
 _RE_DOTTED = re.compile(r"\d+(?:\.\d+){2,}")
 _RE_DOTTED_ANY = re.compile(r"\d+(?:\.\d+)+")
@@ -705,6 +712,10 @@ class Normalizer:
         prev = getattr(self, "_prev_core", "")
         if prev and prev[0].isdecimal() and self._unit_after_number(core[:-1], prev):
             return False  # "for 2-3 min.": a unit, and the dot ends the sentence
+        if core[:-1].lower() in _TIME_ZONES and _clock_before(prev):
+            return False  # "at 2pm EST.": the zone, and the dot ends the sentence
+        if core == "Max." and prev[:1].isupper() | prev[:1].isdecimal():
+            return False  # "iPhone 15 Pro Max.": the model's name, not "maximum"
         if core in t.abbreviations or core.casefold() in t.abbreviations_folded:
             return True
         if core in ("St.", "Dr.", "st.", "dr.", "ST.", "DR."):
@@ -943,6 +954,9 @@ class Normalizer:
             return f"{m.group(1)} {_model_digits(m.group(2))}"
         if _RE_VANITY.fullmatch(core) and any(c.isalpha() for c in core):
             return self._vanity(core)
+        m = _RE_PRERELEASE.fullmatch(core) or _RE_VERSION_X.fullmatch(core)
+        if m:  # v1.2.3-beta.2, 3.0.0-rc1, Python 3.x: a version and its pre-release tag
+            return read_version(core)
         r = self._alternatives(core, prev, nxt, k)
         if r is not None:
             return r
@@ -997,7 +1011,7 @@ class Normalizer:
         if m and _RE_INT.fullmatch(prev.replace(":", "")):  # 1:59 p.m.est
             return f"{letters_spoken(m.group(1))} {letters_spoken(m.group(2))}"
         if core.replace(".", "").lower() in _TIME_ZONES and (
-            prev.lower().rstrip(".") in ("am", "pm", "a.m", "p.m") or _RE_TIME.fullmatch(prev)
+            prev.lower().rstrip(".") in ("am", "pm", "a.m", "p.m") or _clock_before(prev)
         ):
             return letters_spoken(core)  # 10:30 est, 1:59 p.m. e.s.t
         if (
@@ -1053,7 +1067,8 @@ class Normalizer:
             self._unit_after_number(core, prev) or self._spaced_letter_unit(core, k, cores)
         ):
             sing, plur, _ = self._unit(core, spaced=False)  # type: ignore[misc]
-            return sing if _is_one(prev) else plur
+            before = cores[k - 2] if k >= 2 and not self._trails[k - 2] else ""
+            return sing if _is_one(prev) or _unit_adjective(before, nxt) else plur
         m = _RE_WORD_RATE.fullmatch(core)
         if m and _is_number(prev) and m.group(2).lower() in _RATE_UNITS:
             # "8 glasses/day", "3 times/week"
@@ -1549,7 +1564,8 @@ class Normalizer:
             if unit is not None:
                 said = self._plain_number(number, prev, "", k, cores, as_year=False)
                 if said is not None:
-                    return f"{said} {unit[0] if _is_one(number) else unit[1]}"
+                    one = _is_one(number) or _unit_adjective(prev, nxt)  # a 65W charger
+                    return f"{said} {unit[0] if one else unit[1]}"
             if rest.lower().startswith("/") and len(rest) > 1:
                 unit = self._unit(rest[1:], spaced=False)
                 said = self._plain_number(number, prev, "", k, cores, as_year=False)
@@ -1982,9 +1998,21 @@ class Normalizer:
         p = prev.rstrip(".")
         if p.lower() in _SEQUENCE_WORDS and (len(core) >= 2 or core in ("I", "V", "X")):
             return num.cardinal(str(value))
-        if (len(core) >= 2 or not nxt) and p in _REGNAL_NAMES:
+        if (len(core) >= 2 or not nxt or core in ("V", "X")) and p in _REGNAL_NAMES:
             # a lone "I" only before punctuation or the end ("Francis I." but "Francis I think")
             return "the " + num.ordinal(str(value))
+        if (
+            len(core) >= 2
+            and set(core) <= set("IVX")
+            and 2 <= value <= 39
+            and len(p) >= 2
+            and p[0].isupper()
+            and p[1:].islower()
+            and p.isalpha()
+            and core not in self.t.acronyms
+            and p.lower() not in _COMMAND_VERBS  # "Use VI": the editor
+        ):  # Rocky IV, Final Fantasy VII, Type II, Phase III: a title's or a kind's number
+            return num.cardinal(str(value))
         return None
 
     # -- URLs, e-mails ----------------------------------------------------------------------
@@ -2204,7 +2232,13 @@ class Normalizer:
                 elif (
                     run.isupper()
                     or not _has_vowel(run)
-                    or (len(run) <= 3 and not (len(run) > 1 and run.islower() and run in cmudict()))
+                    or (
+                        len(run) <= 3
+                        and not (len(run) > 1 and run.islower() and run in cmudict())
+                        and not (  # Gen5, Pro2: a capitalised word, then its number
+                            len(run) == 3 and run.istitle() and run.lower() in cmudict()
+                        )
+                    )
                 ):
                     out.append(self.t.acronyms.get(run) or letters_spoken(run))
                 else:
@@ -2612,6 +2646,32 @@ def _numeric_char(c: str) -> str:
     return ""
 
 
+#: Verbs that start a command; a capital word after one is a name, not a roman numeral.
+_COMMAND_VERBS = frozenset(
+    "use run open try see press install set get put call read edit view enter select choose "
+    "click tap hit start launch load save copy paste print show close exit quit".split()
+)
+#: Words after a number and its unit that are no noun the measure could describe.
+_NOT_NOUNS = frozenset(
+    "and or of to in on at for per is are was were be been has have had will would can could "
+    "may might must should do does did that which who than as with from by into over under vs "
+    "x each apiece total".split()
+)
+
+
+def _unit_adjective(before: str, nxt: str) -> bool:
+    """A measure between a determiner and a noun is an adjective, said in the singular
+    (``a 65W charger`` -> sixty five watt, ``the 3.5mm jack``, ``a 7nm process``)."""
+    return (
+        before.lower() in _DETERMINERS and nxt.isalpha() and nxt.islower() and nxt not in _NOT_NOUNS
+    )
+
+
+def _clock_before(prev: str) -> bool:
+    """``prev`` is a clock time a time zone may follow: ``10:30``, ``2pm``, ``9:00am``."""
+    return bool(_RE_TIME.fullmatch(prev) or _RE_HOUR_AMPM.fullmatch(prev))
+
+
 def _three_digit_year(d: str, zero: str = "oh") -> str:
     """``340`` (AD) -> "three forty"; ``305`` -> "three oh five"; ``300`` -> "three hundred"."""
     if d[1:] == "00":
@@ -2663,7 +2723,16 @@ def _version_parts(parts: list[str]) -> str:
 
 
 def read_version(v: str) -> str:
-    """``v2.0`` / ``2.0.1`` -> "version two point oh" / "two point oh point one"."""
+    """``v2.0`` / ``2.0.1`` -> "version two point oh" / "two point oh point one"; a wildcard
+    part and a pre-release tag: ``3.x`` -> "three point X", ``v1.0.0-beta.2`` -> "version one
+    point oh point oh beta two", ``2.0-rc1`` -> "… R C one"."""
+    m = _RE_PRERELEASE.fullmatch(v)
+    if m:
+        tag, n = m.group(2).lower(), m.group(3)
+        said = letters_spoken(tag.upper()) if tag == "rc" else tag
+        return f"{read_version(m.group(1))} {said}" + (f" {num.cardinal(n)}" if n else "")
+    if v.lower().endswith(".x") and v[:-2]:
+        return f"{read_version(v[:-2])} point X"
     body = v[1:] if v[:1] in "vV" else v
     return (
         "version " + _version_parts(body.split("."))
