@@ -312,7 +312,8 @@ class ZhFrontend:
 
     def _gap(self, b: _Builder, text: str, simp: str, start: int, end: int) -> None:
         last = start
-        for p in tokenize(text[start:end], self._brands(b.ctx.lexicon)):
+        before = getattr(b.ctx, "before", "") + text[:start]
+        for p in tokenize(text[start:end], self._brands(b.ctx.lexicon), before=before[-32:]):
             hidden = tuple(k + start for k in p.hidden)
             p = Piece(p.start + start, p.end + start, p.kind, p.spoken, p.issue, hidden)
             for k in hidden:  # 12\u202e34: read through, reported here
