@@ -444,3 +444,56 @@ def test_nong_is_a_verb_only_with_a_subject_or_complement() -> None:
     assert reading_at("他把衣服弄干了。", 4) == "nong4"  # before its complement
     assert reading_at("他住在王家弄。", 5) == "long4"  # a lane: the model decides
     assert reading_at("新华路593弄", 6) == "long4"
+
+
+# -- everyday speech: conversational polyphones the Wikipedia-trained model misreads -----------
+
+
+@pytest.mark.parametrize(
+    ("marked", "reading"),
+    [
+        ("这个箱子太[重]了", "zhong4"),  # 太重 is one jieba word: the rule inside the word
+        ("你的行李好[重]啊", "zhong4"),
+        ("他把书[重]新整理了一遍", "chong2"),
+        ("他还没[还]我钱", "huan2"),
+        ("说好下次再[还]。", "huan2"),  # the end of a clause: $ in word_rules.tsv
+        ("今天下午[还]要开会", "hai2"),
+        ("别[着]急，慢慢说", "zhao2"),  # a rare word keeps the part in our table (着急)
+        ("他[背]着书包上学", "bei1"),
+        ("他[背]书包上学", "bei1"),
+        ("他[背]着父母偷偷去了网吧", "bei4"),
+        ("[背]诵课文", "bei4"),
+        ("这件事[得]抓紧办", "dei3"),
+        ("他说话很[冲]", "chong4"),
+        ("[冲]一杯咖啡", "chong1"),
+        ("他[数]了数人数", "shu3"),
+        ("质量太[差]", "cha4"),
+        ("出[差]去上海", "chai1"),
+        ("门口[种]了一棵树", "zhong4"),
+        ("这里有三[种]花", "zhong3"),  # a measure word after a numeral, though 花 follows
+    ],
+)
+def test_everyday_polyphones(marked: str, reading: str) -> None:
+    i = marked.index("[")
+    assert reading_at(marked.replace("[", "").replace("]", ""), i) == reading
+
+
+def test_word_rules_accept_a_whole_word_and_the_clause_end() -> None:
+    assert polyphone.after_word("背着", "他", "书包") == "bei1 zhe5"
+    assert polyphone.after_word("背着", "他", "父母") == "bei4 zhe5"
+    assert polyphone.after_word("背着", "他", "走") is None  # no cue: the model decides
+    assert polyphone.after_word("还", "再", "") == "huan2"
+    assert polyphone.after_word("还", "再", "说") is None
+
+
+def test_word_rule_reading_must_have_a_syllable_per_character(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(polyphone, "_lines", lambda name: [["背着", "bei1", "-", "书包"]])
+    polyphone.word_rules.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="bad rule"):
+            polyphone.word_rules()
+    finally:
+        monkeypatch.undo()
+        polyphone.word_rules.cache_clear()
