@@ -471,6 +471,13 @@ def test_nong_is_a_verb_only_with_a_subject_or_complement() -> None:
         ("出[差]去上海", "chai1"),
         ("门口[种]了一棵树", "zhong4"),
         ("这里有三[种]花", "zhong3"),  # a measure word after a numeral, though 花 follows
+        ("衣服[干]了没有", "gan1"),
+        ("这个孩子[长]得真快", "zhang3"),
+        ("把箱子[空]出来", "kong4"),
+        ("他[削]了个苹果", "xiao1"),
+        ("[削]减开支", "xue1"),
+        ("门有一条[缝]", "feng4"),
+        ("给他[缝]衣服", "feng2"),
     ],
 )
 def test_everyday_polyphones(marked: str, reading: str) -> None:
