@@ -504,3 +504,27 @@ def test_word_rule_reading_must_have_a_syllable_per_character(
     finally:
         monkeypatch.undo()
         polyphone.word_rules.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("marked", "reading"),
+    [
+        ("古[柏]参天", "bai3"),  # the tree (CPP even lines); 柏林 stays bo2
+        ("院子里种着[柏]树", "bai3"),
+        ("[柏]林墙", "bo2"),
+        ("常规驾驶[杆]均能使用", "gan3"),  # a lever: 杆 gǎn
+        ("推下操纵[杆]", "gan3"),
+        ("旗[杆]很高", "gan1"),
+        ("踩[煞]车", "sha1"),
+        ("[斗]栱是中式建筑的特色", "dou3"),
+        ("小说《麦秸[垛]》", "duo4"),
+        ("后殿的门[樘]与梁柱", "tang2"),
+        ("俺还有手艺做[哩]！", "li5"),  # a clause-final particle
+        ("他跑了五[哩]。", "li3"),  # a mile after a numeral
+        ("平方[差]公式", "cha1"),  # 方差 fāngchā (pypinyin chà)
+        ("昼夜温[差]大", "cha1"),
+    ],
+)
+def test_dictionary_readings_found_on_cpp_even_lines(marked: str, reading: str) -> None:
+    i = marked.index("[")
+    assert reading_at(marked.replace("[", "").replace("]", ""), i) == reading

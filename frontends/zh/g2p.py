@@ -361,8 +361,10 @@ class ZhG2P:
         """Positions of ``word`` read by an entry of our own table inside it (别着急: 着急).
 
         A rare word read by its parts keeps those parts' readings: the model's near-certain
-        reading overrules pypinyin's guess for a rare word, never our table (别着急 is not
-        zhe5 ji2; 着急 zhao2 ji2 is in ``phrases.tsv``).
+        reading overrules pypinyin's guess for a rare word, never our table (别着急 was zhe5
+        ji2; 着急 zhao2 ji2 is in ``phrases.tsv``). pypinyin's words inside it are not kept:
+        the forward split can cut the word wrongly (水分子 is 水/分子, not 水分/子: fen1), and
+        the model reads such a word better (CPP even lines: 煞车失灵 lost, nothing else).
         """
         assert self._own is not None
         if word in self._own or word in PHRASES_DICT or len(word) <= 2:
