@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import zipfile
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -528,3 +529,19 @@ def test_word_rule_reading_must_have_a_syllable_per_character(
 def test_dictionary_readings_found_on_cpp_even_lines(marked: str, reading: str) -> None:
     i = marked.index("[")
     assert reading_at(marked.replace("[", "").replace("]", ""), i) == reading
+
+
+def test_everyday_polyphone_sentences() -> None:
+    """``tests/data/zh_everyday_polyphones.tsv``: conversational sentences (长 行 重 还 得 了 着
+    便宜 音乐 乐观 一会儿 好奇 爱好 …), each marked character read in its everyday sense."""
+    path = Path(__file__).parent / "data" / "zh_everyday_polyphones.tsv"
+    fe = ZhFrontend()
+    wrong = []
+    rows = [ln.split("\t") for ln in path.read_text("utf-8").splitlines() if ln and ln[0] != "#"]
+    for marked, reading in rows:
+        i = marked.index("[")
+        got = fe.char_readings(marked.replace("[", "").replace("]", ""), sandhi=False)[i]
+        if got != reading:
+            wrong.append((marked, got, reading))
+    assert len(rows) >= 100
+    assert not wrong
