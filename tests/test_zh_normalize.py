@@ -17,7 +17,7 @@ CASES = [
     ("我有2本书", "我有两本书"),
     ("2点", "两点"),
     ("2000", "两千"),
-    ("200", "二百"),  # 现代汉语词典: 百 place says 二
+    ("200", "两百"),  # a leading 百 says 两 (spoken form; CONVENTIONS.md)
     ("20000", "两万"),
     ("1200", "一千二百"),
     ("12000", "一万两千"),
@@ -44,7 +44,7 @@ CASES = [
     ("1.5亿", "一点五亿"),
     # thousands separators
     ("1,234,567", "一百二十三万四千五百六十七"),
-    ("价格100，200元", "价格一百，二百元"),
+    ("价格100，200元", "价格一百，两百元"),
     # percent, fractions
     ("50%", "百分之五十"),
     ("增长0.4%", "增长百分之零点四"),
@@ -411,7 +411,7 @@ def test_cells_and_pipes_get_a_pause_between_them() -> None:
         ("等了1½小时", "等了一又二分之一小时"),
         ("¾杯牛奶", "四分之三杯牛奶"),
         # energy units
-        ("热量250kcal", "热量二百五十千卡"),
+        ("热量250kcal", "热量两百五十千卡"),
         ("能量800kJ", "能量八百千焦"),
     ],
 )
@@ -503,7 +503,7 @@ def test_unit_characters_arc_minutes_dot_days_and_em_dash_ranges(text: str, expe
         # a flat number after 单元/号楼/栋 in an address: digit by digit
         ("住在8号楼1单元602", "住在八号楼一单元六零二"),
         ("5栋1101", "五栋幺幺零幺"),
-        ("在3楼200个座位", "在三楼二百个座位"),
+        ("在3楼200个座位", "在三楼两百个座位"),
         # a currency sign and a written 元: the unit is said once
         ("合计￥88.00元", "合计八十八元"),
         ("预算$300美元", "预算三百美元"),
@@ -575,7 +575,7 @@ def test_slash_dates_and_year_quarters(text: str, expected: str) -> None:
     ("text", "expected"),
     [
         # superscript exponents
-        ("血小板计数250×10⁹/L", "血小板计数二百五十乘十的九次方每升"),
+        ("血小板计数250×10⁹/L", "血小板计数两百五十乘十的九次方每升"),
         ("误差小于10⁻³", "误差小于十的负三次方"),
         ("面积3m²", "面积三平方米"),
         # a four-digit year that names a class, a model or a season
@@ -598,11 +598,11 @@ def test_plus_one_is_a_vote() -> None:
     ("text", "expected"),
     [
         # power, energy, pressure, imperial units; a unit after 万/亿
-        ("一座220kV变电站", "一座二百二十千伏变电站"),
+        ("一座220kV变电站", "一座两百二十千伏变电站"),
         ("装机容量1.2GW", "装机容量一点二吉瓦"),
         ("年发电量30亿kWh", "年发电量三十亿千瓦时"),
         ("储能规模50MWh", "储能规模五十兆瓦时"),
-        ("胎压230kPa", "胎压二百三十千帕"),
+        ("胎压230kPa", "胎压两百三十千帕"),
         ("浓度为40μg/m³", "浓度为四十微克每立方米"),
         ("时速55mph", "时速五十五英里每小时"),
         ("身高5ft", "身高五英尺"),
@@ -762,3 +762,50 @@ def test_the_dash_of_a_chinese_model_name_is_silent() -> None:
 )
 def test_five_digit_counts_of_wan_are_read_with_yi(text: str, expected: str) -> None:
     assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a 2 leading before 百 is 两 in a count or amount (spoken form, CONVENTIONS.md) ...
+        ("满200减30", "满两百减三十"),
+        ("200万", "两百万"),
+        ("¥250", "两百五十元"),
+        ("200℃", "两百摄氏度"),
+        ("200-300元", "两百到三百元"),
+        # ... and 二 inside a number, in ordinals, names, fractions and percentages
+        ("1200", "一千二百"),
+        ("第200名", "第二百名"),
+        ("第200-300名", "第二百到三百名"),
+        ("200号", "二百号"),
+        ("200路公交车", "二百路公交车"),
+        ("1/200秒", "二百分之一秒"),
+        ("200分之1", "二百分之一"),
+        ("增长了200%", "增长了百分之二百"),
+        ("H200", "H二百"),
+    ],
+)
+def test_liang_bai_only_for_a_leading_hundred_in_a_count(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("有事找110", "有事找幺幺零"),
+        ("马上叫120", "马上叫幺二零"),
+        ("投诉就找12315", "投诉就找幺二三幺五"),
+        ("找110块钱", "找一百一十块钱"),  # a count after the same verb stays a number
+        ("报名人数110人", "报名人数一百一十人"),
+        ("110", "一百一十"),  # no context: a number
+    ],
+)
+def test_service_numbers_after_a_call_word(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected
+
+
+def test_clock_seconds_say_their_zero_and_24_hour_pm_is_not_said_twice() -> None:
+    assert normalize_zh("03:04:05") == "三点零四分零五秒"
+    assert normalize_zh("00:00:00") == "零点零分零秒"
+    assert normalize_zh("13:10pm") == "十三点十分"
+    assert normalize_zh("3:10pm") == "下午三点十分"

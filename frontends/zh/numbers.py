@@ -9,11 +9,14 @@ Conventions (see ``CONVENTIONS.md``):
   a leading ``1`` before ``十`` is dropped only at the very start (``10`` -> 十,
   ``110000`` -> 十一万, ``50010`` -> 五万零一十); a 万/亿 section worth 10-19 after 零 drops
   it too (``10000100000`` -> 一百亿零十万, as NeMo).
-* ``两`` replaces ``二`` for a ``2`` in the 千 position and for a bare ``2`` section before
-  万/亿 (``2000`` -> 两千, ``20000`` -> 两万, ``12000`` -> 一万两千); the 百, 十 and 个 places
-  say 二 (``200`` -> 二百, ``1200`` -> 一千二百), as the 现代汉语词典 entry for 两 puts it
-  ("在多位数中，百、十、个位用'二'不用'两'"). A bare ``2`` is 二 unless the caller asks for 两
-  (``2个`` -> 两个).
+* ``两`` replaces ``二`` for a ``2`` in the 千 position, for a bare ``2`` section before
+  万/亿 (``2000`` -> 两千, ``20000`` -> 两万, ``12000`` -> 一万两千) and for a 2 before 百 when it
+  leads the number (``200`` -> 两百, ``250`` -> 两百五十, ``200万`` -> 两百万): the spoken form
+  (吕叔湘's rule "百、千、万、亿前'二''两'都能用", and everyday speech says 两百; see
+  CONVENTIONS.md). A 百 digit inside a number says 二 (``1200`` -> 一千二百, as the
+  现代汉语词典 entry for 两 puts it: "在多位数中，百、十、个位用'二'"); callers ask for 二百 with
+  ``liang_bai=False`` where a number is an ordinal, a name or a fraction (第二百, H二百,
+  百分之二百). A bare ``2`` is 二 unless the caller asks for 两 (``2个`` -> 两个).
 * More than 16 integer digits are read digit by digit: the largest unit is 万亿.
 """
 
@@ -69,11 +72,11 @@ def _read_section(sec: str, *, leading: bool, liang_bai: bool) -> str:
     return "".join(out)
 
 
-def read_cardinal(digits: str, *, liang: bool = False, liang_bai: bool = False) -> str:
+def read_cardinal(digits: str, *, liang: bool = False, liang_bai: bool = True) -> str:
     """Read a non-negative integer given as ASCII digits (``"1024"`` -> 一千零二十四).
 
     ``liang`` reads a bare ``2`` (the whole number) as 两 (for ``2个`` -> 两个); ``liang_bai``
-    reads a leading 2 before 百 as 两 (the default is 二百, the dictionary's). Leading zeros
+    reads a leading 2 before 百 as 两 (``False``: 二百, for ordinals, names, fractions). Leading zeros
     are ignored (``007`` -> 七). More than :data:`MAX_CARDINAL_DIGITS` digits fall back to
     :func:`read_digits` so that any input is read in linear time.
     """
@@ -113,18 +116,20 @@ def read_cardinal(digits: str, *, liang: bool = False, liang_bai: bool = False) 
     return "".join(out)
 
 
-def read_decimal(int_part: str, frac_part: str, *, liang: bool = False) -> str:
+def read_decimal(
+    int_part: str, frac_part: str, *, liang: bool = False, liang_bai: bool = True
+) -> str:
     """``3.14`` -> 三点一四 (the fraction is read digit by digit, trailing zeros kept)."""
-    whole = read_cardinal(int_part or "0", liang=False)
+    whole = read_cardinal(int_part or "0", liang=False, liang_bai=liang_bai)
     if not frac_part:
         return whole
     return whole + "点" + read_digits(frac_part)
 
 
-def read_number(text: str, *, liang: bool = False) -> str:
+def read_number(text: str, *, liang: bool = False, liang_bai: bool = True) -> str:
     """Read ``123``, ``1,234``, ``3.5`` (no sign): a convenience used by several rules."""
     text = text.replace(",", "")
     if "." in text:
         ip, _, fp = text.partition(".")
-        return read_decimal(ip, fp)
-    return read_cardinal(text, liang=liang)
+        return read_decimal(ip, fp, liang_bai=liang_bai)
+    return read_cardinal(text, liang=liang, liang_bai=liang_bai)
