@@ -2295,8 +2295,12 @@ class _Scanner:
         if label is not None and not label[1] and label[0].casefold() in _LABEL_WORDS:
             if len(raw) in (3, 4) and label[0].casefold() in ("room", "gate", "line"):
                 return read_digits(raw)  # Room 302: 三零二
-            return read_cardinal(raw)  # Round 2面试, Step 2: a numbered label, no 两
-        return read_cardinal(raw, liang=self.liang_next(end))
+            return read_cardinal(
+                raw, liang_bai=False
+            )  # Round 2面试, Step 2: a numbered label, no 两
+        # 200号, 200路, 200期: a number that names (a house, a bus route, an issue) says 二百
+        naming = nxt1 in _NAMING_NEXT or nxt.startswith("分之")  # 200分之1: a fraction, 二
+        return read_cardinal(raw, liang=self.liang_next(end), liang_bai=not naming)
 
     def _short_year(self, prev: str, end: int, default: bool) -> bool:
         """Is a 2-digit number before 年 (at ``end``) a year (八六年) or a count (三十年)?
