@@ -874,11 +874,9 @@ def _is_english_phrase(words: list[str], toks: list[_Tok], f: str) -> bool:
         a, b = toks[k], toks[k + 1]
         ta, tb = f[a.start : a.end], f[b.start : b.end]
         if a.kind == _EN and ta.rstrip(".").lower() in _MONTH_WORDS:
-            day = tb.rstrip(",")
-            if b.kind == _NUM and day.isdigit() and len(day) <= 2:
-                return True
-            if day[-2:].lower() in _ORDINAL and day[:-2].isdigit() and len(day) <= 4:
-                return True  # Jan 2nd
+            day = _day_digits(tb)
+            if b.kind in (_NUM, _EN) and day.isascii() and day.isdigit() and len(day) <= 2:
+                return True  # March 3, Jan 2nd
         if _is_day_before_month(a, b, f):
             return True  # 12 Sep 2025: a day before a month name
         if (
@@ -900,6 +898,14 @@ def _is_english_phrase(words: list[str], toks: list[_Tok], f: str) -> bool:
         ):
             return True  # 3 apples: a count and its noun (not Android 15 beta: a version)
     return sum(1 for w in words if is_word(w)) >= 2
+
+
+def _day_digits(tok: str) -> str:
+    """The digits of a day written after a month: ``3,`` -> ``3``, ``2nd`` -> ``2``."""
+    day = tok.rstrip(",")
+    if day[-2:].lower() in _ORDINAL_TOKEN and day[:-2].isdigit():
+        return day[:-2]
+    return day
 
 
 def _count_before_noun(num: _Tok, word: _Tok, f: str) -> bool:
@@ -1059,15 +1065,32 @@ def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok],
         if _is_day_before_month(toks[k], toks[k + 1], f):
             toks[k].lang = EN  # 是12 Sep 2025: the day of an English date, even glued to Han
         m, d = toks[k], toks[k + 1]
-        day = f[d.start : d.end].rstrip(",")
+        day = _day_digits(f[d.start : d.end])
         if (
             m.kind == _EN
             and f[m.start : m.end].rstrip(".").lower() in _MONTH_WORDS
             and d.gap == "space"
-            and d.kind == _NUM
+            and d.kind in (_NUM, _EN)
+            and day.isascii()
             and day.isdigit()
             and 1 <= int(day) <= 31
             and len(day) <= 2
+        ):
+            d.lang = EN
+    for k in range(n - 2):  # "2 Jan 2025": a day before a month and a year
+        d, m, y = toks[k : k + 3]
+        day, year = f[d.start : d.end], f[y.start : y.end].rstrip(",.")
+        if (
+            d.kind == _NUM
+            and day.isascii()
+            and day.isdigit()
+            and 1 <= int(day) <= 31
+            and m.kind == _EN
+            and m.gap == "space"
+            and f[m.start : m.end].rstrip(".").lower() in _MONTH_WORDS
+            and y.gap == "space"
+            and year.isdigit()
+            and len(year) == 4
         ):
             d.lang = EN
     for k in range(n - 1):  # "June 2025": a month and a year
@@ -1090,7 +1113,7 @@ def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok],
             and f[m.start : m.end].rstrip(".").lower() in _MONTH_WORDS
             and d.lang == EN
             and f[d.start : d.end].endswith(",")
-            and f[d.start : d.end - 1].isdigit()
+            and _day_digits(f[d.start : d.end]).isdigit()
             and y.gap == "space"
             and f[y.start : y.end].isdigit()
             and len(f[y.start : y.end]) == 4

@@ -250,7 +250,7 @@ def test_cardinal_conventions(text: str, expected: str) -> None:
     [
         ("01:00:00", "一点零分零秒"),
         ("12:30:00", "十二点三十分零秒"),
-        ("07:05:09", "七点零五分九秒"),
+        ("07:05:09", "七点零五分零九秒"),
         ("在205会议室", "在二零五会议室"),
         ("住1502房间", "住幺五零二房间"),
         ("监听9000端口", "监听九零零零端口"),
@@ -582,7 +582,7 @@ def test_a_chinese_brand_before_a_code_sets_how_its_digits_are_read() -> None:
         ("支持x86和x64", "支持<X>八六和<X>六四"),
         # codecs, IEEE 802, a spec after a code, a version's build number
         ("推流用H.265", "推流用<H>点二六五"),
-        ("网卡支持802.11ac", "网卡支持八零二点一一<ac>"),
+        ("网卡支持802.11ac", "网卡支持八零二点一一<A C>"),  # the amendment letters are spelled
         ("规格是M.2 2242的", "规格是<M>点二二二四二的"),
         ("内核是5.15.0-91", "内核是五点十五点零九十一"),
         ("单价802.5元", "单价八百零二点五元"),

@@ -216,7 +216,13 @@ _AMOUNT_BEFORE = (
 #: After ``<digits>单元`` (an address), a 3-4 digit number is a flat number (2单元501).
 _ADDRESS_BEFORE_ROOM = ("单元", "号楼", "栋", "幢", "座", "楼")
 #: After 110/119/120/122: the emergency numbers, read 幺幺零.
+#: Public service numbers, said digit by digit with 幺 after a call word (打 and 拨 are
+#: identifier cues already) or before 报警/急救 …: 有事找110, 叫120, 投诉找12315.
+_SERVICE_NUMBERS = ("110", "119", "120", "122", "114", "12315", "12345", "12306", "12369")
+_SERVICE_CALL_BEFORE = ("报", "找", "叫", "呼叫", "求助", "联系", "打给", "拨给", "致电")
 _EMERGENCY_NEXT = ("报警", "警", "火警", "消防", "急救", "救护", "指挥", "交警", "电话", "求助")
+#: After a number that names rather than counts (a house, a bus route, an issue): 二百, not 两百.
+_NAMING_NEXT = ("号", "路", "期", "届")
 _SCORE_CUES = ("比分", "比赛", "战胜", "击败", "打成", "定格", "赢", "输", "胜", "负", "平", "比")
 
 #: Units written as one character (㎡, ㎞, ㎏ ...): what they are read as.
@@ -831,7 +837,11 @@ class _Scanner:
         number (``2⅓`` -> 二又三分之一)."""
         c = self.t[i]
         frac = Fraction(unicodedata.numeric(c)).limit_denominator(10)
-        spoken = read_cardinal(str(frac.denominator)) + "分之" + read_cardinal(str(frac.numerator))
+        spoken = (
+            read_cardinal(str(frac.denominator), liang_bai=False)
+            + "分之"
+            + read_cardinal(str(frac.numerator), liang_bai=False)
+        )
         ps = self.pieces
         if ps and ps[-1].end == i and ps[-1].kind == "num" and i and _is_digit(self.t[i - 1]):
             spoken = "又" + spoken
@@ -1359,7 +1369,7 @@ class _Scanner:
             self.add(i, end, "num", "加一")  # 我+1: a vote for it, not "positive one"
             return end
         if end < self.n and t[end] == "%":
-            self.add(i, end + 1, "num", sign + "百分之" + read_number(m.group()))
+            self.add(i, end + 1, "num", sign + "百分之" + read_number(m.group(), liang_bai=False))
             return end + 1
         unit = self.unit_at(end)
         rng = _RE_TEMP_RANGE_END.match(t, end) if t[i] == "-" else None
@@ -1639,6 +1649,10 @@ class _Scanner:
                 if ap:
                     prefix, issue = self._day_part(ap, i)
                     end = ap.end()
+                    if h > 12 and prefix:  # 13:10pm: a 24-hour hour says the half of the day
+                        if prefix == "上午":
+                            issue = ("ampm-conflict", f"{ap.group(1)!r} after hour {h}; not read")
+                        prefix = ""
                 spoken = _ampm_hour(prefix, h) + "点"
                 if mi or s is not None:  # a time written with seconds reads every field
                     spoken += ("零" if 0 < mi < 10 else "") + read_cardinal(str(mi)) + "分"
@@ -1648,8 +1662,8 @@ class _Scanner:
                 if frac and not ap:  # 10:00:00.123: the seconds with their fraction
                     spoken += read_cardinal(str(s)) + "点" + read_digits(frac.group(1)) + "秒"
                     end += frac.end()
-                elif s is not None:
-                    spoken += read_cardinal(str(s)) + "秒"
+                elif s is not None:  # 03:04:05 -> 三点零四分零五秒, as the minutes
+                    spoken += ("零" if 0 < s < 10 else "") + read_cardinal(str(s)) + "秒"
                 if ap:
                     self._add_ampm_time(i, ap, spoken, issue)
                 else:
@@ -1679,13 +1693,18 @@ class _Scanner:
         t = self.t
         m = _RE_PERCENT_RANGE.match(t, i)
         if m:
-            spoken = "百分之" + read_number(m.group(1)) + "到百分之" + read_number(m.group(2))
+            spoken = (
+                "百分之"
+                + read_number(m.group(1), liang_bai=False)
+                + "到百分之"
+                + read_number(m.group(2), liang_bai=False)
+            )
             self.add(i, m.end(), "num", spoken)
             return m.end()
         m = _RE_PERCENT.match(t, i)
         if m:
             word = {"%": "百分之", "‰": "千分之"}.get(t[m.end() - 1], "万分之")
-            self.add(i, m.end(), "num", word + read_number(m.group(1)))
+            self.add(i, m.end(), "num", word + read_number(m.group(1), liang_bai=False))
             return m.end()
         return i
 
@@ -1746,7 +1765,11 @@ class _Scanner:
             self.add(i, unit[1], "num", spoken)
             return unit[1]
         # "拉齐奥 2/2" style scores are not handled; a fraction is the common reading
-        spoken = read_cardinal(m.group(2)) + "分之" + read_cardinal(m.group(1))
+        spoken = (
+            read_cardinal(m.group(2), liang_bai=False)
+            + "分之"
+            + read_cardinal(m.group(1), liang_bai=False)
+        )
         if unit and unit[0].isascii() and unit[0] not in ("km/h", "w") and " " not in m.group():
             self.add(i, unit[1], "num", spoken + _UNITS[unit[0]])  # 1/4W -> 四分之一瓦
             return unit[1]
@@ -1949,7 +1972,7 @@ class _Scanner:
         raw = num.replace(",", "")
         if year_ok and len(raw) == 4 and "." not in raw and self.after(next_pos, 1) == "年":
             return read_digits(raw)
-        return read_number(raw, liang=liang and self.liang_next(next_pos))
+        return read_number(raw, liang=liang and self.liang_next(next_pos), liang_bai=liang)
 
     def _r_number(self, i: int) -> int:
         t = self.t
@@ -1960,7 +1983,7 @@ class _Scanner:
         raw = num.replace(",", "")
         k = end + 1 if self.after(end, 1) == " " and self.after(end + 1, 1) == "%" else end
         if k != end:  # "50 %": the space changes nothing
-            self.add(i, k + 1, "num", "百分之" + read_number(raw))
+            self.add(i, k + 1, "num", "百分之" + read_number(raw, liang_bai=False))
             return k + 1
         cur = _RE_CURRENCY_AFTER.match(t, end)
         if cur and "," not in num[-1:]:
@@ -2020,10 +2043,9 @@ class _Scanner:
             if "." in raw:
                 value = read_number(raw)
             else:
-                liang = not self.before(i, 2).rstrip(" ").endswith("第") and not u.startswith(
-                    ("°", "℃", "℉")
-                )
-                value = read_cardinal(raw, liang=liang)
+                ordinal = self.before(i, 2).rstrip(" ").endswith("第")
+                liang = not ordinal and not u.startswith(("°", "℃", "℉"))
+                value = read_cardinal(raw, liang=liang, liang_bai=not ordinal)
             if u == "km/h" and self.before(i, 3).rstrip(" ").endswith("时速"):
                 spoken = value + "公里"  # 时速350km/h: 时速 already says per hour
             elif u == "km/h":
@@ -2305,7 +2327,7 @@ class _Scanner:
         ):
             return read_digits(raw)  # 这波操作666, 996工作制, 520那天: said digit by digit
         if prev.endswith("第"):
-            return read_cardinal(raw)
+            return read_cardinal(raw, liang_bai=False)  # 第二百: ordinals never take 两
         if prev.rstrip(" ").lower().endswith("no.") and len(raw) >= 3:
             return read_digits(raw)  # No.12345 -> 一二三四五
         if nxt1 == "年" and prev.endswith(("公元", "公元前", "纪元", "西元")):
@@ -2381,8 +2403,15 @@ class _Scanner:
             and not self.liang_next(end)
         ):
             return read_digits(raw, yao=True)  # 3号楼2单元501: the flat's number
-        if raw in ("110", "119", "120", "122") and nxt.startswith(_EMERGENCY_NEXT):
-            return read_digits(raw, yao=True)  # 110报警, 120急救车
+        if raw in _SERVICE_NUMBERS and (
+            nxt.startswith(_EMERGENCY_NEXT)
+            or (
+                prev.endswith(_SERVICE_CALL_BEFORE)
+                and nxt1 not in _QUANTITY_NEXT
+                and not self.liang_next(end)
+            )
+        ):
+            return read_digits(raw, yao=True)  # 110报警, 120急救车, 有事找110, 投诉就找12315
         if re.search(
             r"[前后末尾][0-9一二三四五六七八九十]{1,2}位[是为:：]?$", prev
         ) and not self.liang_next(end):
@@ -2424,8 +2453,12 @@ class _Scanner:
         if label is not None and not label[1] and label[0].casefold() in _LABEL_WORDS:
             if len(raw) in (3, 4) and label[0].casefold() in ("room", "gate", "line"):
                 return read_digits(raw)  # Room 302: 三零二
-            return read_cardinal(raw)  # Round 2面试, Step 2: a numbered label, no 两
-        return read_cardinal(raw, liang=self.liang_next(end))
+            return read_cardinal(
+                raw, liang_bai=False
+            )  # Round 2面试, Step 2: a numbered label, no 两
+        # 200号, 200路, 200期: a number that names (a house, a bus route, an issue) says 二百
+        naming = nxt1 in _NAMING_NEXT or nxt.startswith("分之")  # 200分之1: a fraction, 二
+        return read_cardinal(raw, liang=self.liang_next(end), liang_bai=not naming)
 
     def _short_year(self, prev: str, end: int, default: bool) -> bool:
         """Is a 2-digit number before 年 (at ``end``) a year (八六年) or a count (三十年)?
@@ -2560,7 +2593,7 @@ class _Scanner:
             if han_mode == "digits" and "." not in raw:
                 return read_digits(raw)  # 波音737 -> 七三七
             if han_mode == "cardinal":
-                return read_cardinal(raw)
+                return read_cardinal(raw, liang_bai=False)
             if (
                 len(raw) >= 4
                 and suffix
@@ -2586,11 +2619,12 @@ class _Scanner:
         if mode == "standard" and brand is not None and brand[1] and len(raw) <= 3:
             mode = None  # GB200 (a chip): a standard's number is spaced or long (GB 2760, GB18030)
         if brand is not None and brand[0].upper() == "ISO" and self._camera_iso(raw, i):
-            return read_cardinal(raw)  # 光圈f/1.8，ISO 100: a film speed, not ISO 100 the standard
+            # 光圈f/1.8，ISO 100: a film speed, not ISO 100 the standard
+            return read_cardinal(raw, liang_bai=False)
         if mode in _DIGIT_MODES:
             return read_digits(raw)
         if mode == "cardinal":
-            return read_cardinal(raw)
+            return read_cardinal(raw, liang_bai=False)
         if brand is not None and not brand[1] and len(raw) < 4:
             return None  # "Windows 11", "Top 3": the ordinary rules (两个, 第, units)
         if len(raw) >= 4:
@@ -2606,7 +2640,7 @@ class _Scanner:
             and brand[0] not in ("v", "V")  # v126: a version
         ):
             return read_digits(raw)  # B650, Z790, C919, G502: a model number, digit by digit
-        return read_cardinal(raw)  # A100 -> 一百, H200 -> 二百
+        return read_cardinal(raw, liang_bai=False)  # A100 -> 一百, H200 -> 二百: a name
 
     _rules: list[Callable[[_Scanner, int], int]] = [
         _r_currency,
