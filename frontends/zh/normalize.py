@@ -375,7 +375,9 @@ _PHOTO_WORDS = (
 #: After ``<number>x``: an operator, so the x is a variable (2x+1), not 倍 (快了2x).
 _MATH_NEXT = frozenset("+-−=<>*/^²³)≤≥≈")
 #: Words shortly before ``H:MM:SS`` that make it a duration (两小时五分三十秒), not a time.
-_DURATION_TIME_CUES = ("成绩", "用时", "耗时", "时长", "历时", "跑出", "计时", "完赛", "净时间")
+_DURATION_TIME_CUES = (
+    "成绩", "用时", "耗时", "时长", "历时", "跑出", "计时", "完赛", "净时间", "还剩", "剩余",
+)  # fmt: skip
 #: Characters of a time written in Chinese (3点4分5秒, 5点差4分, 3点半).
 _HAN_TIME_CHARS = frozenset("点分秒差半刻整钟")
 #: Day-part words that already say what am/pm would (``下午3:30 PM``): the morning ones match
@@ -1102,7 +1104,14 @@ class _Scanner:
                     and b.spoken.endswith(("点", "分", "秒"))
                     and a.spoken.endswith(("点", "分", "秒"))
                 )  # 9:00am - 11:30am: two times
-                if (a.end != p.start or b.start != p.end) and not spaced_tilde:
+                spaced_dash = (
+                    p.spoken == "-"
+                    and a.kind == b.kind == "num"
+                    and self.t[a.end : p.start] == " "
+                    and self.t[p.end : b.start] == " "
+                    and a.spoken[-1:] not in "点分秒"
+                )
+                if (a.end != p.start or b.start != p.end) and not (spaced_tilde or spaced_dash):
                     continue
                 code = k >= 2 and ps[k - 2].kind == "latin" and ps[k - 2].end == a.start
                 code = code or (
@@ -1121,7 +1130,17 @@ class _Scanner:
                 if not code and a.kind == "num":
                     brand = self._brand_before(a.start)
                     code = brand is not None and self.brands.get(brand[0].casefold()) == "standard"
-                if a.kind == "num" and b.kind == "num" and not code:
+                if a.kind == "num" and b.kind == "num" and not code and spaced_dash:
+                    # 比分是 3 - 2: a spaced dash between two numbers is 比 after a score word,
+                    # 减 before =, else 到 (it used to be silent: 三二)
+                    if any(c in self.before(a.start, 8) for c in _DASH_SCORE_BEFORE):
+                        word = "比"
+                    elif self.t[b.end : b.end + 2].lstrip(" ")[:1] == "=":
+                        word = "减"
+                    else:
+                        word = "到"
+                    ps[k] = Piece(p.start, p.end, "num", word)
+                elif a.kind == "num" and b.kind == "num" and not code:
                     ps[k] = Piece(p.start, p.end, "num", "到")
                 elif (
                     a.kind == "latin"
@@ -1634,7 +1653,7 @@ class _Scanner:
         ):
             # 视频时长 3:45, 跑步用时 45:30: minutes and seconds, 三分四十五秒
             dm, ds = int(m.group(1)), int(m.group(2))
-            spoken = (read_cardinal(str(dm)) + "分" if dm else "") + (
+            spoken = (read_cardinal(str(dm), liang=True) + "分" if dm else "") + (
                 read_cardinal(str(ds)) + "秒" if ds or not dm else ""
             )
             self.add(i, m.end(), "num", spoken)
