@@ -796,6 +796,20 @@ def _is_unit_ratio(tok: str) -> bool:
     return bool(sep) and left.lower() in units and right.lower() in units and "/" not in right
 
 
+def _is_price_per(tok: str) -> bool:
+    """``$0.002/token``, ``¥5/GB``: a currency sign, an amount, one slash, a word (no path)."""
+    head, sep, word = tok.rstrip(",.;:!?").partition("/")
+    amount = head.lstrip("$¥￥€£")
+    return (
+        bool(sep)
+        and amount != head
+        and amount.replace(".", "", 1).replace(",", "").isdigit()
+        and word.isascii()
+        and word.isalpha()
+        and len(word) <= 12
+    )
+
+
 def _is_setting(tok: str) -> bool:
     """``max_tokens=2048``, ``lr=3e-4``, ``top_p=0.9``: a snake_case name, ``=``, a number."""
     key, _, val = tok.rstrip(",.;:!?").partition("=")
@@ -838,6 +852,8 @@ def _is_identifier(tok: str) -> bool:
         return False
     if _is_unit_ratio(tok):
         return False  # 3.8 mmol/L, mg/dL: a lab value's unit, read by the zh rules
+    if _is_price_per(tok):
+        return False  # $0.002/token: a price per a thing, 每 token
     if "=" in tok and _is_setting(tok):
         return False  # max_tokens=2048: a setting; its value is read in the sentence's language
     if "@" in tok and is_metric_at_k(tok):

@@ -289,6 +289,8 @@ _LABEL_WORDS = frozenset(
     "phase stage lesson unit week lecture room gate line track vol volume act scene no "
     "grade class module task question problem exercise lab".split()
 )
+#: Other written names of a currency (``HK$100港币``: the written name says it once).
+_CURRENCY_SAME = {"港元": ("港币",), "美元": ("美金",), "人民币": ("元",), "新台币": ("台币",)}
 #: A currency code after an amount (``3000 RMB``, ``500USD``).
 _RE_CURRENCY_AFTER = re.compile(
     r" ?(CNY|RMB|USD|HKD|EUR|GBP|JPY|AUD|KRW|CAD)(?![A-Za-z])", re.ASCII
@@ -1219,6 +1221,17 @@ class _Scanner:
         if (
             c == "/"
             and 0 < i < self.n - 1
+            and is_latin_letter(t[i + 1])
+            and self.pieces
+            and self.pieces[-1].end == i
+            and self.pieces[-1].kind == "num"
+            and self.pieces[-1].spoken.endswith(("元", "美元", "欧元", "英镑", "港元"))
+        ):
+            self.add(i, i + 1, "num", "每")  # $0.002/token -> 零点零零二美元每 token
+            return i + 1
+        if (
+            c == "/"
+            and 0 < i < self.n - 1
             and is_han(t[i - 1])
             and is_latin_letter(t[i + 1])
             and any(_is_digit(x) for x in self.before(i, 8))
@@ -1329,7 +1342,10 @@ class _Scanner:
                 name = _CURRENCY_PREFIX[cur]
                 num = m.group().replace(",", "")
                 mult = ""
-                if end < self.n and t[end] in "万亿":
+                if t.startswith("万亿", end):
+                    mult = "万亿"  # $3万亿 -> 三万亿美元
+                    end += 2
+                elif end < self.n and t[end] in "万亿":
                     mult = t[end]
                     end += 1
                 elif (
@@ -1346,7 +1362,9 @@ class _Scanner:
                 elif len(fp) <= 2:
                     num = ip
                 w = end + 1 if t[end : end + 1] == " " else end  # "¥ 7,000 元"
-                if t.startswith(name, w) or (name == "元" and t.startswith(("元", "块"), w)):
+                if t.startswith((name, *_CURRENCY_SAME.get(name, ())), w) or (
+                    name == "元" and t.startswith(("元", "块"), w)
+                ):
                     name = ""  # ￥1,234.50元: the written 元 says it (once)
                 spoken = ("负" if neg else "") + read_number(num, liang=not neg) + mult + name
                 self.add(i, end, "num", spoken)
