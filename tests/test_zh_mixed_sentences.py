@@ -839,6 +839,7 @@ def test_probe_failures_of_the_18h_round(text: str, expected: str) -> None:
         ("花了4090元", "花了四千零九十元"),
         ("HK$ 100 港币。", "一百港币"),
         ("成本降到 $0.002/token 。", "成本降到零点零零二美元每<token>"),
+        ("订阅价格 $19.99/month 。", "订阅价格十九点九九美元每月"),
         ("日志里有Epoch 3/10, loss 0.234。", "日志里有<Epoch>十分之三<loss>零点二三四"),
     ],
 )

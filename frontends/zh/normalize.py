@@ -289,6 +289,11 @@ _LABEL_WORDS = frozenset(
     "phase stage lesson unit week lecture room gate line track vol volume act scene no "
     "grade class module task question problem exercise lab".split()
 )
+#: English time words after the slash of a price (``$19.99/month``): 每月.
+_PER_TIME_WORDS = {
+    "month": "月", "mo": "月", "year": "年", "yr": "年", "week": "周", "wk": "周", "day": "天",
+    "hour": "小时", "hr": "小时", "h": "小时", "min": "分钟", "minute": "分钟",
+}  # fmt: skip
 #: Other written names of a currency (``HK$100港币``: the written name says it once).
 _CURRENCY_SAME = {"港元": ("港币",), "美元": ("美金",), "人民币": ("元",), "新台币": ("台币",)}
 #: A currency code after an amount (``3000 RMB``, ``500USD``).
@@ -1227,6 +1232,11 @@ class _Scanner:
             and self.pieces[-1].kind == "num"
             and self.pieces[-1].spoken.endswith(("元", "美元", "欧元", "英镑", "港元"))
         ):
+            k = self._latin_end(i + 1)
+            per = _PER_TIME_WORDS.get(t[i + 1 : k].lower())
+            if per:  # $19.99/month -> 十九点九九美元每月
+                self.add(i, k, "num", "每" + per)
+                return k
             self.add(i, i + 1, "num", "每")  # $0.002/token -> 零点零零二美元每 token
             return i + 1
         if (
