@@ -999,15 +999,24 @@ def _zh_latin_token(toks: list[_Tok], k: int, f: str) -> bool:
         and (k == 0 or toks[k].gap != "adj" or toks[k - 1].kind == _ZH)
     ):
         return True  # #OOTD的话题, #MWC2026#: a hashtag in a Chinese sentence, its # silent
-    if (
+    prev_time = (
         k > 0
-        and toks[k].gap == "space"
-        and tok.lower().rstrip(".") in _AMPM_WORDS
-        and toks[k - 1].kind == _NUM
         and toks[k - 1].lang == ZH
         and ":" in f[toks[k - 1].start : toks[k - 1].end]
-    ):
+        and f[toks[k - 1].end - 1].isdigit()
+    )
+    if toks[k].gap == "space" and tok.lower().rstrip(".") in _AMPM_WORDS and prev_time:
         return True  # 时间是10:00 AM: the time is Chinese (glued to 是), so is its AM
+    ampm, dash, rest = tok.replace("~", "-").partition("-")
+    if (
+        toks[k].gap == "space"
+        and prev_time
+        and ampm.lower().rstrip(".") in _AMPM_WORDS
+        and dash
+        and rest[:1].isdigit()
+        and all(c.isdigit() or c == ":" for c in rest)
+    ):
+        return True  # 1:00 PM-2:30 PM: the am/pm of a Chinese time and the range's end
     if k == 0 or toks[k].gap != "adj" or toks[k - 1].kind != _ZH:
         return False
     prev = toks[k - 1]

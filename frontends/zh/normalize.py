@@ -2292,7 +2292,7 @@ class _Scanner:
         )
         if prev and (prev.group(1)[0] in "aA") == am:
             # 上午9am-11am, 9am-11am: the second time of a range shares the first one's day part
-            if re.search(r"\d$", self.before(start - len(prev.group()), 1)):
+            if re.search(r"\d ?$", self.before(start - len(prev.group()), 2)):
                 return "", None
         return ("上午" if am else "下午"), None
 
