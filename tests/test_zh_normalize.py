@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mixvox.frontends.zh.normalize import normalize_zh, tokenize
-from mixvox.frontends.zh.numbers import read_cardinal, read_digits
+from mixvox.frontends.zh.numbers import number_style, read_cardinal, read_digits
 
 CASES = [
     # cardinals and 两
@@ -17,7 +17,7 @@ CASES = [
     ("我有2本书", "我有两本书"),
     ("2点", "两点"),
     ("2000", "两千"),
-    ("200", "两百"),  # a leading 百 says 两 (spoken form; CONVENTIONS.md)
+    ("200", "二百"),  # 现代汉语词典: 百 place says 二
     ("20000", "两万"),
     ("1200", "一千二百"),
     ("12000", "一万两千"),
@@ -44,7 +44,7 @@ CASES = [
     ("1.5亿", "一点五亿"),
     # thousands separators
     ("1,234,567", "一百二十三万四千五百六十七"),
-    ("价格100，200元", "价格一百，两百元"),
+    ("价格100，200元", "价格一百，二百元"),
     # percent, fractions
     ("50%", "百分之五十"),
     ("增长0.4%", "增长百分之零点四"),
@@ -411,7 +411,7 @@ def test_cells_and_pipes_get_a_pause_between_them() -> None:
         ("等了1½小时", "等了一又二分之一小时"),
         ("¾杯牛奶", "四分之三杯牛奶"),
         # energy units
-        ("热量250kcal", "热量两百五十千卡"),
+        ("热量250kcal", "热量二百五十千卡"),
         ("能量800kJ", "能量八百千焦"),
     ],
 )
@@ -503,7 +503,7 @@ def test_unit_characters_arc_minutes_dot_days_and_em_dash_ranges(text: str, expe
         # a flat number after 单元/号楼/栋 in an address: digit by digit
         ("住在8号楼1单元602", "住在八号楼一单元六零二"),
         ("5栋1101", "五栋幺幺零幺"),
-        ("在3楼200个座位", "在三楼两百个座位"),
+        ("在3楼200个座位", "在三楼二百个座位"),
         # a currency sign and a written 元: the unit is said once
         ("合计￥88.00元", "合计八十八元"),
         ("预算$300美元", "预算三百美元"),
@@ -575,7 +575,7 @@ def test_slash_dates_and_year_quarters(text: str, expected: str) -> None:
     ("text", "expected"),
     [
         # superscript exponents
-        ("血小板计数250×10⁹/L", "血小板计数两百五十乘十的九次方每升"),
+        ("血小板计数250×10⁹/L", "血小板计数二百五十乘十的九次方每升"),
         ("误差小于10⁻³", "误差小于十的负三次方"),
         ("面积3m²", "面积三平方米"),
         # a four-digit year that names a class, a model or a season
@@ -598,11 +598,11 @@ def test_plus_one_is_a_vote() -> None:
     ("text", "expected"),
     [
         # power, energy, pressure, imperial units; a unit after 万/亿
-        ("一座220kV变电站", "一座两百二十千伏变电站"),
+        ("一座220kV变电站", "一座二百二十千伏变电站"),
         ("装机容量1.2GW", "装机容量一点二吉瓦"),
         ("年发电量30亿kWh", "年发电量三十亿千瓦时"),
         ("储能规模50MWh", "储能规模五十兆瓦时"),
-        ("胎压230kPa", "胎压两百三十千帕"),
+        ("胎压230kPa", "胎压二百三十千帕"),
         ("浓度为40μg/m³", "浓度为四十微克每立方米"),
         ("时速55mph", "时速五十五英里每小时"),
         ("身高5ft", "身高五英尺"),
@@ -767,7 +767,7 @@ def test_five_digit_counts_of_wan_are_read_with_yi(text: str, expected: str) -> 
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        # a 2 leading before 百 is 两 in a count or amount (spoken form, CONVENTIONS.md) ...
+        # with [frontend.zh] liang_bai = true, a 2 leading a count before 百 is 两 (spoken form) ...
         ("满200减30", "满两百减三十"),
         ("200万", "两百万"),
         ("¥250", "两百五十元"),
@@ -786,7 +786,22 @@ def test_five_digit_counts_of_wan_are_read_with_yi(text: str, expected: str) -> 
     ],
 )
 def test_liang_bai_only_for_a_leading_hundred_in_a_count(text: str, expected: str) -> None:
-    assert normalize_zh(text) == expected
+    with number_style(liang_bai=True):
+        assert normalize_zh(text) == expected
+    # the default (the dictionary's rule): every 2 before 百 says 二
+    assert normalize_zh(text) == expected.replace("两百", "二百")
+
+
+def test_liang_bai_is_a_frontend_option() -> None:
+    """The style reaches the frontend through the router's options (config, -F, flag)."""
+    import mixvox
+
+    def spoken(router: mixvox.Router) -> str:
+        return router.route("满200减30").spoken
+
+    assert "二百" in spoken(mixvox.Router())
+    assert "两百" in spoken(mixvox.Router(frontend_options={"zh": {"liang_bai": True}}))
+    assert normalize_zh("200") == "二百"  # the option did not leak out of the router
 
 
 @pytest.mark.parametrize(
