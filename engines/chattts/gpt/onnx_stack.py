@@ -117,6 +117,10 @@ _PACKED_GQA = True
 _INT4_ZERO_POINTS = True
 #: int4 stacks: the code and text heads as 8-bit ``MatMulNBits`` too (:class:`OnnxHead`).
 _INT8_HEADS = True
+#: int4 graphs: the code heads inside the stack graph (output ``code_logits``, the last
+#: position's ``[B, 1, num_vq * num_audio_tokens]``), so a decode step is one ONNX Runtime call;
+#: the same 8-bit weights and kernel as :class:`OnnxHead`, so the same logits bit for bit.
+_FUSED_CODE_HEAD = True
 #: KV-cache element types of the CPU runtime graph: float32, or int8 with one static scale per
 #: (layer, key/value, head, channel) (:func:`_int8_kv_graph`).
 KV_CACHES = ("fp32", "int8")
@@ -411,6 +415,12 @@ def _quantize_int4_blocks_zp(
     return packed, scales.reshape(-1), np.ascontiguousarray(zp)
 
 
+def _fused_code_head(precision: str) -> bool:
+    """Whether the runtime graph of ``precision`` computes the code logits itself (int4 with
+    8-bit heads: the head :class:`OnnxHead` would run, moved into the step's one call)."""
+    return _FUSED_CODE_HEAD and _INT8_HEADS and precision == "int4"
+
+
 def _check_precision(precision: str, int4_block: int | None = None) -> int | None:
     """Validate a runtime-graph precision; return the MatMulNBits block size (None: fp32)."""
     if precision not in RUNTIME_PRECISIONS:
@@ -588,6 +598,30 @@ def build_runtime_graph(
             linear(act, lw["down_proj"], p + "wd"), h, nw, "final_norm" if last else f"l{i + 1}_ln1"
         )
     g.output(n, "hidden", np.float32, ["batch", "seq", H])
+    if _fused_code_head(precision):  # the last position only: what the decode loop samples
+        last = g.op(
+            "Slice",
+            n,
+            g.const("m1", np.array([-1], np.int64)),
+            g.const("big", np.array([_BIG], np.int64)),
+            one1,
+        )
+        QV = cfg.num_vq * cfg.num_audio_tokens
+        wc = np.ascontiguousarray(w.head_code.reshape(QV, H), np.float32)
+        q8, s8 = _quantize_int8_blocks(wc, INT8_BLOCK)
+        logits = g.op(
+            "MatMulNBits",
+            last,
+            g.const("head_code", q8),
+            g.const("head_code_scales", s8),
+            domain=_MS,
+            K=H,
+            N=QV,
+            bits=8,
+            block_size=INT8_BLOCK,
+            accuracy_level=4,
+        )
+        g.output(logits, "code_logits", np.float32, ["batch", 1, QV])
     for i in range(L):
         g.output(f"present_key_{i}", f"present_key_{i}", np.float32, kv_shape)
         g.output(f"present_value_{i}", f"present_value_{i}", np.float32, kv_shape)
@@ -703,6 +737,8 @@ def runtime_graph_path(
         "gqa": "packed" if _PACKED_GQA else "split",
         "zero_points": bool(_INT4_ZERO_POINTS) if precision == "int4" else None,
     }
+    if _fused_code_head(precision):  # (new key part only when set: older graphs keep theirs)
+        parts["code_head"] = "int8-fused"
     name = f"chattts-gpt-ort-{precision}" + (f"-b{block}" if precision == "int4" else "")
     base = cached_graph(
         name,
@@ -922,6 +958,8 @@ class OnnxStack:
         )
         before = hugepages.mappings() if device == "cpu" else None
         self.session = make_session(self.graph_path, threads, device)
+        self._has_code_logits = any(o.name == "code_logits" for o in self.session.get_outputs())
+        self._logits1: np.ndarray | None = None
         if before is not None:  # the weights ORT just unpacked and prepacked: 2 MiB pages
             hugepages.advise_new(before)
         self._threads = threads
@@ -942,6 +980,12 @@ class OnnxStack:
             self.forward(
                 np.zeros((1, 1, cfg.hidden_size), np.float32), np.array([[4]], np.int64), 4
             )
+
+    def last_code_logits(self) -> np.ndarray | None:
+        """The code logits ``[B, num_vq * num_audio_tokens]`` of the last ``forward``'s last
+        position, computed in the same ONNX Runtime call (a buffer the next call overwrites),
+        or None when this graph has no fused code head (see ``_FUSED_CODE_HEAD``)."""
+        return None if self._logits1 is None else self._logits1[:, 0]
 
     def make_head(self, weight: np.ndarray, *, out_in: bool = False) -> OnnxHead:
         """A head GEMV (``x @ weight``, or ``x @ weight.T`` with ``out_in``) that does not fight
@@ -973,6 +1017,8 @@ class OnnxStack:
         self._emb1 = np.zeros((B, 1, cfg.hidden_size), np.float32)
         self._pos1 = np.zeros((B, 1), np.int64)
         self._hid1 = np.zeros((B, 1, cfg.hidden_size), np.float32)
+        if self._has_code_logits:
+            self._logits1 = np.zeros((B, 1, cfg.num_vq * cfg.num_audio_tokens), np.float32)
         self._B, self._S = B, S
         self._binding = self._bind(self._emb1, self._pos1, self._hid1)
 
@@ -996,6 +1042,8 @@ class OnnxStack:
                 b.bind_ortvalue_input(f"past_{kind}_{i}", buf)
                 b.bind_ortvalue_output(f"present_{kind}_{i}", buf)
         b.bind_ortvalue_output("hidden", from_numpy(hid))
+        if self._has_code_logits:
+            b.bind_ortvalue_output("code_logits", from_numpy(self._logits1))
         return b
 
     def begin(self, attention_mask: np.ndarray, max_len: int) -> None:
