@@ -124,3 +124,72 @@ def test_kv_cache_option_errors(weights, tmp_path) -> None:
         from mixvox.engines.chattts.gpt import load_gpt
 
         load_gpt(TINY / "asset", backend="torch", kv_cache="int8")
+
+
+# -- sampler: sparse repetition penalty, one threshold per row ------------------------------
+
+
+def _penalty_dense(logits: np.ndarray, history: np.ndarray, penalty: float, window: int):
+    """The dense formulation the sampler used before (a bincount and a power per token)."""
+    out = np.array(logits, dtype=np.float32, copy=True)
+    n, v = out.shape
+    if penalty == 1.0 or window == 0 or history.shape[-1] == 0:
+        return out
+    hist = np.asarray(history)[:, -window:]
+    flat = (np.arange(n)[:, None] * v + hist).reshape(-1)
+    freq = np.bincount(flat, minlength=n * v).reshape(n, v)
+    alpha = np.power(np.float32(penalty), freq.astype(np.float32)).astype(np.float32)
+    return np.where(out < 0, out * alpha, out / alpha).astype(np.float32)
+
+
+def _process_before(logits: np.ndarray, history: np.ndarray, params: SamplingParams):
+    """``process_logits`` as it was: dense penalty, then top-p and top-k one after the other."""
+    from mixvox.engines.chattts.gpt.sampler import top_k, top_p
+
+    x = np.asarray(logits, np.float32).reshape(-1, logits.shape[-1])
+    hist = np.asarray(history).reshape(x.shape[0], -1)
+    temp = params.row_temperatures(x.shape[0])
+    x = x / np.where(temp > 0, temp, 1.0).astype(np.float32)[:, None]
+    x = _penalty_dense(x, hist, params.repetition_penalty, params.penalty_window)
+    if params.top_p is not None:
+        x = top_p(x, params.top_p, params.min_keep)
+    if params.top_k is not None:
+        x = top_k(x, params.top_k, params.min_keep)
+    return x.reshape(logits.shape)
+
+
+def test_sampler_fast_paths_are_bit_exact() -> None:
+    from mixvox.engines.chattts.gpt.sampler import process_logits, repetition_penalty
+
+    rng = np.random.default_rng(23)
+    for trial in range(800):
+        V = int(rng.integers(2, 700))
+        n = int(rng.integers(1, 9))
+        x = (rng.standard_normal((n, V)) * rng.uniform(0.1, 8)).astype(np.float32)
+        if trial % 3 == 0:
+            x = np.round(x * 2) / 2  # many ties, also at both thresholds
+        if trial % 7 == 0:
+            x[:, : V // 3] = -np.inf
+        T = int(rng.integers(0, 40))
+        hist = rng.integers(0, V, (n, T))
+        if trial % 5 == 0 and T:
+            hist[:, : T // 2] = hist[:, :1]  # a token repeated many times
+        pen = float(rng.choice([1.0, 1.05, 1.3, 0.8]))
+        win = int(rng.choice([0, 1, 16, 64]))
+        np.testing.assert_array_equal(
+            repetition_penalty(x, hist, pen, win), _penalty_dense(x, hist, pen, win)
+        )
+        temp = rng.choice([0.3, 1.0, 0.0]) if trial % 4 else tuple(rng.uniform(0, 1, n))
+        params = SamplingParams(
+            temperature=temp,
+            top_p=None if trial % 11 == 0 else float(rng.choice([0.05, 0.3, 0.7, 0.95, 1.0])),
+            top_k=None if trial % 13 == 0 else int(rng.choice([1, 3, 20, 50, 1000])),
+            repetition_penalty=pen,
+            penalty_window=win,
+            min_keep=int(rng.integers(1, 5)),
+        )
+        got = process_logits(x, hist, params)
+        np.testing.assert_array_equal(got, _process_before(x, hist, params))
+        np.testing.assert_array_equal(process_logits(x, hist, params), got)  # cached divisors
+    with pytest.raises(ValueError, match="out of range"):
+        repetition_penalty(np.zeros((1, 4), np.float32), np.array([[4]]), 1.1, 4)
