@@ -2,11 +2,15 @@
 
     python bench/cpu_ab.py /tmp/fullckpt [--rounds 12] [--specs before=00000:64,all=11111:64]
 
-Each spec is ``name=FLAGS:BLOCK``; FLAGS are five 0/1 digits, the pieces of the int4 path
-added in issue 9's session 4: packed attention (q|k|v into GroupQueryAttention, in-kernel
-rotary), int4 zero points, 8-bit code/text heads, huge pages for the weights, the one-sort
-sampler (0: the stable-argsort top-p it replaced). ``00000:64`` is the int4 path as it was
-on main before (block 64). Every variant is loaded into this one process, then each round
+Each spec is ``name=FLAGS:BLOCK[:KEY=VALUE;...]``; FLAGS are up to seven digits (missing
+ones are 0), the pieces of the int4 path added in issue 9's sessions 4 and 5: packed
+attention (q|k|v into GroupQueryAttention, in-kernel rotary), int4 zero points, 8-bit
+code/text heads, huge pages for the weights, the sampler (0: the stable-argsort top-p,
+1: session 4's one-sort version, 2: session 5's sparse penalty and one threshold per row),
+the code heads fused into the stack graph, the int8 KV cache. ``00000:64`` is the int4 path
+as it was on main before session 4 (block 64), ``1111100:64`` as session 4 left it. The
+optional ``KEY=VALUE`` pairs are ONNX Runtime session config entries for that variant
+(e.g. ``session.dynamic_block_base=4``). Every variant is loaded into this one process, then each round
 runs one ``mixvox bench``-like decode per variant (the bench text with a speaker, 128 frames,
 prefill included) in rotating order, after waiting for the machine to be idle; a run during
 which other processes used more than ``--clean`` % of a core is reported and its round
@@ -74,10 +78,41 @@ def old_process_logits(logits: np.ndarray, history: np.ndarray, params: Sampling
     return x.reshape(shape)
 
 
+def s4_process_logits(logits: np.ndarray, history: np.ndarray, params: SamplingParams):
+    """The sampler's processors as session 4 left them (dense penalty, two-pass top-p/k)."""
+    shape = logits.shape
+    x = np.asarray(logits, dtype=np.float32).reshape(-1, shape[-1])
+    hist = np.asarray(history).reshape(x.shape[0], -1)
+    temp = params.row_temperatures(x.shape[0])
+    x = x / np.where(temp > 0, temp, 1.0).astype(np.float32)[:, None]
+    out = np.array(x, dtype=np.float32, copy=True)
+    n, v = out.shape
+    if hist.shape[-1]:
+        h = hist[:, -params.penalty_window :]
+        freq = np.bincount((np.arange(n)[:, None] * v + h).reshape(-1), minlength=n * v)
+        pen = np.float32(params.repetition_penalty)
+        alpha = np.power(pen, freq.reshape(n, v).astype(np.float32)).astype(np.float32)
+        out = np.where(out < 0, out * alpha, out / alpha).astype(np.float32)
+    V = v
+    k = min(max(params.top_k, params.min_keep), V)
+    srt = np.sort(out, axis=-1)
+    cut = smp._top_p_cut(srt, params.top_p, params.min_keep)
+    res = np.array(out, dtype=np.float32, copy=True)
+    smp._drop_below_rank(res, srt, cut)
+    kth = srt[:, V - k : V - k + 1]
+    keep_all = (V - k) < cut
+    if keep_all.any():
+        kth = np.where(keep_all[:, None], np.float32(-np.inf), kth)
+    res[res < kth] = -np.inf
+    return res.reshape(shape)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("model_dir", type=Path)
-    ap.add_argument("--specs", default="before=00000:64,after=11111:64,after128=11111:128")
+    ap.add_argument(
+        "--specs", default="s4=1111100:64,s5=1111211:64,s4b128=1111100:128,s5b128=1111211:128"
+    )
     ap.add_argument("--rounds", type=int, default=12)
     ap.add_argument("--frames", type=int, default=128)
     ap.add_argument("--threads", type=int, default=2)
@@ -94,13 +129,15 @@ def main() -> None:
     spk, spk_id = eng.speaker_vector(None), eng.tokenizer.spk_emb_id
     eng.close()
     timers = {"prefill": 0.0, "stack": 0.0, "head": 0.0, "sampler": 0.0}
-    variants: dict[str, tuple[object, bool]] = {}
+    variants: dict[str, tuple[object, str]] = {}
     for spec in args.specs.split(","):
-        name, flags = spec.split("=")
-        bits, block = flags.split(":")
-        packed, zp, head8, huge, new_sampler = (c == "1" for c in bits)
+        name, flags = spec.split("=", 1)
+        bits, block, *conf = flags.split(":")
+        bits = bits.ljust(7, "0")
+        packed, zp, head8, huge, _, fused, kv8 = (c == "1" for c in bits)
         onnx_stack._PACKED_GQA, onnx_stack._INT4_ZERO_POINTS = packed, zp
-        onnx_stack._INT8_HEADS = head8
+        onnx_stack._INT8_HEADS, onnx_stack._FUSED_CODE_HEAD = head8, fused
+        onnx_stack.SESSION_CONFIG = dict(kv.split("=", 1) for c in conf for kv in c.split(";"))
         if not huge:
             os.environ["MIXVOX_NO_HUGEPAGES"] = "1"
         gpt = load_gpt(
@@ -109,7 +146,9 @@ def main() -> None:
             threads=args.threads,
             cache_dir=args.cache_dir,
             int4_block=int(block),
+            kv_cache="int8" if kv8 else None,
         )
+        onnx_stack.SESSION_CONFIG = {}
         os.environ.pop("MIXVOX_NO_HUGEPAGES", None)
         fwd, heads = gpt.stack.forward, gpt.code_logits
 
@@ -126,11 +165,11 @@ def main() -> None:
             return out
 
         gpt.stack.forward, gpt.code_logits = forward, code_logits
-        variants[name] = (gpt, new_sampler)
+        variants[name] = (gpt, bits[4])
 
     def run(name: str) -> dict:
-        gpt, new_sampler = variants[name]
-        proc = smp.process_logits if new_sampler else old_process_logits
+        gpt, sampler = variants[name]
+        proc = {"0": old_process_logits, "1": s4_process_logits}.get(sampler, smp.process_logits)
 
         def timed(f):
             def g(*a):

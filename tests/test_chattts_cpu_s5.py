@@ -193,3 +193,22 @@ def test_sampler_fast_paths_are_bit_exact() -> None:
         np.testing.assert_array_equal(process_logits(x, hist, params), got)  # cached divisors
     with pytest.raises(ValueError, match="out of range"):
         repetition_penalty(np.zeros((1, 4), np.float32), np.array([[4]]), 1.1, 4)
+
+
+def test_engine_kv_cache_option(tmp_path, monkeypatch) -> None:
+    from mixvox.engines.chattts import engine
+    from mixvox.interfaces import MixvoxError
+
+    monkeypatch.setenv("MIXVOX_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("MIXVOX_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("MIXVOX_CHATTTS_DIR", raising=False)
+    with pytest.raises(MixvoxError, match="kv_cache must be one of"):
+        engine.ChatTTSEngine(TINY, precision="int4", kv_cache="fp16")
+    with pytest.raises(MixvoxError, match="onnx backend on cpu"):
+        engine.ChatTTSEngine(TINY, backend="torch", kv_cache="int8")
+    eng = engine.ChatTTSEngine(TINY, precision="int8", kv_cache="int8")
+    try:
+        assert eng.gpt.stack.kv_cache == "int8"  # type: ignore[attr-defined]
+        assert "-kv8" in str(eng.gpt.stack.graph_path)  # type: ignore[attr-defined]
+    finally:
+        eng.close()

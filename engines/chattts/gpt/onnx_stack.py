@@ -111,6 +111,9 @@ _INT4_ALPHAS = (1.0, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7)
 RUNTIME_PRECISIONS = ("fp32", "int8", "int4")
 
 _BIG = np.iinfo(np.int64).max
+#: Extra ONNX Runtime session config entries for every session :func:`make_session` makes
+#: (empty by default; ``bench/cpu_ab.py`` A/Bs thread-pool settings through it).
+SESSION_CONFIG: dict[str, str] = {}
 #: Runtime graph: q|k|v packed into GroupQueryAttention, which rotates them itself.
 _PACKED_GQA = True
 #: int4 graphs: asymmetric blocks with zero points (:func:`_quantize_int4_blocks_zp`).
@@ -834,6 +837,8 @@ def make_session(
     so.inter_op_num_threads = 1
     so.log_severity_level = 3
     so.add_session_config_entry("session.force_spinning_stop", "1")
+    for key, value in SESSION_CONFIG.items():
+        so.add_session_config_entry(key, value)
     src = path if isinstance(path, bytes) else graph_source(path)
     return ort.InferenceSession(src, sess_options=so, providers=session_providers(device))
 
