@@ -16,7 +16,9 @@ prefill included) in rotating order, after waiting for the machine to be idle; a
 which other processes used more than ``--clean`` % of a core is reported and its round
 left out. Printed per variant: frames/s (best and median of the clean rounds) and, for the
 best round, ms per frame split into prefill, stack step, code head, sampler and the rest;
-then each variant's per-round frames/s ratio to the first spec.
+then each variant's per-round frames/s ratio to the first spec, and the same ratio of this
+process's CPU time per frame (steadier than wall time when other jobs share the cores,
+above all with ``--threads 1``).
 """
 
 from __future__ import annotations
@@ -194,10 +196,18 @@ def main() -> None:
             params=SamplingParams(suppress_eos=True, max_new_tokens=args.frames),
         )
         wall = time.perf_counter() - t0
-        foreign = max(0.0, (_busy_s() - b0) - (_own_s() - o0)) / wall * 100
+        own = _own_s() - o0
+        foreign = max(0.0, (_busy_s() - b0) - own) / wall * 100
         ms = {k: v / args.frames * 1e3 for k, v in timers.items()}
         rest = wall / args.frames * 1e3 - sum(ms.values())
-        return {"fps": args.frames / wall, "foreign_pct": foreign, **ms, "rest": rest}
+        cpu_ms = own / args.frames * 1e3
+        return {
+            "fps": args.frames / wall,
+            "foreign_pct": foreign,
+            **ms,
+            "rest": rest,
+            "cpu": cpu_ms,
+        }
 
     names = list(variants)
     for n in names:
@@ -208,7 +218,8 @@ def main() -> None:
         for n in names[r % len(names) :] + names[: r % len(names)]:
             res[n].append(run(n))
         cells = ", ".join(
-            f"{n} {res[n][-1]['fps']:.1f} (other processes {res[n][-1]['foreign_pct']:.0f} %)"
+            f"{n} {res[n][-1]['fps']:.1f} (cpu {res[n][-1]['cpu']:.2f} ms/frame, "
+            f"others {res[n][-1]['foreign_pct']:.0f} %)"
             for n in names
         )
         print(f"# round {r + 1}, load {os.getloadavg()[0]:.2f}: {cells}", flush=True)
@@ -232,7 +243,10 @@ def main() -> None:
     for n in names[1:]:
         rr = [b["fps"] / a["fps"] for a, b in zip(res[names[0]], res[n], strict=True)]
         each = ", ".join(f"{x:.2f}" for x in rr)
-        print(f"{n} / {names[0]}: median {np.median(rr):.3f} ({each})")
+        print(f"{n} / {names[0]}: frames/s median {np.median(rr):.3f} ({each})")
+        cc = [a["cpu"] / b["cpu"] for a, b in zip(res[names[0]], res[n], strict=True)]
+        each = ", ".join(f"{x:.2f}" for x in cc)
+        print(f"{n} / {names[0]}: 1 / CPU-time per frame, median {np.median(cc):.3f} ({each})")
 
 
 if __name__ == "__main__":

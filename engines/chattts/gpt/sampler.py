@@ -225,16 +225,20 @@ def _top_p_then_k(x: np.ndarray, p: float, k: int, min_keep: int) -> np.ndarray:
     k = min(max(k, min_keep), V)
     srt = np.sort(x, axis=-1)
     cut = _top_p_cut(srt, p, min_keep) if p < 1.0 else np.zeros(x.shape[0], np.int64)
-    thr = np.take_along_axis(srt, np.minimum(cut, V - 1)[:, None], axis=-1)
+    rows = np.arange(x.shape[0])
+    thr = srt[rows, np.minimum(cut, V - 1)][:, None]
     kth = srt[:, V - k : V - k + 1]
     by_k = (cut <= V - k)[:, None] & (kth > thr)
     t = np.where(by_k, kth, thr)
     out = np.array(x, dtype=np.float32, copy=True)
     below = out < t
-    # top-p's ties at its threshold: the ones sorted before the cut are dropped too
-    tied = np.where(by_k[:, 0], 0, cut - below.sum(axis=-1))
-    for j in np.flatnonzero(tied > 0):
-        below[j, np.flatnonzero(out[j] == t[j, 0])[: tied[j]]] = True
+    # top-p's ties at its threshold: the ones sorted before the cut are dropped too. A row
+    # has some exactly when the value just before its cut equals the threshold.
+    tie = (cut > 0) & ~by_k[:, 0] & (srt[rows, np.maximum(cut - 1, 0)] == thr[:, 0])
+    if tie.any():
+        tied = cut - below.sum(axis=-1)
+        for j in np.flatnonzero(tie):
+            below[j, np.flatnonzero(out[j] == t[j, 0])[: tied[j]]] = True
     out[below] = -np.inf
     return out
 
