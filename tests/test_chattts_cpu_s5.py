@@ -49,6 +49,8 @@ def test_fused_code_head_equals_the_head_session(weights, tmp_path, monkeypatch)
     fused = onnx_stack.OnnxStack(w, precision="int4", cache_dir=tmp_path)
     assert plain.graph_path != fused.graph_path  # own cache keys
     assert plain.last_code_logits() is None
+    assert fused.kv_cache == "int8" == onnx_stack.KV_CACHE_DEFAULT["int4"]  # the int4 default
+    assert onnx_stack.KV_CACHE_DEFAULT["fp32"] == onnx_stack.KV_CACHE_DEFAULT["int8"] == "fp32"
     outs = {o.name for o in onnx.load(str(fused.graph_path)).graph.output}
     assert "code_logits" in outs
     # int8 / fp32 graphs keep their separate heads (their numerics are unchanged)
