@@ -148,7 +148,7 @@ def main() -> None:
             threads=args.threads,
             cache_dir=args.cache_dir,
             int4_block=int(block),
-            kv_cache="int8" if kv8 else None,
+            kv_cache="int8" if kv8 else "fp32",
         )
         onnx_stack.SESSION_CONFIG = {}
         os.environ.pop("MIXVOX_NO_HUGEPAGES", None)

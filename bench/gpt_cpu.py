@@ -9,7 +9,8 @@ Usage::
 A config is ``backend:precision[/int4_block[+sym][+f32head]][@device]`` (device defaults to
 cpu; the block size only for ``int4``: 32, 64 or 128; ``+sym``: symmetric 4-bit codes without
 zero points and ``+f32head``: float32 code/text heads, i.e. the int4 path before its
-asymmetric codes and 8-bit heads). All configurations run in this one process, one
+asymmetric codes and 8-bit heads; ``+kv8`` / ``+kv32``: the int8 / fp32 KV cache, ``+kv8m2.0``
+the int8 one calibrated with margin 2.0; int4's default is int8). All configurations run in this one process, one
 after the other, so their ratios are fair on a loaded machine. ASSET_DIR is a ChatTTS
 asset folder (``gpt/config.json``, ``gpt/model.safetensors``,
 ``Embed.safetensors``), e.g. a full-size random checkpoint. Sampling uses the code-stage
@@ -150,6 +151,7 @@ def main() -> None:
         onnx_stack._INT4_ZERO_POINTS = "sym" not in flags
         onnx_stack._INT8_HEADS = "f32head" not in flags
         kv = "int8" if any(f.startswith("kv8") for f in flags) else None
+        kv = "fp32" if "kv32" in flags else kv  # int4's default is int8 (session 5)
         onnx_stack.KV8_MARGIN = KV8_MARGIN
         for f in flags:  # +kv8m2.0: the int8 KV cache with calibration margin 2.0
             if f.startswith("kv8m"):
