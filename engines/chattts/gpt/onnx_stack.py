@@ -741,7 +741,7 @@ def runtime_graph_path(
     block = _check_precision(precision, int4_block)
     kv = _check_kv_cache(kv_cache, precision)
     cache = Path(cache_dir) if cache_dir is not None else None
-    parts = {
+    parts: dict[str, object] = {
         "weights_sha256": w.gpt_sha256,
         "builder": RUNTIME_BUILDER_VERSION,
         "precision": precision,
