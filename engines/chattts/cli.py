@@ -256,6 +256,7 @@ def run_bench(
         kv_cache=kv_cache,
     )
     load_s = time.perf_counter() - t0
+    kv_used = getattr(getattr(eng.gpt, "stack", None), "kv_cache", None)  # onnx: fp32 / int8
     body = text or BENCH_TEXT
     prompt = eng.prompt_ids(body, "[speed_5]", speaker=True)
     spk = eng.speaker_vector(None)
@@ -300,7 +301,7 @@ def run_bench(
         "backend": backend,
         "precision": precision,
         "int4_block": int4_block or (INT4_BLOCK if precision == "int4" else None),
-        "kv_cache": getattr(getattr(eng.gpt, "stack", None), "kv_cache", None),
+        "kv_cache": kv_used,
         "device": device,
         "batch": batches[0],
         "frames": frames,
