@@ -118,6 +118,21 @@ def test_int8_kv_cache_graph_and_accuracy(weights, tmp_path) -> None:
     err = rel(hs["kv8"], hs["f32"])
     assert 0 < err < 0.05, err  # an approximation (measured), close to the fp32 cache
 
+    # a left-padded batch of 2 (attention bias on the quantized cache), and a cached-prefix
+    # chunk for a batch (run one position at a time by the stack)
+    mask = np.ones((2, T), np.int64)
+    mask[1, :3] = 0
+    xb = np.concatenate([x, x[:, ::-1]]).astype(np.float32)
+    pos = np.where(mask == 0, 1, np.cumsum(mask, axis=1) - 1).astype(np.int64)
+    outs = {}
+    for name, st in (("f32", f32), ("kv8", kv8)):
+        st.begin(mask, T + 6)
+        a = st.forward(xb, pos, 0).copy()
+        e = np.repeat(frames[:3][None], 2, axis=0)
+        b = st.forward(e, pos[:, -1:] + np.arange(1, 4), T).copy()
+        outs[name] = np.concatenate([a[:, -1], b[:, -1]])
+    assert rel(outs["kv8"], outs["f32"]) < 0.05
+
 
 def test_kv_cache_option_errors(weights, tmp_path) -> None:
     with pytest.raises(ValueError, match="kv_cache must be one of"):
