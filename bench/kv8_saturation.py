@@ -17,7 +17,7 @@ import numpy as np
 
 from mixvox.engines.chattts.cli import BENCH_TEXT
 from mixvox.engines.chattts.engine import ChatTTSEngine
-from mixvox.engines.chattts.gpt import SamplingParams
+from mixvox.engines.chattts.gpt import SamplingParams, onnx_stack
 
 
 def main() -> None:
@@ -48,7 +48,7 @@ def main() -> None:
         n = len(prompt) + args.frames
         c = stack._past[:, :, 0, :, :n].astype(np.int16)  # [L, 2, heads, n, head_dim]
         sat = (c >= 127) | (c <= -128)
-        print(f"positions {n}, entries {c.size}, calibration headroom {stack.graph_path.parent}")
+        print(f"positions {n}, entries {c.size}, calibration headroom {onnx_stack.KV8_MARGIN}")
         print(
             f"saturated: {sat.mean():.2e} (keys {sat[:, 0].mean():.2e}, "
             f"values {sat[:, 1].mean():.2e}); mean |code| keys {np.abs(c[:, 0]).mean():.1f}, "
