@@ -141,7 +141,7 @@ KV_CACHES = ("fp32", "int8")
 KV_CACHE_DEFAULT = {"fp32": "fp32", "int8": "fp32", "int4": "int8"}
 #: int8 KV cache: scale = calibrated |max| x this margin / 127 (headroom for unseen inputs;
 #: values beyond it saturate at +-127).
-KV8_MARGIN = 1.5
+KV8_MARGIN = 2.0
 #: Bump when the int8 KV calibration changes (part of its graph's cache key).
 KV8_CALIBRATION = "kv8-1"
 #: Calibration sequence: prompt positions (random text tokens, one speaker vector) then
