@@ -135,9 +135,9 @@ _FUSED_CODE_HEAD = True
 KV_CACHES = ("fp32", "int8")
 #: The KV cache each runtime precision gets unless one is asked for (``OnnxStack(kv_cache=)``):
 #: int8 for int4, whose own error dominates (full-size random checkpoint, 400 teacher-forced
-#: frames: top-1 vs fp32 45.3 % -> 43.6 % at block 64, 31.5 % -> 31.6 % at 128) and which it
-#: makes ~7 % faster per step; fp32 and int8 keep the exact cache (it costs them 3.5 and 1.8
-#: points: BENCHMARKS.md, "CPU: session 5").
+#: frames: top-1 vs fp32 45.2 % -> 44.1 % at block 64, 31.5 % -> 31.2 % at 128) and which it
+#: makes ~5-9 % faster per step; fp32 and int8 keep the exact cache (it costs fp32 2.6 points:
+#: BENCHMARKS.md, "CPU: session 5").
 KV_CACHE_DEFAULT = {"fp32": "fp32", "int8": "fp32", "int4": "int8"}
 #: int8 KV cache: scale = calibrated |max| x this margin / 127 (headroom for unseen inputs;
 #: values beyond it saturate at +-127).
