@@ -18,7 +18,7 @@ One code frame is 1/46.875 s of audio, so real time needs 46.9 frames/s per stre
 from a shared or loaded machine are not comparable: check the load average printed first, and
 each run's ``foreign_cpu_pct`` (CPU time other processes used during that run, in % of one
 core; more than a few % means the run shared the cores). ``onnx:int4/128`` picks the int4
-block size.
+block size, ``+kv32`` / ``+kv8`` the KV cache (``onnx:int4/128+kv32``).
 """
 
 from __future__ import annotations
@@ -156,6 +156,7 @@ def run_reference(model_dir: Path, python: str, args: argparse.Namespace) -> dic
 
 
 def run_config(model_dir: Path, backend: str, precision: str, args: argparse.Namespace) -> dict:
+    precision, _, kv = precision.partition("+")  # "int4+kv32": fp32 KV cache (kv8: int8)
     precision, _, block = precision.partition("/")  # "int4/128": that int4 block size
     cmd = [
         sys.executable,
@@ -182,6 +183,8 @@ def run_config(model_dir: Path, backend: str, precision: str, args: argparse.Nam
         cmd += ["--decode-only"]
     if block:
         cmd += ["--int4-block", block]
+    if kv:
+        cmd += ["--kv-cache", {"kv32": "fp32", "kv8": "int8"}[kv]]
     proc, wall, foreign = run_metered(cmd, capture_output=True, text=True, timeout=args.timeout)
     if proc.returncode != 0:
         return {"backend": backend, "precision": precision, "error": proc.stderr.strip()[-500:]}
@@ -199,8 +202,10 @@ def table(rows: list[dict], batches: list[int]) -> str:
     )
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
-        name = f"{r['backend']} {r['precision']}" + (
-            f"/{r['int4_block']}" if r.get("int4_block") else ""
+        name = (
+            f"{r['backend']} {r['precision']}"
+            + (f"/{r['int4_block']}" if r.get("int4_block") else "")
+            + (f" kv {r['kv_cache']}" if r.get("kv_cache") else "")
         )
         if "error" in r:
             lines.append(f"| {name} | error: {r['error'][:80]} |")

@@ -2,17 +2,23 @@
 
     python bench/cpu_ab.py /tmp/fullckpt [--rounds 12] [--specs before=00000:64,all=11111:64]
 
-Each spec is ``name=FLAGS:BLOCK``; FLAGS are five 0/1 digits, the pieces of the int4 path
-added in issue 9's session 4: packed attention (q|k|v into GroupQueryAttention, in-kernel
-rotary), int4 zero points, 8-bit code/text heads, huge pages for the weights, the one-sort
-sampler (0: the stable-argsort top-p it replaced). ``00000:64`` is the int4 path as it was
-on main before (block 64). Every variant is loaded into this one process, then each round
+Each spec is ``name=FLAGS:BLOCK[:KEY=VALUE;...]``; FLAGS are up to seven digits (missing
+ones are 0), the pieces of the int4 path added in issue 9's sessions 4 and 5: packed
+attention (q|k|v into GroupQueryAttention, in-kernel rotary), int4 zero points, 8-bit
+code/text heads, huge pages for the weights, the sampler (0: the stable-argsort top-p,
+1: session 4's one-sort version, 2: session 5's sparse penalty and one threshold per row),
+the code heads fused into the stack graph, the int8 KV cache. ``00000:64`` is the int4 path
+as it was on main before session 4 (block 64), ``1111100:64`` as session 4 left it. The
+optional ``KEY=VALUE`` pairs are ONNX Runtime session config entries for that variant
+(e.g. ``session.dynamic_block_base=4``). Every variant is loaded into this one process, then each round
 runs one ``mixvox bench``-like decode per variant (the bench text with a speaker, 128 frames,
 prefill included) in rotating order, after waiting for the machine to be idle; a run during
 which other processes used more than ``--clean`` % of a core is reported and its round
 left out. Printed per variant: frames/s (best and median of the clean rounds) and, for the
 best round, ms per frame split into prefill, stack step, code head, sampler and the rest;
-then each variant's per-round frames/s ratio to the first spec.
+then each variant's per-round frames/s ratio to the first spec, and the same ratio of this
+process's CPU time per frame (steadier than wall time when other jobs share the cores,
+above all with ``--threads 1``).
 """
 
 from __future__ import annotations
@@ -74,10 +80,41 @@ def old_process_logits(logits: np.ndarray, history: np.ndarray, params: Sampling
     return x.reshape(shape)
 
 
+def s4_process_logits(logits: np.ndarray, history: np.ndarray, params: SamplingParams):
+    """The sampler's processors as session 4 left them (dense penalty, two-pass top-p/k)."""
+    shape = logits.shape
+    x = np.asarray(logits, dtype=np.float32).reshape(-1, shape[-1])
+    hist = np.asarray(history).reshape(x.shape[0], -1)
+    temp = params.row_temperatures(x.shape[0])
+    x = x / np.where(temp > 0, temp, 1.0).astype(np.float32)[:, None]
+    out = np.array(x, dtype=np.float32, copy=True)
+    n, v = out.shape
+    if hist.shape[-1]:
+        h = hist[:, -params.penalty_window :]
+        freq = np.bincount((np.arange(n)[:, None] * v + h).reshape(-1), minlength=n * v)
+        pen = np.float32(params.repetition_penalty)
+        alpha = np.power(pen, freq.reshape(n, v).astype(np.float32)).astype(np.float32)
+        out = np.where(out < 0, out * alpha, out / alpha).astype(np.float32)
+    V = v
+    k = min(max(params.top_k, params.min_keep), V)
+    srt = np.sort(out, axis=-1)
+    cut = smp._top_p_cut(srt, params.top_p, params.min_keep)
+    res = np.array(out, dtype=np.float32, copy=True)
+    smp._drop_below_rank(res, srt, cut)
+    kth = srt[:, V - k : V - k + 1]
+    keep_all = (V - k) < cut
+    if keep_all.any():
+        kth = np.where(keep_all[:, None], np.float32(-np.inf), kth)
+    res[res < kth] = -np.inf
+    return res.reshape(shape)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("model_dir", type=Path)
-    ap.add_argument("--specs", default="before=00000:64,after=11111:64,after128=11111:128")
+    ap.add_argument(
+        "--specs", default="s4=1111100:64,s5=1111211:64,s4b128=1111100:128,s5b128=1111211:128"
+    )
     ap.add_argument("--rounds", type=int, default=12)
     ap.add_argument("--frames", type=int, default=128)
     ap.add_argument("--threads", type=int, default=2)
@@ -94,13 +131,15 @@ def main() -> None:
     spk, spk_id = eng.speaker_vector(None), eng.tokenizer.spk_emb_id
     eng.close()
     timers = {"prefill": 0.0, "stack": 0.0, "head": 0.0, "sampler": 0.0}
-    variants: dict[str, tuple[object, bool]] = {}
+    variants: dict[str, tuple[object, str]] = {}
     for spec in args.specs.split(","):
-        name, flags = spec.split("=")
-        bits, block = flags.split(":")
-        packed, zp, head8, huge, new_sampler = (c == "1" for c in bits)
+        name, flags = spec.split("=", 1)
+        bits, block, *conf = flags.split(":")
+        bits = bits.ljust(7, "0")
+        packed, zp, head8, huge, _, fused, kv8 = (c == "1" for c in bits)
         onnx_stack._PACKED_GQA, onnx_stack._INT4_ZERO_POINTS = packed, zp
-        onnx_stack._INT8_HEADS = head8
+        onnx_stack._INT8_HEADS, onnx_stack._FUSED_CODE_HEAD = head8, fused
+        onnx_stack.SESSION_CONFIG = dict(kv.split("=", 1) for c in conf for kv in c.split(";"))
         if not huge:
             os.environ["MIXVOX_NO_HUGEPAGES"] = "1"
         gpt = load_gpt(
@@ -109,7 +148,9 @@ def main() -> None:
             threads=args.threads,
             cache_dir=args.cache_dir,
             int4_block=int(block),
+            kv_cache="int8" if kv8 else "fp32",
         )
+        onnx_stack.SESSION_CONFIG = {}
         os.environ.pop("MIXVOX_NO_HUGEPAGES", None)
         fwd, heads = gpt.stack.forward, gpt.code_logits
 
@@ -126,11 +167,11 @@ def main() -> None:
             return out
 
         gpt.stack.forward, gpt.code_logits = forward, code_logits
-        variants[name] = (gpt, new_sampler)
+        variants[name] = (gpt, bits[4])
 
     def run(name: str) -> dict:
-        gpt, new_sampler = variants[name]
-        proc = smp.process_logits if new_sampler else old_process_logits
+        gpt, sampler = variants[name]
+        proc = {"0": old_process_logits, "1": s4_process_logits}.get(sampler, smp.process_logits)
 
         def timed(f):
             def g(*a):
@@ -155,10 +196,18 @@ def main() -> None:
             params=SamplingParams(suppress_eos=True, max_new_tokens=args.frames),
         )
         wall = time.perf_counter() - t0
-        foreign = max(0.0, (_busy_s() - b0) - (_own_s() - o0)) / wall * 100
+        own = _own_s() - o0
+        foreign = max(0.0, (_busy_s() - b0) - own) / wall * 100
         ms = {k: v / args.frames * 1e3 for k, v in timers.items()}
         rest = wall / args.frames * 1e3 - sum(ms.values())
-        return {"fps": args.frames / wall, "foreign_pct": foreign, **ms, "rest": rest}
+        cpu_ms = own / args.frames * 1e3
+        return {
+            "fps": args.frames / wall,
+            "foreign_pct": foreign,
+            **ms,
+            "rest": rest,
+            "cpu": cpu_ms,
+        }
 
     names = list(variants)
     for n in names:
@@ -169,7 +218,8 @@ def main() -> None:
         for n in names[r % len(names) :] + names[: r % len(names)]:
             res[n].append(run(n))
         cells = ", ".join(
-            f"{n} {res[n][-1]['fps']:.1f} (other processes {res[n][-1]['foreign_pct']:.0f} %)"
+            f"{n} {res[n][-1]['fps']:.1f} (cpu {res[n][-1]['cpu']:.2f} ms/frame, "
+            f"others {res[n][-1]['foreign_pct']:.0f} %)"
             for n in names
         )
         print(f"# round {r + 1}, load {os.getloadavg()[0]:.2f}: {cells}", flush=True)
@@ -193,7 +243,10 @@ def main() -> None:
     for n in names[1:]:
         rr = [b["fps"] / a["fps"] for a, b in zip(res[names[0]], res[n], strict=True)]
         each = ", ".join(f"{x:.2f}" for x in rr)
-        print(f"{n} / {names[0]}: median {np.median(rr):.3f} ({each})")
+        print(f"{n} / {names[0]}: frames/s median {np.median(rr):.3f} ({each})")
+        cc = [a["cpu"] / b["cpu"] for a, b in zip(res[names[0]], res[n], strict=True)]
+        each = ", ".join(f"{x:.2f}" for x in cc)
+        print(f"{n} / {names[0]}: 1 / CPU-time per frame, median {np.median(cc):.3f} ({each})")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ Usage::
 A config is ``backend:precision[/int4_block[+sym][+f32head]][@device]`` (device defaults to
 cpu; the block size only for ``int4``: 32, 64 or 128; ``+sym``: symmetric 4-bit codes without
 zero points and ``+f32head``: float32 code/text heads, i.e. the int4 path before its
-asymmetric codes and 8-bit heads). All configurations run in this one process, one
+asymmetric codes and 8-bit heads; ``+kv8`` / ``+kv32``: the int8 / fp32 KV cache, ``+kv8m2.0``
+the int8 one calibrated with margin 2.0; int4's default is int8). All configurations run in this one process, one
 after the other, so their ratios are fair on a loaded machine. ASSET_DIR is a ChatTTS
 asset folder (``gpt/config.json``, ``gpt/model.safetensors``,
 ``Embed.safetensors``), e.g. a full-size random checkpoint. Sampling uses the code-stage
@@ -43,6 +44,7 @@ from mixvox.engines.chattts.gpt import SamplingParams, load_gpt, onnx_stack
 from mixvox.interfaces import MixvoxError
 
 FRAMES_PER_SECOND_OF_AUDIO = 46.875
+KV8_MARGIN = onnx_stack.KV8_MARGIN
 
 
 def bench_one(gpt, batch: int, frames: int, prompt_len: int, repeats: int) -> dict:
@@ -76,6 +78,24 @@ def teacher_forced(gpt, prompt: np.ndarray, codes: np.ndarray) -> tuple[np.ndarr
     return h, np.asarray(gpt.code_logits(h), np.float32)
 
 
+def teacher_forced_steps(
+    gpt, prompt: np.ndarray, codes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """As :func:`teacher_forced`, but as decoding runs: the prompt in one prefill, then one
+    decode step per frame, so every frame reads the cache as it was written step by step
+    (what an int8 KV cache changes; one long prefill would not show it)."""
+    T, n = len(prompt), len(codes)
+    gpt.stack.begin(np.ones((1, T), np.int64), T + n)
+    out = gpt.stack.forward(gpt.embed(prompt[None]), np.arange(T, dtype=np.int64)[None], 0)
+    hs = [np.array(out[0, -1], np.float32)]
+    x = gpt.embed_codes(codes[:-1]).astype(np.float32)
+    for i in range(n - 1):
+        out = gpt.stack.forward(x[i][None, None], np.array([[T + i]], np.int64), T + i)
+        hs.append(np.array(out[0, 0], np.float32))
+    h = np.stack(hs)
+    return h, np.asarray(gpt.code_logits(h), np.float32)
+
+
 def agreement_row(ref: dict, h: np.ndarray, logits: np.ndarray) -> dict:
     """Teacher-forced scores of one config against the fp32 reference ``ref``."""
     return {
@@ -96,6 +116,11 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--cache-dir", type=Path, default=None)
     ap.add_argument("--agreement", type=int, default=0, metavar="N", help="teacher-forced frames")
+    ap.add_argument(
+        "--stepwise",
+        action="store_true",
+        help="teacher forcing through decode steps (one per frame) instead of one prefill",
+    )
     ap.add_argument("--reference-fps", type=float, default=None, help="reference batch-1 frames/s")
     ap.add_argument(
         "--interleave",
@@ -115,6 +140,7 @@ def main() -> None:
     if args.agreement and "onnx:fp32" not in args.configs:
         ap.error("--agreement needs the onnx:fp32 config (the reference)")
     ref: dict | None = None
+    forced = teacher_forced_steps if args.stepwise else teacher_forced
     rows: list[tuple[str, dict, dict | None]] = []
     loaded: list[tuple[str, object, dict]] = []
     for spec in sorted(args.configs, key=lambda c: c != "onnx:fp32" if args.agreement else 0):
@@ -124,6 +150,12 @@ def main() -> None:
         block, *flags = block.split("+")  # int4 variants, see the module docstring
         onnx_stack._INT4_ZERO_POINTS = "sym" not in flags
         onnx_stack._INT8_HEADS = "f32head" not in flags
+        kv = "int8" if any(f.startswith("kv8") for f in flags) else None
+        kv = "fp32" if "kv32" in flags else kv  # int4's default is int8 (session 5)
+        onnx_stack.KV8_MARGIN = KV8_MARGIN
+        for f in flags:  # +kv8m2.0: the int8 KV cache with calibration margin 2.0
+            if f.startswith("kv8m"):
+                onnx_stack.KV8_MARGIN = float(f[4:])
         try:
             t0 = time.perf_counter()
             gpt = load_gpt(
@@ -134,6 +166,7 @@ def main() -> None:
                 cache_dir=args.cache_dir,
                 threads=args.threads,
                 int4_block=int(block) if block else None,
+                kv_cache=kv,
             )
             t_load = time.perf_counter() - t0
         except (ImportError, ValueError, MixvoxError) as exc:
@@ -157,9 +190,9 @@ def main() -> None:
                 prompt = rng.integers(0, cfg.num_text_tokens, args.prompt)
                 greedy = SamplingParams(temperature=0.0, suppress_eos=True)
                 (res,) = gpt.generate([prompt], params=greedy, max_new_tokens=args.agreement)
-                h, lg = teacher_forced(gpt, prompt, np.asarray(res.codes))
+                h, lg = forced(gpt, prompt, np.asarray(res.codes))
                 ref = {"prompt": prompt, "codes": np.asarray(res.codes), "h": h, "logits": lg}
-            h, lg = teacher_forced(gpt, ref["prompt"], ref["codes"])
+            h, lg = forced(gpt, ref["prompt"], ref["codes"])
             agree = agreement_row(ref, h, lg)
             print(f"  agreement vs fp32 ({len(ref['codes'])} frames): {json.dumps(agree)}")
         rows.append((spec, fps, agree))

@@ -146,6 +146,12 @@ def download_cmd(dest: str | None, repo: str, revision: str | None, force: bool)
     default=None,
     help="Weights per int4 quantization block (32, 64, 128; with --precision int4).",
 )
+@click.option(
+    "--kv-cache",
+    type=click.Choice(("fp32", "int8")),
+    default=None,
+    help="ONNX CPU GPT's KV cache (default: the precision's, int8 for int4).",
+)
 def bench_cmd(
     model_dir: str,
     frames: int,
@@ -160,6 +166,7 @@ def bench_cmd(
     as_json: bool,
     key_file: str | None,
     int4_block: int | None,
+    kv_cache: str | None,
 ) -> None:
     """Measure decode speed, real-time factor, first-chunk latency and peak memory."""
     try:
@@ -176,6 +183,7 @@ def bench_cmd(
             first_lookahead=first_lookahead,
             decode_only=decode_only,
             int4_block=int4_block,
+            kv_cache=kv_cache,
         )
     except MixvoxError as exc:
         raise _fail(exc) from None
@@ -208,6 +216,7 @@ def run_bench(
     first_lookahead: int | None = None,
     decode_only: bool = False,
     int4_block: int | None = None,
+    kv_cache: str | None = None,
 ) -> dict[str, object]:
     """One benchmark run in this process (run each configuration in its own process: the peak
     RSS figure is per process).
@@ -244,8 +253,10 @@ def run_bench(
         key_file=key_file,
         first_lookahead_frames=first_lookahead,
         int4_block=int4_block,
+        kv_cache=kv_cache,
     )
     load_s = time.perf_counter() - t0
+    kv_used = getattr(getattr(eng.gpt, "stack", None), "kv_cache", None)  # onnx: fp32 / int8
     body = text or BENCH_TEXT
     prompt = eng.prompt_ids(body, "[speed_5]", speaker=True)
     spk = eng.speaker_vector(None)
@@ -290,6 +301,7 @@ def run_bench(
         "backend": backend,
         "precision": precision,
         "int4_block": int4_block or (INT4_BLOCK if precision == "int4" else None),
+        "kv_cache": kv_used,
         "device": device,
         "batch": batches[0],
         "frames": frames,

@@ -209,7 +209,9 @@ class ChatTTSEngine:
     exact stream (:class:`~.audio.faststart.FastStartVocoder`): early first audio, and every
     sample after the first ~1 s exact; None (default) = plain streaming. ``int4_block``:
     inputs per 4-bit scale with ``precision="int4"`` (32: more faithful, 64 default, 128:
-    faster; BENCHMARKS.md).
+    faster; BENCHMARKS.md). ``kv_cache``: the ONNX CPU GPT's KV cache, ``"fp32"`` or
+    ``"int8"`` (static per-channel scales; default int8 for int4, fp32 otherwise, see
+    ``onnx_stack.KV_CACHE_DEFAULT``; its agreement with fp32 is in BENCHMARKS.md).
     ``audio_path``: ``"window"`` (:class:`~.audio.window.WindowVocoder`: fixed windows, CUDA
     graphs per chunk size on its own stream, GPT frames kept on the GPU) or ``"layers"``
     (:class:`~.audio.StreamingVocoder`); default: window for the torch audio backend on
@@ -248,6 +250,7 @@ class ChatTTSEngine:
         lookahead_frames: int | None = None,
         first_lookahead_frames: int | None = None,
         int4_block: int | None = None,
+        kv_cache: str | None = None,
         gpu_decoder: str | None = None,
         speaker: str | None = None,
         key_file: str | os.PathLike[str] | None = None,
@@ -283,6 +286,18 @@ class ChatTTSEngine:
                 f"int4_block must be one of {', '.join(map(str, INT4_BLOCKS))} and goes with "
                 f"precision int4 (got {int4_block!r} with {self.runtime.precision})"
             )
+        from mixvox.engines.chattts.gpt.onnx_stack import KV_CACHES
+
+        if kv_cache is not None and (
+            kv_cache not in KV_CACHES
+            or self.runtime.gpt_runner != "onnx"
+            or self.runtime.device != "cpu"
+        ):
+            raise MixvoxError(
+                f"kv_cache must be one of {', '.join(KV_CACHES)} and goes with the onnx backend "
+                f"on cpu (got {kv_cache!r} with {self.runtime.backend} on {self.runtime.device})"
+            )
+        self.kv_cache = kv_cache
         self.assets: ModelAssets = load_assets(model_dir, verify=verify, key_file=key_file)
         if self.assets.encrypted and self.runtime.backend == "tensorrt":
             self.assets.release()
@@ -346,6 +361,7 @@ class ChatTTSEngine:
                 gpt_sha256=gpt_sha256,
                 max_batch=self.max_batch,
                 int4_block=self.int4_block,
+                kv_cache=self.kv_cache,
             )
             self.audio: AudioModels = load_audio_models(
                 self.assets.asset,

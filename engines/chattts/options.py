@@ -92,6 +92,11 @@ class ChatTTSOptions(EngineOptions):
         flag="--first-lookahead",
     )
     int4_block: int | None = option(None, help="Weights per int4 quantization block.", min=1)
+    kv_cache: str | None = option(
+        None,
+        help="ONNX CPU GPT's KV cache (default: int8 with --precision int4, else fp32).",
+        choices=("fp32", "int8"),
+    )
     audio_path: str | None = option(
         None,
         help="Streaming vocoder: window (GPU graphs) or layers (default: window on CUDA).",

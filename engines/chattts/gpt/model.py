@@ -158,6 +158,23 @@ class GPT:
         out = self._head_code(h)
         return out.reshape(*h.shape[:-1], cfg.num_vq, cfg.num_audio_tokens)
 
+    def _step_code_logits(self) -> Callable[[np.ndarray], np.ndarray]:
+        """The code logits of the decode loop: the stack's own, computed in the step's call,
+        when it has them (``OnnxStack.last_code_logits``, the int4 graph), else
+        :meth:`code_logits`. The loop asks for the logits of the hidden state the stack has
+        just returned, so reading the stack's last ones is the same GEMV on the same input."""
+        last = getattr(self.stack, "last_code_logits", None)
+        if last is None or last() is None:
+            return self.code_logits
+        cfg = self.config
+
+        def fused(hidden: np.ndarray) -> np.ndarray:
+            out = last()
+            assert out is not None and out.shape[0] == hidden.shape[0]
+            return out.reshape(hidden.shape[0], cfg.num_vq, cfg.num_audio_tokens)
+
+        return fused
+
     def text_logits(self, hidden: np.ndarray) -> np.ndarray:
         """The text head: ``[..., H]`` -> ``[..., num_text_tokens]``."""
         h = np.asarray(hidden, dtype=np.float32)
@@ -255,7 +272,7 @@ class GPT:
                 rng,
                 eos,
                 next_embed=self.embed_codes,
-                logits=self.code_logits,
+                logits=self._step_code_logits(),
                 num_vq=self.config.num_vq,
                 on_frames=on_frames,
                 stream_every=stream_every,

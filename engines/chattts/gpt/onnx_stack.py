@@ -60,7 +60,13 @@ Runtime graph
     asymmetric (a zero point per block, :func:`_quantize_int4_blocks_zp`: 4-5 % less matmul
     error at no kernel cost) and the int4 stack's code/text heads run as 8-bit
     ``MatMulNBits`` too (:class:`OnnxHead`). Each precision and block size has its own graph
-    cache key.
+    cache key. Since issue 9's session 5 the int4 graph also computes the code logits of its
+    last position (output ``code_logits``, the same 8-bit head and kernel, so the same logits:
+    one ONNX Runtime call per decode step instead of two), and ``kv_cache="int8"`` (the int4
+    default, :data:`KV_CACHE_DEFAULT`) stores keys and values as int8 with static
+    per-channel scales, calibrated once per graph on a seeded random sequence
+    (:func:`_kv_absmax`, :func:`_int8_kv_graph`): a quarter of the bytes attention reads per
+    step, at a measured cost in agreement (BENCHMARKS.md, "CPU: session 5").
 """
 
 from __future__ import annotations
@@ -111,12 +117,36 @@ _INT4_ALPHAS = (1.0, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7)
 RUNTIME_PRECISIONS = ("fp32", "int8", "int4")
 
 _BIG = np.iinfo(np.int64).max
+#: Extra ONNX Runtime session config entries for every session :func:`make_session` makes
+#: (empty by default; ``bench/cpu_ab.py`` A/Bs thread-pool settings through it).
+SESSION_CONFIG: dict[str, str] = {}
 #: Runtime graph: q|k|v packed into GroupQueryAttention, which rotates them itself.
 _PACKED_GQA = True
 #: int4 graphs: asymmetric blocks with zero points (:func:`_quantize_int4_blocks_zp`).
 _INT4_ZERO_POINTS = True
 #: int4 stacks: the code and text heads as 8-bit ``MatMulNBits`` too (:class:`OnnxHead`).
 _INT8_HEADS = True
+#: int4 graphs: the code heads inside the stack graph (output ``code_logits``, the last
+#: position's ``[B, 1, num_vq * num_audio_tokens]``), so a decode step is one ONNX Runtime call;
+#: the same 8-bit weights and kernel as :class:`OnnxHead`, so the same logits bit for bit.
+_FUSED_CODE_HEAD = True
+#: KV-cache element types of the CPU runtime graph: float32, or int8 with one static scale per
+#: (layer, key/value, head, channel) (:func:`_int8_kv_graph`).
+KV_CACHES = ("fp32", "int8")
+#: The KV cache each runtime precision gets unless one is asked for (``OnnxStack(kv_cache=)``):
+#: int8 for int4, whose own error dominates (full-size random checkpoint, 400 teacher-forced
+#: frames: top-1 vs fp32 45.2 % -> 44.1 % at block 64, 31.5 % -> 31.2 % at 128) and which it
+#: makes ~5-9 % faster per step; fp32 and int8 keep the exact cache (it costs fp32 2.6 points:
+#: BENCHMARKS.md, "CPU: session 5").
+KV_CACHE_DEFAULT = {"fp32": "fp32", "int8": "fp32", "int4": "int8"}
+#: int8 KV cache: scale = calibrated |max| x this margin / 127 (headroom for unseen inputs;
+#: values beyond it saturate at +-127).
+KV8_MARGIN = 2.0
+#: Bump when the int8 KV calibration changes (part of its graph's cache key).
+KV8_CALIBRATION = "kv8-1"
+#: Calibration sequence: prompt positions (random text tokens, one speaker vector) then
+#: positions fed with random code frames, all in one prefill of the fp32-cache graph.
+_KV8_CALIB_PROMPT, _KV8_CALIB_FRAMES = 48, 144
 
 
 def build_stack_graph(w: GPTWeights) -> onnx.ModelProto:
@@ -398,6 +428,12 @@ def _quantize_int4_blocks_zp(
     return packed, scales.reshape(-1), np.ascontiguousarray(zp)
 
 
+def _fused_code_head(precision: str) -> bool:
+    """Whether the runtime graph of ``precision`` computes the code logits itself (int4 with
+    8-bit heads: the head :class:`OnnxHead` would run, moved into the step's one call)."""
+    return _FUSED_CODE_HEAD and _INT8_HEADS and precision == "int4"
+
+
 def _check_precision(precision: str, int4_block: int | None = None) -> int | None:
     """Validate a runtime-graph precision; return the MatMulNBits block size (None: fp32)."""
     if precision not in RUNTIME_PRECISIONS:
@@ -575,6 +611,30 @@ def build_runtime_graph(
             linear(act, lw["down_proj"], p + "wd"), h, nw, "final_norm" if last else f"l{i + 1}_ln1"
         )
     g.output(n, "hidden", np.float32, ["batch", "seq", H])
+    if _fused_code_head(precision):  # the last position only: what the decode loop samples
+        last = g.op(
+            "Slice",
+            n,
+            g.const("m1", np.array([-1], np.int64)),
+            g.const("big", np.array([_BIG], np.int64)),
+            one1,
+        )
+        QV = cfg.num_vq * cfg.num_audio_tokens
+        wc = np.ascontiguousarray(w.head_code.reshape(QV, H), np.float32)
+        q8, s8 = _quantize_int8_blocks(wc, INT8_BLOCK)
+        logits = g.op(
+            "MatMulNBits",
+            last,
+            g.const("head_code", q8),
+            g.const("head_code_scales", s8),
+            domain=_MS,
+            K=H,
+            N=QV,
+            bits=8,
+            block_size=INT8_BLOCK,
+            accuracy_level=4,
+        )
+        g.output(logits, "code_logits", np.float32, ["batch", 1, QV])
     for i in range(L):
         g.output(f"present_key_{i}", f"present_key_{i}", np.float32, kv_shape)
         g.output(f"present_value_{i}", f"present_value_{i}", np.float32, kv_shape)
@@ -583,18 +643,105 @@ def build_runtime_graph(
     return model
 
 
+def _kv_absmax(graph: Path | bytes, w: GPTWeights, threads: int | None = None) -> np.ndarray:
+    """``[L, 2, heads, head_dim]``: the largest |key| / |value| per channel that the fp32-cache
+    runtime ``graph`` writes over a fixed calibration sequence (see ``_KV8_CALIB_*``).
+
+    Why random tokens: the cache stores ``rotary(W_k RMSNorm(h))`` and ``W_v RMSNorm(h)``,
+    whose scale is set by the weights (RMSNorm fixes the input's), not by which tokens come
+    in; a seeded mix of text embeddings, a unit speaker vector and code-frame embeddings
+    (the three kinds of positions a ChatTTS prompt and decode see) covers the channels' ranges
+    without any dataset.
+    """
+    cfg = w.config
+    L, nh, D, H = cfg.num_layers, cfg.num_heads, cfg.head_dim, cfg.hidden_size
+    rng = np.random.default_rng(20261201)
+    text = w.emb_text[rng.integers(0, cfg.num_text_tokens, _KV8_CALIB_PROMPT)]
+    spk = rng.standard_normal(H).astype(np.float32)
+    text[1] = spk / np.linalg.norm(spk)
+    codes = rng.integers(0, cfg.num_audio_tokens, (_KV8_CALIB_FRAMES, cfg.num_vq))
+    frames = sum(w.emb_code[q][codes[:, q]] for q in range(cfg.num_vq))
+    x = np.concatenate([text, frames]).astype(np.float32)[None]
+    T = x.shape[1]
+    feeds: dict[str, np.ndarray] = {
+        "inputs_embeds": x,
+        "position_ids": np.arange(T, dtype=np.int64)[None],
+        "key_mask": np.ones((1, T), np.int64),
+        "start": np.zeros(1, np.int64),
+    }
+    empty = np.zeros((1, nh, 0, D), np.float32)
+    for i in range(L):
+        feeds[f"past_key_{i}"] = feeds[f"past_value_{i}"] = empty
+    names = [f"present_{k}_{i}" for i in range(L) for k in ("key", "value")]
+    out = make_session(graph, threads).run(names, feeds)
+    amax = [np.abs(a[0, :, :T]).max(axis=1) for a in out]  # each [heads, D]
+    return np.stack(amax).reshape(L, 2, nh, D).astype(np.float32)
+
+
+def _int8_kv_graph(model: onnx.ModelProto, absmax: np.ndarray, margin: float) -> onnx.ModelProto:
+    """``model`` (a runtime graph) with an int8 KV cache: every ``past_*``/``present_*`` becomes
+    int8 and each GroupQueryAttention quantizes what it appends, and dequantizes what it reads,
+    with per-channel scales ``absmax[layer, key|value] * margin / 127`` (``[1, heads, 1,
+    head_dim]`` initializers; ORT 1.32's CPU kernel, ``k_quant_type=PER_CHANNEL``,
+    ``kv_cache_bit_width=8``; values beyond 127 scales saturate). A quarter of the cache bytes
+    that attention reads per step (21 MB -> 5 MB at 171 positions in the full model)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    out = type(model)()
+    out.CopyFrom(model)
+    g = out.graph
+    scales = np.where(absmax > 0, absmax * np.float32(margin) / np.float32(127.0), 1.0)
+    scales = scales.astype(np.float32)
+    _, _, nh, D = scales.shape
+    for node in g.node:
+        if node.op_type != "GroupQueryAttention":
+            continue
+        i = int(node.output[1].rsplit("_", 1)[1])  # present_key_<i>
+        ins = list(node.input) + [""] * (14 - len(node.input))
+        ins[12], ins[13] = f"kv8_k_scale_{i}", f"kv8_v_scale_{i}"
+        for j, name in enumerate(ins[12:14]):
+            g.initializer.append(numpy_helper.from_array(scales[i, j].reshape(1, nh, 1, D), name))
+        del node.input[:]
+        node.input.extend(ins)
+        node.attribute.extend(
+            [
+                helper.make_attribute("k_quant_type", "PER_CHANNEL"),
+                helper.make_attribute("v_quant_type", "PER_CHANNEL"),
+                helper.make_attribute("kv_cache_bit_width", 8),
+            ]
+        )
+    for v in [*g.input, *g.output]:
+        if v.name.startswith(("past_", "present_")):
+            v.type.tensor_type.elem_type = TensorProto.INT8
+    return out
+
+
+def _check_kv_cache(kv_cache: str | None, precision: str, device: str = "cpu") -> str:
+    """The KV cache for ``precision`` (``None``: :data:`KV_CACHE_DEFAULT`); ValueError if unknown."""
+    kv = KV_CACHE_DEFAULT.get(precision, "fp32") if kv_cache is None else kv_cache
+    if kv not in KV_CACHES:
+        raise ValueError(f"kv_cache must be one of {', '.join(KV_CACHES)}, got {kv_cache!r}")
+    if kv != "fp32" and device != "cpu":
+        raise ValueError(f"the {kv} KV cache is a CPU graph; {device} runs fp32 only")
+    return kv
+
+
 def runtime_graph_path(
     w: GPTWeights,
     precision: str = "fp32",
     cache_dir: str | os.PathLike[str] | None = None,
     *,
     int4_block: int | None = None,
+    kv_cache: str | None = None,
 ) -> Path:
     """Path of the (cached) runtime graph for ``precision`` fp32, int8 or int4 (each
-    precision and int4 block size has its own cache key)."""
+    precision and int4 block size has its own cache key) and ``kv_cache`` (``None``: the
+    precision's default, :data:`KV_CACHE_DEFAULT`; ``int8``: the fp32-cache graph, calibrated
+    once and rewritten by :func:`_int8_kv_graph`, cached under its own key)."""
     block = _check_precision(precision, int4_block)
+    kv = _check_kv_cache(kv_cache, precision)
     cache = Path(cache_dir) if cache_dir is not None else None
-    parts = {
+    parts: dict[str, object] = {
         "weights_sha256": w.gpt_sha256,
         "builder": RUNTIME_BUILDER_VERSION,
         "precision": precision,
@@ -603,8 +750,10 @@ def runtime_graph_path(
         "gqa": "packed" if _PACKED_GQA else "split",
         "zero_points": bool(_INT4_ZERO_POINTS) if precision == "int4" else None,
     }
+    if _fused_code_head(precision):  # (new key part only when set: older graphs keep theirs)
+        parts["code_head"] = "int8-fused"
     name = f"chattts-gpt-ort-{precision}" + (f"-b{block}" if precision == "int4" else "")
-    return cached_graph(
+    base = cached_graph(
         name,
         parts,
         lambda: build_runtime_graph(
@@ -612,6 +761,19 @@ def runtime_graph_path(
         ),
         cache,
     )
+    if kv == "fp32":
+        return base
+
+    def quantize_kv() -> onnx.ModelProto:
+        import onnx
+
+        src = graph_source(base)
+        absmax = _kv_absmax(src if isinstance(src, bytes) else Path(src), w)
+        model = onnx.load_model_from_string(src) if isinstance(src, bytes) else onnx.load(src)
+        return _int8_kv_graph(model, absmax, KV8_MARGIN)
+
+    parts = {**parts, "kv_cache": kv, "kv_calibration": KV8_CALIBRATION, "kv_margin": KV8_MARGIN}
+    return cached_graph(name + "-kv8", parts, quantize_kv, cache)
 
 
 def physical_cores() -> int:
@@ -685,6 +847,8 @@ def make_session(
     so.inter_op_num_threads = 1
     so.log_severity_level = 3
     so.add_session_config_entry("session.force_spinning_stop", "1")
+    for key, value in SESSION_CONFIG.items():
+        so.add_session_config_entry(key, value)
     src = path if isinstance(path, bytes) else graph_source(path)
     return ort.InferenceSession(src, sess_options=so, providers=session_providers(device))
 
@@ -788,8 +952,10 @@ class OnnxStack:
         threads: int | None = None,
         warmup: bool = True,
         int4_block: int | None = None,
+        kv_cache: str | None = None,
     ) -> None:
         providers = session_providers(device)  # ValueError: unknown device / no provider
+        self.kv_cache = _check_kv_cache(kv_cache, precision, device)
         if device != "cpu" and precision != "fp32":
             raise ValueError(
                 f"the ONNX GPT on {device} runs fp32 only (int8/int4 are CPU graphs), "
@@ -802,9 +968,13 @@ class OnnxStack:
         self._ort = ort
         self.config = weights.config
         self.precision = precision
-        self.graph_path = runtime_graph_path(weights, precision, cache_dir, int4_block=int4_block)
+        self.graph_path = runtime_graph_path(
+            weights, precision, cache_dir, int4_block=int4_block, kv_cache=self.kv_cache
+        )
         before = hugepages.mappings() if device == "cpu" else None
         self.session = make_session(self.graph_path, threads, device)
+        self._has_code_logits = any(o.name == "code_logits" for o in self.session.get_outputs())
+        self._logits1: np.ndarray | None = None
         if before is not None:  # the weights ORT just unpacked and prepacked: 2 MiB pages
             hugepages.advise_new(before)
         self._threads = threads
@@ -826,6 +996,12 @@ class OnnxStack:
                 np.zeros((1, 1, cfg.hidden_size), np.float32), np.array([[4]], np.int64), 4
             )
 
+    def last_code_logits(self) -> np.ndarray | None:
+        """The code logits ``[B, num_vq * num_audio_tokens]`` of the last ``forward``'s last
+        position, computed in the same ONNX Runtime call (a buffer the next call overwrites),
+        or None when this graph has no fused code head (see ``_FUSED_CODE_HEAD``)."""
+        return None if self._logits1 is None else self._logits1[:, 0]
+
     def make_head(self, weight: np.ndarray, *, out_in: bool = False) -> OnnxHead:
         """A head GEMV (``x @ weight``, or ``x @ weight.T`` with ``out_in``) that does not fight
         this session's threads; see :class:`OnnxHead`."""
@@ -837,7 +1013,8 @@ class OnnxStack:
         cfg = self.config
         if self.device == "cpu":
             self._past = np.zeros(
-                (cfg.num_layers, 2, B, cfg.num_heads, S, cfg.head_dim), np.float32
+                (cfg.num_layers, 2, B, cfg.num_heads, S, cfg.head_dim),
+                np.int8 if self.kv_cache == "int8" else np.float32,
             )
         else:  # the cache lives on the GPU; never read past what GQA has written
             kind, _, idx = self.device.partition(":")
@@ -855,6 +1032,8 @@ class OnnxStack:
         self._emb1 = np.zeros((B, 1, cfg.hidden_size), np.float32)
         self._pos1 = np.zeros((B, 1), np.int64)
         self._hid1 = np.zeros((B, 1, cfg.hidden_size), np.float32)
+        if self._has_code_logits:
+            self._logits1 = np.zeros((B, 1, cfg.num_vq * cfg.num_audio_tokens), np.float32)
         self._B, self._S = B, S
         self._binding = self._bind(self._emb1, self._pos1, self._hid1)
 
@@ -878,6 +1057,8 @@ class OnnxStack:
                 b.bind_ortvalue_input(f"past_{kind}_{i}", buf)
                 b.bind_ortvalue_output(f"present_{kind}_{i}", buf)
         b.bind_ortvalue_output("hidden", from_numpy(hid))
+        if self._has_code_logits:
+            b.bind_ortvalue_output("code_logits", from_numpy(self._logits1))
         return b
 
     def begin(self, attention_mask: np.ndarray, max_len: int) -> None:

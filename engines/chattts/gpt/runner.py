@@ -74,6 +74,7 @@ def load_gpt(
     gpt_sha256: str | None = None,
     max_batch: int = 8,
     int4_block: int | None = None,
+    kv_cache: str | None = None,
 ) -> GPTRunner:
     """Load the GPT of ``asset_dir`` (hashes already verified by the caller) as ``runtime``
     decides.
@@ -84,13 +85,17 @@ def load_gpt(
     ``threads``: intra-op threads (default: physical cores); ``gpt_sha256``: the verified
     SHA-256 of ``gpt/model.safetensors`` if the caller has it (saves hashing the file again);
     ``max_batch``: the CUDA runner's batch slots; ``int4_block``: inputs per 4-bit scale of
-    the ONNX int4 graph (32, 64 or 128; default ``onnx_stack.INT4_BLOCK``).
+    the ONNX int4 graph (32, 64 or 128; default ``onnx_stack.INT4_BLOCK``); ``kv_cache``: the
+    ONNX CPU graph's KV cache, ``fp32`` or ``int8`` (default ``onnx_stack.KV_CACHE_DEFAULT``
+    for the precision; other backends take only ``None``).
     """
     if runtime is None:
         runtime = resolve(backend or "onnx", device or "cpu", precision or "auto")
     elif backend is not None or device is not None or precision is not None:
         raise ValueError("give load_gpt either a RuntimeDecision or backend/device/precision")
     kind = runtime.gpt_runner
+    if kv_cache is not None and kind != "onnx":
+        raise ValueError(f"kv_cache={kv_cache!r} is an option of the ONNX backend, not {kind}")
     if kind in ("cuda-graphs", "cuda-fused"):
         from mixvox.engines.chattts.gpt.cuda_graph import GraphGPT
 
@@ -118,6 +123,7 @@ def load_gpt(
             cache_dir=cache_dir,
             threads=threads,
             int4_block=int4_block if runtime.precision == "int4" else None,
+            kv_cache=kv_cache,
         )
     elif kind == "torch":
         from mixvox.engines.chattts.gpt.torch_stack import TorchStack

@@ -88,6 +88,18 @@ class SamplingParams:
         """True when every temperature is 0 (argmax decoding)."""
         return bool(np.all(self.temperatures == 0))
 
+    def divisors(self, n_rows: int) -> np.ndarray:
+        """``[n_rows, 1]`` float32: what each logits row is divided by (its temperature, 1 for
+        greedy rows), made once per row count (read-only; the decode loop asks every step)."""
+        cache: dict[int, np.ndarray] = self.__dict__.setdefault("_divisors", {})
+        d = cache.get(n_rows)
+        if d is None:
+            temp = self.row_temperatures(n_rows)
+            d = np.where(temp > 0, temp, 1.0).astype(np.float32)[:, None]
+            d.flags.writeable = False
+            cache[n_rows] = d
+        return d
+
     def row_temperatures(self, n_rows: int) -> np.ndarray:
         """Temperature of each logits row; rows are item-major (``b * Q + q``) as in the
         reference, so a per-codebook vector of length Q is tiled over the batch."""
@@ -106,7 +118,13 @@ def _as_rows(x: np.ndarray) -> np.ndarray:
 def repetition_penalty(
     logits: np.ndarray, history: np.ndarray, penalty: float, window: int
 ) -> np.ndarray:
-    """Penalise tokens seen in the last ``window`` entries of ``history`` (``[N, T]``)."""
+    """Penalise tokens seen in the last ``window`` entries of ``history`` (``[N, T]``).
+
+    Only the seen (row, token) pairs change: an unseen token's factor is ``penalty ** 0 = 1``,
+    and ``x * 1 == x / 1 == x`` exactly, so updating the few seen entries (at most ``N *
+    window``) gives the dense formula's result bit for bit, at a fraction of its work. The
+    factors come from a table of ``penalty ** k`` (float32) for ``k = 0 .. window``.
+    """
     out = np.array(logits, dtype=np.float32, copy=True)
     n, v = out.shape
     if penalty == 1.0 or window == 0 or history.shape[-1] == 0:
@@ -115,9 +133,28 @@ def repetition_penalty(
     if hist.size and (hist.min() < 0 or hist.max() >= v):
         raise ValueError(f"history token out of range [0, {v})")
     flat = (np.arange(n)[:, None] * v + hist).reshape(-1)
-    freq = np.bincount(flat, minlength=n * v).reshape(n, v)
-    alpha = np.power(np.float32(penalty), freq.astype(np.float32)).astype(np.float32)
-    return np.where(out < 0, out * alpha, out / alpha).astype(np.float32)
+    freq = np.bincount(flat, minlength=n * v)
+    seen = np.flatnonzero(freq)
+    alpha = _penalty_table(float(penalty), hist.shape[-1])[freq[seen]]
+    flat_out = out.reshape(-1)
+    val = flat_out[seen]
+    flat_out[seen] = np.where(val < 0, val * alpha, val / alpha)
+    return out
+
+
+_PENALTY_TABLES: dict[tuple[float, int], np.ndarray] = {}
+
+
+def _penalty_table(penalty: float, upto: int) -> np.ndarray:
+    """``float32(penalty) ** k`` for ``k = 0 .. upto`` (float32), computed once per pair."""
+    table = _PENALTY_TABLES.get((penalty, upto))
+    if table is None:
+        k = np.arange(upto + 1, dtype=np.float32)
+        table = np.power(np.float32(penalty), k).astype(np.float32)
+        if len(_PENALTY_TABLES) > 64:
+            _PENALTY_TABLES.clear()
+        _PENALTY_TABLES[(penalty, upto)] = table
+    return table
 
 
 def _top_p_cut(srt: np.ndarray, p: float, min_keep: int) -> np.ndarray:
@@ -173,23 +210,36 @@ def top_k(logits: np.ndarray, k: int, min_keep: int = 3) -> np.ndarray:
 
 
 def _top_p_then_k(x: np.ndarray, p: float, k: int, min_keep: int) -> np.ndarray:
-    """:func:`top_p` then :func:`top_k` from one sort (the same result, bit for bit).
+    """:func:`top_p` then :func:`top_k` from one sort and one threshold per row (the same
+    result, bit for bit).
 
-    Top-p keeps the values at ascending ranks ``>= cut``; the k-th largest of what it keeps
-    is the value at rank ``V - k`` when that rank is kept, else ``-inf`` (then top-k drops
-    nothing): so top-k's threshold comes from the same sorted copy.
+    Top-p drops the first ``cut`` tokens in stable ascending order: every value below
+    ``thr = srt[cut]``, and the lowest-index ties at ``thr`` until ``cut`` are gone. Top-k
+    then drops values below the k-th largest of what is left: ``kth = srt[V - k]`` when top-p
+    kept at least ``k`` (``cut <= V - k``), else nothing. So when ``kth > thr`` the result is
+    "drop below ``kth``" (everything top-p dropped is below it too), and otherwise top-k drops
+    nothing that top-p kept (``kth == thr`` or top-p kept fewer than ``k``): the result is
+    top-p's. One comparison against a per-row threshold does both.
     """
     V = x.shape[-1]
     k = min(max(k, min_keep), V)
     srt = np.sort(x, axis=-1)
     cut = _top_p_cut(srt, p, min_keep) if p < 1.0 else np.zeros(x.shape[0], np.int64)
-    out = np.array(x, dtype=np.float32, copy=True)
-    _drop_below_rank(out, srt, cut)
+    rows = np.arange(x.shape[0])
+    thr = srt[rows, np.minimum(cut, V - 1)][:, None]
     kth = srt[:, V - k : V - k + 1]
-    keep_all = (V - k) < cut  # top-p kept fewer than k: the k-th largest is -inf
-    if keep_all.any():
-        kth = np.where(keep_all[:, None], np.float32(-np.inf), kth)
-    out[out < kth] = -np.inf
+    by_k = (cut <= V - k)[:, None] & (kth > thr)
+    t = np.where(by_k, kth, thr)
+    out = np.array(x, dtype=np.float32, copy=True)
+    below = out < t
+    # top-p's ties at its threshold: the ones sorted before the cut are dropped too. A row
+    # has some exactly when the value just before its cut equals the threshold.
+    tie = (cut > 0) & ~by_k[:, 0] & (srt[rows, np.maximum(cut - 1, 0)] == thr[:, 0])
+    if tie.any():
+        tied = cut - below.sum(axis=-1)
+        for j in np.flatnonzero(tie):
+            below[j, np.flatnonzero(out[j] == t[j, 0])[: tied[j]]] = True
+    out[below] = -np.inf
     return out
 
 
@@ -204,9 +254,7 @@ def process_logits(logits: np.ndarray, history: np.ndarray, params: SamplingPara
     shape = logits.shape
     x = _as_rows(np.asarray(logits, dtype=np.float32))
     hist = np.asarray(history).reshape(x.shape[0], -1)
-    temp = params.row_temperatures(x.shape[0])
-    safe = np.where(temp > 0, temp, 1.0).astype(np.float32)
-    x = x / safe[:, None]
+    x = x / params.divisors(x.shape[0])
     x = repetition_penalty(x, hist, params.repetition_penalty, params.penalty_window)
     if params.top_p is not None and params.top_k is not None:
         x = _top_p_then_k(x, params.top_p, params.top_k, params.min_keep)
