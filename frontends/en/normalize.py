@@ -440,6 +440,8 @@ class Normalizer:
         self._trails: list[str] = []
         self._silent_trail: set[int] = set()
         self._caps_phrase: set[int] = set()
+        self._core_texts: list[str] = []
+        self._money_prev = ""
 
     # -- chunking ---------------------------------------------------------------------------
 
@@ -533,6 +535,7 @@ class Normalizer:
         self._pending_spoken: dict[int, str] = {}
         self._silent_trail = set()  # cores whose trailing dot is part of them (ca. 1900)
         core_texts = [folded[a:b] for a, b in cores]
+        self._core_texts = core_texts
         equation = "=" in core_texts or any("^" in c for c in core_texts)
         self._trails = ["".join(folded[t.start : t.end] for t in tr) for tr in trails]
         self._caps_phrase = self._caps_phrases(core_texts, leads)
@@ -1349,6 +1352,14 @@ class Normalizer:
         if core[-1:] == "k" and _RE_NUMBER.fullmatch(core[:-1]) and core[0].isdecimal():
             return f"{_plain_number(core[:-1])} thousand"  # 1.2k users (4K stays "four K")
         if (
+            core[-1:] == "K"
+            and _RE_NUMBER.fullmatch(core[:-1])
+            and core[0].isdecimal()
+            and ("." in core or len(core) >= 3)
+            and _is_plural_noun(nxt)
+        ):  # 10K steps, 2.5K stars: thousands (4K displays, 8K videos stay resolutions)
+            return f"{_plain_number(core[:-1])} thousand"
+        if (
             core[-1:] == "M"
             and _RE_NUMBER.fullmatch(core[:-1])
             and core[0].isdecimal()
@@ -1561,6 +1572,13 @@ class Normalizer:
         if 0 < j < len(core):
             number, rest = core[:j], core[j:]
             unit = self._unit(rest, spaced=False)
+            if (
+                len(rest) == 1
+                and rest.isupper()
+                and number.isdecimal()
+                and prev.lower().rstrip(".") in _SEAT_CUES
+            ):  # seat 23A, gate 4B, row 12C: a place, not amperes
+                return f"{_model_digits(number)} {rest}"
             if unit is not None:
                 said = self._plain_number(number, prev, "", k, cores, as_year=False)
                 if said is not None:
@@ -1667,6 +1685,15 @@ class Normalizer:
             words = _standard_digits(ip) if mode == "standard" else _model_digits(ip)
         elif len(ip) == 4 and self._model_context(prev):
             words = num.pair_reading(ip)
+        elif (
+            ip == "101"
+            and (prev.isupper() or _is_capitalized(prev))
+            and prev.isalpha()
+            and prev.lower() not in _COMMAND_VERBS
+            and prev.lower() not in _DETERMINERS
+            and prev.lower() not in _SMALL_WORDS
+        ):
+            words = "one oh one"  # CS 101, Marketing 101: an introductory course
         elif len(ip) == 3 and nxt == "MAX" and ip[1:] != "00":
             words = _model_digits(ip)  # the 737 MAX: a model
         elif len(ip) == 3 and prev.lower() in _VERSION_WORDS:
@@ -1727,7 +1754,7 @@ class Normalizer:
         said = getattr(entry, "spoken", None) if entry is not None else None
         if said in BRAND_MODES:
             return said
-        for name in prev.split("/"):
+        for name in prev.removesuffix("'s").removesuffix("’s").split("/"):
             mode = self.t.brands.get(name.casefold()) if name[:1].isupper() else None
             if mode is not None:
                 return mode
@@ -1816,6 +1843,8 @@ class Normalizer:
         return self._money_inner(core, nxt, k)
 
     def _money_inner(self, core: str, nxt: str, k: int) -> str | None:
+        before = self._core_texts[k - 1] if 0 < k <= len(self._core_texts) else ""
+        self._money_prev = before if k > 0 and not self._trails[k - 1] else ""
         sym = _currency_prefix(core) or core[0]
         rest = core[len(sym) :]
         names = CURRENCIES[sym]
@@ -1862,7 +1891,9 @@ class Normalizer:
         if frac is not None:
             return f"{num.decimal(ip, frac)} {unit_many}"
         words = num.cardinal(ip)
-        return f"{words} {unit_one if ip_i == 1 else unit_many}"
+        prev = self._money_prev
+        one = ip_i == 1 or _unit_adjective(prev, nxt)  # a $5 bill: five dollar
+        return f"{words} {unit_one if one else unit_many}"
 
     # -- words ------------------------------------------------------------------------------
 
@@ -2646,6 +2677,13 @@ def _numeric_char(c: str) -> str:
     return ""
 
 
+#: Function words that may start a sentence before a number ("About 101 people").
+_SMALL_WORDS = frozenset(
+    "about over under only all with for of in on at to by from and or but nearly almost some "
+    "exactly just around roughly page room".split()
+)
+#: Words before a number and a capital letter that name a place (``seat 23A``).
+_SEAT_CUES = frozenset("seat seats gate row apt apartment unit suite room flat bay dock".split())
 #: Verbs that start a command; a capital word after one is a name, not a roman numeral.
 _COMMAND_VERBS = frozenset(
     "use run open try see press install set get put call read edit view enter select choose "
