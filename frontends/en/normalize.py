@@ -202,7 +202,9 @@ _RE_SCORE_RANGE = re.compile(r"(\d+(?:\.\d+)?)-(\d+(?:\.\d+)?)")
 _RE_PAREN_PHONE = re.compile(
     r"(?<![\w+])(?:\+\d{1,3} ?|1[ .-]?)?\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}(?![\w])"
     # international numbers written with spaces: +44 20 7946 0958, +86 138 0013 8000
-    r"|(?<![\w+])\+\d{1,3}(?: \d{1,5}){2,5}(?![\w.,]\d)"
+    r"|(?<![\w+])\+\d{1,3}(?: \d{1,6}){2,5}(?![\w.,]\d)"
+    # with the trunk zero in brackets: +44 (0)20 7946 0958
+    r"|(?<![\w+])\+\d{1,3} \(0\) ?\d{1,5}(?: \d{1,6}){1,4}(?![\w.,]\d)"
 )
 #: Toll-free vanity numbers: ``1-800-GO-U-HAUL``, ``1-888-FLOWERS``.
 _RE_VANITY = re.compile(r"(?:1-)?8\d\d-[A-Z0-9]{1,10}(?:-[A-Z0-9]{1,10}){0,4}")
