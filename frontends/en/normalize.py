@@ -592,6 +592,7 @@ class Normalizer:
             c == '"'
             and core[:1].isdecimal()
             and _RE_NUMBER.fullmatch(core)
+            and len(core.partition(".")[0].replace(",", "")) <= 3  # "April 1, 2011": no inches
             and _open_quotes(s, first.start) % 2 == 0
         ):
             before = cores[k - 1].lower() if k > 0 else ""
