@@ -119,7 +119,7 @@ _SCALE_SUFFIX = {
     "k": "thousand", "K": "thousand", "m": "million", "M": "million", "mm": "million",
     "b": "billion", "B": "billion", "bn": "billion", "t": "trillion", "T": "trillion",
 }  # fmt: skip
-_SCALE_WORDS = {"thousand", "million", "billion", "trillion"}
+_SCALE_WORDS = {"thousand", "million", "billion", "trillion", "bn"}
 #: Scale abbreviations that may follow an amount of money after a space: ``¥30 b``, ``$2 bn``.
 _SPACED_SCALE = frozenset(("k", "K", "m", "M", "mm", "b", "B", "bn", "t", "T"))
 
@@ -196,7 +196,9 @@ _RE_FRACTION_ORD = re.compile(r"(\d+)[/⁄](\d+)(?:st|nd|rd|th)", re.I)
 _RE_DIGIT_GROUPS = re.compile(r"\+?\d{1,4}(?:[-.]\d{1,4}){2,5}")
 _RE_PHONE = re.compile(r"(?:\+?1[-.])?(?:\(\d{3}\)|\d{3})[-.]\d{3}[-.]\d{4}|\d{3}-\d{4}")
 _RE_DECIMAL_RANGE = re.compile(r"\d{1,6}\.\d{1,6}-\d{1,6}(?:\.\d{1,6})?|\d{1,6}-\d{1,6}\.\d{1,6}")
-_RE_SCORE_RANGE = re.compile(r"(\d+(?:\.\d+)?)-(\d+(?:\.\d+)?)")
+_RE_SCORE_RANGE = re.compile(
+    r"(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)-(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)"
+)
 #: A phone number with a parenthesised area code, searched in the whole span because it spans
 #: several chunks: ``+1 (123) 456-7890``, ``(555)555-5555``.
 _RE_PAREN_PHONE = re.compile(
@@ -836,6 +838,13 @@ class Normalizer:
             inner = self._read_whole(core[:-1], prev, nxt, k, cores)
             if inner is not None and (core[0].isdecimal() or core[0] in CURRENCIES):
                 spoken = inner + " plus"  # $200B+, 18+, 5k+
+        if (
+            spoken
+            and prev.lower() == "between"
+            and " to " in spoken
+            and any(c in core for c in "-–~")
+        ):
+            spoken = spoken.replace(" to ", " and ", 1)  # between 20-30: twenty and thirty
         if spoken == "":
             return [Tok(a, b, "", "punct")]  # said elsewhere ("USD 250": after the number)
         if spoken is not None:
@@ -1074,7 +1083,8 @@ class Normalizer:
         ):
             sing, plur, _ = self._unit(core, spaced=False)  # type: ignore[misc]
             before = cores[k - 2] if k >= 2 and not self._trails[k - 2] else ""
-            return sing if _is_one(prev) or _unit_adjective(before, nxt) else plur
+            one = _is_one(prev) or _unit_adjective(before, nxt) or _proper_fraction(prev, before)
+            return sing if one else plur  # 1/2 tsp: one half teaspoon
         m = _RE_WORD_RATE.fullmatch(core)
         if m and _is_number(prev) and m.group(2).lower() in _RATE_UNITS:
             # "8 glasses/day", "3 times/week"
@@ -1522,12 +1532,18 @@ class Normalizer:
             if (date_cue or (a_[0] == "0" and len(a_) == 2)) and _valid_month_day(a_, b_):
                 # "by 5/1", "born 04/15", "Tu (2/22)": month/day, as written in the US
                 return f"{MONTHS[int(a_) - 1]} {num.ordinal(str(int(b_)))}"
+            if (
+                len(a_) == 4 and len(b_) == 2 and _looks_year(a_) and int(b_) == (int(a_) + 1) % 100
+            ):  # the 2023/24 season: a year and the next one
+                return f"{num.year(a_)} to {num.cardinal(b_)}"
             if len(b_) >= 2 and int(a_) >= int(b_) and b_[0] != "0":
                 return f"{num.cardinal(a_)} {num.cardinal(b_)}"  # 80/20, 50/50: a split
             if (
                 prev.lower() in _SCORE_FRACTION_CUES or nxt.lower() in _SCORE_FRACTION_UNITS
             ) and int(a_) <= int(b_) <= 100:  # scored 3/5, 4/5 stars: a score
                 return f"{num.cardinal(a_)} out of {num.cardinal(b_)}"
+            if prev.lower() in _PROGRESS_CUES and int(a_) <= int(b_) <= 999:
+                return f"{num.cardinal(a_)} of {num.cardinal(b_)}"  # step 2/5: two of five
             if prev.isdecimal() and len(b_) <= 2:
                 return f"and {num.fraction(a_, b_)}"
             return num.fraction(a_, b_)
@@ -2120,11 +2136,21 @@ class Normalizer:
         while i <= b:
             c = s[i] if i < b else " "
             inner = (
-                c in "-_."
-                and alnum_start is not None
-                and i + 1 < b
-                and s[i + 1].isalnum()
-                and not (equation and c == "-")
+                (
+                    c in "-_."
+                    and alnum_start is not None
+                    and i + 1 < b
+                    and s[i + 1].isalnum()
+                    and not (equation and c == "-")
+                )
+                or (  # 5,000-word: a thousands separator inside a compound
+                    c == ","
+                    and alnum_start is not None
+                    and s[i - 1].isdecimal()
+                    and _is_digits(s, i + 1, min(i + 4, b))
+                    and i + 4 <= b
+                    and not s[i + 4 : i + 5].isdecimal()
+                )
             )
             readable = (
                 c.isdecimal()
@@ -2687,6 +2713,10 @@ _SMALL_WORDS = frozenset(
 )
 #: Words before a number and a capital letter that name a place (``seat 23A``).
 _SEAT_CUES = frozenset("seat seats gate row apt apartment unit suite room flat bay dock".split())
+#: Words before ``2/5`` that count through a sequence: "step two of five".
+_PROGRESS_CUES = frozenset(
+    "step steps part page slide question episode round game level stage day week lap".split()
+)
 #: Verbs that start a command; a capital word after one is a name, not a roman numeral.
 _COMMAND_VERBS = frozenset(
     "use run open try see press install set get put call read edit view enter select choose "
@@ -2705,6 +2735,17 @@ def _unit_adjective(before: str, nxt: str) -> bool:
     (``a 65W charger`` -> sixty five watt, ``the 3.5mm jack``, ``a 7nm process``)."""
     return (
         before.lower() in _DETERMINERS and nxt.isalpha() and nxt.islower() and nxt not in _NOT_NOUNS
+    )
+
+
+def _proper_fraction(core: str, before: str) -> bool:
+    """``1/2``, ``3/4`` alone (not ``4 1/2``): a fraction below one with a small denominator,
+    so a unit after it is singular."""
+    m = _RE_FRACTION.fullmatch(core)
+    return (
+        bool(m)
+        and int(m.group(1)) < int(m.group(2)) <= 16  # 1/2, 3/4, 1/8 (not 110/220 V: choices)
+        and not before.isdecimal()
     )
 
 
