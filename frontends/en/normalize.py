@@ -145,6 +145,7 @@ _SEQUENCE_WORDS = frozenset(
 # Anchored, nested-quantifier-free patterns (linear time).
 _RE_INT = re.compile(r"\d+")
 _RE_DIGITS_LETTER = re.compile(r"\d+[A-Za-z]")
+_RE_CVE = re.compile(r"CVE-((?:19|20)\d\d)-(\d{4,7})")
 #: IEEE 802 standards with an amendment: 802.11ax -> eight oh two dot eleven A X.
 _RE_IEEE_802 = re.compile(r"802\.(\d{1,2})([a-zA-Z]{1,3})?")
 #: After a standards name: ISO 9001:2015 (its edition), IEC 60601-1 (its part).
@@ -964,6 +965,9 @@ class Normalizer:
         m = _RE_F_STOP.fullmatch(core)
         if m:  # f/1.8: an aperture, "f one point eight"
             return f"F {_plain_number(m.group(1))}"
+        m = _RE_CVE.fullmatch(core)
+        if m:  # CVE-2024-3094: C V E, the year, the number as a model number
+            return f"C V E {num.year(m.group(1))} {_model_digits(m.group(2))}"
         m = _RE_CODEC.fullmatch(core)
         if m:  # H.264, H.265: the letter, then the number as a model number
             return f"{m.group(1)} {_model_digits(m.group(2))}"
@@ -2276,6 +2280,13 @@ class Normalizer:
             elif c.isalpha():
                 while j < n and (w[j].isalpha() or unicodedata.combining(w[j])):
                     j += 1
+                if (
+                    j - i >= 3
+                    and w[j - 1] == "v"
+                    and w[i : j - 1].isupper()
+                    and w[j : j + 1].isdecimal()
+                ):
+                    j -= 1  # YOLOv8: the name, then "V eight" (as IPv6 is I P V six)
                 run = w[i:j]
                 if not is_latin_letter(run[0]):
                     out.append(run)
