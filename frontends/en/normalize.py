@@ -145,6 +145,15 @@ _SEQUENCE_WORDS = frozenset(
 # Anchored, nested-quantifier-free patterns (linear time).
 _RE_INT = re.compile(r"\d+")
 _RE_DIGITS_LETTER = re.compile(r"\d+[A-Za-z]")
+_ROUND_PLURALS = {
+    "100s": "hundreds",
+    "1000s": "thousands",
+    "1,000s": "thousands",
+    "10,000s": "tens of thousands",
+    "100,000s": "hundreds of thousands",
+    "1,000,000s": "millions",
+}
+_RE_SEASON_EPISODE = re.compile(r"[sS](\d{1,2})[eE](\d{1,3})")
 _RE_CVE = re.compile(r"CVE-((?:19|20)\d\d)-(\d{4,7})")
 #: IEEE 802 standards with an amendment: 802.11ax -> eight oh two dot eleven A X.
 _RE_IEEE_802 = re.compile(r"802\.(\d{1,2})([a-zA-Z]{1,3})?")
@@ -232,7 +241,7 @@ _DECADE_CUES = frozenset("the early late mid mid- his her their my our your its 
 #: Words before a 3-4 digit number that names something (read in pairs: room one oh one).
 _NOMINAL_CUES = frozenset(
     "room rm flight gate platform route highway hwy interstate bus suite apt apartment "
-    "channel track pier port".split()
+    "channel track pier port extension ext ext.".split()
 )
 #: Words before an HTTP-style status code, read as people say them ("four oh four").
 _STATUS_CUES = frozenset("http https status error code".split())
@@ -965,6 +974,10 @@ class Normalizer:
         m = _RE_F_STOP.fullmatch(core)
         if m:  # f/1.8: an aperture, "f one point eight"
             return f"F {_plain_number(m.group(1))}"
+        m = _RE_SEASON_EPISODE.fullmatch(core)
+        if m:  # S02E05: season two episode five
+            season, episode = str(int(m.group(1))), str(int(m.group(2)))
+            return f"season {num.cardinal(season)} episode {num.cardinal(episode)}"
         m = _RE_CVE.fullmatch(core)
         if m:  # CVE-2024-3094: C V E, the year, the number as a model number
             return f"C V E {num.year(m.group(1))} {_model_digits(m.group(2))}"
@@ -1443,6 +1456,10 @@ class Normalizer:
                     return words if prev.lower() == "the" else f"the {words}"
                 return words
             return f"{num.cardinal(digits)} {suf}"
+        if core in _ROUND_PLURALS and (
+            nxt.lower() == "of" or prev.lower() in ("the", "of", "in", "by", "into")
+        ):  # 1,000s of users, the 100s digit: thousands, hundreds (not seconds)
+            return _ROUND_PLURALS[core]
         m = _RE_DECADE.fullmatch(core)
         if (
             not m
@@ -1721,6 +1738,12 @@ class Normalizer:
             words = _model_digits(ip)  # the 737 MAX: a model
         elif len(ip) == 3 and prev.lower() in _VERSION_WORDS:
             words = num.cardinal(ip, and_=False)  # Chrome 120: a version is a name, no "and"
+        elif (
+            len(ip) == 3
+            and prev.lower() in ("dial", "call", "dialing", "dialled", "dialed")
+            and not (nxt.isalpha() and nxt.islower() and nxt not in _AFTER_DIALLING)
+        ):
+            words = num.digits_words(ip)  # dial 999, call 112: an emergency or service number
         elif len(ip) == 3 and prev.lower().rstrip(":") in _STATUS_CUES and ip[1:] != "00":
             words = _three_digit_year(ip)  # HTTP 404 -> four oh four, error 503
         elif len(ip) in (3, 4) and self._nominal_cue(prev, k, cores):
@@ -1978,8 +2001,13 @@ class Normalizer:
             return t.acronyms[w]
         base = w.replace("'", "")
         if len(w) == 1:
-            if w == "A" and nxt[:1].islower() and not _is_number(prev):
-                return "a"  # "A cat"; but "1 A or B": no article follows a number
+            if (
+                w == "A"
+                and nxt[:1].islower()
+                and not _is_number(prev)
+                and prev.lower() not in _LETTER_LABELS
+            ):
+                return "a"  # "A cat"; but "1 A or B", "Type A personality": the letter
             return w.upper() if w not in ("a", "I") else w
         if base.isupper() and base.isalpha():
             if self._shouting and w.lower() in cmudict() and not _spelled_in_cmudict(w.lower()):
@@ -2717,6 +2745,14 @@ def _numeric_char(c: str) -> str:
     return ""
 
 
+#: Words that may follow a dialled number ("dial 999 in the UK"); other lower-case words after
+#: a number are what it counts ("call 100 people").
+_AFTER_DIALLING = frozenset("in for now or and to immediately first right from".split())
+#: Words after which a lone capital letter is a letter, not the article ("Type A blood").
+_LETTER_LABELS = frozenset(
+    "type plan class option vitamin group tier category grade section part model series "
+    "exhibit appendix block row seat gate zone wing level".split()
+)
 #: Function words that may start a sentence before a number ("About 101 people").
 _SMALL_WORDS = frozenset(
     "about over under only all with for of in on at to by from and or but nearly almost some "
