@@ -1456,9 +1456,12 @@ class Normalizer:
                     return words if prev.lower() == "the" else f"the {words}"
                 return words
             return f"{num.cardinal(digits)} {suf}"
+        before = cores[k - 2].lower() if 2 <= k < len(cores) + 2 and k - 2 < len(cores) else ""
         if core in _ROUND_PLURALS and (
-            nxt.lower() == "of" or prev.lower() in ("the", "of", "in", "by", "into")
-        ):  # 1,000s of users, the 100s digit: thousands, hundreds (not seconds)
+            nxt.lower() == "of"
+            or prev.lower() in ("the", "in", "by", "into")
+            or (prev.lower() == "of" and before in ("hundreds", "thousands", "tens", "millions"))
+        ):  # 1,000s of users, the 100s digit, hundreds of 1000s (not "a timeout of 100s")
             return _ROUND_PLURALS[core]
         m = _RE_DECADE.fullmatch(core)
         if (
