@@ -1456,7 +1456,7 @@ class Normalizer:
                     return words if prev.lower() == "the" else f"the {words}"
                 return words
             return f"{num.cardinal(digits)} {suf}"
-        before = cores[k - 2].lower() if 2 <= k < len(cores) + 2 and k - 2 < len(cores) else ""
+        before = cores[k - 2].lower() if k >= 2 and k - 2 < len(cores) else ""
         if core in _ROUND_PLURALS and (
             nxt.lower() == "of"
             or prev.lower() in ("the", "in", "by", "into")
