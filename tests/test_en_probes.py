@@ -105,3 +105,13 @@ def test_cc_d_phonemes_end_in_d() -> None:
     words, _ = analyze("I cc'd him")
     assert words[1].spoken == "C C'd"
     assert words[1].phonemes == ["S", "IY1", "S", "IY1", "D"]
+
+
+def test_hashtag_sign_is_silent_in_a_chinese_sentence() -> None:
+    """今天的#OOTD: a Chinese reader says the tag, not its sign; in English it is "hashtag"."""
+    from mixvox import route
+
+    zh = route("今天的#OOTD很好看")
+    en_words = [w for s in zh.sentences for w in s.words if w.lang == "en"]
+    assert [w.spoken for w in en_words] == ["", "O O T D"]
+    assert normalize_en("Today #OOTD is nice") == "Today hashtag O O T D is nice"

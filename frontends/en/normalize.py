@@ -454,6 +454,8 @@ class Normalizer:
         self._trails: list[str] = []
         self._silent_trail: set[int] = set()
         self._caps_phrase: set[int] = set()
+        #: A hashtag's ``#`` is not said (set by the frontend when the sentence is Chinese).
+        self.silent_hashtag = False
         self._core_texts: list[str] = []
         self._money_prev = ""
 
@@ -2067,9 +2069,9 @@ class Normalizer:
         if (
             len(letters_only) >= 4
             and _has_vowel(letters_only)
-            and letters_only.lower() in cmudict()
+            and _dict_word(letters_only.lower())
             and not _spelled_in_cmudict(letters_only.lower())
-        ):  # WARNING, ERROR, LOCK, UNIX: words; HTML, ESPN: CMUdict spells them, so do we
+        ):  # WARNING, ERROR, LOCK, RETRIES: words; HTML, ESPN: CMUdict spells them, so do we
             return letters_only.lower()
         return letters_spoken(w)
 
@@ -2327,10 +2329,12 @@ class Normalizer:
                     and len(run) >= 3
                     and run not in self.t.acronyms
                     and _has_vowel(run)
-                    and run.lower() in cmudict()
+                    and _dict_word(run.lower())
                     and not _spelled_in_cmudict(run.lower())
                 ):
-                    out.append(run.lower())  # LD_LIBRARY_PATH, MAX_LEN: words of a name
+                    out.append(run.lower())  # LD_LIBRARY_PATH, MAX_RETRIES: words of a name
+                elif "_" in w and run in _CAPS_FUNCTION_WORDS and len(w) > len(run) + 3:
+                    out.append(run.lower())  # IS_LOADED, TIME_TO_LIVE: "is loaded", "to"
                 elif (
                     run.isupper()
                     or not _has_vowel(run)
@@ -2379,8 +2383,10 @@ class Normalizer:
                 and tag.lower() not in _DIRECTIVES
                 and (i == 0 or s[i - 1].isspace())
                 and s[j : j + 1] != "#"  # #mytext# is a marked word, not a hashtag
-            ):
-                return Tok(i, i + 1, "hashtag")  # #MachineLearning: as social media read it
+            ):  # #MachineLearning: as social media read it; in a Chinese sentence silent
+                return (
+                    Tok(i, i + 1, "", "punct") if self.silent_hashtag else Tok(i, i + 1, "hashtag")
+                )
             return Tok(i, i + 1, "hash")  # #include, #!/bin/sh
         if c == "(" and s[i + 1 : i + 2].isalnum() and _function_before(s, i):
             return Tok(i, i + 1, "of")  # f(x), O(n log n), sqrt(2): "F of X"
@@ -2474,6 +2480,30 @@ def _markup_at(s: str, i: int) -> int:
 
 
 @lru_cache(maxsize=4096)
+def _dict_word(w: str) -> bool:
+    """``w`` (lower case) is a CMUdict word or a regular inflection of one (``retries``,
+    ``timeouts``, ``retried``, ``loading``): capitals made of it are read as the word."""
+    d = cmudict()
+    if w in d:
+        return True
+    if len(w) < 5:
+        return False
+    stems = []
+    if w.endswith("ies"):
+        stems.append(w[:-3] + "y")
+    if w.endswith("es"):
+        stems.append(w[:-2])
+    if w.endswith("s"):
+        stems.append(w[:-1])
+    if w.endswith("ied"):
+        stems.append(w[:-3] + "y")
+    if w.endswith("ed"):
+        stems += [w[:-2], w[:-1]]
+    if w.endswith("ing"):
+        stems += [w[:-3], w[:-3] + "e"]
+    return any(len(st) >= 3 and st in d and not _spelled_in_cmudict(st) for st in stems)
+
+
 def _spelled_in_cmudict(w: str) -> bool:
     """True when CMUdict's pronunciation of ``w`` is its letters spelled (api, cpu, url):
     an acronym, although the dictionary lists it."""
