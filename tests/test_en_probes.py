@@ -115,3 +115,20 @@ def test_hashtag_sign_is_silent_in_a_chinese_sentence() -> None:
     en_words = [w for s in zh.sentences for w in s.words if w.lang == "en"]
     assert [w.spoken for w in en_words] == ["", "O O T D"]
     assert normalize_en("Today #OOTD is nice") == "Today hashtag O O T D is nice"
+
+
+@pytest.mark.parametrize(
+    ("text", "word", "phonemes"),
+    [
+        ("They lead the team.", 1, "L IY1 D"),
+        ("She is the tech lead.", 4, "L IY1 D"),
+        ("We take the lead.", 3, "L IY1 D"),
+        ("The lead pipe leaks.", 1, "L EH1 D"),  # the metal
+        ("It causes lead poisoning.", 2, "L EH1 D"),
+        ("He wound the clock.", 1, "W AW1 N D"),  # the past of "wind"
+        ("Clean the wound.", 2, "W UW1 N D"),  # the injury
+    ],
+)
+def test_heteronyms_lead_and_wound(text: str, word: int, phonemes: str) -> None:
+    words, _ = analyze(text)
+    assert " ".join(words[word].phonemes) == phonemes

@@ -175,6 +175,11 @@ _OBJECT_AFTER = frozenset(
     "the a an my your his her its our their this that these those it them him me us you "
     "some all every each".split()
 )
+#: Words next to "lead" that make it the metal ("lead pipe", "lead poisoning").
+_LEAD_METAL = frozenset(
+    "pipe pipes poisoning paint acid pencil pencils bullet bullets shot weight weights "
+    "balloon exposure levels oxide crystal glass solder free-solder sheet".split()
+)
 _BE = frozenset("am is are was were be been being feel feels felt seem seems 's 're".split())
 _PERFECT = frozenset("have has had having 've been was were is are be being get got".split())
 
@@ -209,6 +214,9 @@ def _resolve_homograph(lw: str, prev: str | None, nxt: str | None) -> tuple[str,
         if p in _PERFECT or p in ("he", "she", "it", "who"):
             return p1
         return p2
+    if lw == "lead":  # the verb and the noun "leader" are L IY1 D; the metal only beside its words
+        metal = (nxt or "").lower() in _LEAD_METAL or p in ("unleaded", "toxic", "of")
+        return p1 if metal and p not in _VERB_BEFORE else p2
     if lw == "used":
         if (nxt or "").lower() == "to" and p not in _BE:
             return p2
