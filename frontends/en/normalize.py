@@ -1426,6 +1426,11 @@ class Normalizer:
             r = _time(m.group(1), m.group(2), m.group(3), m.group(4), nxt)
             if r:
                 return r
+        if core == "1:1" and (
+            nxt.lower().rstrip("s") in _ONE_ON_ONE_NOUNS
+            or (prev.lower() in ("weekly", "a", "our", "my", "your", "monthly") and not nxt)
+        ):  # a 1:1 meeting: "one on one" (a 1:1 ratio stays "one to one")
+            return "one on one"
         m = _RE_RATIO.fullmatch(core)
         if m:  # 16:9, 2:8, 1:100 -- a colon between numbers that is no clock time
             return f"{num.cardinal(m.group(1))} to {num.cardinal(m.group(2))}"
@@ -2793,6 +2798,8 @@ _SMALL_WORDS = frozenset(
 )
 #: Words before a number and a capital letter that name a place (``seat 23A``).
 _SEAT_CUES = frozenset("seat seats gate row apt apartment unit suite room flat bay dock".split())
+#: Nouns after ``1:1`` that make it a meeting of two people ("a 1:1 meeting").
+_ONE_ON_ONE_NOUNS = frozenset("meeting chat call session interview coaching sync talk".split())
 #: Words before ``2/5`` that count through a sequence: "step two of five".
 _PROGRESS_CUES = frozenset(
     "step steps part page slide question episode round game level stage day week lap".split()
