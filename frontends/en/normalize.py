@@ -135,7 +135,18 @@ _REGNAL_NAMES = frozenset(
     "Henry Louis Elizabeth George Edward Charles James William Richard John Pope Pius Leo "
     "Benedict Gregory Alexander Peter Catherine Frederick Philip Napoleon Mary Victoria "
     "Ramesses Constantine Ptolemy Otto Gustav Clement Innocent Urban Boniface Paul Francis "
-    "Ferdinand Isabella Anne Harold Malcolm David Robert Stephen Ivan Nicholas Mohammed".split()
+    "Ferdinand Isabella Anne Harold Malcolm David Robert Stephen Ivan Nicholas Mohammed "
+    "Ramses Mehmed Suleiman Murad Selim Amenhotep Thutmose Seti Cyrus Darius Xerxes Artaxerxes "
+    "Justinian Theodosius Basil Wilhelm Rudolf Sigismund Casimir Wladyslaw Sancho Alfonso "
+    "Juan Pedro Manuel Afonso Umberto Vittorio Haakon Olaf Harald Christian Carl Gustaf Eric "
+    "Magnus Boris Vasily Ludwig Maximilian Leopold Joseph Franz Ernest Augustus Sixtus Julius "
+    "Martin Nero Akhenaten Tutankhamun Amenemhat Senusret Hatshepsut Cleopatra Antiochus "
+    "Seleucus Philippe Kamehameha Rama Hirohito Akihito Naruhito".split()
+)
+#: Titles before a ruler's name: ``Pharaoh Seti II``, ``Sultan X IV`` are ordinals after them.
+_REGNAL_TITLES = frozenset(
+    "King Queen Pope Tsar Czar Emperor Empress Pharaoh Sultan Shah Kaiser Prince Princess "
+    "Duke Duchess Saint St. Grand Archduke Count Countess Emir Caliph".split()
 )
 _SEQUENCE_WORDS = frozenset(
     "war chapter part volume vol act book phase type class stage section episode article "
@@ -454,6 +465,7 @@ class Normalizer:
         self._trails: list[str] = []
         self._silent_trail: set[int] = set()
         self._caps_phrase: set[int] = set()
+        self._before_prev = ""
         #: A hashtag's ``#`` is not said (set by the frontend when the sentence is Chinese).
         self.silent_hashtag = False
         self._core_texts: list[str] = []
@@ -815,6 +827,7 @@ class Normalizer:
     def _read_core(self, s: str, a: int, b: int, cores: list[str], k: int) -> list[Tok]:
         core = s[a:b]
         prev = cores[k - 1] if k > 0 else ""
+        self._before_prev = cores[k - 2] if k >= 2 else ""  # "Pharaoh Seti II"
         nxt = cores[k + 1] if k + 1 < len(cores) else ""
         if not core.isascii():
             clean = self._clean_word(core)
@@ -2090,7 +2103,9 @@ class Normalizer:
         p = prev.rstrip(".")
         if p.lower() in _SEQUENCE_WORDS and (len(core) >= 2 or core in ("I", "V", "X")):
             return num.cardinal(str(value))
-        if (len(core) >= 2 or not nxt or core in ("V", "X")) and p in _REGNAL_NAMES:
+        if (len(core) >= 2 or not nxt or core in ("V", "X")) and (
+            p in _REGNAL_NAMES or (self._before_prev in _REGNAL_TITLES and p[:1].isupper())
+        ):
             # a lone "I" only before punctuation or the end ("Francis I." but "Francis I think")
             return "the " + num.ordinal(str(value))
         if (
