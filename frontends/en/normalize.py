@@ -2101,6 +2101,8 @@ class Normalizer:
         if value is None:
             return None
         p = prev.rstrip(".")
+        if p == "GTA" and core in ("IV", "V", "VI"):
+            return num.cardinal(str(value))  # GTA V: the game's number
         if p.lower() in _SEQUENCE_WORDS and (len(core) >= 2 or core in ("I", "V", "X")):
             return num.cardinal(str(value))
         if (len(core) >= 2 or not nxt or core in ("V", "X")) and (
