@@ -1371,6 +1371,15 @@ class Normalizer:
                 if val:
                     parts.append(f"{num.cardinal(val)} {one if val == '1' else many}")
             return " ".join(parts)
+        if (
+            core[-1:] == "m"
+            and core[:-1].isdecimal()
+            and (
+                prev.lower().rstrip(":") in ("cpu", "cpus", "vcpu")
+                or nxt.lower() in ("cpu", "vcpu")
+            )
+        ):  # cpu: 500m (Kubernetes): millicores, not meters
+            return f"{num.cardinal(core[:-1])} {'millicore' if core == '1m' else 'millicores'}"
         if core[-1:] == "m" and core[:-1].isdecimal() and _RE_DURATION_H.fullmatch(prev):
             return f"{num.cardinal(core[:-1])} {'minute' if core == '1m' else 'minutes'}"
         m = _RE_FEET_INCHES.fullmatch(core)
