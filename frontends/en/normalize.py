@@ -1654,8 +1654,8 @@ class Normalizer:
             if unit is not None:
                 said = self._plain_number(number, prev, "", k, cores, as_year=False)
                 if said is not None:
-                    one = _is_one(number) or _unit_adjective(prev, nxt)  # a 65W charger
-                    return f"{said} {unit[0] if one else unit[1]}"
+                    singular = _is_one(number) or _unit_adjective(prev, nxt)  # a 65W charger
+                    return f"{said} {unit[0] if singular else unit[1]}"
             if rest.lower().startswith("/") and len(rest) > 1:
                 unit = self._unit(rest[1:], spaced=False)
                 said = self._plain_number(number, prev, "", k, cores, as_year=False)
@@ -2856,7 +2856,7 @@ def _proper_fraction(core: str, before: str) -> bool:
     so a unit after it is singular."""
     m = _RE_FRACTION.fullmatch(core)
     return (
-        bool(m)
+        m is not None
         and int(m.group(1)) < int(m.group(2)) <= 16  # 1/2, 3/4, 1/8 (not 110/220 V: choices)
         and not before.isdecimal()
     )
