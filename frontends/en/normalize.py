@@ -164,6 +164,11 @@ _ROUND_PLURALS = {
     "100,000s": "hundreds of thousands",
     "1,000,000s": "millions",
 }
+_RE_QUARTER_SLASH = re.compile(r"Q([1-4])/((?:19|20)\d\d)")
+_RE_TO_PRESENT = re.compile(r"((?:1[5-9]|20)\d\d)[-–—](present|now|today|date)", re.I)
+_RE_H_TIME = re.compile(r"(\d{1,2})h(\d{2})")
+#: Words before a clock time ("at 19h30"); elsewhere ``3h45`` is a duration.
+_CLOCK_CUES = frozenset("at from until till by before after around since".split())
 _RE_SEASON_EPISODE = re.compile(r"[sS](\d{1,2})[eE](\d{1,3})")
 _RE_CVE = re.compile(r"CVE-((?:19|20)\d\d)-(\d{4,7})")
 #: IEEE 802 standards with an amendment: 802.11ax -> eight oh two dot eleven A X.
@@ -989,6 +994,12 @@ class Normalizer:
         m = _RE_F_STOP.fullmatch(core)
         if m:  # f/1.8: an aperture, "f one point eight"
             return f"F {_plain_number(m.group(1))}"
+        m = _RE_QUARTER_SLASH.fullmatch(core)
+        if m:  # Q3/2025: Q three twenty twenty five
+            return f"Q {num.cardinal(m.group(1))} {num.year(m.group(2))}"
+        m = _RE_TO_PRESENT.fullmatch(core)
+        if m:  # 2019–present: twenty nineteen to present
+            return f"{num.year(m.group(1))} to {m.group(2).lower()}"
         m = _RE_SEASON_EPISODE.fullmatch(core)
         if m:  # S02E05: season two episode five
             season, episode = str(int(m.group(1))), str(int(m.group(2)))
@@ -1380,6 +1391,15 @@ class Normalizer:
             )
         ):  # cpu: 500m (Kubernetes): millicores, not meters
             return f"{num.cardinal(core[:-1])} {'millicore' if core == '1m' else 'millicores'}"
+        m = _RE_H_TIME.fullmatch(core)
+        if m and int(m.group(1)) <= 23 and int(m.group(2)) <= 59:
+            h, mm = m.group(1), m.group(2)
+            if prev.lower() in _CLOCK_CUES or int(h) >= 13:  # at 19h30: nineteen thirty
+                clock = _time(h, mm, None, None, nxt)
+                if clock:
+                    return clock
+            hours = "hour" if h == "1" else "hours"  # 3h45 left: a duration
+            return f"{num.cardinal(h)} {hours} {num.cardinal(mm.lstrip('0') or '0')} minutes"
         if core[-1:] == "m" and core[:-1].isdecimal() and _RE_DURATION_H.fullmatch(prev):
             return f"{num.cardinal(core[:-1])} {'minute' if core == '1m' else 'minutes'}"
         m = _RE_FEET_INCHES.fullmatch(core)
