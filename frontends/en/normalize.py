@@ -777,21 +777,25 @@ class Normalizer:
 
     def _caps_phrases(self, cores: list[str], leads: list[list[Tok]]) -> set[int]:
         """Indexes of capital words that form a phrase of words (``GO TO``, ``THE END``,
-        ``BUY NOW``, ``DON'T PANIC``): a run of two or more all-capital words with no
+        ``BUY NOW``, ``DON'T PANIC``): two or more all-capital words in a row with no
         punctuation between them, each of them a word (a capital function word or a CMUdict
-        word that CMUdict does not spell), at least one a function word. ``IT`` counts only at
+        word that CMUdict does not spell), at least one a function word; a capital word that
+        is none (an acronym) cuts the row (``AI FOR ALL`` -> A I for all). ``IT`` counts only at
         the end of the run or before a function word (``DO IT``, not ``IT TEAM``)."""
         out: set[int] = set()
         run: list[int] = []
 
         def flush() -> None:
+            # cut the run at capitals that are no word (AI FOR ALL: "A I" then "for all")
             words = [cores[i] for i in run]
-            if (
-                len(run) >= 2
-                and any(w in _CAPS_PHRASE_FUNCTION for w in words)
-                and all(self._caps_wordish(w, words[i + 1 : i + 2]) for i, w in enumerate(words))
-            ):
-                out.update(run)
+            seg: list[int] = []
+            for j, w in enumerate(words + [""]):
+                if w and self._caps_wordish(w, words[j + 1 : j + 2]):
+                    seg.append(j)
+                    continue
+                if len(seg) >= 2 and any(words[x] in _CAPS_PHRASE_FUNCTION for x in seg):
+                    out.update(run[x] for x in seg)
+                seg = []
             run.clear()
 
         for k, c in enumerate(cores):
@@ -3021,7 +3025,8 @@ _CAPS_FUNCTION_WORDS = frozenset(
 #: Function words that make a run of capital words a phrase (:meth:`Normalizer._caps_phrases`).
 _CAPS_PHRASE_FUNCTION = _CAPS_FUNCTION_WORDS | frozenset(
     "THE AND FOR NOT YOU ARE BUT ALL OUT NOW HOW WHY WHO OUR HIS HER HAS HAD WAS ANY YES ITS "
-    "OFF GET CAN DON'T CAN'T WON'T IT'S I'M YOU'RE WHAT THIS THAT WITH FROM YOUR HERE THERE".split()
+    "OFF GET CAN DON'T CAN'T WON'T IT'S I'M YOU'RE WHAT THIS THAT WITH FROM YOUR HERE THERE "
+    "AM".split()
 )
 #: ``#`` before these is the hash of code, not a hashtag (``#include``, ``#define``).
 _DIRECTIVES = frozenset(
