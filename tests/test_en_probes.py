@@ -132,3 +132,16 @@ def test_hashtag_sign_is_silent_in_a_chinese_sentence() -> None:
 def test_heteronyms_lead_and_wound(text: str, word: int, phonemes: str) -> None:
     words, _ = analyze(text)
     assert " ".join(words[word].phonemes) == phonemes
+
+
+@pytest.mark.parametrize(
+    ("word", "phonemes"),
+    [
+        ("retries", "R IY0 T R AY1 Z"),  # retry + Z, not the neural model's guess
+        ("retried", "R IY0 T R AY1 D"),
+        ("MAX_RETRIES", "M AE1 K S R IY0 T R AY1 Z"),
+    ],
+)
+def test_inflections_of_dictionary_words(word: str, phonemes: str) -> None:
+    words, _ = analyze(word)
+    assert " ".join(p for w in words for p in w.phonemes) == phonemes
