@@ -155,6 +155,8 @@ _SEQUENCE_WORDS = frozenset(
 
 # Anchored, nested-quantifier-free patterns (linear time).
 _RE_INT = re.compile(r"\d+")
+_SUBSCRIPT_DIGITS = "₀₁₂₃₄₅₆₇₈₉"
+_SUBSCRIPT_TABLE = str.maketrans(_SUBSCRIPT_DIGITS, "0123456789")
 _RE_DIGITS_LETTER = re.compile(r"\d+[A-Za-z]")
 _ROUND_PLURALS = {
     "100s": "hundreds",
@@ -838,6 +840,11 @@ class Normalizer:
         prev = cores[k - 1] if k > 0 else ""
         self._before_prev = cores[k - 2] if k >= 2 else ""  # "Pharaoh Seti II"
         nxt = cores[k + 1] if k + 1 < len(cores) else ""
+        if any(c in _SUBSCRIPT_DIGITS for c in core) and any(c.isalpha() for c in core):
+            plain = core.translate(_SUBSCRIPT_TABLE)
+            if plain.isascii():  # CO₂, PM₂.₅, x₁: a formula's subscripts are its digits
+                said = self._read_whole(plain, prev, nxt, k, cores) or self._alnum(plain)
+                return [Tok(a, b, said)]
         if not core.isascii():
             clean = self._clean_word(core)
             if clean is not None:
