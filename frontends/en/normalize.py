@@ -2211,6 +2211,8 @@ class Normalizer:
             return letters_spoken(low)  # abc, api: CMUdict's first reading spells them
         if w.isupper() and len(w) > 1:
             return self._acronym(w)
+        if not _has_vowel(low) and low not in cmudict():
+            return letters_spoken(low)  # WgXcQ (a video id), xkcd: no vowel, no word
         if len(low) >= 6 and low not in cmudict():
             parts = _dict_split(low) if len(low) >= 8 else None
             if parts:
