@@ -843,8 +843,8 @@ class Normalizer:
         if any(c in _SUBSCRIPT_DIGITS for c in core) and any(c.isalpha() for c in core):
             plain = core.translate(_SUBSCRIPT_TABLE)
             if plain.isascii():  # CO₂, PM₂.₅, x₁: a formula's subscripts are its digits
-                said = self._read_whole(plain, prev, nxt, k, cores) or self._alnum(plain)
-                return [Tok(a, b, said)]
+                reading = self._read_whole(plain, prev, nxt, k, cores) or self._alnum(plain)
+                return [Tok(a, b, reading)]
         if not core.isascii():
             clean = self._clean_word(core)
             if clean is not None:
