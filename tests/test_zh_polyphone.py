@@ -315,6 +315,14 @@ def test_chattts_homophones_cover_more_rare_readings() -> None:
     assert _chattts_text("你应该去") == "你应该去"  # a common word on the keep list
 
 
+def test_chattts_homophones_follow_the_everyday_rules() -> None:
+    assert _chattts_text("把东西塞进包里") == "把东西腮进包里"  # sai1 by a word rule
+    assert _chattts_text("他把腿折了") == "他把腿佘了"
+    assert _chattts_text("树上结了很多果子") == "树上街了很多果子"
+    assert _chattts_text("这孩子很结实") == "这孩子很结实"  # kept: the model reads it right
+    assert _chattts_text("他背着书包") == "他杯着书包"
+
+
 def test_chattts_reads_a_kept_traditional_character_right() -> None:
     assert _chattts_text("閤门") == "阁门"  # 閤 kept for its reading, written 阁 for ChatTTS
 

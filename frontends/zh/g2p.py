@@ -365,17 +365,25 @@ class ZhG2P:
         ji2; 着急 zhao2 ji2 is in ``phrases.tsv``). pypinyin's words inside it are not kept:
         the forward split can cut the word wrongly (水分子 is 水/分子, not 水分/子: fen1), and
         the model reads such a word better (CPP even lines: 煞车失灵 lost, nothing else).
-        In a two-character rare word a context rule of ours is kept the same way (塞进).
+        In a two-character rare word a context rule of ours is kept the same way (塞进), and
+        in a rare pypinyin phrase a word of our table inside it (上当受骗: 上当 dang4).
         """
         assert self._own is not None
-        if word in self._own or word in PHRASES_DICT:
-            return set()
+        out: set[int] = set()
+        if word in self._own:
+            return out
+        if word in PHRASES_DICT:
+            # a rare pypinyin phrase holding a word of our table (上当受骗: 上当 dang4)
+            for i in range(len(word)):
+                for j in range(i + 2, len(word) + 1):
+                    if word[i:j] in self._own:
+                        out.update(range(i, j))
+            return out
         if len(word) == 2:
             # a context rule of ours reading one character from the other (塞进 sai1, 腿折
             # she2) is ours too; in a longer word the rule's context may be cut wrongly
             # (水分子: 分 fen4 by the rule for 水分, fen1 by the model)
             return {k for k in (0, 1) if polyphone.rule(word[k], word[:k], word[k + 1 :])}
-        out: set[int] = set()
         pos = 0
         for part in self._phrase_split(word):
             if len(part) > 1 and part in self._own:
