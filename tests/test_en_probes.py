@@ -105,3 +105,43 @@ def test_cc_d_phonemes_end_in_d() -> None:
     words, _ = analyze("I cc'd him")
     assert words[1].spoken == "C C'd"
     assert words[1].phonemes == ["S", "IY1", "S", "IY1", "D"]
+
+
+def test_hashtag_sign_is_silent_in_a_chinese_sentence() -> None:
+    """今天的#OOTD: a Chinese reader says the tag, not its sign; in English it is "hashtag"."""
+    from mixvox import route
+
+    zh = route("今天的#OOTD很好看")
+    en_words = [w for s in zh.sentences for w in s.words if w.lang == "en"]
+    assert [w.spoken for w in en_words] == ["", "O O T D"]
+    assert normalize_en("Today #OOTD is nice") == "Today hashtag O O T D is nice"
+
+
+@pytest.mark.parametrize(
+    ("text", "word", "phonemes"),
+    [
+        ("They lead the team.", 1, "L IY1 D"),
+        ("She is the tech lead.", 4, "L IY1 D"),
+        ("We take the lead.", 3, "L IY1 D"),
+        ("The lead pipe leaks.", 1, "L EH1 D"),  # the metal
+        ("It causes lead poisoning.", 2, "L EH1 D"),
+        ("He wound the clock.", 1, "W AW1 N D"),  # the past of "wind"
+        ("Clean the wound.", 2, "W UW1 N D"),  # the injury
+    ],
+)
+def test_heteronyms_lead_and_wound(text: str, word: int, phonemes: str) -> None:
+    words, _ = analyze(text)
+    assert " ".join(words[word].phonemes) == phonemes
+
+
+@pytest.mark.parametrize(
+    ("word", "phonemes"),
+    [
+        ("retries", "R IY0 T R AY1 Z"),  # retry + Z, not the neural model's guess
+        ("retried", "R IY0 T R AY1 D"),
+        ("MAX_RETRIES", "M AE1 K S R IY0 T R AY1 Z"),
+    ],
+)
+def test_inflections_of_dictionary_words(word: str, phonemes: str) -> None:
+    words, _ = analyze(word)
+    assert " ".join(p for w in words for p in w.phonemes) == phonemes

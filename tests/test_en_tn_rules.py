@@ -652,7 +652,7 @@ def test_plural_possessive_acronyms_circa(text: str, spoken: str) -> None:
         ("fare HK$38", "fare thirty eight Hong Kong dollars"),
         ("just S$4.50", "just four Singapore dollars fifty cents"),
         ("about A$1 each", "about one Australian dollar each"),
-        ("a US$2 fee", "a two U S dollars fee"),
+        ("a US$2 fee", "a two U S dollar fee"),
     ],
 )
 def test_prefixed_dollar_signs(text: str, spoken: str) -> None:

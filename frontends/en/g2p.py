@@ -15,6 +15,7 @@ import importlib.resources
 import importlib.util
 import threading
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -175,6 +176,11 @@ _OBJECT_AFTER = frozenset(
     "the a an my your his her its our their this that these those it them him me us you "
     "some all every each".split()
 )
+#: Words next to "lead" that make it the metal ("lead pipe", "lead poisoning").
+_LEAD_METAL = frozenset(
+    "pipe pipes poisoning paint acid pencil pencils bullet bullets shot weight weights "
+    "balloon exposure levels oxide crystal glass solder free-solder sheet".split()
+)
 _BE = frozenset("am is are was were be been being feel feels felt seem seems 's 're".split())
 _PERFECT = frozenset("have has had having 've been was were is are be being get got".split())
 
@@ -209,6 +215,9 @@ def _resolve_homograph(lw: str, prev: str | None, nxt: str | None) -> tuple[str,
         if p in _PERFECT or p in ("he", "she", "it", "who"):
             return p1
         return p2
+    if lw == "lead":  # the verb and the noun "leader" are L IY1 D; the metal only beside its words
+        metal = (nxt or "").lower() in _LEAD_METAL or p in ("unleaded", "toxic", "of")
+        return p1 if metal and p not in _VERB_BEFORE else p2
     if lw == "used":
         if (nxt or "").lower() == "to" and p not in _BE:
             return p2
@@ -255,6 +264,9 @@ def _lookup(lw: str, use_dict: bool) -> Pron:
             if lw.endswith(suf) and lw[: -len(suf)] in cmu:
                 base = cmu[lw[: -len(suf)]][0]
                 return Pron(base + _plural_suffix(base), "derived")
+        infl = _inflection(lw, cmu)
+        if infl is not None:  # retries, timeouts, retried: the stem's reading and the ending
+            return Pron(infl, "derived")
         if lw.endswith("'d") and lw[:-2] in cmu:  # C C'd (cc'd): the letters, then "d"
             base = cmu[lw[:-2]][0]
             return Pron(base + (("IH0", "D") if base[-1] in ("T", "D") else ("D",)), "derived")
@@ -265,6 +277,38 @@ def _lookup(lw: str, use_dict: bool) -> Pron:
         return Pron(tuple(neural.get_model().predict(core)), "neural")
     except neural.ModelUnavailable:
         return Pron(tuple(letters(core)), "letters")
+
+
+def _inflection(lw: str, cmu: Mapping[str, list[tuple[str, ...]]]) -> tuple[str, ...] | None:
+    """Reading of a regular inflection of a CMUdict word that CMUdict lacks (``retries`` ->
+    retry + Z, ``timeouts``, ``retried`` -> retry + D, ``caching`` -> cache + IH0 NG); the
+    neural model garbles these more often than it reads them right."""
+    if len(lw) < 5 or not lw.isalpha():
+        return None
+
+    def stem(w: str) -> tuple[str, ...] | None:
+        return tuple(cmu[w][0]) if len(w) >= 3 and w in cmu else None
+
+    if lw.endswith("ies") and (base := stem(lw[:-3] + "y")):
+        return base + ("Z",)
+    if lw.endswith("s") and not lw.endswith("ss") and (base := stem(lw[:-1])):
+        return base + _plural_suffix(base)
+    if lw.endswith("es") and (base := stem(lw[:-2])):
+        return base + ("IH0", "Z")
+    if lw.endswith("ied") and (base := stem(lw[:-3] + "y")):
+        return base + ("D",)
+    if lw.endswith("ed"):
+        base = stem(lw[:-2]) or stem(lw[:-1])
+        if base:
+            last = base[-1]
+            if last in ("T", "D"):
+                return base + ("IH0", "D")
+            return base + (("T",) if last in ("P", "K", "F", "S", "SH", "CH", "TH") else ("D",))
+    if lw.endswith("ing"):
+        base = stem(lw[:-3]) or stem(lw[:-3] + "e")
+        if base:
+            return base + ("IH0", "NG")
+    return None
 
 
 def _plural_suffix(base: tuple[str, ...]) -> tuple[str, ...]:

@@ -119,7 +119,7 @@ _SCALE_SUFFIX = {
     "k": "thousand", "K": "thousand", "m": "million", "M": "million", "mm": "million",
     "b": "billion", "B": "billion", "bn": "billion", "t": "trillion", "T": "trillion",
 }  # fmt: skip
-_SCALE_WORDS = {"thousand", "million", "billion", "trillion"}
+_SCALE_WORDS = {"thousand", "million", "billion", "trillion", "bn"}
 #: Scale abbreviations that may follow an amount of money after a space: ``¥30 b``, ``$2 bn``.
 _SPACED_SCALE = frozenset(("k", "K", "m", "M", "mm", "b", "B", "bn", "t", "T"))
 
@@ -135,7 +135,18 @@ _REGNAL_NAMES = frozenset(
     "Henry Louis Elizabeth George Edward Charles James William Richard John Pope Pius Leo "
     "Benedict Gregory Alexander Peter Catherine Frederick Philip Napoleon Mary Victoria "
     "Ramesses Constantine Ptolemy Otto Gustav Clement Innocent Urban Boniface Paul Francis "
-    "Ferdinand Isabella Anne Harold Malcolm David Robert Stephen Ivan Nicholas Mohammed".split()
+    "Ferdinand Isabella Anne Harold Malcolm David Robert Stephen Ivan Nicholas Mohammed "
+    "Ramses Mehmed Suleiman Murad Selim Amenhotep Thutmose Seti Cyrus Darius Xerxes Artaxerxes "
+    "Justinian Theodosius Basil Wilhelm Rudolf Sigismund Casimir Wladyslaw Sancho Alfonso "
+    "Juan Pedro Manuel Afonso Umberto Vittorio Haakon Olaf Harald Christian Carl Gustaf Eric "
+    "Magnus Boris Vasily Ludwig Maximilian Leopold Joseph Franz Ernest Augustus Sixtus Julius "
+    "Martin Nero Akhenaten Tutankhamun Amenemhat Senusret Hatshepsut Cleopatra Antiochus "
+    "Seleucus Philippe Kamehameha Rama Hirohito Akihito Naruhito".split()
+)
+#: Titles before a ruler's name: ``Pharaoh Seti II``, ``Sultan X IV`` are ordinals after them.
+_REGNAL_TITLES = frozenset(
+    "King Queen Pope Tsar Czar Emperor Empress Pharaoh Sultan Shah Kaiser Prince Princess "
+    "Duke Duchess Saint St. Grand Archduke Count Countess Emir Caliph".split()
 )
 _SEQUENCE_WORDS = frozenset(
     "war chapter part volume vol act book phase type class stage section episode article "
@@ -144,7 +155,24 @@ _SEQUENCE_WORDS = frozenset(
 
 # Anchored, nested-quantifier-free patterns (linear time).
 _RE_INT = re.compile(r"\d+")
+_SUBSCRIPT_DIGITS = "₀₁₂₃₄₅₆₇₈₉"
+_SUBSCRIPT_TABLE = str.maketrans(_SUBSCRIPT_DIGITS, "0123456789")
 _RE_DIGITS_LETTER = re.compile(r"\d+[A-Za-z]")
+_ROUND_PLURALS = {
+    "100s": "hundreds",
+    "1000s": "thousands",
+    "1,000s": "thousands",
+    "10,000s": "tens of thousands",
+    "100,000s": "hundreds of thousands",
+    "1,000,000s": "millions",
+}
+_RE_QUARTER_SLASH = re.compile(r"Q([1-4])/((?:19|20)\d\d)")
+_RE_TO_PRESENT = re.compile(r"((?:1[5-9]|20)\d\d)[-–—](present|now|today|date)", re.I)
+_RE_H_TIME = re.compile(r"(\d{1,2})h(\d{2})")
+#: Words before a clock time ("at 19h30"); elsewhere ``3h45`` is a duration.
+_CLOCK_CUES = frozenset("at from until till by before after around since".split())
+_RE_SEASON_EPISODE = re.compile(r"[sS](\d{1,2})[eE](\d{1,3})")
+_RE_CVE = re.compile(r"CVE-((?:19|20)\d\d)-(\d{4,7})")
 #: IEEE 802 standards with an amendment: 802.11ax -> eight oh two dot eleven A X.
 _RE_IEEE_802 = re.compile(r"802\.(\d{1,2})([a-zA-Z]{1,3})?")
 #: After a standards name: ISO 9001:2015 (its edition), IEC 60601-1 (its part).
@@ -196,13 +224,17 @@ _RE_FRACTION_ORD = re.compile(r"(\d+)[/⁄](\d+)(?:st|nd|rd|th)", re.I)
 _RE_DIGIT_GROUPS = re.compile(r"\+?\d{1,4}(?:[-.]\d{1,4}){2,5}")
 _RE_PHONE = re.compile(r"(?:\+?1[-.])?(?:\(\d{3}\)|\d{3})[-.]\d{3}[-.]\d{4}|\d{3}-\d{4}")
 _RE_DECIMAL_RANGE = re.compile(r"\d{1,6}\.\d{1,6}-\d{1,6}(?:\.\d{1,6})?|\d{1,6}-\d{1,6}\.\d{1,6}")
-_RE_SCORE_RANGE = re.compile(r"(\d+(?:\.\d+)?)-(\d+(?:\.\d+)?)")
+_RE_SCORE_RANGE = re.compile(
+    r"(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)-(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)"
+)
 #: A phone number with a parenthesised area code, searched in the whole span because it spans
 #: several chunks: ``+1 (123) 456-7890``, ``(555)555-5555``.
 _RE_PAREN_PHONE = re.compile(
     r"(?<![\w+])(?:\+\d{1,3} ?|1[ .-]?)?\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}(?![\w])"
     # international numbers written with spaces: +44 20 7946 0958, +86 138 0013 8000
-    r"|(?<![\w+])\+\d{1,3}(?: \d{1,5}){2,5}(?![\w.,]\d)"
+    r"|(?<![\w+])\+\d{1,3}(?: \d{1,6}){2,5}(?![\w.,]\d)"
+    # with the trunk zero in brackets: +44 (0)20 7946 0958
+    r"|(?<![\w+])\+\d{1,3} \(0\) ?\d{1,5}(?: \d{1,6}){1,4}(?![\w.,]\d)"
 )
 #: Toll-free vanity numbers: ``1-800-GO-U-HAUL``, ``1-888-FLOWERS``.
 _RE_VANITY = re.compile(r"(?:1-)?8\d\d-[A-Z0-9]{1,10}(?:-[A-Z0-9]{1,10}){0,4}")
@@ -227,7 +259,7 @@ _DECADE_CUES = frozenset("the early late mid mid- his her their my our your its 
 #: Words before a 3-4 digit number that names something (read in pairs: room one oh one).
 _NOMINAL_CUES = frozenset(
     "room rm flight gate platform route highway hwy interstate bus suite apt apartment "
-    "channel track pier port".split()
+    "channel track pier port extension ext ext.".split()
 )
 #: Words before an HTTP-style status code, read as people say them ("four oh four").
 _STATUS_CUES = frozenset("http https status error code".split())
@@ -440,6 +472,11 @@ class Normalizer:
         self._trails: list[str] = []
         self._silent_trail: set[int] = set()
         self._caps_phrase: set[int] = set()
+        self._before_prev = ""
+        #: A hashtag's ``#`` is not said (set by the frontend when the sentence is Chinese).
+        self.silent_hashtag = False
+        self._core_texts: list[str] = []
+        self._money_prev = ""
 
     # -- chunking ---------------------------------------------------------------------------
 
@@ -533,6 +570,7 @@ class Normalizer:
         self._pending_spoken: dict[int, str] = {}
         self._silent_trail = set()  # cores whose trailing dot is part of them (ca. 1900)
         core_texts = [folded[a:b] for a, b in cores]
+        self._core_texts = core_texts
         equation = "=" in core_texts or any("^" in c for c in core_texts)
         self._trails = ["".join(folded[t.start : t.end] for t in tr) for tr in trails]
         self._caps_phrase = self._caps_phrases(core_texts, leads)
@@ -587,6 +625,7 @@ class Normalizer:
             c == '"'
             and core[:1].isdecimal()
             and _RE_NUMBER.fullmatch(core)
+            and len(core.partition(".")[0].replace(",", "")) <= 3  # "April 1, 2011": no inches
             and _open_quotes(s, first.start) % 2 == 0
         ):
             before = cores[k - 1].lower() if k > 0 else ""
@@ -740,21 +779,25 @@ class Normalizer:
 
     def _caps_phrases(self, cores: list[str], leads: list[list[Tok]]) -> set[int]:
         """Indexes of capital words that form a phrase of words (``GO TO``, ``THE END``,
-        ``BUY NOW``, ``DON'T PANIC``): a run of two or more all-capital words with no
+        ``BUY NOW``, ``DON'T PANIC``): two or more all-capital words in a row with no
         punctuation between them, each of them a word (a capital function word or a CMUdict
-        word that CMUdict does not spell), at least one a function word. ``IT`` counts only at
+        word that CMUdict does not spell), at least one a function word; a capital word that
+        is none (an acronym) cuts the row (``AI FOR ALL`` -> A I for all). ``IT`` counts only at
         the end of the run or before a function word (``DO IT``, not ``IT TEAM``)."""
         out: set[int] = set()
         run: list[int] = []
 
         def flush() -> None:
+            # cut the run at capitals that are no word (AI FOR ALL: "A I" then "for all")
             words = [cores[i] for i in run]
-            if (
-                len(run) >= 2
-                and any(w in _CAPS_PHRASE_FUNCTION for w in words)
-                and all(self._caps_wordish(w, words[i + 1 : i + 2]) for i, w in enumerate(words))
-            ):
-                out.update(run)
+            seg: list[int] = []
+            for j, w in enumerate(words + [""]):
+                if w and self._caps_wordish(w, words[j + 1 : j + 2]):
+                    seg.append(j)
+                    continue
+                if len(seg) >= 2 and any(words[x] in _CAPS_PHRASE_FUNCTION for x in seg):
+                    out.update(run[x] for x in seg)
+                seg = []
             run.clear()
 
         for k, c in enumerate(cores):
@@ -795,7 +838,13 @@ class Normalizer:
     def _read_core(self, s: str, a: int, b: int, cores: list[str], k: int) -> list[Tok]:
         core = s[a:b]
         prev = cores[k - 1] if k > 0 else ""
+        self._before_prev = cores[k - 2] if k >= 2 else ""  # "Pharaoh Seti II"
         nxt = cores[k + 1] if k + 1 < len(cores) else ""
+        if any(c in _SUBSCRIPT_DIGITS for c in core) and any(c.isalpha() for c in core):
+            plain = core.translate(_SUBSCRIPT_TABLE)
+            if plain.isascii():  # CO₂, PM₂.₅, x₁: a formula's subscripts are its digits
+                reading = self._read_whole(plain, prev, nxt, k, cores) or self._alnum(plain)
+                return [Tok(a, b, reading)]
         if not core.isascii():
             clean = self._clean_word(core)
             if clean is not None:
@@ -830,6 +879,13 @@ class Normalizer:
             inner = self._read_whole(core[:-1], prev, nxt, k, cores)
             if inner is not None and (core[0].isdecimal() or core[0] in CURRENCIES):
                 spoken = inner + " plus"  # $200B+, 18+, 5k+
+        if (
+            spoken
+            and prev.lower() == "between"
+            and " to " in spoken
+            and any(c in core for c in "-–~")
+        ):
+            spoken = spoken.replace(" to ", " and ", 1)  # between 20-30: twenty and thirty
         if spoken == "":
             return [Tok(a, b, "", "punct")]  # said elsewhere ("USD 250": after the number)
         if spoken is not None:
@@ -949,6 +1005,19 @@ class Normalizer:
         m = _RE_F_STOP.fullmatch(core)
         if m:  # f/1.8: an aperture, "f one point eight"
             return f"F {_plain_number(m.group(1))}"
+        m = _RE_QUARTER_SLASH.fullmatch(core)
+        if m:  # Q3/2025: Q three twenty twenty five
+            return f"Q {num.cardinal(m.group(1))} {num.year(m.group(2))}"
+        m = _RE_TO_PRESENT.fullmatch(core)
+        if m:  # 2019–present: twenty nineteen to present
+            return f"{num.year(m.group(1))} to {m.group(2).lower()}"
+        m = _RE_SEASON_EPISODE.fullmatch(core)
+        if m:  # S02E05: season two episode five
+            season, episode = str(int(m.group(1))), str(int(m.group(2)))
+            return f"season {num.cardinal(season)} episode {num.cardinal(episode)}"
+        m = _RE_CVE.fullmatch(core)
+        if m:  # CVE-2024-3094: C V E, the year, the number as a model number
+            return f"C V E {num.year(m.group(1))} {_model_digits(m.group(2))}"
         m = _RE_CODEC.fullmatch(core)
         if m:  # H.264, H.265: the letter, then the number as a model number
             return f"{m.group(1)} {_model_digits(m.group(2))}"
@@ -1068,7 +1137,8 @@ class Normalizer:
         ):
             sing, plur, _ = self._unit(core, spaced=False)  # type: ignore[misc]
             before = cores[k - 2] if k >= 2 and not self._trails[k - 2] else ""
-            return sing if _is_one(prev) or _unit_adjective(before, nxt) else plur
+            one = _is_one(prev) or _unit_adjective(before, nxt) or _proper_fraction(prev, before)
+            return sing if one else plur  # 1/2 tsp: one half teaspoon
         m = _RE_WORD_RATE.fullmatch(core)
         if m and _is_number(prev) and m.group(2).lower() in _RATE_UNITS:
             # "8 glasses/day", "3 times/week"
@@ -1323,6 +1393,24 @@ class Normalizer:
                 if val:
                     parts.append(f"{num.cardinal(val)} {one if val == '1' else many}")
             return " ".join(parts)
+        if (
+            core[-1:] == "m"
+            and core[:-1].isdecimal()
+            and (
+                prev.lower().rstrip(":") in ("cpu", "cpus", "vcpu")
+                or nxt.lower() in ("cpu", "vcpu")
+            )
+        ):  # cpu: 500m (Kubernetes): millicores, not meters
+            return f"{num.cardinal(core[:-1])} {'millicore' if core == '1m' else 'millicores'}"
+        m = _RE_H_TIME.fullmatch(core)
+        if m and int(m.group(1)) <= 23 and int(m.group(2)) <= 59:
+            h, mm = m.group(1), m.group(2)
+            if prev.lower() in _CLOCK_CUES or int(h) >= 13:  # at 19h30: nineteen thirty
+                clock = _time(h, mm, None, None, nxt)
+                if clock:
+                    return clock
+            hours = "hour" if h == "1" else "hours"  # 3h45 left: a duration
+            return f"{num.cardinal(h)} {hours} {num.cardinal(mm.lstrip('0') or '0')} minutes"
         if core[-1:] == "m" and core[:-1].isdecimal() and _RE_DURATION_H.fullmatch(prev):
             return f"{num.cardinal(core[:-1])} {'minute' if core == '1m' else 'minutes'}"
         m = _RE_FEET_INCHES.fullmatch(core)
@@ -1348,6 +1436,14 @@ class Normalizer:
                 return f"{clock}{_zone(m.group(4))}"
         if core[-1:] == "k" and _RE_NUMBER.fullmatch(core[:-1]) and core[0].isdecimal():
             return f"{_plain_number(core[:-1])} thousand"  # 1.2k users (4K stays "four K")
+        if (
+            core[-1:] == "K"
+            and _RE_NUMBER.fullmatch(core[:-1])
+            and core[0].isdecimal()
+            and ("." in core or len(core) >= 3)
+            and _is_plural_noun(nxt)
+        ):  # 10K steps, 2.5K stars: thousands (4K displays, 8K videos stay resolutions)
+            return f"{_plain_number(core[:-1])} thousand"
         if (
             core[-1:] == "M"
             and _RE_NUMBER.fullmatch(core[:-1])
@@ -1383,6 +1479,11 @@ class Normalizer:
             r = _time(m.group(1), m.group(2), m.group(3), m.group(4), nxt)
             if r:
                 return r
+        if core == "1:1" and (
+            nxt.lower().rstrip("s") in _ONE_ON_ONE_NOUNS
+            or (prev.lower() in ("weekly", "a", "our", "my", "your", "monthly") and not nxt)
+        ):  # a 1:1 meeting: "one on one" (a 1:1 ratio stays "one to one")
+            return "one on one"
         m = _RE_RATIO.fullmatch(core)
         if m:  # 16:9, 2:8, 1:100 -- a colon between numbers that is no clock time
             return f"{num.cardinal(m.group(1))} to {num.cardinal(m.group(2))}"
@@ -1415,6 +1516,13 @@ class Normalizer:
                     return words if prev.lower() == "the" else f"the {words}"
                 return words
             return f"{num.cardinal(digits)} {suf}"
+        before = cores[k - 2].lower() if k >= 2 and k - 2 < len(cores) else ""
+        if core in _ROUND_PLURALS and (
+            nxt.lower() == "of"
+            or prev.lower() in ("the", "in", "by", "into")
+            or (prev.lower() == "of" and before in ("hundreds", "thousands", "tens", "millions"))
+        ):  # 1,000s of users, the 100s digit, hundreds of 1000s (not "a timeout of 100s")
+            return _ROUND_PLURALS[core]
         m = _RE_DECADE.fullmatch(core)
         if (
             not m
@@ -1508,12 +1616,18 @@ class Normalizer:
             if (date_cue or (a_[0] == "0" and len(a_) == 2)) and _valid_month_day(a_, b_):
                 # "by 5/1", "born 04/15", "Tu (2/22)": month/day, as written in the US
                 return f"{MONTHS[int(a_) - 1]} {num.ordinal(str(int(b_)))}"
+            if (
+                len(a_) == 4 and len(b_) == 2 and _looks_year(a_) and int(b_) == (int(a_) + 1) % 100
+            ):  # the 2023/24 season: a year and the next one
+                return f"{num.year(a_)} to {num.cardinal(b_)}"
             if len(b_) >= 2 and int(a_) >= int(b_) and b_[0] != "0":
                 return f"{num.cardinal(a_)} {num.cardinal(b_)}"  # 80/20, 50/50: a split
             if (
                 prev.lower() in _SCORE_FRACTION_CUES or nxt.lower() in _SCORE_FRACTION_UNITS
             ) and int(a_) <= int(b_) <= 100:  # scored 3/5, 4/5 stars: a score
                 return f"{num.cardinal(a_)} out of {num.cardinal(b_)}"
+            if prev.lower() in _PROGRESS_CUES and int(a_) <= int(b_) <= 999:
+                return f"{num.cardinal(a_)} of {num.cardinal(b_)}"  # step 2/5: two of five
             if prev.isdecimal() and len(b_) <= 2:
                 return f"and {num.fraction(a_, b_)}"
             return num.fraction(a_, b_)
@@ -1561,11 +1675,18 @@ class Normalizer:
         if 0 < j < len(core):
             number, rest = core[:j], core[j:]
             unit = self._unit(rest, spaced=False)
+            if (
+                len(rest) == 1
+                and rest.isupper()
+                and number.isdecimal()
+                and prev.lower().rstrip(".") in _SEAT_CUES
+            ):  # seat 23A, gate 4B, row 12C: a place, not amperes
+                return f"{_model_digits(number)} {rest}"
             if unit is not None:
                 said = self._plain_number(number, prev, "", k, cores, as_year=False)
                 if said is not None:
-                    one = _is_one(number) or _unit_adjective(prev, nxt)  # a 65W charger
-                    return f"{said} {unit[0] if one else unit[1]}"
+                    singular = _is_one(number) or _unit_adjective(prev, nxt)  # a 65W charger
+                    return f"{said} {unit[0] if singular else unit[1]}"
             if rest.lower().startswith("/") and len(rest) > 1:
                 unit = self._unit(rest[1:], spaced=False)
                 said = self._plain_number(number, prev, "", k, cores, as_year=False)
@@ -1667,10 +1788,25 @@ class Normalizer:
             words = _standard_digits(ip) if mode == "standard" else _model_digits(ip)
         elif len(ip) == 4 and self._model_context(prev):
             words = num.pair_reading(ip)
+        elif (
+            ip == "101"
+            and (prev.isupper() or _is_capitalized(prev))
+            and prev.isalpha()
+            and prev.lower() not in _COMMAND_VERBS
+            and prev.lower() not in _DETERMINERS
+            and prev.lower() not in _SMALL_WORDS
+        ):
+            words = "one oh one"  # CS 101, Marketing 101: an introductory course
         elif len(ip) == 3 and nxt == "MAX" and ip[1:] != "00":
             words = _model_digits(ip)  # the 737 MAX: a model
         elif len(ip) == 3 and prev.lower() in _VERSION_WORDS:
             words = num.cardinal(ip, and_=False)  # Chrome 120: a version is a name, no "and"
+        elif (
+            len(ip) == 3
+            and prev.lower() in ("dial", "call", "dialing", "dialled", "dialed")
+            and not (nxt.isalpha() and nxt.islower() and nxt not in _AFTER_DIALLING)
+        ):
+            words = num.digits_words(ip)  # dial 999, call 112: an emergency or service number
         elif len(ip) == 3 and prev.lower().rstrip(":") in _STATUS_CUES and ip[1:] != "00":
             words = _three_digit_year(ip)  # HTTP 404 -> four oh four, error 503
         elif len(ip) in (3, 4) and self._nominal_cue(prev, k, cores):
@@ -1727,7 +1863,7 @@ class Normalizer:
         said = getattr(entry, "spoken", None) if entry is not None else None
         if said in BRAND_MODES:
             return said
-        for name in prev.split("/"):
+        for name in prev.removesuffix("'s").removesuffix("’s").split("/"):
             mode = self.t.brands.get(name.casefold()) if name[:1].isupper() else None
             if mode is not None:
                 return mode
@@ -1816,6 +1952,8 @@ class Normalizer:
         return self._money_inner(core, nxt, k)
 
     def _money_inner(self, core: str, nxt: str, k: int) -> str | None:
+        before = self._core_texts[k - 1] if 0 < k <= len(self._core_texts) else ""
+        self._money_prev = before if k > 0 and not self._trails[k - 1] else ""
         sym = _currency_prefix(core) or core[0]
         rest = core[len(sym) :]
         names = CURRENCIES[sym]
@@ -1862,7 +2000,9 @@ class Normalizer:
         if frac is not None:
             return f"{num.decimal(ip, frac)} {unit_many}"
         words = num.cardinal(ip)
-        return f"{words} {unit_one if ip_i == 1 else unit_many}"
+        prev = self._money_prev
+        one = ip_i == 1 or _unit_adjective(prev, nxt)  # a $5 bill: five dollar
+        return f"{words} {unit_one if one else unit_many}"
 
     # -- words ------------------------------------------------------------------------------
 
@@ -1924,8 +2064,13 @@ class Normalizer:
             return t.acronyms[w]
         base = w.replace("'", "")
         if len(w) == 1:
-            if w == "A" and nxt[:1].islower() and not _is_number(prev):
-                return "a"  # "A cat"; but "1 A or B": no article follows a number
+            if (
+                w == "A"
+                and nxt[:1].islower()
+                and not _is_number(prev)
+                and prev.lower() not in _LETTER_LABELS
+            ):
+                return "a"  # "A cat"; but "1 A or B", "Type A personality": the letter
             return w.upper() if w not in ("a", "I") else w
         if base.isupper() and base.isalpha():
             if self._shouting and w.lower() in cmudict() and not _spelled_in_cmudict(w.lower()):
@@ -1982,9 +2127,9 @@ class Normalizer:
         if (
             len(letters_only) >= 4
             and _has_vowel(letters_only)
-            and letters_only.lower() in cmudict()
+            and _dict_word(letters_only.lower())
             and not _spelled_in_cmudict(letters_only.lower())
-        ):  # WARNING, ERROR, LOCK, UNIX: words; HTML, ESPN: CMUdict spells them, so do we
+        ):  # WARNING, ERROR, LOCK, RETRIES: words; HTML, ESPN: CMUdict spells them, so do we
             return letters_only.lower()
         return letters_spoken(w)
 
@@ -1996,9 +2141,13 @@ class Normalizer:
         if value is None:
             return None
         p = prev.rstrip(".")
+        if p == "GTA" and core in ("IV", "V", "VI"):
+            return num.cardinal(str(value))  # GTA V: the game's number
         if p.lower() in _SEQUENCE_WORDS and (len(core) >= 2 or core in ("I", "V", "X")):
             return num.cardinal(str(value))
-        if (len(core) >= 2 or not nxt or core in ("V", "X")) and p in _REGNAL_NAMES:
+        if (len(core) >= 2 or not nxt or core in ("V", "X")) and (
+            p in _REGNAL_NAMES or (self._before_prev in _REGNAL_TITLES and p[:1].isupper())
+        ):
             # a lone "I" only before punctuation or the end ("Francis I." but "Francis I think")
             return "the " + num.ordinal(str(value))
         if (
@@ -2062,6 +2211,8 @@ class Normalizer:
             return letters_spoken(low)  # abc, api: CMUdict's first reading spells them
         if w.isupper() and len(w) > 1:
             return self._acronym(w)
+        if not _has_vowel(low) and low not in cmudict():
+            return letters_spoken(low)  # WgXcQ (a video id), xkcd: no vowel, no word
         if len(low) >= 6 and low not in cmudict():
             parts = _dict_split(low) if len(low) >= 8 else None
             if parts:
@@ -2086,11 +2237,21 @@ class Normalizer:
         while i <= b:
             c = s[i] if i < b else " "
             inner = (
-                c in "-_."
-                and alnum_start is not None
-                and i + 1 < b
-                and s[i + 1].isalnum()
-                and not (equation and c == "-")
+                (
+                    c in "-_."
+                    and alnum_start is not None
+                    and i + 1 < b
+                    and s[i + 1].isalnum()
+                    and not (equation and c == "-")
+                )
+                or (  # 5,000-word: a thousands separator inside a compound
+                    c == ","
+                    and alnum_start is not None
+                    and s[i - 1].isdecimal()
+                    and _is_digits(s, i + 1, min(i + 4, b))
+                    and i + 4 <= b
+                    and not s[i + 4 : i + 5].isdecimal()
+                )
             )
             readable = (
                 c.isdecimal()
@@ -2216,6 +2377,13 @@ class Normalizer:
             elif c.isalpha():
                 while j < n and (w[j].isalpha() or unicodedata.combining(w[j])):
                     j += 1
+                if (
+                    j - i >= 3
+                    and w[j - 1] == "v"
+                    and w[i : j - 1].isupper()
+                    and w[j : j + 1].isdecimal()
+                ):
+                    j -= 1  # YOLOv8: the name, then "V eight" (as IPv6 is I P V six)
                 run = w[i:j]
                 if not is_latin_letter(run[0]):
                     out.append(run)
@@ -2225,10 +2393,12 @@ class Normalizer:
                     and len(run) >= 3
                     and run not in self.t.acronyms
                     and _has_vowel(run)
-                    and run.lower() in cmudict()
+                    and _dict_word(run.lower())
                     and not _spelled_in_cmudict(run.lower())
                 ):
-                    out.append(run.lower())  # LD_LIBRARY_PATH, MAX_LEN: words of a name
+                    out.append(run.lower())  # LD_LIBRARY_PATH, MAX_RETRIES: words of a name
+                elif "_" in w and run in _CAPS_FUNCTION_WORDS and len(w) > len(run) + 3:
+                    out.append(run.lower())  # IS_LOADED, TIME_TO_LIVE: "is loaded", "to"
                 elif (
                     run.isupper()
                     or not _has_vowel(run)
@@ -2277,8 +2447,10 @@ class Normalizer:
                 and tag.lower() not in _DIRECTIVES
                 and (i == 0 or s[i - 1].isspace())
                 and s[j : j + 1] != "#"  # #mytext# is a marked word, not a hashtag
-            ):
-                return Tok(i, i + 1, "hashtag")  # #MachineLearning: as social media read it
+            ):  # #MachineLearning: as social media read it; in a Chinese sentence silent
+                return (
+                    Tok(i, i + 1, "", "punct") if self.silent_hashtag else Tok(i, i + 1, "hashtag")
+                )
             return Tok(i, i + 1, "hash")  # #include, #!/bin/sh
         if c == "(" and s[i + 1 : i + 2].isalnum() and _function_before(s, i):
             return Tok(i, i + 1, "of")  # f(x), O(n log n), sqrt(2): "F of X"
@@ -2372,6 +2544,30 @@ def _markup_at(s: str, i: int) -> int:
 
 
 @lru_cache(maxsize=4096)
+def _dict_word(w: str) -> bool:
+    """``w`` (lower case) is a CMUdict word or a regular inflection of one (``retries``,
+    ``timeouts``, ``retried``, ``loading``): capitals made of it are read as the word."""
+    d = cmudict()
+    if w in d:
+        return True
+    if len(w) < 5:
+        return False
+    stems = []
+    if w.endswith("ies"):
+        stems.append(w[:-3] + "y")
+    if w.endswith("es"):
+        stems.append(w[:-2])
+    if w.endswith("s"):
+        stems.append(w[:-1])
+    if w.endswith("ied"):
+        stems.append(w[:-3] + "y")
+    if w.endswith("ed"):
+        stems += [w[:-2], w[:-1]]
+    if w.endswith("ing"):
+        stems += [w[:-3], w[:-3] + "e"]
+    return any(len(st) >= 3 and st in d and not _spelled_in_cmudict(st) for st in stems)
+
+
 def _spelled_in_cmudict(w: str) -> bool:
     """True when CMUdict's pronunciation of ``w`` is its letters spelled (api, cpu, url):
     an acronym, although the dictionary lists it."""
@@ -2646,6 +2842,27 @@ def _numeric_char(c: str) -> str:
     return ""
 
 
+#: Words that may follow a dialled number ("dial 999 in the UK"); other lower-case words after
+#: a number are what it counts ("call 100 people").
+_AFTER_DIALLING = frozenset("in for now or and to immediately first right from".split())
+#: Words after which a lone capital letter is a letter, not the article ("Type A blood").
+_LETTER_LABELS = frozenset(
+    "type plan class option vitamin group tier category grade section part model series "
+    "exhibit appendix block row seat gate zone wing level".split()
+)
+#: Function words that may start a sentence before a number ("About 101 people").
+_SMALL_WORDS = frozenset(
+    "about over under only all with for of in on at to by from and or but nearly almost some "
+    "exactly just around roughly page room".split()
+)
+#: Words before a number and a capital letter that name a place (``seat 23A``).
+_SEAT_CUES = frozenset("seat seats gate row apt apartment unit suite room flat bay dock".split())
+#: Nouns after ``1:1`` that make it a meeting of two people ("a 1:1 meeting").
+_ONE_ON_ONE_NOUNS = frozenset("meeting chat call session interview coaching sync talk".split())
+#: Words before ``2/5`` that count through a sequence: "step two of five".
+_PROGRESS_CUES = frozenset(
+    "step steps part page slide question episode round game level stage day week lap".split()
+)
 #: Verbs that start a command; a capital word after one is a name, not a roman numeral.
 _COMMAND_VERBS = frozenset(
     "use run open try see press install set get put call read edit view enter select choose "
@@ -2664,6 +2881,17 @@ def _unit_adjective(before: str, nxt: str) -> bool:
     (``a 65W charger`` -> sixty five watt, ``the 3.5mm jack``, ``a 7nm process``)."""
     return (
         before.lower() in _DETERMINERS and nxt.isalpha() and nxt.islower() and nxt not in _NOT_NOUNS
+    )
+
+
+def _proper_fraction(core: str, before: str) -> bool:
+    """``1/2``, ``3/4`` alone (not ``4 1/2``): a fraction below one with a small denominator,
+    so a unit after it is singular."""
+    m = _RE_FRACTION.fullmatch(core)
+    return (
+        m is not None
+        and int(m.group(1)) < int(m.group(2)) <= 16  # 1/2, 3/4, 1/8 (not 110/220 V: choices)
+        and not before.isdecimal()
     )
 
 
@@ -2806,7 +3034,8 @@ _CAPS_FUNCTION_WORDS = frozenset(
 #: Function words that make a run of capital words a phrase (:meth:`Normalizer._caps_phrases`).
 _CAPS_PHRASE_FUNCTION = _CAPS_FUNCTION_WORDS | frozenset(
     "THE AND FOR NOT YOU ARE BUT ALL OUT NOW HOW WHY WHO OUR HIS HER HAS HAD WAS ANY YES ITS "
-    "OFF GET CAN DON'T CAN'T WON'T IT'S I'M YOU'RE WHAT THIS THAT WITH FROM YOUR HERE THERE".split()
+    "OFF GET CAN DON'T CAN'T WON'T IT'S I'M YOU'RE WHAT THIS THAT WITH FROM YOUR HERE THERE "
+    "AM".split()
 )
 #: ``#`` before these is the hash of code, not a hashtag (``#include``, ``#define``).
 _DIRECTIVES = frozenset(

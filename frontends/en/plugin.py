@@ -80,6 +80,8 @@ class EnFrontend:
             return lexicon.get(w) if lexicon is not None and w else None
 
         normalizer = Normalizer(lex_get)
+        # Chinese readers say a hashtag's tag without its sign (今天的#OOTD): silent there
+        normalizer.silent_hashtag = ctx.matrix == "zh"
         toks = normalizer.tokenize(span.text)
         for code, a, b in normalizer.issues:
             ctx.warn(code, _WARN_MESSAGES[code], span.start + a, span.start + b)
