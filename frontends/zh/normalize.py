@@ -2463,14 +2463,19 @@ class _Scanner:
             r"[前后末尾][0-9一二三四五六七八九十]{1,2}位[是为:：]?$", prev
         ) and not self.liang_next(end):
             return read_digits(raw, yao=True)  # 身份证号后四位是1234: digits of an identifier
-        if prev.rstrip(" \t\u3000是为:：").endswith(_ID_CUES) and not self.liang_next(end):
-            if prev.rstrip(" \t\u3000是为:：").endswith(("端口", "端口号", "port")):
+        cue = prev.rstrip(" \t\u3000是为:：")
+        cue = cue[:-1].rstrip(" \t\u3000") if cue.endswith("从") else cue  # 端口从5432改成…
+        if cue.endswith(_ID_CUES) and not self.liang_next(end):
+            if cue.endswith(("端口", "端口号", "port")):
                 return _read_port(raw)  # 端口22 -> 二十二, 端口8080 -> 八零八零
             return read_digits(raw, yao=True)
-        linked = self.before(i, 10).rstrip(" \t\u3000:：")
+        linked = self.before(i, 20).rstrip(" \t\u3000:：")
+        linked = linked[:-1] if linked.endswith("了") else linked  # 改成了5433
         for verb in _LINK_VERBS:
             if linked.endswith(verb):
                 linked = linked[: -len(verb)].rstrip(" \t\u3000")
+                # 端口从5432改成5433: the old value between the cue and the verb
+                linked = re.sub(r"从\s*[0-9]+\s*$", "", linked)
                 if linked.endswith(_ID_CUES_WORDS) and not self.liang_next(end):
                     if linked.endswith(("端口", "端口号", "port")):
                         return _read_port(raw)  # 端口改成8443 -> 八四四三
