@@ -136,19 +136,23 @@ def fused_kernels(ckpt: Path, results: dict) -> None:
 
     torch.backends.cuda.matmul.allow_tf32 = False
     out = {}
-    limits = {"fp32": 1e-4, "fp16": 2e-2, "fp8": 2e-2}
-    for prec in ("fp32", "fp16", "fp8"):  # bf16 shares every code path with fp16
+    limits = {"fp32": 1e-4, "fp16": 2e-2, "fp8": 2e-2, "bf16": 2e-2}
+    # bf16: bf16 weights, fp32 activations (its default; all-bf16 shares fp16's code path)
+    for prec in ("fp32", "fp16", "fp8", "bf16"):
         m = TritonGPT(ckpt / "asset", precision=prec, max_batch=64, use_graphs=False, max_len=512)
         cases = ((1, False), (5, False), (64, False), (1, True), (64, True))
         if prec != "fp32":
             cases = ((1, True), (5, True), (64, True))
+        if prec == "bf16":
+            cases = ((1, True), (64, True))
         for b, pdl in cases:
             errs = compare_ops(m, b, 256, seed=b, pdl=pdl)
             errs["pass"] = all(v <= limits[prec] for k, v in errs.items() if k != "pass")
             key = f"{prec}_b{b}" + ("_pdl" if pdl else "")
             out[key] = errs
             log(f"fused kernels vs torch twins, {key}: {json.dumps(errs)}")
-        for T in (7, 32, 200):  # the fused prefill (prompt positions as batch rows)
+        for T in (7, 32, 200) if prec != "bf16" else (32,):  # the fused prefill (prompt
+            # positions as batch rows)
             errs = compare_prefill(m, T, slot=3, seed=T)
             errs["pass"] = all(v <= limits[prec] for k, v in errs.items() if k != "pass")
             out[f"{prec}_prefill_T{T}"] = errs
@@ -366,6 +370,60 @@ def loop_breakdown(ckpt: Path, results: dict, frames: int) -> None:
     m.close()
 
 
+def gemm_compare(ckpt: Path, results: dict) -> None:
+    """cuBLAS against the fused kernels at batch 1 / 16 / 64: the four layer GEMMs of all 20
+    layers as ``torch.mm`` into preallocated outputs, one CUDA graph per op (weights only: no
+    norm, RoPE, SiLU or residual, which the fused kernels do in the same launch), timed by
+    graph replays; and the fused fp16 + PDL kernels' profiled time per op at the same batch.
+    The weights of a step (385 MB) do not fit in the 60 MB L2, so each replay reads them from
+    HBM; the figure is what a cuBLAS GEMM per op would cost before any epilogue."""
+    from mixvox.engines.chattts.gpt.triton_decode import TritonGPT
+
+    m = TritonGPT(ckpt / "asset", precision="fp16", max_batch=64, pdl=True)
+    H, inter = m.hidden_size, m.inter
+    out: dict = {}
+    for b in (1, 16, 64):
+        row: dict = {}
+        for name, K in (("qkv", H), ("o", H), ("gu", H), ("down", inter)):
+            x = torch.randn(b, K, device="cuda", dtype=torch.float16)
+            ws = [lp[name] for lp in m.layers]
+            ys = [torch.empty(b, w.shape[0], device="cuda", dtype=torch.float16) for w in ws]
+
+            def run(x=x, ws=ws, ys=ys) -> None:
+                for w, y in zip(ws, ys, strict=True):
+                    torch.mm(x, w.t(), out=y)
+
+            s = torch.cuda.Stream()
+            s.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(s):
+                run()
+            torch.cuda.current_stream().wait_stream(s)
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                run()
+            g.replay()
+            torch.cuda.synchronize()
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            e0.record()
+            for _ in range(20):
+                g.replay()
+            e1.record()
+            torch.cuda.synchronize()
+            us = e0.elapsed_time(e1) * 1000 / 20
+            nbytes = sum(w.numel() * w.element_size() for w in ws)
+            row[f"cublas_{name}_us"] = round(us, 1)
+            row[f"cublas_{name}_TBps"] = round(nbytes / us / 1e6, 2)
+        row["cublas_sum_us"] = round(sum(v for k, v in row.items() if k.endswith("_us")), 1)
+        m._alloc(b)
+        m.hres[:b].normal_()
+        m.pos[:b] = 150
+        row["fused_kernel_us"] = kernel_breakdown(m, b, 256)
+        out[f"b{b}"] = row
+        log(f"gemm b{b}: {json.dumps(row)}")
+    results["gemm_cublas_vs_fused"] = out
+    m.close()
+
+
 def make_full_checkpoint(path: Path) -> Path:
     from mixvox.engines.chattts import randckpt
 
@@ -384,6 +442,7 @@ def agreement(ckpt: Path, results: dict, frames: int) -> None:
     precision predicts every frame of the fp32 sequence from the true previous frames
     (top-1 agreement per code), and the Decoder's mel from each precision's hidden states.
     """
+    from mixvox.engines.chattts.gpt.cuda_graph import DTYPES as DT
     from mixvox.engines.chattts.gpt.cuda_graph import CodeRequest, CudaGPT, CudaSampling
 
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -408,6 +467,22 @@ def agreement(ckpt: Path, results: dict, frames: int) -> None:
         audio, mel32 = None, None
         log("agreement: no mel comparison:", exc)
     out = {}
+    # the weights' rounding alone: the fp32 torch path with its layer matrices rounded to
+    # bf16 / fp16 (everything else fp32), the best any design with such weights can do
+    for wdt in ("bf16", "fp16"):
+        ref = CudaGPT(ckpt / "asset", precision="fp32", max_batch=1)
+        for lp in ref.layers:
+            for k in ("qkv", "o", "gu", "down"):
+                lp[k] = lp[k].to(DT[wdt]).float()
+        tf = ref.teacher_forced_logits(prompt, codes)
+        out[f"torch_fp32_{wdt}_rounded_weights"] = {
+            "teacher_forced_top1_agreement": (tf.argmax(-1) == tf32.argmax(-1))
+            .float()
+            .mean()
+            .item(),
+            "logit_rel_err": ((tf - tf32).abs().max() / tf32.abs().max()).item(),
+        }
+        ref.close()
     for prec in ("fp16", "bf16"):
         m = CudaGPT(ckpt / "asset", precision=prec, max_batch=1)
         r = m.generate([CodeRequest(prompt, max_new=frames, min_new=frames)], samp)[0]
@@ -432,8 +507,11 @@ def agreement(ckpt: Path, results: dict, frames: int) -> None:
     from mixvox.engines.chattts.gpt.triton_decode import TritonGPT
 
     tf16 = None
-    for prec in ("fp32", "fp16-pdl", "bf16-pdl", "fp8-pdl"):
-        m = TritonGPT(ckpt / "asset", precision=prec.split("-")[0], max_batch=1, pdl="pdl" in prec)
+    # bf16: bf16 weights with fp32 activations (the default); bf16act: all-bf16 (sessions 1-4)
+    for prec in ("fp32", "fp16-pdl", "bf16-pdl", "bf16act-pdl", "fp8-pdl"):
+        wp = prec.split("-")[0].replace("act", "")
+        act = "bf16" if "act" in prec else None
+        m = TritonGPT(ckpt / "asset", precision=wp, max_batch=1, pdl="pdl" in prec, activations=act)
         tf = m.teacher_forced_step_logits(prompt, codes)
         if prec == "fp16-pdl":
             tf16 = tf
@@ -470,6 +548,7 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
         ("fp16", True, "triton-pdl"),  # the engine's default on CUDA (gpu_decoder=fused)
         ("fp8", True, "triton-pdl"),
         ("fp16", True, "ops"),  # gpu_decoder=graphs
+        ("bf16", True, "triton-pdl"),  # bf16 weights, fp32 activations
     ]
     sel = os.environ.get("DECODE_CONFIGS")  # indices into configs (a short device run)
     if sel:
@@ -730,6 +809,7 @@ def main() -> int:
         ("kernels", lambda: fused_kernels(make_full_checkpoint(args.ckpt), results)),
         ("loop", lambda: loop_breakdown(make_full_checkpoint(args.ckpt), results, args.frames)),
         ("sweep", lambda: tile_sweep(make_full_checkpoint(args.ckpt), results)),
+        ("gemm", lambda: gemm_compare(make_full_checkpoint(args.ckpt), results)),
         ("agreement", lambda: agreement(make_full_checkpoint(args.ckpt), results, args.frames)),
         ("e2e", lambda: bench_e2e(make_full_checkpoint(args.ckpt), results)),
         ("memory", lambda: peak_memory(make_full_checkpoint(args.ckpt), results, args.frames)),
@@ -751,14 +831,19 @@ def main() -> int:
             ),
         ),
     ]
+    t_run = time.perf_counter()
     for name, fn in steps:
         if name not in only:
             continue
+        t_sec = time.perf_counter()
         try:
             fn()
         except Exception:
             results.setdefault("errors", {})[name] = traceback.format_exc()
             log(f"step {name} failed:\n{traceback.format_exc()}")
+        dt = time.perf_counter() - t_sec
+        results.setdefault("section_seconds", {})[name] = round(dt, 1)
+        log(f"section {name}: {dt:.1f} s (run {time.perf_counter() - t_run:.0f} s)")
         (args.out / "gpu_results.json").write_text(json.dumps(results, indent=2, default=str))
     if (args.ckpt / "asset").exists():
         # HBM moves about the copy figure (read + write traffic) in any direction, so a step
@@ -795,6 +880,7 @@ def summary_table(results: dict) -> str:
     names = sorted({k[0] for k in dec})
     fused = next((n for n in names if "fused" in n and "fp16" in n), None)
     fp8 = next((n for n in names if "fused" in n and "fp8" in n), None)
+    bf16 = next((n for n in names if "fused" in n and "bf16" in n), None)
     graphs = next((n for n in names if "torch fp16 graphs" in n), None)
     ref = results.get("reference")
     ref = ref[0] if isinstance(ref, list) and ref else {}
@@ -839,6 +925,33 @@ def summary_table(results: dict) -> str:
         ("peak GPU memory, batch 1, end to end (MiB)", e("fused", "peak_gpu_mib", "{:,.0f}"),
          e("graphs", "peak_gpu_mib", "{:,.0f}"),
          f"{ref['peak_gpu_mib']:,.0f}" if ref else "-", "<= 1,200"),
+    ]  # fmt: skip
+    ag = results.get("agreement_vs_fp32", {})
+
+    def a(key: str) -> str:
+        v = ag.get(key, {}).get("teacher_forced_top1_agreement")
+        return "-" if v is None else f"{v:.2%}"
+
+    par = results.get("parity_tiny_fp32", {})
+    pv = [v for k, v in par.items() if isinstance(v, dict)]
+    cb = [v for k, v in par.items() if k.endswith("continuous_batching_equal")]
+    keq = results.get("fused_kernel_equality", {})
+    rows += [
+        ("fp32 golden codes (tiny, 24 steps), variants equal / continuous batching equal",
+         f"{sum(v['codes_equal'] for v in pv)}/{len(pv)} / {sum(cb)}/{len(cb)}" if pv else "-",
+         "-", "-", "all"),
+        ("fused kernels vs torch twins (full size), checks passed",
+         f"{sum(bool(v.get('pass')) for v in keq.values())}/{len(keq)}" if keq else "-",
+         "-", "-", "all"),
+        ("teacher-forced top-1 agreement with fp32: fp16 / bf16 (fp32 act.) / all-bf16 / fp8",
+         " / ".join(a(k) for k in ("fused_fp16-pdl", "fused_bf16-pdl", "fused_bf16act-pdl",
+                                   "fused_fp8-pdl")),
+         f"{a('fp16')} / - / {a('bf16')} / -", "-", ">= 99.5 % (fp16, bf16)"),
+        ("same, fp32 compute with only the layer weights rounded: bf16 / fp16",
+         f"{a('torch_fp32_bf16_rounded_weights')} / {a('torch_fp32_fp16_rounded_weights')}",
+         "-", "-", "bound for bf16 / fp16 weights"),
+        ("bf16 weights (fp32 activations), batch 1 / 64 frames/s",
+         f"{fps(bf16, 1)} / {fps(bf16, 64)}", "-", "-", "-"),
     ]  # fmt: skip
     out = "| figure | mixvox fused (default) | mixvox torch graphs | reference ChatTTS 0.2.5 "
     out += "| target |\n| --- | --- | --- | --- | --- |\n"

@@ -185,7 +185,14 @@ def engine_rows(
         "window_graph_error": eng.window.graph_error if eng.window else None,
         "load_s": round(time.perf_counter() - t0, 2),
     }
+    # where the peak is reached (load and warm-up captures, or the requests): the session-4
+    # rise of the fused row (499 -> 636 MiB) was not isolated
+    row["peak_after_load_mib"] = round((torch.cuda.max_memory_allocated() - base) / 2**20, 1)
+    row["allocated_after_load_mib"] = round((torch.cuda.memory_allocated() - base) / 2**20, 1)
     row["first_request_ms"] = round(first_chunk_ms(eng)[0], 1)
+    row["peak_after_first_request_mib"] = round(
+        (torch.cuda.max_memory_allocated() - base) / 2**20, 1
+    )
     warm: dict = {}
     ends = []
     for la in (None, *lookaheads):

@@ -55,6 +55,7 @@ import torch
 import torch.nn.functional as F
 
 from mixvox.engines.chattts.gpt.cuda_graph import (
+    DTYPES,
     LEN_BUCKETS,
     CudaGPT,
     GraphGPT,
@@ -154,6 +155,34 @@ if HAVE_TRITON:
         full = tl.atomic_add(sp, tl.zeros_like(ss), mask=mmask, sem="relaxed")
         tl.store(sp, tl.zeros_like(ss), mask=mmask)
         return full
+
+    @triton.jit
+    def _sk_tail(
+        acc_a, acc_b, sp_a, sp_b, ss, scr_ptr, cnt_ptr, m, mmask, tile,
+        SC: tl.constexpr, SPLIT: tl.constexpr, TWO: tl.constexpr, POST: tl.constexpr,
+    ):  # fmt: skip
+        """The split-K tail every tensor-core GEMM shares (QKV, O, gate/up, down): this
+        program's fp32 partial tile ``acc_a`` (and ``acc_b`` with ``TWO``: QKV's two halves,
+        gate and up; the row sums of squares ``ss`` with ``POST``) go to the scratch at
+        ``sp_a`` / ``sp_b`` by atomics, its arrival at ``tile`` is counted, and the last
+        program of the tile takes the complete sums back (the scratch cleared for the next
+        kernel). Returns ``(acc_a, acc_b, ss, last)``: only ``last`` runs the epilogue. With
+        ``SPLIT == 1`` it returns its inputs and True (no atomics)."""
+        last = True
+        if SPLIT > 1:
+            tl.atomic_add(sp_a, acc_a, mask=mmask[:, None], sem="relaxed")
+            if TWO:
+                tl.atomic_add(sp_b, acc_b, mask=mmask[:, None], sem="relaxed")
+            if POST:
+                _sk_ss(scr_ptr, ss, m, mmask, tile, SC)
+            last = _sk_arrive(cnt_ptr, tile, SPLIT)
+            if last:
+                acc_a = _sk_take(sp_a, acc_a, mmask)
+                if TWO:
+                    acc_b = _sk_take(sp_b, acc_b, mmask)
+                if POST:
+                    ss = _sk_ss_take(scr_ptr, ss, m, mmask, tile, SC)
+        return acc_a, acc_b, ss, last
 
     @triton.jit
     def _end_flags(
@@ -258,6 +287,7 @@ if HAVE_TRITON:
         DT = lnw_ptr.dtype.element_ty  # the activation dtype (fp8 weights: fp16)
         acc_lo = tl.zeros([BM, BH], tl.float32)
         acc_hi = tl.zeros([BM, BH], tl.float32)
+        ss = tl.zeros([BM], tl.float32)  # row sums of squares (POST)
         if ONE:  # the whole row in one tile: one load of x, one of each weight tile
             k = tl.arange(0, BK)
             kmask = k < H
@@ -283,9 +313,7 @@ if HAVE_TRITON:
             if EMBED:
                 if (pid_n == 0) & (pid_k == 0):
                     _end_flags(ids_ptr, step_ptr, fin_ptr, end_ptr, m, mmask, NQ, EOS)
-            if POST:  # the norm's row statistic is applied after the K loop
-                ss = tl.zeros([BM], tl.float32)
-            else:
+            if not POST:  # else the norm's row statistic is applied after the K loop
                 rstd = _rstd(h_ptr, ids_ptr, emb_ptr, m, mmask, eps, H, NQ, V, BM, BKS, EMBED)
             for k0 in range(0, KS, BK):
                 k = pid_k * KS + k0 + tl.arange(0, BK)
@@ -311,21 +339,12 @@ if HAVE_TRITON:
         if WS:  # fp8 weights: per-output-channel scales
             acc_lo *= tl.load(ws_ptr + rows_lo)[None, :]
             acc_hi *= tl.load(ws_ptr + rows_hi)[None, :]
-        last = True
-        if SPLIT > 1:  # partial sums to the scratch; the last program of the tile goes on
-            sp_lo = scr_ptr + m[:, None] * SC + rows_lo[None, :]
-            sp_hi = scr_ptr + m[:, None] * SC + rows_hi[None, :]
-            tl.atomic_add(sp_lo, acc_lo, mask=mmask[:, None], sem="relaxed")
-            tl.atomic_add(sp_hi, acc_hi, mask=mmask[:, None], sem="relaxed")
-            tile = pid_m * tl.num_programs(0) + pid_n
-            if POST:
-                _sk_ss(scr_ptr, ss, m, mmask, tile, SC)
-            last = _sk_arrive(cnt_ptr, tile, SPLIT)
-            if last:
-                acc_lo = _sk_take(sp_lo, acc_lo, mmask)
-                acc_hi = _sk_take(sp_hi, acc_hi, mmask)
-                if POST:
-                    ss = _sk_ss_take(scr_ptr, ss, m, mmask, tile, SC)
+        # split-K: partial sums to the scratch; the last program of the tile goes on
+        acc_lo, acc_hi, ss, last = _sk_tail(
+            acc_lo, acc_hi, scr_ptr + m[:, None] * SC + rows_lo[None, :],
+            scr_ptr + m[:, None] * SC + rows_hi[None, :], ss, scr_ptr, cnt_ptr, m, mmask,
+            pid_m * tl.num_programs(0) + pid_n, SC, SPLIT, True, POST,
+        )  # fmt: skip
         if last:
             if POST:
                 rs = tl.math.rsqrt(ss / H + eps)
@@ -548,13 +567,11 @@ if HAVE_TRITON:
         )
         if WS:
             acc *= tl.load(ws_ptr + n)[None, :]
-        last = True
-        if SPLIT > 1:
-            sp = scr_ptr + m[:, None] * SC + n[None, :]
-            tl.atomic_add(sp, acc, mask=mmask[:, None], sem="relaxed")
-            last = _sk_arrive(cnt_ptr, pid_m * tl.num_programs(0) + pid_n, SPLIT)
-            if last:
-                acc = _sk_take(sp, acc, mmask)
+        sp = scr_ptr + m[:, None] * SC + n[None, :]
+        acc, _, _, last = _sk_tail(
+            acc, acc, sp, sp, acc, scr_ptr, cnt_ptr, m, mmask,
+            pid_m * tl.num_programs(0) + pid_n, SC, SPLIT, False, False,
+        )  # fmt: skip
         if last:
             y = acc.to(DT).to(tl.float32)
             hp = h_ptr + m[:, None] * H + n[None, :]
@@ -579,6 +596,7 @@ if HAVE_TRITON:
         DT = h_ptr.dtype.element_ty
         acc_g = tl.zeros([BM, BN], tl.float32)
         acc_u = tl.zeros([BM, BN], tl.float32)
+        ss = tl.zeros([BM], tl.float32)  # row sums of squares (POST)
         if ONE:
             k = tl.arange(0, BK)
             kmask = k < H
@@ -601,9 +619,7 @@ if HAVE_TRITON:
             acc_u = _mv(acc_u, nx, wu, USE_DOT, PREC)
         else:
             _gdc(PDL)
-            if POST:  # the norm's row statistic is applied after the K loop
-                ss = tl.zeros([BM], tl.float32)
-            else:
+            if not POST:  # else the norm's row statistic is applied after the K loop
                 rstd = _rstd(h_ptr, h_ptr, h_ptr, m, mmask, eps, H, 1, 1, BM, BKS, False)
             for k0 in range(0, KS, BK):
                 k = pid_k * KS + k0 + tl.arange(0, BK)
@@ -623,21 +639,11 @@ if HAVE_TRITON:
         if WS:
             acc_g *= tl.load(ws_ptr + n)[None, :]
             acc_u *= tl.load(ws_ptr + n + INTER)[None, :]
-        last = True
-        if SPLIT > 1:
-            sp_g = scr_ptr + m[:, None] * SC + n[None, :]
-            sp_u = sp_g + INTER
-            tl.atomic_add(sp_g, acc_g, mask=mmask[:, None], sem="relaxed")
-            tl.atomic_add(sp_u, acc_u, mask=mmask[:, None], sem="relaxed")
-            tile = pid_m * tl.num_programs(0) + pid_n
-            if POST:
-                _sk_ss(scr_ptr, ss, m, mmask, tile, SC)
-            last = _sk_arrive(cnt_ptr, tile, SPLIT)
-            if last:
-                acc_g = _sk_take(sp_g, acc_g, mmask)
-                acc_u = _sk_take(sp_u, acc_u, mmask)
-                if POST:
-                    ss = _sk_ss_take(scr_ptr, ss, m, mmask, tile, SC)
+        sp_g = scr_ptr + m[:, None] * SC + n[None, :]
+        acc_g, acc_u, ss, last = _sk_tail(
+            acc_g, acc_u, sp_g, sp_g + INTER, ss, scr_ptr, cnt_ptr, m, mmask,
+            pid_m * tl.num_programs(0) + pid_n, SC, SPLIT, True, POST,
+        )  # fmt: skip
         if last:
             if POST:
                 rs = tl.math.rsqrt(ss / H + eps)
@@ -669,13 +675,11 @@ if HAVE_TRITON:
         )
         if WS:
             acc *= tl.load(ws_ptr + n)[None, :]
-        last = True
-        if SPLIT > 1:
-            sp = scr_ptr + m[:, None] * SC + n[None, :]
-            tl.atomic_add(sp, acc, mask=mmask[:, None], sem="relaxed")
-            last = _sk_arrive(cnt_ptr, pid_m * tl.num_programs(0) + pid_n, SPLIT)
-            if last:
-                acc = _sk_take(sp, acc, mmask)
+        sp = scr_ptr + m[:, None] * SC + n[None, :]
+        acc, _, _, last = _sk_tail(
+            acc, acc, sp, sp, acc, scr_ptr, cnt_ptr, m, mmask,
+            pid_m * tl.num_programs(0) + pid_n, SC, SPLIT, False, False,
+        )  # fmt: skip
         if last:
             _down_epilogue(
                 acc, h_ptr, y_ptr, pos_ptr, step_ptr, m, n, mmask, pid_n, H, BM, BN, DT, LAST,
@@ -969,8 +973,9 @@ def _lin(x: torch.Tensor, p: dict[str, torch.Tensor], name: str) -> torch.Tensor
     """``x @ p[name].T`` in ``x``'s dtype; fp8 weights: fp32 product times the per-output-channel
     scale, rounded once (as the kernels)."""
     s = p.get(name + "_s")
-    if s is None:
-        return F.linear(x, p[name])
+    w = p[name]
+    if s is None:  # weights in another float type than x (``activations="fp32"``): widened
+        return F.linear(x, w if w.dtype == x.dtype else w.to(x.dtype))
     return (F.linear(x.float(), p[name].float()) * s).to(x.dtype)
 
 
@@ -1126,7 +1131,11 @@ class TritonOps:
 
     @staticmethod
     def _prec(g) -> str:
-        return "ieee" if g.dtype == torch.float32 else "tf32"
+        """Input precision of a tensor-core dot: IEEE for fp32 models (the golden codes);
+        TF32 for fp32 activations on bf16 / fp16 weights (``activations="fp32"``: TF32
+        holds bf16 weights exactly and rounds the activations to 10 mantissa bits, as fp16
+        does); ignored for fp16 / bf16 operands."""
+        return "ieee" if getattr(g, "precision", "") == "fp32" else "tf32"
 
     def _split(self, g, op: str, dot: bool, b: int, BM: int, K: int, BK: int) -> int:
         """Split-K factor of one tensor-core GEMM (``sk_<op>`` in the tile table): the
@@ -1150,7 +1159,7 @@ class TritonOps:
     def _head_prec(self, g, dot: bool) -> str:
         """Input precision of the code heads' tensor-core dot (fp32 weights): ``ieee`` for
         fp32 models (the golden codes), ``head_prec`` of the tile table otherwise."""
-        if not dot or g.dtype == torch.float32:
+        if not dot or getattr(g, "precision", "") == "fp32":
             return "ieee"
         return str(self.tiles["dot"].get("head_prec", "ieee"))
 
@@ -1388,6 +1397,11 @@ class TritonGPT(CudaGPT):
     ``pdl``: programmatic dependent launch between the kernels (Hopper or newer).
     ``precision="fp8"``: the layers' weights in e4m3 with one fp32 scale per output channel
     (half the bytes per step), activations, cache, norms and heads in fp16.
+    ``activations``: ``"fp32"`` keeps the layer weights in ``precision`` (bf16 / fp16) and
+    everything else in fp32 (the default for bf16: all-bf16 activations lose ~2 % of the
+    teacher-forced agreement with fp32, the weights alone ~0.8 %); the weight bytes per
+    step are unchanged, the activations at batch 1 are a few KB. Otherwise the precision's
+    own dtype (``activations="bf16"``: the all-bf16 path of earlier sessions).
     """
 
     def __init__(
@@ -1398,6 +1412,7 @@ class TritonGPT(CudaGPT):
         min_dot_batch: int = 2,
         pdl: bool = False,
         tiles: dict | None = None,
+        activations: str | None = None,
         **kw,
     ) -> None:
         if kernels not in ("triton", "torch"):
@@ -1405,15 +1420,33 @@ class TritonGPT(CudaGPT):
         self.ops = TritonOps(min_dot_batch, pdl, tiles) if kernels == "triton" else TorchOps()
         kw["fused"] = "none"  # no torch.compile: the fused step needs none
         # fp8: e4m3 layer weights with per-output-channel scales, fp16 everything else
-        fp8 = kw.get("precision") == "fp8"
+        prec = str(kw.get("precision", "fp16"))
+        fp8 = prec == "fp8"
+        if activations is None:  # bf16: 8 mantissa bits are too few for the residual stream
+            activations = "fp32" if prec == "bf16" else prec
+        if activations != prec and not (activations == "fp32" and prec in ("bf16", "fp16")):
+            raise ValueError(
+                f"activations {activations!r} with precision {prec!r}: use the precision's own "
+                "dtype, or 'fp32' with bf16 / fp16 weights"
+            )
+        #: weights in ``precision``, everything else (residual stream, norms, GEMV outputs,
+        #: KV cache, attention) in fp32: bf16's teacher-forced agreement with fp32 is then set
+        #: by the weights' rounding alone (BENCHMARKS.md, session 5)
+        self.activations = activations
+        wide = activations == "fp32" and prec != "fp32"
         if fp8:
             kw["precision"] = "fp16"
+        elif wide:
+            kw["precision"] = "fp32"
         super().__init__(asset_dir, **kw)
-        self.precision = "fp8" if fp8 else str(kw.get("precision", "fp16"))
-        if fp8:
+        self.precision = prec
+        if fp8 or wide:
             for p in self.layers:
                 for name in ("qkv", "o", "gu", "down"):
-                    p[name], p[name + "_s"] = quantize_fp8(p[name])
+                    if fp8:
+                        p[name], p[name + "_s"] = quantize_fp8(p[name])
+                    else:
+                        p[name] = p[name].to(DTYPES[prec]).contiguous()
             if self.device.type == "cuda":
                 torch.cuda.empty_cache()
         interp = os.environ.get("TRITON_INTERPRET") == "1"
