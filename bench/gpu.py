@@ -183,28 +183,18 @@ SWEEP_B1 = [
     ("sampler 8 warps", "_sample_kernel", {"sample": {"warps": 8}}),
     ("default again", "", {}),
 ]
-SWEEP_B64 = [  # run 7 (gpu2): the norm after the K loop, wider split tiles, head precision
+SWEEP_B64 = [  # session 5: weights before the PDL wait where a split leaves one K block
+    # (QKV / gate/up: pre_<op>; O / down: the one-block path of _rows_times_w)
     ("default", "", {}),
-    ("head tf32x3", "_head_kernel", {"dot": {"head_prec": "tf32x3"}}),
-    ("head tf32x3 BN 64", "_head_kernel", {"dot": {"head_prec": "tf32x3", "head": 64}}),
-    ("qkv post", "_qkv_rope_kernel", {"dot": {"post_qkv": 1}}),
+    ("qkv weights before the wait", "_qkv_rope_kernel", {"dot": {"pre_qkv": 1}}),
     (
-        "qkv post BH 32 split 3",
-        "_qkv_rope_kernel",
-        {"dot": {"post_qkv": 1, "qkv": 32, "sk_qkv": 3}},
+        "gu post split 6, weights before the wait",
+        "_gateup_kernel",
+        {"dot": {"post_gu": 1, "sk_gu": 6, "pre_gu": 1}},
     ),
-    (
-        "qkv post BH 32 split 6",
-        "_qkv_rope_kernel",
-        {"dot": {"post_qkv": 1, "qkv": 32, "sk_qkv": 6}},
-    ),
-    ("gu post", "_gateup_kernel", {"dot": {"post_gu": 1}}),
-    ("gu post BN 64 split 6", "_gateup_kernel", {"dot": {"post_gu": 1, "gu": 64, "sk_gu": 6}}),
-    ("gu post BN 128 split 6", "_gateup_kernel", {"dot": {"post_gu": 1, "gu": 128, "sk_gu": 6}}),
-    ("down BN 64 split 12", "_down_kernel", {"dot": {"down": 64, "sk_down": 12}}),
-    ("down BN 128 split 12", "_down_kernel", {"dot": {"down": 128, "sk_down": 12}}),
-    ("o split 6", "_oproj_kernel", {"dot": {"sk_o": 6}}),
-    ("o BN 64 split 6", "_oproj_kernel", {"dot": {"o": 64, "sk_o": 6}}),
+    ("gu split 6, weights before the wait", "_gateup_kernel", {"dot": {"sk_gu": 6, "pre_gu": 1}}),
+    ("down split 24 (one block, before the wait)", "_down_kernel", {"dot": {"sk_down": 24}}),
+    ("o split 6 (one block, before the wait)", "_oproj_kernel", {"dot": {"sk_o": 6}}),
     ("default again", "", {}),
 ]
 

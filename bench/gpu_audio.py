@@ -154,6 +154,25 @@ def nvidia_smi_mib() -> float | None:
         return None
 
 
+def _cuda_storages() -> dict[int, tuple[int, str, list[int]]]:
+    """Every CUDA tensor storage that Python objects hold: data pointer -> (bytes, dtype,
+    shape of one tensor on it)."""
+    import gc
+
+    import torch
+
+    gc.collect()
+    out: dict[int, tuple[int, str, list[int]]] = {}
+    for o in gc.get_objects():
+        try:
+            if isinstance(o, torch.Tensor) and o.is_cuda:
+                st = o.untyped_storage()
+                out[st.data_ptr()] = (st.nbytes(), str(o.dtype), list(o.shape))
+        except Exception:  # objects that refuse inspection are skipped
+            continue
+    return out
+
+
 def engine_rows(
     ckpt: Path,
     kind: str = "default",
@@ -171,6 +190,7 @@ def engine_rows(
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
     base = torch.cuda.memory_allocated()
+    before = set(_cuda_storages())
     smi_before = nvidia_smi_mib()  # the process (context, earlier engines' leftovers) before
     t0 = time.perf_counter()
     eng = engine(ckpt, kind, max_batch=max_batch, warmup=warmup)
@@ -189,6 +209,13 @@ def engine_rows(
     # rise of the fused row (499 -> 636 MiB) was not isolated
     row["peak_after_load_mib"] = round((torch.cuda.max_memory_allocated() - base) / 2**20, 1)
     row["allocated_after_load_mib"] = round((torch.cuda.memory_allocated() - base) / 2**20, 1)
+    # the CUDA tensors the load left alive (Python-visible; the rest of the allocated bytes
+    # are held by captured graphs' private pools), the largest first
+    new = {k: v for k, v in _cuda_storages().items() if k not in before}
+    row["live_tensors_after_load_mib"] = round(sum(v[0] for v in new.values()) / 2**20, 1)
+    row["largest_live_tensors_after_load"] = [
+        [round(n / 2**20, 1), dt, sh] for n, dt, sh in sorted(new.values(), reverse=True)[:8]
+    ]
     row["first_request_ms"] = round(first_chunk_ms(eng)[0], 1)
     row["peak_after_first_request_mib"] = round(
         (torch.cuda.max_memory_allocated() - base) / 2**20, 1

@@ -268,7 +268,7 @@ if HAVE_TRITON:
         BK: tl.constexpr, BKS: tl.constexpr, ONE: tl.constexpr, EMBED: tl.constexpr,
         USE_DOT: tl.constexpr, PREC: tl.constexpr, WS: tl.constexpr,
         SPLIT: tl.constexpr, SC: tl.constexpr, FOLD: tl.constexpr, PDL: tl.constexpr,
-        POST: tl.constexpr = False,
+        POST: tl.constexpr = False, PREW: tl.constexpr = False,
     ):  # fmt: skip
         pid_n = tl.program_id(0)
         pid_m = tl.program_id(1)
@@ -309,6 +309,15 @@ if HAVE_TRITON:
             acc_lo = _mv(acc_lo, n, wlo, USE_DOT, PREC)
             acc_hi = _mv(acc_hi, n, whi, USE_DOT, PREC)
         else:
+            if PREW:  # one K block per program (split-K): its weights before the wait
+                k = pid_k * KS + tl.arange(0, BK)
+                kmask = k < H
+                wlo0 = tl.load(
+                    w_ptr + rows_lo[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0
+                )
+                whi0 = tl.load(
+                    w_ptr + rows_hi[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0
+                )
             _gdc(PDL)
             if EMBED:
                 if (pid_n == 0) & (pid_k == 0):
@@ -328,12 +337,16 @@ if HAVE_TRITON:
                     n = _prescaled(x, lnw_ptr, k, kmask, DT)
                 else:
                     n = _normed(x, rstd, lnw_ptr, k, kmask, DT)
-                wlo = tl.load(
-                    w_ptr + rows_lo[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0
-                )
-                whi = tl.load(
-                    w_ptr + rows_hi[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0
-                )
+                if PREW:
+                    wlo = wlo0
+                    whi = whi0
+                else:
+                    wlo = tl.load(
+                        w_ptr + rows_lo[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0
+                    )
+                    whi = tl.load(
+                        w_ptr + rows_hi[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0
+                    )
                 acc_lo = _mv(acc_lo, n, wlo, USE_DOT, PREC)
                 acc_hi = _mv(acc_hi, n, whi, USE_DOT, PREC)
         if WS:  # fp8 weights: per-output-channel scales
@@ -585,6 +598,7 @@ if HAVE_TRITON:
         BK: tl.constexpr, BKS: tl.constexpr, ONE: tl.constexpr,
         USE_DOT: tl.constexpr, PREC: tl.constexpr, WS: tl.constexpr, RESID: tl.constexpr,
         SPLIT: tl.constexpr, SC: tl.constexpr, PDL: tl.constexpr, POST: tl.constexpr = False,
+        PREW: tl.constexpr = False,
     ):  # fmt: skip
         pid_n = tl.program_id(0)
         pid_m = tl.program_id(1)
@@ -618,6 +632,13 @@ if HAVE_TRITON:
             acc_g = _mv(acc_g, nx, wg, USE_DOT, PREC)
             acc_u = _mv(acc_u, nx, wu, USE_DOT, PREC)
         else:
+            if PREW:  # one K block per program (split-K): its weights before the wait
+                k = pid_k * KS + tl.arange(0, BK)
+                kmask = k < H
+                wg0 = tl.load(w_ptr + n[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
+                wu0 = tl.load(
+                    w_ptr + (n[:, None] + INTER) * H + k[None, :], mask=kmask[None, :], other=0.0
+                )
             _gdc(PDL)
             if not POST:  # else the norm's row statistic is applied after the K loop
                 rstd = _rstd(h_ptr, h_ptr, h_ptr, m, mmask, eps, H, 1, 1, BM, BKS, False)
@@ -630,10 +651,18 @@ if HAVE_TRITON:
                     nx = _prescaled(x, lnw_ptr, k, kmask, DT)
                 else:
                     nx = _normed(x, rstd, lnw_ptr, k, kmask, DT)
-                wg = tl.load(w_ptr + n[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0)
-                wu = tl.load(
-                    w_ptr + (n[:, None] + INTER) * H + k[None, :], mask=kmask[None, :], other=0.0
-                )
+                if PREW:
+                    wg = wg0
+                    wu = wu0
+                else:
+                    wg = tl.load(
+                        w_ptr + n[:, None] * H + k[None, :], mask=kmask[None, :], other=0.0
+                    )
+                    wu = tl.load(
+                        w_ptr + (n[:, None] + INTER) * H + k[None, :],
+                        mask=kmask[None, :],
+                        other=0.0,
+                    )
                 acc_g = _mv(acc_g, nx, wg, USE_DOT, PREC)
                 acc_u = _mv(acc_u, nx, wu, USE_DOT, PREC)
         if WS:
@@ -1163,6 +1192,12 @@ class TritonOps:
             return "ieee"
         return str(self.tiles["dot"].get("head_prec", "ieee"))
 
+    def _prew(self, op: str, sk: int, K: int, BK: int) -> bool:
+        """Whether a split-K program of QKV / gate/up (``pre_<op>`` in the tile table) loads
+        its weights before the PDL wait, as the batch-1 tiles do: only where its share of K
+        is one ``BK`` block (the split makes ``K / sk == BK``), so the tile fits in registers."""
+        return bool(self.tiles["dot"].get(f"pre_{op}", 0)) and sk > 1 and K // sk == BK
+
     def _bm(self, op: str) -> int:
         d = self.tiles["dot"]
         return int(d.get(f"bm_{op}", d["bm"]))
@@ -1185,7 +1220,8 @@ class TritonOps:
             BM=BM, BH=BH, BK=BK, BKS=min(256, _pow2(H)), ONE=BK >= H, EMBED=embed,
             USE_DOT=dot, PREC=self._prec(g), WS="qkv_s" in g.layers[li], SPLIT=sk,
             SC=g.kscr.shape[1], FOLD=li > 0 and self.fused_mlp(g, b) > 0, **self._pdl,
-            POST=self._post(dot, "qkv") and BK < H, **self._warps(dot, "qkv"),
+            POST=self._post(dot, "qkv") and BK < H, PREW=self._prew("qkv", sk, H, BK),
+            **self._warps(dot, "qkv"),
         )  # fmt: skip
 
     def fused_o(self, g, b: int) -> int:
@@ -1277,7 +1313,8 @@ class TritonOps:
             H=H, INTER=inter, BM=BM, BN=BN, BK=BK, BKS=min(256, _pow2(H)), ONE=BK >= H,
             USE_DOT=dot, PREC=self._prec(g), WS="gu_s" in g.layers[li],
             RESID=self.fused_o(g, b) > 0, SPLIT=sk, SC=g.kscr.shape[1], **self._pdl,
-            POST=self._post(dot, "gu") and BK < H, **self._warps(dot, "gu"),
+            POST=self._post(dot, "gu") and BK < H, PREW=self._prew("gu", sk, H, BK),
+            **self._warps(dot, "gu"),
         )  # fmt: skip
 
     def down(self, g, li: int, b: int, last: bool) -> None:
