@@ -43,6 +43,16 @@ def log(*a: object) -> None:
     print(*a, flush=True)
 
 
+def _collect_garbage() -> None:
+    """Free what earlier sections left in reference cycles before a memory baseline: were it
+    collected inside the measured window, the peak over the baseline would come out too low
+    (session 5, run 2: 0 MiB for the fused engine; earlier end-to-end figures varied by
+    hundreds of MiB between runs, likely the same way)."""
+    import gc
+
+    gc.collect()
+
+
 def cuda_time(fn, *, warmup: int = 1, repeat: int = 3) -> float:
     """Median wall time of ``fn()`` in seconds, synchronised."""
     for _ in range(warmup):
@@ -666,6 +676,7 @@ def peak_memory(ckpt: Path, results: dict, frames: int) -> None:
         ("peak_gpu_mb_batch1_gpt", CudaGPT),
         ("peak_gpu_mb_batch1_gpt_fused", TritonGPT),
     ):
+        _collect_garbage()  # before the base: none freed inside the window
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
         base = torch.cuda.memory_allocated()
@@ -704,6 +715,7 @@ def bench_reference(ckpt: Path, results: dict, frames: int, batches: list[int]) 
         return
     a = ckpt / "asset"
     torch.cuda.synchronize()
+    _collect_garbage()  # before the base: none freed inside the window
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
     base = torch.cuda.memory_allocated()
@@ -984,6 +996,7 @@ def _e2e_plain(ckpt: Path, decoder: str) -> dict:
     import mixvox
 
     torch.cuda.synchronize()
+    _collect_garbage()  # before the base: none freed inside the window
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
     base = torch.cuda.memory_allocated()

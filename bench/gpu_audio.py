@@ -187,10 +187,10 @@ def engine_rows(
     import torch
 
     torch.cuda.synchronize()
+    before = set(_cuda_storages())  # (collects garbage first: none freed inside the window)
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
     base = torch.cuda.memory_allocated()
-    before = set(_cuda_storages())
     smi_before = nvidia_smi_mib()  # the process (context, earlier engines' leftovers) before
     t0 = time.perf_counter()
     eng = engine(ckpt, kind, max_batch=max_batch, warmup=warmup)

@@ -968,11 +968,16 @@ TILES: dict[str, dict[str, Any]] = {
     # programs): QKV kernel 227 -> 180 us per step; the code heads' dot in 3xTF32 (fp16 / bf16
     # / fp8 models; fp32 keeps IEEE): head 69 -> 37 us; both: 1,004 vs 1,066-1,090 us per
     # step. The post norm alone (no split) and for gate/up was slower (QKV 322, gate/up 294-389)
+    # pre_qkv (session 5, H200 run 2, 18:23 UTC, batch-64 sweep): each QKV split-K program
+    # (one K block) loads its weights before the PDL wait: QKV 186 -> 177 us, step 1,008 ->
+    # 986 us; the same for gate/up (split 6, with / without post) and one-block O (split 6)
+    # and down (split 24) was slower (gate/up 315 / 406, O 107, down 168 us)
     "dot": {
         "bm": 64,
         "qkv": 32,
         "sk_qkv": 6,
         "post_qkv": 1,
+        "pre_qkv": 1,
         "head_prec": "tf32x3",
         "o": 32,
         "gu": 32,
