@@ -79,10 +79,6 @@ except Exception:  # pragma: no cover - depends on the environment
 WIN = 16  # repetition-penalty window (frames)
 #: prompt-length buckets of the graph-captured prefill (longer prompts run eagerly)
 PREFILL_BUCKETS = (16, 32, 64, 128, 256, 512)
-#: several prompts prefill through one CUDA graph when count x bucket is at most this many
-#: tokens; at most this many such graphs are kept (each holds its activations' memory)
-BATCH_PREFILL_TOKENS = 4096
-BATCH_PREFILL_GRAPHS = 4
 
 
 def _pow2(n: int) -> int:
@@ -1567,14 +1563,6 @@ class TritonGPT(CudaGPT):
             and _bucket(T, PREFILL_BUCKETS) < self.max_len
         ):
             self._prefill_graph(slots[0], embeds[0])
-        elif (
-            n > 1
-            and self.use_graphs
-            and self.batch_prefill_graphs
-            and n * _bucket(T, PREFILL_BUCKETS) <= BATCH_PREFILL_TOKENS
-            and _bucket(T, PREFILL_BUCKETS) < self.max_len
-        ):
-            self._prefill_graph_batch(slots, embeds)
         else:
             x = torch.zeros(n, T, self.hidden_size, device=self.device, dtype=self.dtype)
             for i, e in enumerate(embeds):
@@ -1663,52 +1651,6 @@ class TritonGPT(CudaGPT):
             with torch.cuda.graph(graph, capture_error_mode="thread_local"):
                 run()
             bufs[key] = (x, row, ln, view, graph)
-        graph.replay()
-
-    #: several prompts admitted at once (a batch's first admission) prefill through one CUDA
-    #: graph per (count, prompt bucket) instead of eagerly (False: always eager)
-    batch_prefill_graphs = True
-
-    def _prefill_graph_batch(self, slots: list[int], embeds: list[torch.Tensor]) -> None:
-        """``n > 1`` prompts through one CUDA graph per (n, prompt-length bucket): the torch
-        prefill (:meth:`_prefill_into`) over the right-padded prompts, replayed instead of
-        ~700 launches from Python (an eager prefill of 64 prompts took 17-30 ms on an H200,
-        BENCHMARKS.md session 4). Padding is harmless as in :meth:`_prefill_into`."""
-        n = len(slots)
-        T = max(int(e.shape[0]) for e in embeds)
-        Tb = _bucket(T, PREFILL_BUCKETS)
-        bufs = getattr(self, "_pf_bufs", None)
-        if bufs is None:
-            bufs = self._pf_bufs = {}
-        key = ("batch", n, Tb)
-        if key not in bufs:
-            # each graph keeps its activations in a private pool: keep the latest few only
-            old = [k for k in bufs if k[0] == "batch"]
-            for k in old[: max(0, len(old) - BATCH_PREFILL_GRAPHS + 1)]:
-                del bufs[k]
-            x = torch.zeros(n, Tb, self.hidden_size, device=self.device, dtype=self.dtype)
-            rows = torch.zeros(n, dtype=torch.long, device=self.device)
-            lens = torch.ones(n, dtype=torch.long, device=self.device)
-            bufs[key] = (x, rows, lens, None)
-        x, rows, lens, graph = bufs[key]
-        x.zero_()
-        if all(int(e.shape[0]) == T for e in embeds):
-            x[:, :T] = torch.stack([e.to(device=self.device, dtype=self.dtype) for e in embeds])
-        else:
-            for i, e in enumerate(embeds):
-                x[i, : e.shape[0]] = e.to(device=self.device, dtype=self.dtype)
-        rows.copy_(torch.tensor(slots, dtype=torch.long))
-        lens.copy_(torch.tensor([int(e.shape[0]) for e in embeds], dtype=torch.long))
-        if graph is None:
-            s = torch.cuda.Stream(self.device)
-            s.wait_stream(torch.cuda.current_stream(self.device))
-            with torch.cuda.stream(s):  # warm-up (kernel selection) outside the capture
-                self._prefill_into(x, rows, lens)
-            torch.cuda.current_stream(self.device).wait_stream(s)
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph, capture_error_mode="thread_local"):
-                self._prefill_into(x, rows, lens)
-            bufs[key] = (x, rows, lens, graph)
         graph.replay()
 
     def _run_steps(self, b: int, L: int, n: int) -> None:
