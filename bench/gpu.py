@@ -14,7 +14,12 @@ the project's generator (``mixvox.engines.chattts.randckpt``):
 * aggregate frames/s at batch 8, 32, 64;
 * end-to-end RTF (text -> wav) for about 10 s of audio, time to the first streamed chunk;
 * peak GPU memory at batch 1;
+* cuBLAS against the fused kernels for the four layer GEMMs at batch 1/16/64 (``gemm``);
 * the floor from measured copy bandwidth and each result as a fraction of it.
+
+Sections: ``--only parity,kernels,loop,sweep,gemm,agreement,e2e,memory,decode,reference``
+(each one's wall time is logged and kept in the JSON, ``section_seconds``); all of them fit
+in one 10-minute device call (325 s on an H200, BENCHMARKS.md session 5).
 
 Usage: ``python bench/gpu.py --out DIR [--ckpt DIR] [--frames 200] [--skip-reference]``.
 Writes ``DIR/gpu_results.json`` and ``DIR/gpu_table.md`` and prints the table.
@@ -783,7 +788,9 @@ def main() -> int:
     ap.add_argument("--frames", type=int, default=200)
     ap.add_argument("--batches", default="1,8,32,64")
     ap.add_argument("--skip-reference", action="store_true")
-    ap.add_argument("--only", default="parity,kernels,sweep,agreement,decode,memory,e2e,reference")
+    ap.add_argument(
+        "--only", default="parity,kernels,loop,sweep,gemm,agreement,decode,memory,e2e,reference"
+    )
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     tiles_file = os.environ.get("GPU_TILES")  # tile-table overrides for the whole run (json)
