@@ -104,13 +104,17 @@ class FrontendContext:
     ``lexicon`` is the merged lexicon of the span's language (user files, plugins, built-ins);
     ``warn(code, message, start, end)`` records an :class:`~mixvox.ir.Issue` on the utterance;
     ``matrix`` is the sentence's matrix language (a frontend reads digits differently inside
-    an embedded island); ``lexicons`` gives access to the other language's lexicon too.
+    an embedded island); ``lexicons`` gives access to the other language's lexicon too;
+    ``before`` is the sentence text before the span.
     """
 
     lexicon: Lexicon
     warn: Callable[[str, str, int, int], Any]
     matrix: str
     lexicons: Mapping[str, Lexicon] = field(default_factory=dict)
+    #: The sentence text before the span (other spans included): context for readings that
+    #: depend on words the router put in another span (``CPU requests设为500m``: millicores).
+    before: str = ""
 
 
 @runtime_checkable

@@ -115,6 +115,7 @@ class Router:
                     warn=lambda code, msg, s, e: utt.warn(code, msg, s, e),
                     matrix=sent.matrix,
                     lexicons=self.lexicons,
+                    before=sent.text[: max(0, span.start - sent.start)],
                 )
                 words = self.registry.call_first("mixvox_normalize", span=span, ctx=ctx)
                 if words is None:

@@ -60,7 +60,9 @@ kind       token                                        examples
 Han tokens are ``zh``. A ``num`` token (digits, units, symbols) takes the language of the
 island it belongs to, by these rules in order:
 
-1. glued to a Han character (no space) -> ``zh``: ``3个``, ``2024年``, ``80GB显存``;
+1. glued to a Han character (no space) -> ``zh``: ``3个``, ``2024年``, ``80GB显存``; except a
+   plain number spaced before a lower-case English noun in a zh sentence (``大概2 weeks后``,
+   ``有10 years of experience``): the count of the English noun, ``en``;
 2. reaching an ``en`` token across spaces (through other ``num``/punctuation tokens, never
    across clause punctuation such as ``，,;：``) -> ``en``: ``3:30 PM``, ``I have 3 cats``;
 3. otherwise the sentence's matrix language: ``只要 22ms`` -> ``zh``, ``it costs 5`` -> ``en``.
@@ -699,6 +701,10 @@ def _resolve(
             t.lang = toks[i - 1].lang if i > 0 and toks[i - 1].lang else (before or matrix)
 
 
+#: Lower-case words after a version number that name a release, no counted noun (``15 beta``).
+_VERSION_WORDS = frozenset(
+    "alpha beta rc preview pro max plus ultra mini lite nightly dev stable lts final".split()
+)
 #: Measure words: a number spaced before one is counted in Chinese (``8 张``).
 _MEASURE_WORDS = frozenset("个张台块元岁次件只条本辆座位名根颗片套部首项份杯瓶碗双对")
 _MONTH_WORDS = frozenset(
@@ -855,14 +861,81 @@ def _is_english_phrase(words: list[str], toks: list[_Tok], f: str) -> bool:
         a, b = toks[k], toks[k + 1]
         ta, tb = f[a.start : a.end], f[b.start : b.end]
         if a.kind == _EN and ta.rstrip(".").lower() in _MONTH_WORDS:
-            day = tb.rstrip(",")
-            if b.kind == _NUM and day.isdigit() and len(day) <= 2:
-                return True
+            day = _day_digits(tb)
+            if b.kind in (_NUM, _EN) and day.isascii() and day.isdigit() and len(day) <= 2:
+                return True  # March 3, Jan 2nd
+        if _is_day_before_month(a, b, f):
+            return True  # 12 Sep 2025: a day before a month name
+        if (
+            a.kind == _EN
+            and b.kind == _EN
+            and b.gap == "space"
+            and _is_title_word(ta)
+            and is_word(tb)
+            and len(tb.rstrip(".,;:!?")) >= 3
+        ):
+            return True  # Input voltage 100-240 V: a capitalised word and a lower-case word
         if a.kind == _NUM and ":" in ta and tb.lower().replace(".", "") in ("am", "pm"):
             return True  # 3:30 PM (DESIGN.md: a time with AM/PM is an English island)
-        if a.kind == _NUM and b.kind == _EN and is_word(tb):
-            return True  # 3 apples: a count and its noun
+        if (
+            a.kind == _NUM
+            and b.kind == _EN
+            and is_word(tb)
+            and tb.rstrip(".,;:!?") not in _VERSION_WORDS
+        ):
+            return True  # 3 apples: a count and its noun (not Android 15 beta: a version)
     return sum(1 for w in words if is_word(w)) >= 2
+
+
+def _day_digits(tok: str) -> str:
+    """The digits of a day written after a month: ``3,`` -> ``3``, ``2nd`` -> ``2``."""
+    day = tok.rstrip(",")
+    if day[-2:].lower() in _ORDINAL_TOKEN and day[:-2].isdigit():
+        return day[:-2]
+    return day
+
+
+def _count_before_noun(num: _Tok, word: _Tok, f: str) -> bool:
+    """A plain number and a spaced lower-case English word that is no unit (``2 weeks``,
+    ``10 years``): the count of an English noun, English even when glued to Han before it."""
+    x = f[num.start : num.end]
+    w = f[word.start : word.end].rstrip(".,;:!?")
+    low, _, high = x.replace("~", "-", 1).partition("-")  # 2-3 weeks: a range counts too
+    return (
+        num.kind == _NUM
+        and x.isascii()
+        and all(p.replace(".", "", 1).replace(",", "").isdigit() for p in (low, high or low))
+        and word.kind == _EN
+        and word.gap == "space"
+        and len(w) >= 2
+        and w.isascii()
+        and w.isalpha()
+        and w.islower()
+        and w not in UNITS
+        and w not in _SCALE_WORDS
+    )
+
+
+def _is_title_word(x: str) -> bool:
+    """``Input``, ``Output``: a capitalised word of lower-case letters (no ``iOS``, ``RTX``)."""
+    w = x.rstrip(".,;:!?")
+    return len(w) >= 3 and w.isascii() and w.isalpha() and w[0].isupper() and w[1:].islower()
+
+
+def _is_day_before_month(d: _Tok, m: _Tok, f: str) -> bool:
+    """``12 Sep``, ``3 March``: a day (1-31, one or two digits) and a spaced month name."""
+    day = f[d.start : d.end]
+    return (
+        d.kind == _NUM
+        and m.kind == _EN
+        and day.isascii()
+        and day.isdigit()
+        and len(day) <= 2
+        and 1 <= int(day) <= 31
+        and m.kind == _EN
+        and m.gap == "space"
+        and f[m.start : m.end].rstrip(".,").lower() in _MONTH_WORDS
+    )
 
 
 def _zh_latin_token(toks: list[_Tok], k: int, f: str) -> bool:
@@ -921,8 +994,10 @@ def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok],
     """
     n = len(toks)
     i = 0
+    english_before = False  # the island before ended an English phrase with ", "
     while i < n:
         if toks[i].kind == _ZH:
+            english_before = False
             i += 1
             continue
         j = i + 1
@@ -931,13 +1006,26 @@ def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok],
         island = toks[i:j]
         texts = [f[t.start : t.end] for t in island]
         en = [x for t, x in zip(island, texts, strict=True) if t.kind == _EN]
-        if en and any(
+        words = [x for x in en if x.replace("-", "").replace("'", "").isalpha()]
+        continues = english_before and toks[i].gap == "space" and f[toks[i - 1].end - 1] in ",;"
+        english = continues or (bool(en) and _is_english_phrase(words, island, f))
+        # "Input voltage 100-240 V, 50/60 Hz": the part after an ASCII comma of an English
+        # phrase is English too (the comma ends no Chinese clause)
+        english_before = (
+            english and j < n and toks[j].kind != _ZH and f[toks[j - 1].end - 1] in ",;"
+        )
+        if continues:
+            for t in island:
+                if t.kind in (_EN, _NUM):
+                    t.lang = EN
+        elif english and len(island) > 1 and _count_before_noun(island[0], island[1], f):
+            island[0].lang = EN  # 大概2 weeks后, 他有10 years of experience: "two weeks"
+        elif en and any(
             any(c.isdigit() for c in x) or any(c in _MATH for c in x)
             for t, x in zip(island, texts, strict=True)
             if t.kind in (_EN, _NUM)
         ):
-            words = [x for x in en if x.replace("-", "").replace("'", "").isalpha()]
-            if not _is_english_phrase(words, island, f):
+            if not english:
                 for t, x in zip(island, texts, strict=True):
                     if t.kind not in (_EN, _NUM) or _is_identifier(x):
                         continue
@@ -947,16 +1035,35 @@ def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok],
         i = j
     # "March 3, 2025": the day (even glued to Han) and the year belong to the English date
     for k in range(n - 1):
+        if _is_day_before_month(toks[k], toks[k + 1], f):
+            toks[k].lang = EN  # 是12 Sep 2025: the day of an English date, even glued to Han
         m, d = toks[k], toks[k + 1]
-        day = f[d.start : d.end].rstrip(",")
+        day = _day_digits(f[d.start : d.end])
         if (
             m.kind == _EN
             and f[m.start : m.end].rstrip(".").lower() in _MONTH_WORDS
             and d.gap == "space"
-            and d.kind == _NUM
+            and d.kind in (_NUM, _EN)
+            and day.isascii()
             and day.isdigit()
             and 1 <= int(day) <= 31
             and len(day) <= 2
+        ):
+            d.lang = EN
+    for k in range(n - 2):  # "2 Jan 2025": a day before a month and a year
+        d, m, y = toks[k : k + 3]
+        day, year = f[d.start : d.end], f[y.start : y.end].rstrip(",.")
+        if (
+            d.kind == _NUM
+            and day.isascii()
+            and day.isdigit()
+            and 1 <= int(day) <= 31
+            and m.kind == _EN
+            and m.gap == "space"
+            and f[m.start : m.end].rstrip(".").lower() in _MONTH_WORDS
+            and y.gap == "space"
+            and year.isdigit()
+            and len(year) == 4
         ):
             d.lang = EN
     for k in range(n - 1):  # "June 2025": a month and a year
@@ -979,7 +1086,7 @@ def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok],
             and f[m.start : m.end].rstrip(".").lower() in _MONTH_WORDS
             and d.lang == EN
             and f[d.start : d.end].endswith(",")
-            and f[d.start : d.end - 1].isdigit()
+            and _day_digits(f[d.start : d.end]).isdigit()
             and y.gap == "space"
             and f[y.start : y.end].isdigit()
             and len(f[y.start : y.end]) == 4

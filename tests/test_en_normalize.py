@@ -171,7 +171,7 @@ def analyze(text: str, start: int = 0, lexicon: Lexicon | None = None):
         # model numbers
         ("RTX 4070", "R T X forty seventy"),
         ("GTX 1080", "G T X ten eighty"),
-        ("i7-12700K", "I seven twelve thousand seven hundred K"),
+        ("i7-12700K", "I seven twelve seven hundred K"),
         ("H200", "H two hundred"),
         ("A100", "A one hundred"),
         ("Windows 11", "Windows eleven"),

@@ -109,7 +109,8 @@ def test_us_style_drops_every_and_of_numbers() -> None:
         ("so 9 - 4 = 5", "so nine minus four equals five"),
         ("the 1990 s were loud", "the nineteen nineties were loud"),
         ("results for 2H24", "results for the second half of twenty four"),
-        ('a 15" laptop', "a fifteen inches laptop"),
+        ('a 15" laptop', "a fifteen inch laptop"),  # an adjective: singular
+        ('the screen is 15" wide', "the screen is fifteen inches wide"),
         ('she said "it is 15"', 'she said" it is fifteen"'),  # a closing quote, not inches
         ("it was 30º outside", "it was thirty degrees outside"),
         ("½ of 3⁄4", "one half of three quarters"),
@@ -185,7 +186,7 @@ def test_identifiers_words_dates(text: str, spoken: str) -> None:
         ("stir for 4-6 min.", "stir for four to six minutes."),
         ("a lap in 1h05m", "a lap in one hour five minutes"),
         ("rest 2m15s", "rest two minutes fifteen seconds"),
-        ("a 30m mast", "a thirty meters mast"),
+        ("a 30m mast", "a thirty meter mast"),
         ("she is 5'7\" tall", "she is five feet seven inches tall"),
         ("a 6' 1\" man", "a six feet one inch man"),
         ("it got 8.5/10 from critics", "it got eight point five out of ten from critics"),
@@ -225,7 +226,7 @@ def test_identifiers_words_dates(text: str, spoken: str) -> None:
         ("tested on Ubuntu 24.04", "tested on Ubuntu twenty four point oh four"),
         (
             'a 3.5" bay and a 2.5" bay',
-            "a three point five inches bay and a two point five inches bay",
+            "a three point five inch bay and a two point five inch bay",  # adjectives
         ),
         ("see Eq. 4 and Sec. 2", "see equation four and section two"),
         ("board flight BA 2490", "board flight B A twenty four ninety"),
@@ -246,7 +247,7 @@ def test_identifiers_words_dates(text: str, spoken: str) -> None:
         ("sleep 8 hours/day", "sleep eight hours per day"),
         ("open 12/20-12/24", "open December twentieth to December twenty fourth"),
         ("press *72 then", "press star seventy two then"),
-        ("a 10¢ stamp", "a ten cents stamp"),
+        ("a 10¢ stamp", "a ten cent stamp"),
     ],
 )
 def test_everyday_readings(text: str, spoken: str) -> None:
@@ -394,7 +395,7 @@ def test_slash_between_alternatives(text: str, spoken: str) -> None:
         ("the 777-200ER", "the seven seventy seven two hundred E R"),
         ("from 125-300 users", "from one hundred and twenty five to three hundred users"),
         ("open 150-200 days", "open one hundred and fifty to two hundred days"),
-        ("a 125-300 mg dose", "a one hundred and twenty five to three hundred milligrams dose"),
+        ("a 125-300 mg dose", "a one hundred and twenty five to three hundred milligram dose"),
     ],
 )
 def test_model_and_variant_numbers(text: str, spoken: str) -> None:
@@ -423,13 +424,13 @@ def test_spaced_dash_between_terms(text: str, spoken: str) -> None:
 @pytest.mark.parametrize(
     ("text", "spoken"),
     [
-        ("a 650 W supply", "a six hundred and fifty watts supply"),
+        ("a 650 W supply", "a six hundred and fifty watt supply"),
         ("runs at 5 V", "runs at five volts"),
         ("draws 1 A max", "draws one amp max"),
         ("pause 15 s now", "pause fifteen seconds now"),
         ("swim 50 m daily", "swim fifty meters daily"),
         ("add 3 g of yeast", "add three grams of yeast"),
-        ("a 2 h drive", "a two hours drive"),
+        ("a 2 h drive", "a two hour drive"),
         ("pour 1 L in", "pour one liter in"),
         ("see Table 5 A", "see Table five A"),  # a label numbers things
         ("row 2 B is free", "row two B is free"),
@@ -599,7 +600,7 @@ def test_hex_uuid_dotfiles(text: str, spoken: str) -> None:
         ("a DDR4-3200 kit", "a D D R four thirty two hundred kit"),
         ("the F-150 truck", "the F one fifty truck"),
         ("COVID-19 data", "covid nineteen data"),
-        ("a 12MP sensor", "a twelve megapixels sensor"),
+        ("a 12MP sensor", "a twelve megapixel sensor"),
         ("shot at f/2.8", "shot at F two point eight"),
     ],
 )
@@ -692,7 +693,7 @@ def test_formula_words(text: str, spoken: str) -> None:
     ("text", "spoken"),
     [
         ("measured in GB/s", "measured in gigabytes per second"),  # a unit on its own
-        ("a 1000 W/m2 panel", "a one thousand watts per square meter panel"),
+        ("a 1000 W/m2 panel", "a one thousand watt per square meter panel"),
         ("at 35 psi", "at thirty five P S I"),
         ("the I/O path", "the I O path"),
     ],
@@ -721,7 +722,8 @@ def test_product_identifiers_and_bowls(text: str, spoken: str) -> None:
     [
         ("mail jobs@abc-corp.com", "mail jobs at A B C dash corp dot com"),  # CMUdict spells abc
         ("see api.example.org", "see A P I dot example dot org"),
-        ("the abc of it", "the abc of it"),  # outside an address the word keeps its letters
+        ("the abc of it", "the A B C of it"),  # spelled everywhere: CMUdict's first reading
+        ("the ok button", "the ok button"),  # the exception: ok is a word
     ],
 )
 def test_spelled_names_in_addresses(text: str, spoken: str) -> None:

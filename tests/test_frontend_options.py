@@ -67,7 +67,10 @@ def test_frontend_instance_default_and_option() -> None:
         ({"en": {"number_and": "maybe"}}, "en frontend option number_and must be true or false"),
         ({"en": {"numbers": False}}, "en frontend has no option 'numbers' (valid: number_and)"),
         ({"xx": {"a": 1}}, "no frontend for language 'xx'"),
-        ({"zh": {"number_and": False}}, "the zh frontend takes no options"),
+        (
+            {"zh": {"number_and": False}},
+            "zh frontend has no option 'number_and' (valid: liang_bai)",
+        ),
         ({"en": 3}, "frontend.en must be a table"),
     ],
 )
@@ -83,6 +86,21 @@ def test_cli_flags_and_pairs() -> None:
     assert route_spoken(TEXT, "--frontend-option", "en.number-and=no") == US
     # the flag beats -F
     assert route_spoken(TEXT, "-F", "en.number_and=false", "--number-and") == WITH_AND
+
+
+def test_cli_zh_liang_bai_flag_pair_and_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Mandarin 二百/两百 choice travels the same ways as the English "and"."""
+    zh = "满200减30，第200名"
+    assert route_spoken(zh) == "满二百减三十，第二百名"
+    assert route_spoken(zh, "--liang-bai") == "满两百减三十，第二百名"  # an ordinal stays 二百
+    assert route_spoken(zh, "-F", "zh.liang_bai=true") == "满两百减三十，第二百名"
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("[frontend.zh]\nliang_bai = true\n", "utf-8")
+    monkeypatch.setenv("MIXVOX_CONFIG", str(cfg))
+    assert route_spoken(zh) == "满两百减三十，第二百名"
+    assert route_spoken(zh, "--er-bai") == "满二百减三十，第二百名"  # a flag beats the config
 
 
 @pytest.mark.parametrize(

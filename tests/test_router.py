@@ -99,9 +99,12 @@ def test_number_spaced_before_a_measure_word_is_counted_in_chinese() -> None:
 
 
 def test_number_with_space_before_english_word_joins_it() -> None:
-    # the number reaches "apples" across a space; glued to a Han character it stays Chinese
+    # the number reaches "apples" across a space; glued to a Han character it is still the
+    # count of the English noun (issue 7, 18:10 round: "大概2 weeks后" is "two weeks")
     assert spans("我有 3 apples") == [(ZH, "我有"), (EN, "3 apples")]
-    assert spans("我有3 apples") == [(ZH, "我有3"), (EN, "apples")]
+    assert spans("我有3 apples") == [(ZH, "我有"), (EN, "3 apples")]
+    # a number with a unit or code letter glued to it stays Chinese (一百二十八K tokens)
+    assert spans("支持128K tokens") == [(ZH, "支持128K"), (EN, "tokens")]
 
 
 def test_clause_punctuation_stops_the_english_island() -> None:

@@ -250,7 +250,7 @@ def test_cardinal_conventions(text: str, expected: str) -> None:
     [
         ("01:00:00", "一点零分零秒"),
         ("12:30:00", "十二点三十分零秒"),
-        ("07:05:09", "七点零五分九秒"),
+        ("07:05:09", "七点零五分零九秒"),
         ("在205会议室", "在二零五会议室"),
         ("住1502房间", "住幺五零二房间"),
         ("监听9000端口", "监听九零零零端口"),
@@ -400,7 +400,7 @@ def test_blood_pressure_mmol_ratio_sign_extensions_plates(text: str, expected: s
         ("年费$49.99/年", "年费四十九点九九美元每年"),
         ("融资$3.5M", "融资三百五十万美元"),
         ("市值$2.1B", "市值二十一亿美元"),
-        ("服务跑在127.0.0.1:8000", "服务跑在一二七点零点零点一八零零零"),
+        ("服务跑在127.0.0.1:8000", "服务跑在一二七点零点零点一冒号八零零零"),
         ("请更新CHANGELOG", "请更新<CHANGELOG>"),
     ],
 )
@@ -582,7 +582,7 @@ def test_a_chinese_brand_before_a_code_sets_how_its_digits_are_read() -> None:
         ("支持x86和x64", "支持<X>八六和<X>六四"),
         # codecs, IEEE 802, a spec after a code, a version's build number
         ("推流用H.265", "推流用<H>点二六五"),
-        ("网卡支持802.11ac", "网卡支持八零二点一一<ac>"),
+        ("网卡支持802.11ac", "网卡支持八零二点一一<A C>"),  # the amendment letters are spelled
         ("规格是M.2 2242的", "规格是<M>点二二二四二的"),
         ("内核是5.15.0-91", "内核是五点十五点零九十一"),
         ("单价802.5元", "单价八百零二点五元"),
@@ -711,3 +711,77 @@ def test_status_codes_with_a_cue_are_read_digit_by_digit(text: str, expected: st
 )
 def test_versions_around_a_slash_after_a_name(text: str, expected: str) -> None:
     assert mixvox.route(text).spoken == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # an English island keeps English whole, across its ASCII comma (issue 7, 18:00 round)
+        (
+            "这款电源的Input voltage 100-240 V, 50/60 Hz，可全球使用。",
+            "这款电源的<Input><voltage><one hundred to two hundred and forty><volts>"
+            "<fifty or sixty><hertz>可全球使用",
+        ),
+        ("输入电压100-240V，50/60Hz", "输入电压一百到二百四十伏五十或六十赫兹"),
+        ("1/4W电阻", "四分之一瓦电阻"),
+        ("服务监听在127.0.0.1:8000。", "服务监听在一二七点零点零点一冒号八零零零"),
+        ("发布日期是12 Sep 2025。", "发布日期是<the twelfth><of September><twenty twenty five>"),
+        ("他在3 March 2025入职。", "他在<the third><of March><twenty twenty five>入职"),
+        ("发布于Sep 12, 2025。", "发布于<September><twelfth><twenty twenty five>"),
+        ("湖人108-102勇士", "湖人一百零八比一百零二勇士"),
+        ("勇士102-110湖人，库里砍下30分。", "勇士一百零二比一百一十湖人库里砍下三十分"),
+        ("比赛最终以3-2结束。", "比赛最终以三比二结束"),
+        ("价格在100-200元之间", "价格在一百到二百元之间"),
+        ("每组10-20题", "每组十到二十题"),
+        ("空客A350-900宽体机", "空客<A>三五零九百宽体机"),
+        ("这次执飞的是波音737-800。", "这次执飞的是波音七三七八百"),
+        ("价格737-800元", "价格七百三十七到八百元"),
+        ("每周一次1:1沟通", "每周一次一对一沟通"),
+        ("1:1还原经典场景", "一比一还原经典场景"),
+        ("CPU requests设为500m", "<C P U><requests>设为五百毫核"),
+        ("跑了500m就累了", "跑了五百米就累了"),
+        ("会议在10 : 30开始", "会议在十点三十分开始"),
+        ("比分 3 : 2", "比分三比二"),
+    ],
+)
+def test_brief_known_wrong_cases_of_the_18h_round(text: str, expected: str) -> None:
+    assert marked(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("大概2 weeks后", "大概<two><weeks>后"),
+        ("开发周期2-3 weeks。", "开发周期<two to three><weeks>"),
+        ("上下文长度支持128K tokens。", "上下文长度支持一百二十八<K><tokens>"),
+        ("Round 2面试安排在周五。", "<Round>二面试安排在周五"),
+        ("我在Room 302开会。", "我在<Room>三零二开会"),
+        ("SSH默认端口22。", "<S S H>默认端口二十二"),
+        ("开放了 80/443 端口。", "开放了八十和四四三端口"),
+        ("视频时长 3:45 。", "视频时长三分四十五秒"),
+        ("会议时长约2小时，从10:00开始", "会议时长约两小时从十点开始"),
+        ("直播在今晚8 PM开始。", "直播在今晚八点开始"),
+        ("汇率是1:7.2。", "汇率是一比七点二"),
+        ("花了 3000 RMB 。", "花了三千人民币"),
+        ("第3季度收入是2.5B美元。", "第三季度收入是二十五亿美元"),
+        ("约合 ¥ 7,000 元。", "约合七千元"),
+        ("运费5元/kg。", "运费五元每千克"),
+        ("订单号ORD-20240101-001。", "订单号<O R D>二零二四零一零一零零一"),
+        ("活动时间为9/1-9/7。", "活动时间为九月一日到九月七日"),
+        ("工资15k-25k。", "工资十五<K>到二十五<K>"),
+        ("大约 ~30% 的用户。", "大约百分之三十的用户"),
+        ("分辨率 1920 x 1080。", "分辨率一千九百二十乘一千零八十"),
+        ("功率是 1500 W。", "功率是一千五百瓦"),
+        ("转速 7200 RPM。", "转速七千二百转每分钟"),
+        ("屏幕亮度 1000 nits。", "屏幕亮度一千尼特"),
+        ("超时时间设为30 s。", "超时时间设为三十秒"),
+        ("Android 15 beta 2已推送。", "<Android>十五<beta>二已推送"),
+        ("Chrome版本是120.0.6099.109。", "<Chrome>版本是一百二十点零点六零九九点一零九"),
+        ("这个PR改了3 files。", "这个<P R>改了<three><files>"),
+        ("上午9am-11am考试。", "上午九点到十一点考试"),
+        ("9:00am - 11:30am开会", "上午九点到十一点三十分开会"),
+        ("NBA总决赛G7，凯尔特人105-98独行侠。", "<N B A>总决赛<G>七凯尔特人一百零五比九十八独行侠"),
+    ],
+)
+def test_probe_failures_of_the_18h_round(text: str, expected: str) -> None:
+    assert marked(text) == expected

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mixvox.frontends.zh.normalize import normalize_zh, tokenize
-from mixvox.frontends.zh.numbers import read_cardinal, read_digits
+from mixvox.frontends.zh.numbers import number_style, read_cardinal, read_digits
 
 CASES = [
     # cardinals and 两
@@ -762,3 +762,65 @@ def test_the_dash_of_a_chinese_model_name_is_silent() -> None:
 )
 def test_five_digit_counts_of_wan_are_read_with_yi(text: str, expected: str) -> None:
     assert normalize_zh(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # with [frontend.zh] liang_bai = true, a 2 leading a count before 百 is 两 (spoken form) ...
+        ("满200减30", "满两百减三十"),
+        ("200万", "两百万"),
+        ("¥250", "两百五十元"),
+        ("200℃", "两百摄氏度"),
+        ("200-300元", "两百到三百元"),
+        # ... and 二 inside a number, in ordinals, names, fractions and percentages
+        ("1200", "一千二百"),
+        ("第200名", "第二百名"),
+        ("第200-300名", "第二百到三百名"),
+        ("200号", "二百号"),
+        ("200路公交车", "二百路公交车"),
+        ("1/200秒", "二百分之一秒"),
+        ("200分之1", "二百分之一"),
+        ("增长了200%", "增长了百分之二百"),
+        ("H200", "H二百"),
+    ],
+)
+def test_liang_bai_only_for_a_leading_hundred_in_a_count(text: str, expected: str) -> None:
+    with number_style(liang_bai=True):
+        assert normalize_zh(text) == expected
+    # the default (the dictionary's rule): every 2 before 百 says 二
+    assert normalize_zh(text) == expected.replace("两百", "二百")
+
+
+def test_liang_bai_is_a_frontend_option() -> None:
+    """The style reaches the frontend through the router's options (config, -F, flag)."""
+    import mixvox
+
+    def spoken(router: mixvox.Router) -> str:
+        return router.route("满200减30").spoken
+
+    assert "二百" in spoken(mixvox.Router())
+    assert "两百" in spoken(mixvox.Router(frontend_options={"zh": {"liang_bai": True}}))
+    assert normalize_zh("200") == "二百"  # the option did not leak out of the router
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("有事找110", "有事找幺幺零"),
+        ("马上叫120", "马上叫幺二零"),
+        ("投诉就找12315", "投诉就找幺二三幺五"),
+        ("找110块钱", "找一百一十块钱"),  # a count after the same verb stays a number
+        ("报名人数110人", "报名人数一百一十人"),
+        ("110", "一百一十"),  # no context: a number
+    ],
+)
+def test_service_numbers_after_a_call_word(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected
+
+
+def test_clock_seconds_say_their_zero_and_24_hour_pm_is_not_said_twice() -> None:
+    assert normalize_zh("03:04:05") == "三点零四分零五秒"
+    assert normalize_zh("00:00:00") == "零点零分零秒"
+    assert normalize_zh("13:10pm") == "十三点十分"
+    assert normalize_zh("3:10pm") == "下午三点十分"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import zipfile
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -314,6 +315,14 @@ def test_chattts_homophones_cover_more_rare_readings() -> None:
     assert _chattts_text("你应该去") == "你应该去"  # a common word on the keep list
 
 
+def test_chattts_homophones_follow_the_everyday_rules() -> None:
+    assert _chattts_text("把东西塞进包里") == "把东西腮进包里"  # sai1 by a word rule
+    assert _chattts_text("他把腿折了") == "他把腿佘了"
+    assert _chattts_text("树上结了很多果子") == "树上街了很多果子"
+    assert _chattts_text("这孩子很结实") == "这孩子很结实"  # kept: the model reads it right
+    assert _chattts_text("他背着书包") == "他杯着书包"
+
+
 def test_chattts_reads_a_kept_traditional_character_right() -> None:
     assert _chattts_text("閤门") == "阁门"  # 閤 kept for its reading, written 阁 for ChatTTS
 
@@ -444,3 +453,103 @@ def test_nong_is_a_verb_only_with_a_subject_or_complement() -> None:
     assert reading_at("他把衣服弄干了。", 4) == "nong4"  # before its complement
     assert reading_at("他住在王家弄。", 5) == "long4"  # a lane: the model decides
     assert reading_at("新华路593弄", 6) == "long4"
+
+
+# -- everyday speech: conversational polyphones the Wikipedia-trained model misreads -----------
+
+
+@pytest.mark.parametrize(
+    ("marked", "reading"),
+    [
+        ("这个箱子太[重]了", "zhong4"),  # 太重 is one jieba word: the rule inside the word
+        ("你的行李好[重]啊", "zhong4"),
+        ("他把书[重]新整理了一遍", "chong2"),
+        ("他还没[还]我钱", "huan2"),
+        ("说好下次再[还]。", "huan2"),  # the end of a clause: $ in word_rules.tsv
+        ("今天下午[还]要开会", "hai2"),
+        ("别[着]急，慢慢说", "zhao2"),  # a rare word keeps the part in our table (着急)
+        ("他[背]着书包上学", "bei1"),
+        ("他[背]书包上学", "bei1"),
+        ("他[背]着父母偷偷去了网吧", "bei4"),
+        ("[背]诵课文", "bei4"),
+        ("这件事[得]抓紧办", "dei3"),
+        ("他说话很[冲]", "chong4"),
+        ("[冲]一杯咖啡", "chong1"),
+        ("他[数]了数人数", "shu3"),
+        ("质量太[差]", "cha4"),
+        ("出[差]去上海", "chai1"),
+        ("门口[种]了一棵树", "zhong4"),
+        ("这里有三[种]花", "zhong3"),  # a measure word after a numeral, though 花 follows
+        ("衣服[干]了没有", "gan1"),
+        ("这个孩子[长]得真快", "zhang3"),
+        ("把箱子[空]出来", "kong4"),
+        ("他[削]了个苹果", "xiao1"),
+        ("[削]减开支", "xue1"),
+        ("门有一条[缝]", "feng4"),
+        ("给他[缝]衣服", "feng2"),
+    ],
+)
+def test_everyday_polyphones(marked: str, reading: str) -> None:
+    i = marked.index("[")
+    assert reading_at(marked.replace("[", "").replace("]", ""), i) == reading
+
+
+def test_word_rules_accept_a_whole_word_and_the_clause_end() -> None:
+    assert polyphone.after_word("背着", "他", "书包") == "bei1 zhe5"
+    assert polyphone.after_word("背着", "他", "父母") == "bei4 zhe5"
+    assert polyphone.after_word("背着", "他", "走") is None  # no cue: the model decides
+    assert polyphone.after_word("还", "再", "") == "huan2"
+    assert polyphone.after_word("还", "再", "说") is None
+
+
+def test_word_rule_reading_must_have_a_syllable_per_character(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(polyphone, "_lines", lambda name: [["背着", "bei1", "-", "书包"]])
+    polyphone.word_rules.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="bad rule"):
+            polyphone.word_rules()
+    finally:
+        monkeypatch.undo()
+        polyphone.word_rules.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("marked", "reading"),
+    [
+        ("古[柏]参天", "bai3"),  # the tree (CPP even lines); 柏林 stays bo2
+        ("院子里种着[柏]树", "bai3"),
+        ("[柏]林墙", "bo2"),
+        ("常规驾驶[杆]均能使用", "gan3"),  # a lever: 杆 gǎn
+        ("推下操纵[杆]", "gan3"),
+        ("旗[杆]很高", "gan1"),
+        ("踩[煞]车", "sha1"),
+        ("[斗]栱是中式建筑的特色", "dou3"),
+        ("小说《麦秸[垛]》", "duo4"),
+        ("后殿的门[樘]与梁柱", "tang2"),
+        ("俺还有手艺做[哩]！", "li5"),  # a clause-final particle
+        ("他跑了五[哩]。", "li3"),  # a mile after a numeral
+        ("平方[差]公式", "cha1"),  # 方差 fāngchā (pypinyin chà)
+        ("昼夜温[差]大", "cha1"),
+    ],
+)
+def test_dictionary_readings_found_on_cpp_even_lines(marked: str, reading: str) -> None:
+    i = marked.index("[")
+    assert reading_at(marked.replace("[", "").replace("]", ""), i) == reading
+
+
+def test_everyday_polyphone_sentences() -> None:
+    """``tests/data/zh_everyday_polyphones.tsv``: conversational sentences (长 行 重 还 得 了 着
+    便宜 音乐 乐观 一会儿 好奇 爱好 …), each marked character read in its everyday sense."""
+    path = Path(__file__).parent / "data" / "zh_everyday_polyphones.tsv"
+    fe = ZhFrontend()
+    wrong = []
+    rows = [ln.split("\t") for ln in path.read_text("utf-8").splitlines() if ln and ln[0] != "#"]
+    for marked, reading in rows:
+        i = marked.index("[")
+        got = fe.char_readings(marked.replace("[", "").replace("]", ""), sandhi=False)[i]
+        if got != reading:
+            wrong.append((marked, got, reading))
+    assert len(rows) >= 100
+    assert not wrong

@@ -255,6 +255,9 @@ def _lookup(lw: str, use_dict: bool) -> Pron:
             if lw.endswith(suf) and lw[: -len(suf)] in cmu:
                 base = cmu[lw[: -len(suf)]][0]
                 return Pron(base + _plural_suffix(base), "derived")
+        if lw.endswith("'d") and lw[:-2] in cmu:  # C C'd (cc'd): the letters, then "d"
+            base = cmu[lw[:-2]][0]
+            return Pron(base + (("IH0", "D") if base[-1] in ("T", "D") else ("D",)), "derived")
     core = "".join(c for c in lw if "a" <= c <= "z")
     if not core:
         return Pron((), "none")

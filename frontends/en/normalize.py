@@ -57,6 +57,7 @@ class Tables:
     special: dict[str, str]
     special_folded: dict[str, str]
     unit_words: frozenset[str]  # spoken unit names, singular and plural ("millimeters")
+    brands: dict[str, str]  # casefolded name -> how the digits after it are read (brands.tsv)
 
 
 @lru_cache(maxsize=1)
@@ -77,8 +78,16 @@ def tables() -> Tables:
         special=special,
         special_folded={k.casefold(): v for k, v in special.items()},
         unit_words=frozenset(w.lower() for r in rows for w in (r[1], r[2]) if " " not in w),
+        brands={
+            r[0].casefold(): r[1].strip()
+            for r in _read_tsv("brands.tsv")
+            if len(r) >= 2 and r[1].strip() in BRAND_MODES
+        },
     )
 
+
+#: How the digits after a name of ``data/brands.tsv`` are read (see :func:`_standard_digits`).
+BRAND_MODES = ("model", "maker", "standard")
 
 MONTHS = (
     "January February March April May June July August September October November December"
@@ -135,6 +144,12 @@ _SEQUENCE_WORDS = frozenset(
 
 # Anchored, nested-quantifier-free patterns (linear time).
 _RE_INT = re.compile(r"\d+")
+_RE_DIGITS_LETTER = re.compile(r"\d+[A-Za-z]")
+#: IEEE 802 standards with an amendment: 802.11ax -> eight oh two dot eleven A X.
+_RE_IEEE_802 = re.compile(r"802\.(\d{1,2})([a-zA-Z]{1,3})?")
+#: After a standards name: ISO 9001:2015 (its edition), IEC 60601-1 (its part).
+_RE_STANDARD_EDITION = re.compile(r"(\d{2,5}):((?:19|20)\d\d)")
+_RE_STANDARD_PART = re.compile(r"(\d{3,5})-(\d{1,2})")
 _RE_NUMBER = re.compile(r"([-+]?)(\d{1,3}(?:,\d{3})+|\d+)?(?:\.(\d+))?")
 _RE_TIME = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?([ap]\.?m\.?)?", re.I)
 #: Durations written with h / m / s: ``3h``, ``1h30m``, ``2m30s`` (a lone ``45m`` is meters
@@ -166,6 +181,13 @@ _RE_DMY = re.compile(r"(\d{1,2})([/.\-])(\d{1,2})\2(\d{4}|\d{2})")
 _RE_ORDINAL = re.compile(r"(\d{1,3}(?:,\d{3})+|\d+)(st|nd|rd|th)", re.I)
 _RE_DECADE = re.compile(r"(\d{3}0)s|'(\d0)s")
 _RE_DECADE2 = re.compile(r"([2-9]0)s")
+#: A version with a pre-release tag (semver): 1.0.0-beta.2, v2.1-rc1, 3.0.0-alpha.
+_RE_PRERELEASE = re.compile(
+    r"([vV]?\d+(?:\.\d+)+)-(alpha|beta|rc|pre|preview|dev|nightly|snapshot)(?:\.?(\d{1,4}))?",
+    re.I,
+)
+#: A version with a wildcard part: 3.x, v18.x, 1.2.x.
+_RE_VERSION_X = re.compile(r"[vV]?\d+(?:\.\d+)*\.[xX]")
 _RE_VERSION = re.compile(r"[vV](\d+(?:\.\d+)*)(?:\.x)?")
 _RE_DOTTED = re.compile(r"\d+(?:\.\d+){2,}")
 _RE_DOTTED_ANY = re.compile(r"\d+(?:\.\d+)+")
@@ -417,6 +439,7 @@ class Normalizer:
         self._format_chars: list[tuple[str, int, int]] = []
         self._trails: list[str] = []
         self._silent_trail: set[int] = set()
+        self._caps_phrase: set[int] = set()
 
     # -- chunking ---------------------------------------------------------------------------
 
@@ -426,6 +449,7 @@ class Normalizer:
         n = len(folded)
         chunks: list[tuple[int, int]] = []
         markup: set[int] = set()  # chunk starts that are markup (<noise/>, [HH AH0 L OW1])
+        emoticons: set[int] = set()  # chunk starts that are emoticons (:-), ^_^)
         i = 0
         while i < n:
             if folded[i].isspace():
@@ -437,6 +461,12 @@ class Normalizer:
                 chunks.append((i, mk))
                 markup.add(i)
                 i = mk
+                continue
+            emo = _RE_EMOTICON.match(folded, i) if i == 0 or folded[i - 1].isspace() else None
+            if emo:  # :) ;-) :D ^_^ standing on their own: a face, not punctuation and letters
+                chunks.append((i, emo.end(1)))
+                emoticons.add(i)
+                i = emo.end(1)
                 continue
             # Inside a URL, ``?`` ``,`` ``;`` ``!`` before a letter belong to it (``a?b=1``).
             url = _RE_URL_START.match(folded, i) is not None
@@ -476,6 +506,11 @@ class Normalizer:
                 cores.append((b, b))
                 trails.append([Tok(a, b, folded[a:b], "punct", reason="markup")])
                 continue
+            if a in emoticons:
+                leads.append([])
+                cores.append((b, b))
+                trails.append([Tok(a, b, "", "unread", reason="emoticon")])
+                continue
             self._prev_core = folded[cores[-1][0] : cores[-1][1]] if cores else ""
             lead, (ca, cb), trail = self._split_chunk(folded, a, b)
             leads.append(lead)
@@ -500,6 +535,7 @@ class Normalizer:
         core_texts = [folded[a:b] for a, b in cores]
         equation = "=" in core_texts or any("^" in c for c in core_texts)
         self._trails = ["".join(folded[t.start : t.end] for t in tr) for tr in trails]
+        self._caps_phrase = self._caps_phrases(core_texts, leads)
         for k, (ca, cb) in enumerate(cores):
             out += leads[k]
             if cb > ca:
@@ -553,7 +589,14 @@ class Normalizer:
             and _RE_NUMBER.fullmatch(core)
             and _open_quotes(s, first.start) % 2 == 0
         ):
-            first.spoken, first.kind = ("inch" if core == "1" else "inches"), "word"
+            before = cores[k - 1].lower() if k > 0 else ""
+            adjective = (
+                before in _DETERMINERS
+                and nxt.isalpha()
+                and nxt.lower() not in ("and", "or", "of", "to", "by", "x")
+            )
+            first.spoken = "inch" if core == "1" or adjective else "inches"  # a 15" laptop
+            first.kind = "word"
         elif (
             c == "'"
             and len(trail) == 1
@@ -625,7 +668,10 @@ class Normalizer:
                 break
         while (
             ca < cb
-            and not _RE_DECADE.fullmatch(s[ca:cb])
+            and not (  # '90s, '00s. (a decade keeps its apostrophe, before punctuation too)
+                (dm := _RE_DECADE.match(s, ca, cb))
+                and all(c in _TRAIL_PUNCT for c in s[dm.end() : cb])
+            )
             and (
                 s[ca] in _LEAD_PUNCT
                 or (s[ca] == "." and _RE_EMAIL.fullmatch(s, ca + 1, cb) is not None)
@@ -666,6 +712,10 @@ class Normalizer:
         prev = getattr(self, "_prev_core", "")
         if prev and prev[0].isdecimal() and self._unit_after_number(core[:-1], prev):
             return False  # "for 2-3 min.": a unit, and the dot ends the sentence
+        if core[:-1].lower() in _TIME_ZONES and _clock_before(prev):
+            return False  # "at 2pm EST.": the zone, and the dot ends the sentence
+        if core == "Max." and prev[:1].isupper() | prev[:1].isdecimal():
+            return False  # "iPhone 15 Pro Max.": the model's name, not "maximum"
         if core in t.abbreviations or core.casefold() in t.abbreviations_folded:
             return True
         if core in ("St.", "Dr.", "st.", "dr.", "ST.", "DR."):
@@ -675,6 +725,60 @@ class Normalizer:
         if core[:-1].lower() in _MONTH_ABBR:
             return True
         return bool(self.lex_get(core))
+
+    def _caps_in_text(self, core: str, prev: str, nxt: str, k: int) -> bool:
+        """``ON`` in capitals among lower-case words (``turn it ON``: a switch state) and ``OR``
+        between two terms (``x OR y``, ``CPU OR GPU``, ``a = 1 OR b = 2``); ``Toronto, ON``,
+        ``the OR`` (an operating room) stay letters."""
+        if not prev or (k > 0 and self._trails[k - 1]):
+            return False
+        if prev.lower() in _DETERMINERS:
+            return False
+        if core == "ON":
+            return not prev[:1].isupper() and (not nxt or nxt.islower())
+        return bool(nxt)  # CPU OR GPU, x OR y: between two terms
+
+    def _caps_phrases(self, cores: list[str], leads: list[list[Tok]]) -> set[int]:
+        """Indexes of capital words that form a phrase of words (``GO TO``, ``THE END``,
+        ``BUY NOW``, ``DON'T PANIC``): a run of two or more all-capital words with no
+        punctuation between them, each of them a word (a capital function word or a CMUdict
+        word that CMUdict does not spell), at least one a function word. ``IT`` counts only at
+        the end of the run or before a function word (``DO IT``, not ``IT TEAM``)."""
+        out: set[int] = set()
+        run: list[int] = []
+
+        def flush() -> None:
+            words = [cores[i] for i in run]
+            if (
+                len(run) >= 2
+                and any(w in _CAPS_PHRASE_FUNCTION for w in words)
+                and all(self._caps_wordish(w, words[i + 1 : i + 2]) for i, w in enumerate(words))
+            ):
+                out.update(run)
+            run.clear()
+
+        for k, c in enumerate(cores):
+            base = c.replace("'", "")
+            if len(base) >= 2 and base.isalpha() and base.isupper() and c[0] != "'":
+                if run and (self._trails[run[-1]] or leads[k]):
+                    flush()
+                run.append(k)
+            else:
+                flush()
+        flush()
+        return out
+
+    def _caps_wordish(self, w: str, after: list[str]) -> bool:
+        """``w`` (all capitals) can be read as a word inside a capital phrase."""
+        if w == "IT":
+            return not after or after[0] in _CAPS_PHRASE_FUNCTION
+        if w in _CAPS_PHRASE_FUNCTION:
+            return True
+        said = self.t.acronyms.get(w)
+        if said is not None:
+            return said.islower()  # NOT, YES, MAX: listed as words; GPU-like entries are not
+        low = w.lower()
+        return _has_vowel(w) and low in cmudict() and not _spelled_in_cmudict(low.replace("'", ""))
 
     def _is_shouting(self, s: str, cores: list[tuple[int, int]]) -> bool:
         """True when most alphabetic words are all capitals (a headline, not acronyms)."""
@@ -850,6 +954,9 @@ class Normalizer:
             return f"{m.group(1)} {_model_digits(m.group(2))}"
         if _RE_VANITY.fullmatch(core) and any(c.isalpha() for c in core):
             return self._vanity(core)
+        m = _RE_PRERELEASE.fullmatch(core) or _RE_VERSION_X.fullmatch(core)
+        if m:  # v1.2.3-beta.2, 3.0.0-rc1, Python 3.x: a version and its pre-release tag
+            return read_version(core)
         r = self._alternatives(core, prev, nxt, k)
         if r is not None:
             return r
@@ -904,7 +1011,7 @@ class Normalizer:
         if m and _RE_INT.fullmatch(prev.replace(":", "")):  # 1:59 p.m.est
             return f"{letters_spoken(m.group(1))} {letters_spoken(m.group(2))}"
         if core.replace(".", "").lower() in _TIME_ZONES and (
-            prev.lower().rstrip(".") in ("am", "pm", "a.m", "p.m") or _RE_TIME.fullmatch(prev)
+            prev.lower().rstrip(".") in ("am", "pm", "a.m", "p.m") or _clock_before(prev)
         ):
             return letters_spoken(core)  # 10:30 est, 1:59 p.m. e.s.t
         if (
@@ -960,7 +1067,8 @@ class Normalizer:
             self._unit_after_number(core, prev) or self._spaced_letter_unit(core, k, cores)
         ):
             sing, plur, _ = self._unit(core, spaced=False)  # type: ignore[misc]
-            return sing if _is_one(prev) else plur
+            before = cores[k - 2] if k >= 2 and not self._trails[k - 2] else ""
+            return sing if _is_one(prev) or _unit_adjective(before, nxt) else plur
         m = _RE_WORD_RATE.fullmatch(core)
         if m and _is_number(prev) and m.group(2).lower() in _RATE_UNITS:
             # "8 glasses/day", "3 times/week"
@@ -988,6 +1096,10 @@ class Normalizer:
             return sing if _is_one(prev) else plur
         if _RE_VERSION.fullmatch(core):
             return read_version(core)
+        if k in self._caps_phrase:
+            return core.lower()  # GO TO, THE END, DON'T PANIC: a phrase in capitals
+        if core in ("ON", "OR") and self._caps_in_text(core, prev, nxt, k):
+            return core.lower()  # turn it ON, x OR y: the word, not the letters O N
         if core.isalpha() or _is_wordlike(core):
             # punctuation after the word ends what follows it: "(A) or (B)", "plan A."
             closed = k < len(self._trails) and self._trails[k] != "" and len(core) == 1
@@ -1192,6 +1304,17 @@ class Normalizer:
         return None
 
     def _numeric(self, core: str, prev: str, nxt: str, k: int, cores: list[str]) -> str | None:
+        m = _RE_IEEE_802.fullmatch(core)
+        if m:  # 802.11ax: "eight oh two dot eleven A X", as network engineers say it
+            tail = f" {letters_spoken(m.group(2).upper())}" if m.group(2) else ""
+            return f"eight oh two dot {num.cardinal(m.group(1))}{tail}"
+        if self._brand_mode(prev) == "standard":
+            m = _RE_STANDARD_EDITION.fullmatch(core)
+            if m:  # ISO 9001:2015 -> nine thousand one, twenty fifteen
+                return f"{_standard_digits(m.group(1))}, {num.year(m.group(2))}"
+            m = _RE_STANDARD_PART.fullmatch(core)
+            if m:  # IEC 60601-1, ISO 8601-1 -> ... dash one
+                return f"{_standard_digits(m.group(1))} dash {num.cardinal(m.group(2))}"
         m = _RE_DURATION.fullmatch(core)
         if m and sum(g is not None for g in m.groups()) >= 2:
             # 3h 45m, 1h30m, 2m30s: "m" after hours or before seconds is minutes
@@ -1307,6 +1430,8 @@ class Normalizer:
         if m:
             if m.group(1):
                 return num.year_plural(m.group(1))
+            if m.group(2) in ("00", "10"):  # '00s, '10s: the 2000s and 2010s, not "zeros"
+                return num.year_plural("20" + m.group(2))
             return num.plural_of_words(num.cardinal(m.group(2)))
         if (
             len(core) == 4
@@ -1396,6 +1521,14 @@ class Normalizer:
         if m and not core.startswith(("-", "+")):
             # "1980-1970 kg": a unit after the range makes both ends quantities, not years
             years = not self._unit_after_number(nxt, m.group(2))
+            if (
+                years
+                and 3 <= len(m.group(1)) <= 4
+                and m.group(1).isdecimal()
+                and m.group(2).isdecimal()
+                and self._brand_mode(prev) in ("model", "maker")
+            ):  # Boeing 787-9: the model and its variant; the dash is silent
+                return f"{_model_digits(m.group(1))} {num.cardinal(m.group(2), and_=False)}"
             if years and _RE_MODEL_VARIANT.fullmatch(core) and _model_cue(prev):
                 # Boeing 737-800, a 747-400: a model and its variant, said as the maker does
                 left_, right_ = core.split("-")
@@ -1409,7 +1542,11 @@ class Normalizer:
             if left and right:
                 if m.group(1) == m.group(2):
                     return f"{left} {right}"  # 50-50: a split, not a range
-                if years and _descending(m.group(1), m.group(2)):
+                if (
+                    years
+                    and _descending(m.group(1), m.group(2))
+                    and not self._hours_range(m.group(1), m.group(2), prev, nxt)
+                ):
                     # "978-0", "3-1": a range goes up, so this is a code or a score and the
                     # hyphen is silent (unless a unit follows: "1980-1970 kg" is a range)
                     return f"{left} {right}"
@@ -1427,7 +1564,8 @@ class Normalizer:
             if unit is not None:
                 said = self._plain_number(number, prev, "", k, cores, as_year=False)
                 if said is not None:
-                    return f"{said} {unit[0] if _is_one(number) else unit[1]}"
+                    one = _is_one(number) or _unit_adjective(prev, nxt)  # a 65W charger
+                    return f"{said} {unit[0] if one else unit[1]}"
             if rest.lower().startswith("/") and len(rest) > 1:
                 unit = self._unit(rest[1:], spaced=False)
                 said = self._plain_number(number, prev, "", k, cores, as_year=False)
@@ -1519,8 +1657,20 @@ class Normalizer:
             words = num.year(ip) if len(ip) == 4 else _three_digit_year(ip)
         elif len(ip) > 1 and ip[0] == "0":
             words = num.digits_words(ip)
+        elif (
+            3 <= len(ip) <= 5
+            and (mode := self._brand_mode(prev)) is not None
+            and not sign
+            and not self._unit_after_number(nxt, ip)
+            and not (mode == "maker" and _is_plural_noun(nxt))  # Intel 250 engineers
+        ):  # ISO 9001, IEEE 754, Snapdragon 888, Dimensity 9300: a name's number
+            words = _standard_digits(ip) if mode == "standard" else _model_digits(ip)
         elif len(ip) == 4 and self._model_context(prev):
             words = num.pair_reading(ip)
+        elif len(ip) == 3 and nxt == "MAX" and ip[1:] != "00":
+            words = _model_digits(ip)  # the 737 MAX: a model
+        elif len(ip) == 3 and prev.lower() in _VERSION_WORDS:
+            words = num.cardinal(ip, and_=False)  # Chrome 120: a version is a name, no "and"
         elif len(ip) == 3 and prev.lower().rstrip(":") in _STATUS_CUES and ip[1:] != "00":
             words = _three_digit_year(ip)  # HTTP 404 -> four oh four, error 503
         elif len(ip) in (3, 4) and self._nominal_cue(prev, k, cores):
@@ -1548,12 +1698,40 @@ class Normalizer:
             words = "plus " + words
         return words
 
+    @staticmethod
+    def _hours_range(a: str, b: str, prev: str, nxt: str) -> bool:
+        """``Mon-Fri 9-5``, ``open 9-5``, ``a 9-5 job``: clock hours, a range although the
+        numbers go down (a score ``won 9-5`` stays a score)."""
+        if not (a.isdecimal() and b.isdecimal() and 1 <= int(a) <= 12 and 1 <= int(b) <= 12):
+            return False
+        return (
+            _RE_DAY_RANGE.fullmatch(prev) is not None
+            or prev.lower() in ("open", "opens", "hours", "daily", "weekdays")
+            or nxt.lower().rstrip(".,") in ("job", "jobs", "shift", "shifts", "workday", "daily")
+        )
+
     def _nominal_cue(self, prev: str, k: int, cores: list[str]) -> bool:
         """``room 101``, ``flight UA 857``: a number after a word that names by number."""
         if prev.lower() in _NOMINAL_CUES:
             return True
         before = cores[k - 2].lower() if k >= 2 and k - 2 < len(cores) else ""
         return before == "flight" and prev.isupper() and len(prev) == 2
+
+    def _brand_mode(self, prev: str) -> str | None:
+        """How the digits after ``prev`` are read when it names a product line or a standard
+        (``data/brands.tsv``, or a lexicon entry ``"<name> #"`` whose spoken is a mode);
+        ``ISO/IEC`` counts when one of its parts does."""
+        if not prev[:1].isupper():
+            return None
+        entry = self.lex_get(prev + " #")
+        said = getattr(entry, "spoken", None) if entry is not None else None
+        if said in BRAND_MODES:
+            return said
+        for name in prev.split("/"):
+            mode = self.t.brands.get(name.casefold()) if name[:1].isupper() else None
+            if mode is not None:
+                return mode
+        return None
 
     def _model_context(self, prev: str) -> bool:
         """``RTX 4070``, ``GTX 1080``: four digits after an all-caps product name."""
@@ -1763,6 +1941,14 @@ class Normalizer:
         low = w.lower()
         if len(w) <= 5 and w.isalpha() and not _has_vowel(w) and low not in cmudict():
             return letters_spoken(w)  # ssh, npm, IPv: no vowel, no word: said letter by letter
+        stem, apo, rest = w.partition("'")
+        if apo and rest in ("d", "s", "ed", "ing") and stem.islower() and _primary_spelled(stem):
+            return f"{letters_spoken(stem)}'{rest}"  # cc'd, pr's: the letters, then the ending
+        if 2 <= len(w) <= 4 and w.isalpha() and w.islower() and w not in ("ok", "cu"):
+            if _primary_spelled(w) or (len(w) == 2 and w not in cmudict()):
+                # cc, pr, hr, ui, api, url (CMUdict's first reading is the letters), qa, ux
+                # (no word at all): spelled in ``spoken`` too, so text engines spell them
+                return letters_spoken(w)
         if w.islower() or (w[0].isupper() and w[1:].islower()):
             return w
         parts = _camel_split(w)
@@ -1812,9 +1998,21 @@ class Normalizer:
         p = prev.rstrip(".")
         if p.lower() in _SEQUENCE_WORDS and (len(core) >= 2 or core in ("I", "V", "X")):
             return num.cardinal(str(value))
-        if (len(core) >= 2 or not nxt) and p in _REGNAL_NAMES:
+        if (len(core) >= 2 or not nxt or core in ("V", "X")) and p in _REGNAL_NAMES:
             # a lone "I" only before punctuation or the end ("Francis I." but "Francis I think")
             return "the " + num.ordinal(str(value))
+        if (
+            len(core) >= 2
+            and set(core) <= set("IVX")
+            and 2 <= value <= 39
+            and len(p) >= 2
+            and p[0].isupper()
+            and p[1:].islower()
+            and p.isalpha()
+            and core not in self.t.acronyms
+            and p.lower() not in _COMMAND_VERBS  # "Use VI": the editor
+        ):  # Rocky IV, Final Fantasy VII, Type II, Phase III: a title's or a kind's number
+            return num.cardinal(str(value))
         return None
 
     # -- URLs, e-mails ----------------------------------------------------------------------
@@ -1960,6 +2158,13 @@ class Normalizer:
                     elif len(part) == 3 and part.isdecimal() and after[:1].isdecimal():
                         r = _model_digits(part)  # 777-300ER: a model, then its variant
                     elif (
+                        3 <= len(part) <= 5
+                        and part.isdecimal()
+                        and pi > 0
+                        and self._brand_mode(parts[pi - 1]) == "standard"
+                    ):  # ISO-9001, IEC-61508: a standard's number
+                        r = _standard_digits(part)
+                    elif (
                         len(part) in (3, 4)
                         and part.isdecimal()
                         and pi > 0
@@ -1999,7 +2204,11 @@ class Normalizer:
                 ):
                     out.append(f"{num.cardinal(digits)} {unit[0] if digits == '1' else unit[1]}")
                     j = k
-                elif w[j : j + 1] in ("x", "X") and w[j + 1 : j + 2].isdecimal():
+                elif (
+                    w[j : j + 1] in ("x", "X")
+                    and w[j + 1 : j + 2].isdecimal()
+                    and not (w[j] == "X" and _RE_DIGITS_LETTER.match(w, j + 1))
+                ):  # 2x8, 8x7B: "by"; but 5800X3D is the letter X, then "three D"
                     out.append(f"{_model_digits(digits, code=is_code)} by")
                     j += 1
                 else:
@@ -2023,7 +2232,13 @@ class Normalizer:
                 elif (
                     run.isupper()
                     or not _has_vowel(run)
-                    or (len(run) <= 3 and not (len(run) > 1 and run.islower() and run in cmudict()))
+                    or (
+                        len(run) <= 3
+                        and not (len(run) > 1 and run.islower() and run in cmudict())
+                        and not (  # Gen5, Pro2: a capitalised word, then its number
+                            len(run) == 3 and run.istitle() and run.lower() in cmudict()
+                        )
+                    )
                 ):
                     out.append(self.t.acronyms.get(run) or letters_spoken(run))
                 else:
@@ -2051,7 +2266,20 @@ class Normalizer:
         if c == "-" and 0 < i and s[i - 1].isalnum() and s[i + 1 : i + 2].isalnum():
             return Tok(i, i + 1, "minus")  # only reached in equations (see _fallback)
         if c == "#":
-            return Tok(i, i + 1, "number" if s[i + 1 : i + 2].isdecimal() else "hash")
+            if s[i + 1 : i + 2].isdecimal():
+                return Tok(i, i + 1, "number")
+            j = i + 1
+            while j < len(s) and s[j].isalpha():
+                j += 1
+            tag = s[i + 1 : j]
+            if (
+                tag[:1].isalpha()
+                and tag.lower() not in _DIRECTIVES
+                and (i == 0 or s[i - 1].isspace())
+                and s[j : j + 1] != "#"  # #mytext# is a marked word, not a hashtag
+            ):
+                return Tok(i, i + 1, "hashtag")  # #MachineLearning: as social media read it
+            return Tok(i, i + 1, "hash")  # #include, #!/bin/sh
         if c == "(" and s[i + 1 : i + 2].isalnum() and _function_before(s, i):
             return Tok(i, i + 1, "of")  # f(x), O(n log n), sqrt(2): "F of X"
         if (
@@ -2104,6 +2332,14 @@ class Normalizer:
 # Helpers
 # ---------------------------------------------------------------------------------------------
 
+
+#: Emoticons written with ASCII punctuation, as a chunk of their own (then only trailing
+#: punctuation): ``:)`` ``;-)`` ``:D`` ``:'(`` ``(:`` ``^_^`` ``T_T`` ``-_-`` ``o_O``. Not
+#: ``8)`` (a list item), ``<3`` (a comparison), ``XD`` (an acronym).
+_RE_EMOTICON = re.compile(
+    r"((?:[:;=][-'^o]?[()\[\]DPpOo/\\|*$@3]|[(][-']?[:;=]|\^_*\^|T_T|;_;|-_-|>_<|[oO]_[oO])"
+    r")(?=[.,!?]*(?:\s|$))"
+)
 
 _RE_TAG = re.compile(
     r"</?[A-Za-z][A-Za-z0-9_:-]{0,31}(?:=[^<>\s]{0,32})?"
@@ -2341,7 +2577,8 @@ def _ordinal_suffix(digits: str) -> str:
 
 def _model_digits(d: str, *, code: bool = True) -> str:
     """Digits inside a model number: H200 -> two hundred, 4070 -> forty seventy, A321 ->
-    three twenty one. ``code=False`` (digits with no letters around) keeps 3 digits whole."""
+    three twenty one, i9-14900K -> fourteen nine hundred. ``code=False`` (digits with no
+    letters around) keeps 3 and 5 digits whole."""
     if len(d) > 1 and d[0] == "0":
         return num.digits_words(d)
     if code and len(d) == 3 and d[1:] != "00":
@@ -2350,9 +2587,41 @@ def _model_digits(d: str, *, code: bool = True) -> str:
         return num.cardinal(d)
     if len(d) == 4:
         return num.pair_reading(d)
+    if code and len(d) == 5:
+        return _five_digit_code(d)  # 14900K, 10750H: generation + model, as Intel's are said
     if len(d) <= 6:
         return num.cardinal(d)
     return num.digits_words(d)
+
+
+def _five_digit_code(d: str) -> str:
+    """Five digits of a code or standard, said as two parts: the first two digits, then
+    three: ``14900`` -> "fourteen nine hundred", ``10750`` -> "ten seven fifty", ``27001`` ->
+    "twenty seven oh oh one", ``17025`` -> "seventeen oh twenty five"; ``22000`` -> "twenty
+    two thousand"."""
+    if d[0] == "0":
+        return num.digits_words(d)
+    head, tail = num.cardinal(d[:2]), d[2:]
+    if tail == "000":
+        return f"{head} thousand"
+    if tail[:2] == "00":
+        return f"{head} oh oh {num.ONES[int(tail[2])]}"
+    if tail[0] == "0":
+        return f"{head} oh {num.cardinal(tail[1:])}"
+    return f"{head} {_three_digit_year(tail)}"
+
+
+def _standard_digits(d: str) -> str:
+    """The number of a standard or specification after its body's name (``ISO 9001``,
+    ``IEEE 754``, ``RFC 7231``, ``ISO 27001``), as engineers say it: up to three digits as a
+    model number (seven fifty four, eight oh two), four digits in pairs (eighty six oh one)
+    except a round thousand plus a unit digit (nine thousand one), five digits as two parts
+    (twenty seven oh oh one), never with "and"."""
+    if len(d) > 1 and d[0] == "0":
+        return num.digits_words(d)
+    if len(d) == 4 and d[1:3] == "00":
+        return num.cardinal(d, and_=False)  # 9001 -> nine thousand one, 9000 -> nine thousand
+    return _model_digits(d)
 
 
 _SUPERSCRIPT_WORDS = {"²": "squared", "³": "cubed"}
@@ -2375,6 +2644,32 @@ def _numeric_char(c: str) -> str:
     if value == int(value) and 0 <= value < 10**6:
         return num.cardinal(str(int(value)))
     return ""
+
+
+#: Verbs that start a command; a capital word after one is a name, not a roman numeral.
+_COMMAND_VERBS = frozenset(
+    "use run open try see press install set get put call read edit view enter select choose "
+    "click tap hit start launch load save copy paste print show close exit quit".split()
+)
+#: Words after a number and its unit that are no noun the measure could describe.
+_NOT_NOUNS = frozenset(
+    "and or of to in on at for per is are was were be been has have had will would can could "
+    "may might must should do does did that which who than as with from by into over under vs "
+    "x each apiece total".split()
+)
+
+
+def _unit_adjective(before: str, nxt: str) -> bool:
+    """A measure between a determiner and a noun is an adjective, said in the singular
+    (``a 65W charger`` -> sixty five watt, ``the 3.5mm jack``, ``a 7nm process``)."""
+    return (
+        before.lower() in _DETERMINERS and nxt.isalpha() and nxt.islower() and nxt not in _NOT_NOUNS
+    )
+
+
+def _clock_before(prev: str) -> bool:
+    """``prev`` is a clock time a time zone may follow: ``10:30``, ``2pm``, ``9:00am``."""
+    return bool(_RE_TIME.fullmatch(prev) or _RE_HOUR_AMPM.fullmatch(prev))
 
 
 def _three_digit_year(d: str, zero: str = "oh") -> str:
@@ -2428,7 +2723,16 @@ def _version_parts(parts: list[str]) -> str:
 
 
 def read_version(v: str) -> str:
-    """``v2.0`` / ``2.0.1`` -> "version two point oh" / "two point oh point one"."""
+    """``v2.0`` / ``2.0.1`` -> "version two point oh" / "two point oh point one"; a wildcard
+    part and a pre-release tag: ``3.x`` -> "three point X", ``v1.0.0-beta.2`` -> "version one
+    point oh point oh beta two", ``2.0-rc1`` -> "… R C one"."""
+    m = _RE_PRERELEASE.fullmatch(v)
+    if m:
+        tag, n = m.group(2).lower(), m.group(3)
+        said = letters_spoken(tag.upper()) if tag == "rc" else tag
+        return f"{read_version(m.group(1))} {said}" + (f" {num.cardinal(n)}" if n else "")
+    if v.lower().endswith(".x") and v[:-2]:
+        return f"{read_version(v[:-2])} point X"
     body = v[1:] if v[:1] in "vV" else v
     return (
         "version " + _version_parts(body.split("."))
@@ -2499,6 +2803,17 @@ _SCORE_FRACTION_UNITS = frozenset("stars star points pts".split())
 _CAPS_FUNCTION_WORDS = frozenset(
     "DO NO GO TO IN ON OF AT BY UP IF OR SO BE WE ME MY IS AS AN".split()
 )
+#: Function words that make a run of capital words a phrase (:meth:`Normalizer._caps_phrases`).
+_CAPS_PHRASE_FUNCTION = _CAPS_FUNCTION_WORDS | frozenset(
+    "THE AND FOR NOT YOU ARE BUT ALL OUT NOW HOW WHY WHO OUR HIS HER HAS HAD WAS ANY YES ITS "
+    "OFF GET CAN DON'T CAN'T WON'T IT'S I'M YOU'RE WHAT THIS THAT WITH FROM YOUR HERE THERE".split()
+)
+#: ``#`` before these is the hash of code, not a hashtag (``#include``, ``#define``).
+_DIRECTIVES = frozenset(
+    "include define undef if ifdef ifndef elif else endif pragma error warning line import "
+    "region endregion".split()
+)
+_DETERMINERS = frozenset("the a an this that these those our your his her their its my".split())
 #: Apertures: ``f/1.8``, ``f/11``.
 _RE_F_STOP = re.compile(r"[fF]/(\d{1,2}(?:\.\d)?)")
 #: Video codecs and standards written letter-dot-number: ``H.264``, ``H.265``, ``V.92``.

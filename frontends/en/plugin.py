@@ -23,6 +23,7 @@ __all__ = ["EnFrontend", "EnOptions", "g2p_en_word", "mixvox_register_frontends"
 
 _WARN_MESSAGES = {
     "emoji": "emoji in English text is not spoken",
+    "emoticon": "emoticon in English text is not spoken",
     "control-char": "control character skipped",
     "symbol": "symbol has no English reading and is not spoken",
     "unsupported-script": "letters of a script the English frontend cannot read are skipped",

@@ -266,6 +266,9 @@ class ZhG2P:
             if by_word:
                 return [by_word]
         else:
+            by_word = polyphone.after_word(word, prev, nxt)
+            if by_word:  # 背着/书包 bei1, 背着/父母 bei4: a word whose sense its object shows
+                return by_word.split()
             fixed = self._fixed.get(word)
             if fixed is not None:
                 return list(fixed)
@@ -284,8 +287,9 @@ class ZhG2P:
         if len(word) > 1:
             if self._rare(word):
                 if sure is not None:
+                    kept = self._own_parts(word)
                     for k in range(len(word)):
-                        r = sure(k)
+                        r = None if k in kept else sure(k)
                         if r:
                             py[k] = r
             elif len(self._fixed) < _FIXED_MAX and self._in_dictionary(word):
@@ -351,6 +355,40 @@ class ZhG2P:
         for k, ch in enumerate(word):
             # context rules see the word only: a rule for 了结 must not fire in 递交/了/结案
             out.append(self.char_pinyin(ch, word[:k], word[k + 1 :], word, k, _at(guess, k)))
+        return out
+
+    def _own_parts(self, word: str) -> set[int]:
+        """Positions of ``word`` read by an entry of our own table inside it (别着急: 着急).
+
+        A rare word read by its parts keeps those parts' readings: the model's near-certain
+        reading overrules pypinyin's guess for a rare word, never our table (别着急 was zhe5
+        ji2; 着急 zhao2 ji2 is in ``phrases.tsv``). pypinyin's words inside it are not kept:
+        the forward split can cut the word wrongly (水分子 is 水/分子, not 水分/子: fen1), and
+        the model reads such a word better (CPP even lines: 煞车失灵 lost, nothing else).
+        In a two-character rare word a context rule of ours is kept the same way (塞进), and
+        in a rare pypinyin phrase a word of our table inside it (上当受骗: 上当 dang4).
+        """
+        assert self._own is not None
+        out: set[int] = set()
+        if word in self._own:
+            return out
+        if word in PHRASES_DICT:
+            # a rare pypinyin phrase holding a word of our table (上当受骗: 上当 dang4)
+            for i in range(len(word)):
+                for j in range(i + 2, len(word) + 1):
+                    if word[i:j] in self._own:
+                        out.update(range(i, j))
+            return out
+        if len(word) == 2:
+            # a context rule of ours reading one character from the other (塞进 sai1, 腿折
+            # she2) is ours too; in a longer word the rule's context may be cut wrongly
+            # (水分子: 分 fen4 by the rule for 水分, fen1 by the model)
+            return {k for k in (0, 1) if polyphone.rule(word[k], word[:k], word[k + 1 :])}
+        pos = 0
+        for part in self._phrase_split(word):
+            if len(part) > 1 and part in self._own:
+                out.update(range(pos, pos + len(part)))
+            pos += len(part)
         return out
 
     def _phrase_split(self, word: str) -> list[str]:

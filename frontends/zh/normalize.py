@@ -72,7 +72,7 @@ _LIANG_NEXT = set(
 )
 #: Letter units after which a bare ``2`` is 两 too (``2GB`` -> 两 G B, ``2K`` -> 两 K).
 _LIANG_LETTER_UNITS = frozenset(
-    "B KB MB GB TB PB K M G T W kW V A mA ms s min h km m cm mm kg g mg t L l ml mL kV MW GW "
+    "B KB MB GB TB PB K k M G T W kW V A mA ms s min h km m cm mm kg g mg t L l ml mL kV MW GW "
     "kWh MWh GWh Pa kPa MPa".split()
 )
 #: After ``2``: an ordinal or a mathematical degree, 二 even before a measure word.
@@ -102,6 +102,17 @@ _LINK_VERBS = tuple(
 _ID_CUES_WORDS = tuple(c for c in _ID_CUES if len(c) > 1)
 
 _DASH_SCORE_BEFORE = ("比分", "比分是", "比分为", "战胜", "击败", "打成", "总比分", "大比分")
+#: Words shortly before a dash between two numbers that make it a score (比).
+_DASH_SCORE_CONTEXT = (
+    "比赛", "比分", "半场", "全场", "主场", "客场", "决赛", "半决赛", "小组赛", "联赛", "战报",
+    "球赛", "终场", "加时",
+)  # fmt: skip
+#: After a dash between numbers: words of a range (之间, 左右 …), never a score.
+_RANGE_AFTER_WORDS = ("之间", "左右", "以内", "以上", "以下", "之内", "不等", "范围", "区间", "之")
+#: A character right before two dashed numbers that makes them a range or an amount.
+_RANGE_BEFORE_CHARS = frozenset(
+    "第约近共在从为是到有需要达至于价售卖花值龄高宽长重大小计余升降涨跌增减占每各控调设选用"
+)
 _DASH_SCORE_AFTER = (
     "获胜", "取胜", "战胜", "击败", "告负", "落败", "胜出", "赢", "输", "胜", "负", "战平",
 )  # fmt: skip
@@ -195,7 +206,13 @@ _AMOUNT_BEFORE = (
 #: After ``<digits>单元`` (an address), a 3-4 digit number is a flat number (2单元501).
 _ADDRESS_BEFORE_ROOM = ("单元", "号楼", "栋", "幢", "座", "楼")
 #: After 110/119/120/122: the emergency numbers, read 幺幺零.
+#: Public service numbers, said digit by digit with 幺 after a call word (打 and 拨 are
+#: identifier cues already) or before 报警/急救 …: 有事找110, 叫120, 投诉找12315.
+_SERVICE_NUMBERS = ("110", "119", "120", "122", "114", "12315", "12345", "12306", "12369")
+_SERVICE_CALL_BEFORE = ("报", "找", "叫", "呼叫", "求助", "联系", "打给", "拨给", "致电")
 _EMERGENCY_NEXT = ("报警", "警", "火警", "消防", "急救", "救护", "指挥", "交警", "电话", "求助")
+#: After a number that names rather than counts (a house, a bus route, an issue): 二百, not 两百.
+_NAMING_NEXT = ("号", "路", "期", "届")
 _SCORE_CUES = ("比分", "比赛", "战胜", "击败", "打成", "定格", "赢", "输", "胜", "负", "平", "比")
 
 #: Units written as one character (㎡, ㎞, ㎏ ...): what they are read as.
@@ -225,6 +242,8 @@ _UNITS: dict[str, str] = {
     "μg": "微克", "µg": "微克", "ng": "纳克", "lux": "勒克斯", "mph": "英里每小时",
     "ft": "英尺", "lb": "磅", "lbs": "磅", "oz": "盎司",
     "dB": "分贝", "px": "像素", "fps": "帧每秒", "w": "万", "cc": "毫升", "mmHg": "毫米汞柱",
+    "nits": "尼特", "nit": "尼特", "lm": "流明", "Wh": "瓦时", "RPM": "转每分钟", "inch": "英寸",
+    "inches": "英寸",
 }  # fmt: skip
 _UNITS.update(_UNIT_CHARS)
 _UNIT_KEYS = sorted(_UNITS, key=len, reverse=True)
@@ -237,6 +256,18 @@ _CURRENCY_PREFIX: dict[str, str] = {
     "JPY": "日元", "AUD": "澳元", "KRW": "韩元", "CAD": "加元",
 }  # fmt: skip
 _CURRENCY_KEYS = sorted(_CURRENCY_PREFIX, key=len, reverse=True)
+#: English words that number a thing (``Round 2``, ``Step 2``): the number is a label, 二 not 两.
+_LABEL_WORDS = frozenset(
+    "round level part step day season chapter section page figure fig table top episode ep game "
+    "phase stage lesson unit week lecture room gate line track vol volume act scene no "
+    "grade class module task question problem exercise lab".split()
+)
+#: A currency code after an amount (``3000 RMB``, ``500USD``).
+_RE_CURRENCY_AFTER = re.compile(
+    r" ?(CNY|RMB|USD|HKD|EUR|GBP|JPY|AUD|KRW|CAD)(?![A-Za-z])", re.ASCII
+)
+#: K/M/B between an amount and a currency word (``2.5B美元``, ``300M元``).
+_RE_MAGNITUDE_MONEY = re.compile(r"([KMB])(?=美元|元|人民币|欧元|英镑|日元|港元|韩元)")
 
 #: Symbols read as words wherever they stand in a zh span.
 _SYMBOLS: dict[str, str] = {
@@ -321,8 +352,11 @@ _DURATION_TIME_CUES = ("成绩", "用时", "耗时", "时长", "历时", "跑出
 _HAN_TIME_CHARS = frozenset("点分秒差半刻整钟")
 #: Day-part words that already say what am/pm would (``下午3:30 PM``): the morning ones match
 #: am, the others pm. Longest first, as they are matched right before or after the time.
-_AM_WORDS = ("早上", "早晨", "清晨", "上午", "凌晨")
-_PM_WORDS = ("下午", "中午", "傍晚", "晚上", "夜里", "夜间", "晚间", "深夜", "半夜", "午夜")
+_AM_WORDS = ("早上", "早晨", "清晨", "上午", "凌晨", "今早", "明早", "昨早")
+_PM_WORDS = (
+    "下午", "中午", "傍晚", "晚上", "夜里", "夜间", "晚间", "深夜", "半夜", "午夜", "今晚", "明晚",
+    "昨晚", "当晚", "每晚",
+)  # fmt: skip
 
 #: Time units after ``word/`` (``tokens/s``): the rate reads 每秒.
 _RATE_UNITS = {
@@ -423,8 +457,20 @@ _DATE_RANGE_CUES = (
     "工期",
 )
 _RE_MD = re.compile(r"(\d{2})([-/.])(\d{2})(?![\d])(?!\2\d)", re.ASCII)
+_RE_SLASH_MD_RANGE = re.compile(
+    r"(\d{1,2})/(\d{1,2})[-~～—–至到](\d{1,2})/(\d{1,2})(?![\d/])", re.ASCII
+)
 _RE_TIME = re.compile(r"(\d{1,2})[:：](\d{2})(?:[:：](\d{2}))?(?![\d:：])", re.ASCII)
-_RE_RATIO = re.compile(r"(\d+)[:：](\d+)(?![\d:：])", re.ASCII)
+#: ``10 : 30``: a time written with spaces around its colon (two-digit minutes).
+_RE_TIME_SPACED = re.compile(r"(\d{1,2}) [:：] (\d{2})()(?![\d:：])", re.ASCII)
+#: After ``1:1``: a meeting of two people (一对一), not a scale or a score (一比一).
+_ONE_ON_ONE_NEXT = (
+    "沟通", "辅导", "交流", "面试", "面谈", "谈话", "教学", "指导", "答疑", "咨询", "服务", "会议",
+    "会谈", "培训", "陪练", "私教", "聊", "对话", "对接", "带教", "讲解", "视频", "通话", "约谈",
+    "的沟通", "的辅导", "的交流", "的面谈", "的指导", "的答疑", "的会议", "的服务",
+    "meeting", "沟通会",
+)  # fmt: skip
+_RE_RATIO = re.compile(r"(\d+(?:\.\d+)?)(?:[:：]| [:：] )(\d+(?:\.\d+)?)(?![\d:：]|\.\d)", re.ASCII)
 _RE_PERCENT_RANGE = re.compile(rf"({_NUM})%?[-~到至]({_NUM})%", re.ASCII)
 _RE_PERCENT = re.compile(rf"({_NUM})[%‰‱]", re.ASCII)
 _RE_FRACTION = re.compile(r"(\d+) ?/ ?(\d+)(?![\d/])", re.ASCII)
@@ -457,6 +503,14 @@ def _valid_md(m: int, d: int) -> bool:
     return 1 <= m <= 12 and 1 <= d <= 31
 
 
+def _read_port(raw: str, yao: bool = True) -> str:
+    """A port number: one or two digits are said as a number (``22``, ``80`` -> 二十二, 八十,
+    as engineers say 八十端口), longer ones digit by digit (``8080``, ``443``)."""
+    if len(raw) <= 2 and raw[:1] != "0":
+        return read_cardinal(raw)
+    return read_digits(raw, yao=yao)
+
+
 def _read_year(y: str) -> str:
     return read_digits(y) + "年"
 
@@ -471,8 +525,12 @@ def _read_month_day(m: str, d: str | None = None) -> str:
 class _Scanner:
     """One pass over a zh span: collects :class:`Piece` objects."""
 
-    def __init__(self, text: str, brands: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, text: str, brands: Mapping[str, str] | None = None, context: str = ""
+    ) -> None:
         self.brands = {**brand_table(), **brands} if brands else brand_table()
+        #: text before the span in its sentence (another span's words): context only
+        self.context = context
         self.orig = text
         # fold full-width forms, but keep the Chinese comma: "100，200" is two numbers
         self.t = (
@@ -501,12 +559,28 @@ class _Scanner:
                 end = k + len(u)
                 if end < self.n and u[-1].isalpha() and is_latin_letter(t[end]):
                     continue
-                if u in ("w", "t", "l", "h", "s", "m", "g", "A", "V", "W") and k != j:
-                    continue  # a lone letter after a space is not a unit ("5 s" is rare)
+                if u in ("w", "t", "l", "h", "s", "m", "g", "A") and k != j:
+                    if not (u in ("s", "h") and self._plain_number_before(j)):
+                        continue  # a lone letter after a space is no unit, but 超时30 s is 秒
+                if u in ("V", "W") and k != j and t[end : end + 1] in ("-", "/", "+"):
+                    continue  # 1500 W is 瓦 (a spec sheet's spacing); "5 V-Sync" is no unit
                 if u == "A" and t.startswith(_GRADE_NEXT, end):
                     continue  # 5A级景区, 3A游戏: a grade, not amperes
                 return u, end
         return None
+
+    def _plain_number_before(self, j: int) -> bool:
+        """The number ending at ``j`` stands after Han text or a space after Han, not after a
+        Latin word (``超时30 s``, not ``iPhone 6 s``)."""
+        t = self.t
+        k = j
+        while k > 0 and (_is_digit(t[k - 1]) or t[k - 1] == "."):
+            k -= 1
+        if k == j:
+            return False
+        if k > 0 and t[k - 1] == " ":
+            k -= 1
+        return k > 0 and is_han(t[k - 1])
 
     def liang_next(self, j: int) -> bool:
         if j < self.n and self.t[j] == " ":
@@ -601,7 +675,8 @@ class _Scanner:
                 continue
             if c in "~～" and i + 1 < n and _is_digit(t[i + 1]) and not (i and _is_digit(t[i - 1])):
                 # "~5分钟": about five minutes; after 约/大约 the tilde adds nothing
-                self.add(i, i + 1, "num", "" if self.before(i, 1) == "约" else "约")
+                about = self.before(i, 3).rstrip(" ").endswith("约")  # 大约 ~30%
+                self.add(i, i + 1, "num", "" if about else "约")
                 i += 1
                 continue
             if c == "@" and 0 < i < n - 1 and is_latin_letter(t[i - 1]) and _is_digit(t[i + 1]):
@@ -633,6 +708,15 @@ class _Scanner:
             ):
                 self.add(i, i + 3, "latin", f"{t[i]} to {t[i + 2]}")  # B2B, O2O: "B to B"
                 i += 3
+            elif (
+                c in "xX*"
+                and 1 < i < n - 2
+                and t[i - 1] == t[i + 1] == " "
+                and _is_digit(t[i - 2])
+                and _is_digit(t[i + 2])
+            ):
+                self.add(i, i + 1, "num", "乘")  # 1920 x 1080: a spaced dimension
+                i += 1
             elif (
                 c in "xX*"
                 and 0 < i < n - 1
@@ -686,7 +770,11 @@ class _Scanner:
         number (``2⅓`` -> 二又三分之一)."""
         c = self.t[i]
         frac = Fraction(unicodedata.numeric(c)).limit_denominator(10)
-        spoken = read_cardinal(str(frac.denominator)) + "分之" + read_cardinal(str(frac.numerator))
+        spoken = (
+            read_cardinal(str(frac.denominator), liang_bai=False)
+            + "分之"
+            + read_cardinal(str(frac.numerator), liang_bai=False)
+        )
         ps = self.pieces
         if ps and ps[-1].end == i and ps[-1].kind == "num" and i and _is_digit(self.t[i - 1]):
             spoken = "又" + spoken
@@ -835,6 +923,7 @@ class _Scanner:
                     and not (
                         a.start > 0 and (t[a.start - 1].isascii() and t[a.start - 1].isalpha())
                     )
+                    and not (a.spoken == "k" and a.start > 0 and _is_digit(t[a.start - 1]))
                 ):
                     ps[k] = Piece(p.start, p.end, "num", "减")  # n-1, i-2: a variable minus
                     continue
@@ -940,6 +1029,12 @@ class _Scanner:
             if p.kind == "punct" and p.spoken in _RANGE_DASHES and p.end - p.start == 1:
                 a, b = ps[k - 1], ps[k + 1]
                 spaced_tilde = p.spoken in "~～" and a.kind == b.kind == "num"  # 3 ~ 5 天
+                spaced_tilde = spaced_tilde or (
+                    a.kind == b.kind == "num"
+                    and "点" in a.spoken
+                    and b.spoken.endswith(("点", "分", "秒"))
+                    and a.spoken.endswith(("点", "分", "秒"))
+                )  # 9:00am - 11:30am: two times
                 if (a.end != p.start or b.start != p.end) and not spaced_tilde:
                     continue
                 code = k >= 2 and ps[k - 2].kind == "latin" and ps[k - 2].end == a.start
@@ -961,6 +1056,18 @@ class _Scanner:
                     code = brand is not None and self.brands.get(brand[0].casefold()) == "standard"
                 if a.kind == "num" and b.kind == "num" and not code:
                     ps[k] = Piece(p.start, p.end, "num", "到")
+                elif (
+                    a.kind == "latin"
+                    and a.spoken in ("k", "K")
+                    and k >= 2
+                    and ps[k - 2].kind == "num"
+                    and ps[k - 2].end == a.start
+                    and b.kind == "num"
+                    and not (
+                        k >= 3 and ps[k - 3].kind == "latin" and ps[k - 3].end == ps[k - 2].start
+                    )
+                ):
+                    ps[k] = Piece(p.start, p.end, "num", "到")  # 月薪15k-25k: 十五K到二十五K
 
     def add(self, i: int, j: int, kind: str, spoken: str, issue: tuple[str, str] | None = None):
         if kind == "num" and len(spoken) > 2 * _MAX_RULE_DIGITS and j - i > 1:
@@ -1034,6 +1141,10 @@ class _Scanner:
             while k < self.n and k - i <= 4 and is_latin_letter(t[k]):
                 k += 1
             letters = t[i + 1 : k]
+            unit = self.unit_at(i + 1)
+            if unit and unit[1] == k and letters not in _RATE_UNITS:
+                self.add(i, k, "num", "每" + _UNITS[unit[0]])  # 5元/kg -> 五元每千克
+                return k
             if letters.lower() in _SEGMENT_UNITS and letters not in _RATE_UNITS:
                 self.add(i, i + 1, "num", "每")  # 0.12元/GB/月 -> 零点一二元每 G B 每月
                 return i + 1
@@ -1148,7 +1259,8 @@ class _Scanner:
                     num = ip + "." + fp.rstrip("0")  # ¥1.50 -> 一点五元, $2.00 -> 两美元
                 elif len(fp) <= 2:
                     num = ip
-                if t.startswith(name, end) or (name == "元" and t.startswith(("元", "块"), end)):
+                w = end + 1 if t[end : end + 1] == " " else end  # "¥ 7,000 元"
+                if t.startswith(name, w) or (name == "元" and t.startswith(("元", "块"), w)):
                     name = ""  # ￥1,234.50元: the written 元 says it (once)
                 spoken = ("负" if neg else "") + read_number(num, liang=not neg) + mult + name
                 self.add(i, end, "num", spoken)
@@ -1190,7 +1302,7 @@ class _Scanner:
             self.add(i, end, "num", "加一")  # 我+1: a vote for it, not "positive one"
             return end
         if end < self.n and t[end] == "%":
-            self.add(i, end + 1, "num", sign + "百分之" + read_number(m.group()))
+            self.add(i, end + 1, "num", sign + "百分之" + read_number(m.group(), liang_bai=False))
             return end + 1
         unit = self.unit_at(end)
         rng = _RE_TEMP_RANGE_END.match(t, end) if t[i] == "-" else None
@@ -1277,19 +1389,40 @@ class _Scanner:
                 self.add(m.end() + 1, m.end() + prefix.end(), "num", read_cardinal(prefix.group(1)))
                 return m.end() + prefix.end()
             port = _RE_PORT.match(self.t, m.end())
-            if port:  # 0.0.0.0:80, 10.0.0.5:8080: the port digit by digit, the colon silent
-                self.add(m.end(), m.end() + 1, "punct", "")
-                self.add(m.end() + 1, port.end(), "num", read_digits(port.group(1)))
+            if port:  # 0.0.0.0:80, 127.0.0.1:8000: 冒号, then the port (八十, 八零零零)
+                self.add(m.end(), m.end() + 1, "num", "冒号")
+                self.add(m.end() + 1, port.end(), "num", _read_port(port.group(1), yao=False))
                 return port.end()
             return m.end()
         m = _RE_VERSION.match(self.t, i)
         if m and not _RE_YMD.match(self.t, i):
-            self.add(i, m.end(), "num", "点".join(read_cardinal(p) for p in m.group().split(".")))
+            parts = m.group().split(".")
+            # 120.0.6099.109: a build group of three or more digits is said digit by digit
+            spoken = [read_cardinal(parts[0])] + [
+                read_digits(p) if len(p) >= 3 else read_cardinal(p) for p in parts[1:]
+            ]
+            self.add(i, m.end(), "num", "点".join(spoken))
             return m.end()
         return i
 
     def _r_date(self, i: int) -> int:
         t = self.t
+        m = _RE_SLASH_MD_RANGE.match(t, i)
+        if (
+            m
+            and not (i and (_is_digit(t[i - 1]) or t[i - 1] in "./"))
+            and _valid_md(int(m.group(1)), int(m.group(2)))
+            and _valid_md(int(m.group(3)), int(m.group(4)))
+            and (int(m.group(1)), int(m.group(2))) <= (int(m.group(3)), int(m.group(4)))
+        ):
+            # 活动时间9/1-9/7: two month/day dates joined by a dash, no fractions
+            spoken = (
+                _read_month_day(m.group(1), m.group(2))
+                + "到"
+                + _read_month_day(m.group(3), m.group(4))
+            )
+            self.add(i, m.end(), "num", spoken)
+            return m.end()
         m = _RE_DOTTED_MD_RANGE.match(t, i)
         if (
             m
@@ -1390,7 +1523,7 @@ class _Scanner:
 
     def _r_time_ratio(self, i: int) -> int:
         t = self.t
-        m = _RE_TIME.match(t, i)
+        m = _RE_TIME.match(t, i) or _RE_TIME_SPACED.match(t, i)  # 10 : 30 is a time too
         score_ctx = any(c in self.before(i, 6) for c in _SCORE_CUES)
         if m and m.group(3) and any(c in self.before(i, 8) for c in _DURATION_TIME_CUES):
             # 马拉松成绩2:05:30, 用时1:02:03: a duration, not a clock time
@@ -1408,6 +1541,22 @@ class _Scanner:
                     parts.append(read_cardinal(str(ds)) + "秒")
                 self.add(i, end, "num", "".join(parts))
                 return end
+        if (
+            m
+            and not m.group(3)
+            and int(m.group(2)) < 60
+            and any(
+                c in re.split(r"[，,。；;]", self.before(i, 8))[-1] for c in _DURATION_TIME_CUES
+            )
+            and not _AMPM.match(t, m.end())
+        ):
+            # 视频时长 3:45, 跑步用时 45:30: minutes and seconds, 三分四十五秒
+            dm, ds = int(m.group(1)), int(m.group(2))
+            spoken = (read_cardinal(str(dm)) + "分" if dm else "") + (
+                read_cardinal(str(ds)) + "秒" if ds or not dm else ""
+            )
+            self.add(i, m.end(), "num", spoken)
+            return m.end()
         if m and not score_ctx:
             h, mi = int(m.group(1)), int(m.group(2))
             s = int(m.group(3)) if m.group(3) else None
@@ -1418,6 +1567,10 @@ class _Scanner:
                 if ap:
                     prefix, issue = self._day_part(ap, i)
                     end = ap.end()
+                    if h > 12 and prefix:  # 13:10pm: a 24-hour hour says the half of the day
+                        if prefix == "上午":
+                            issue = ("ampm-conflict", f"{ap.group(1)!r} after hour {h}; not read")
+                        prefix = ""
                 spoken = prefix + read_cardinal(str(h), liang=True) + "点"
                 if mi or s is not None:  # a time written with seconds reads every field
                     spoken += ("零" if 0 < mi < 10 else "") + read_cardinal(str(mi)) + "分"
@@ -1427,8 +1580,8 @@ class _Scanner:
                 if frac and not ap:  # 10:00:00.123: the seconds with their fraction
                     spoken += read_cardinal(str(s)) + "点" + read_digits(frac.group(1)) + "秒"
                     end += frac.end()
-                elif s is not None:
-                    spoken += read_cardinal(str(s)) + "秒"
+                elif s is not None:  # 03:04:05 -> 三点零四分零五秒, as the minutes
+                    spoken += ("零" if 0 < s < 10 else "") + read_cardinal(str(s)) + "秒"
                 if ap:
                     self._add_ampm_time(i, ap, spoken, issue)
                 else:
@@ -1441,7 +1594,15 @@ class _Scanner:
             return m.end()
         m = _RE_RATIO.match(t, i)
         if m:
-            spoken = read_cardinal(m.group(1)) + "比" + read_cardinal(m.group(2))
+            if (
+                m.group(1) == m.group(2) == "1"
+                and self.after(m.end(), 3).lstrip(" ").startswith(_ONE_ON_ONE_NEXT)
+                and not score_ctx
+            ):
+                # 1:1沟通, 1:1辅导: one-on-one, 一对一 (1:1还原, 1:1比例 stay 一比一: a scale)
+                self.add(i, m.end(), "num", "一对一")
+                return m.end()
+            spoken = read_number(m.group(1)) + "比" + read_number(m.group(2))
             self.add(i, m.end(), "num", spoken)
             return m.end()
         return i
@@ -1450,13 +1611,18 @@ class _Scanner:
         t = self.t
         m = _RE_PERCENT_RANGE.match(t, i)
         if m:
-            spoken = "百分之" + read_number(m.group(1)) + "到百分之" + read_number(m.group(2))
+            spoken = (
+                "百分之"
+                + read_number(m.group(1), liang_bai=False)
+                + "到百分之"
+                + read_number(m.group(2), liang_bai=False)
+            )
             self.add(i, m.end(), "num", spoken)
             return m.end()
         m = _RE_PERCENT.match(t, i)
         if m:
             word = {"%": "百分之", "‰": "千分之"}.get(t[m.end() - 1], "万分之")
-            self.add(i, m.end(), "num", word + read_number(m.group(1)))
+            self.add(i, m.end(), "num", word + read_number(m.group(1), liang_bai=False))
             return m.end()
         return i
 
@@ -1475,6 +1641,11 @@ class _Scanner:
             spoken = read_cardinal(m.group(1)) + "到" + read_cardinal(m.group(2)) + _UNITS[unit[0]]
             self.add(i, unit[1], "num", spoken)
             return unit[1]
+        if self.after(m.end(), 3).lstrip(" ").startswith("端口") and " " not in m.group():
+            # 开放80/443端口: two ports, 八十和四四三
+            spoken = _read_port(m.group(1)) + "和" + _read_port(m.group(2))
+            self.add(i, m.end(), "num", spoken)
+            return m.end()
         if self._slash_date(m, i):  # 在12/25圣诞节那天, 3/15开始放假: month/day
             return self._date_end(i, m.end(), _read_month_day(m.group(1), m.group(2)))
         if "血压" in self.before(i, 6):  # 血压120/80: two pressures, not a fraction
@@ -1488,8 +1659,32 @@ class _Scanner:
                 return unit[1]
             self.add(b_start, m.end(), "num", read_cardinal(m.group(2)))
             return m.end()
+        if (
+            unit
+            and unit[0] not in _TEMPERATURE_UNITS
+            and unit[0].isascii()
+            and unit[0] != "mmHg"
+            and len(m.group(1)) >= 2
+            and len(m.group(2)) >= 2
+            and " " not in m.group()
+        ):
+            # 50/60Hz, 110/220V: two ratings of one device, 五十或六十赫兹 (1/4W stays a fraction)
+            spoken = read_cardinal(m.group(1)) + "或" + read_cardinal(m.group(2))
+            if unit[0] == "km/h":
+                spoken = "每小时" + spoken + "公里"
+            else:
+                spoken += _UNITS[unit[0]]
+            self.add(i, unit[1], "num", spoken)
+            return unit[1]
         # "拉齐奥 2/2" style scores are not handled; a fraction is the common reading
-        spoken = read_cardinal(m.group(2)) + "分之" + read_cardinal(m.group(1))
+        spoken = (
+            read_cardinal(m.group(2), liang_bai=False)
+            + "分之"
+            + read_cardinal(m.group(1), liang_bai=False)
+        )
+        if unit and unit[0].isascii() and unit[0] not in ("km/h", "w") and " " not in m.group():
+            self.add(i, unit[1], "num", spoken + _UNITS[unit[0]])  # 1/4W -> 四分之一瓦
+            return unit[1]
         self.add(i, m.end(), "num", spoken)
         return m.end()
 
@@ -1532,6 +1727,12 @@ class _Scanner:
             return chain.end()
         if i > 0 and is_latin_letter(self.t[i - 1]):
             return i  # i7-12700K: a model code, not a range
+        if self._model_variant(i, a, b, end):
+            # 波音737-800, 787-9: a model and its variant, 七三七 八百 (the dash silent)
+            self.add(i, i + len(a), "num", read_digits(a))
+            self.add(i + len(a), i + len(a) + 1, "punct", "")
+            self.add(i + len(a) + 1, end, "num", read_cardinal(b))
+            return end
         if (
             "." not in a + b
             and self.before(i, 3).rstrip("(（").endswith(_FIGURE_WORDS)
@@ -1585,8 +1786,54 @@ class _Scanner:
         self.add(i, end, "num", spoken)
         return end
 
+    def _model_variant(self, i: int, a: str, b: str, end: int) -> bool:
+        """``737-800``, ``波音787-9``, ``A350-900`` (the number after ``A`` is handled as a code):
+        a three-digit model number, a dash and a variant (a round hundred or one digit), after
+        a ``digits`` brand (波音, Boeing) or of the 7x7 Boeing family, with no unit or measure
+        word after it (``价格737-800元`` stays a range)."""
+        if "." in a + b or len(a) != 3 or a[1:] == "00" or a[0] == "0":
+            return False
+        if not ((len(b) == 3 and b[1:] == "00" and b[0] != "0") or (len(b) == 1 and b != "0")):
+            return False
+        nxt = self.after(end, 1)
+        if nxt in _QUANTITY_NEXT or self.unit_at(end) or self.liang_next(end) or nxt in "%‰":
+            return False
+        if self.after(end, 2) in ("之间", "左右", "以内", "以上", "以下"):
+            return False
+        brand = self._brand_before(i)
+        mode = self.brands.get(brand[0].casefold()) if brand is not None else None
+        if mode is None:
+            mode = self._han_brand_before(i)
+        return mode == "digits" or bool(re.fullmatch(r"7[0-8]7", a))
+
     def _score_dash(self, i: int, end: int) -> bool:
-        """``比分3-1``, ``以2-1获胜``: a dash between two scores reads 比."""
+        """``比分3-1``, ``以2-1获胜``: a dash between two scores reads 比; so does a descending
+        pair between Chinese words (``湖人108-102勇士``: a range is written low to high)."""
+        t = self.t
+        a_b = t[i:end].split("-")
+        plain = (
+            len(a_b) == 2
+            and all(x.isdigit() and len(x) <= 3 for x in a_b)
+            and not (
+                self.after(end, 1) in _QUANTITY_NEXT or self.unit_at(end) or self.liang_next(end)
+            )
+            and not self.after(end, 2).startswith(_RANGE_AFTER_WORDS)
+            and self.before(i, 1) not in _RANGE_BEFORE_CHARS
+        )
+        if plain and i > 0 and is_han(t[i - 1]) and int(a_b[0]) > int(a_b[1]):
+            return True  # 湖人108-102勇士: a range is written low to high
+        if plain and any(w in self.before(i, 10) for w in _DASH_SCORE_CONTEXT):
+            return True  # 比赛最终以3-2结束, 半场45-38
+        if (
+            plain
+            and i > 1
+            and is_han(t[i - 1])
+            and is_han(t[i - 2])
+            and end + 1 < self.n
+            and is_han(t[end])
+            and is_han(t[end + 1])
+        ):
+            return True  # 勇士102-110湖人: a score between two team names
         if self.before(i, 6).endswith(_DASH_SCORE_BEFORE) or any(
             c in self.before(i, 6) for c in ("比分", "战胜", "击败", "打成")
         ):
@@ -1606,7 +1853,7 @@ class _Scanner:
         raw = num.replace(",", "")
         if year_ok and len(raw) == 4 and "." not in raw and self.after(next_pos, 1) == "年":
             return read_digits(raw)
-        return read_number(raw, liang=liang and self.liang_next(next_pos))
+        return read_number(raw, liang=liang and self.liang_next(next_pos), liang_bai=liang)
 
     def _r_number(self, i: int) -> int:
         t = self.t
@@ -1617,8 +1864,19 @@ class _Scanner:
         raw = num.replace(",", "")
         k = end + 1 if self.after(end, 1) == " " and self.after(end + 1, 1) == "%" else end
         if k != end:  # "50 %": the space changes nothing
-            self.add(i, k + 1, "num", "百分之" + read_number(raw))
+            self.add(i, k + 1, "num", "百分之" + read_number(raw, liang_bai=False))
             return k + 1
+        cur = _RE_CURRENCY_AFTER.match(t, end)
+        if cur and "," not in num[-1:]:
+            # 3000 RMB, 500 USD: the currency code after the amount, 三千人民币
+            amount = raw.rstrip("0").rstrip(".") if "." in raw else raw
+            self.add(i, cur.end(), "num", read_number(amount) + _CURRENCY_PREFIX[cur.group(1)])
+            return cur.end()
+        mag = _RE_MAGNITUDE_MONEY.match(t, end)
+        if mag and len(raw) <= 6:
+            # 2.5B美元 -> 二十五亿美元, 300M元: K/M/B before a currency word are a magnitude
+            self.add(i, end + 1, "num", read_number(_scaled(raw, _MAGNITUDES[mag.group(1)])))
+            return end + 1
         nxt2 = self.after(end, 2)
         if (
             nxt2[:1] in ("x", "×")
@@ -1666,12 +1924,13 @@ class _Scanner:
             if "." in raw:
                 value = read_number(raw)
             else:
-                liang = not self.before(i, 2).rstrip(" ").endswith("第") and not u.startswith(
-                    ("°", "℃", "℉")
-                )
-                value = read_cardinal(raw, liang=liang)
+                ordinal = self.before(i, 2).rstrip(" ").endswith("第")
+                liang = not ordinal and not u.startswith(("°", "℃", "℉"))
+                value = read_cardinal(raw, liang=liang, liang_bai=not ordinal)
             if u == "km/h":
                 spoken = "每小时" + value + "公里"
+            elif u == "m" and self._cpu_context(i):
+                spoken = value + "毫核"  # Kubernetes cpu: 500m -> 五百毫核 (millicores)
             elif u == "w":
                 spoken = value + "万"
             else:
@@ -1714,6 +1973,12 @@ class _Scanner:
             return end
         self.add(i, end, "num", self._read_integer(raw, i, end))
         return end
+
+    def _cpu_context(self, i: int) -> bool:
+        """A Kubernetes CPU quantity: ``cpu``/``CPU``/核 or ``requests``/``limits`` shortly
+        before the number (``cpu: 500m``, ``CPU requests设为500m``), so ``m`` is millicores."""
+        before = (self.context[-24:] + self.t[max(0, i - 24) : i]).lower()
+        return any(w in before for w in ("cpu", "millicore", "核心", "vcpu"))
 
     def _after_spaced_code(self, i: int) -> bool:
         """The number at ``i`` follows a code (letters and digits, ending in a digit: ``M.2``,
@@ -1831,6 +2096,13 @@ class _Scanner:
                 if (word in _AM_WORDS) != am:
                     return "", ("ampm-conflict", f"{ap.group(1)!r} contradicts {word}; read {word}")
                 return "", None
+        prev = re.search(
+            r"(a\.m\.|p\.m\.|am|pm|AM|PM|A\.M\.|P\.M\.) ?[-~～—–到至] ?$", self.before(start, 8)
+        )
+        if prev and (prev.group(1)[0] in "aA") == am:
+            # 上午9am-11am, 9am-11am: the second time of a range shares the first one's day part
+            if re.search(r"\d$", self.before(start - len(prev.group()), 1)):
+                return "", None
         return ("上午" if am else "下午"), None
 
     def _add_ampm_time(
@@ -1911,7 +2183,7 @@ class _Scanner:
         ):
             return read_digits(raw)  # 这波操作666, 996工作制, 520那天: said digit by digit
         if prev.endswith("第"):
-            return read_cardinal(raw)
+            return read_cardinal(raw, liang_bai=False)  # 第二百: ordinals never take 两
         if prev.rstrip(" ").lower().endswith("no.") and len(raw) >= 3:
             return read_digits(raw)  # No.12345 -> 一二三四五
         if nxt1 == "年" and prev.endswith(("公元", "公元前", "纪元", "西元")):
@@ -1964,7 +2236,7 @@ class _Scanner:
         if prev.endswith(("转", "分机")) and len(prev) >= 2 and _is_digit(prev[-2]):
             return read_digits(raw, yao=True)  # 021-62345678转801: an extension
         if len(raw) >= 2 and nxt.startswith(("端口", "号端口")):
-            return read_digits(raw, yao=True)  # 8000端口 -> 八零零零, as 端口8000
+            return _read_port(raw)  # 8000端口 -> 八零零零, as 端口8000; 80端口 八十
         if (
             len(raw) == 2
             and self.before(i, 1) == "秒"
@@ -1986,15 +2258,26 @@ class _Scanner:
             and not self.liang_next(end)
         ):
             return read_digits(raw, yao=True)  # 3号楼2单元501: the flat's number
-        if raw in ("110", "119", "120", "122") and nxt.startswith(_EMERGENCY_NEXT):
-            return read_digits(raw, yao=True)  # 110报警, 120急救车
+        if raw in _SERVICE_NUMBERS and (
+            nxt.startswith(_EMERGENCY_NEXT)
+            or (
+                prev.endswith(_SERVICE_CALL_BEFORE)
+                and nxt1 not in _QUANTITY_NEXT
+                and not self.liang_next(end)
+            )
+        ):
+            return read_digits(raw, yao=True)  # 110报警, 120急救车, 有事找110, 投诉就找12315
         if prev.rstrip(" \t\u3000是为:：").endswith(_ID_CUES) and not self.liang_next(end):
+            if prev.rstrip(" \t\u3000是为:：").endswith(("端口", "端口号", "port")):
+                return _read_port(raw)  # 端口22 -> 二十二, 端口8080 -> 八零八零
             return read_digits(raw, yao=True)
         linked = self.before(i, 10).rstrip(" \t\u3000:：")
         for verb in _LINK_VERBS:
             if linked.endswith(verb):
                 linked = linked[: -len(verb)].rstrip(" \t\u3000")
                 if linked.endswith(_ID_CUES_WORDS) and not self.liang_next(end):
+                    if linked.endswith(("端口", "端口号", "port")):
+                        return _read_port(raw)  # 端口改成8443 -> 八四四三
                     return read_digits(raw, yao=True)  # 端口改成8443, 工号填写为10086
                 break
         if (
@@ -2008,7 +2291,16 @@ class _Scanner:
             round_amount = len(raw.rstrip("0")) <= 2  # 50000, 150000: an amount, not a code
             if not self.liang_next(end) and not round_amount and not prev.endswith(_AMOUNT_BEFORE):
                 return read_digits(raw, yao=True)  # 拨打12306来咨询
-        return read_cardinal(raw, liang=self.liang_next(end))
+        label = self._brand_before(i)
+        if label is not None and not label[1] and label[0].casefold() in _LABEL_WORDS:
+            if len(raw) in (3, 4) and label[0].casefold() in ("room", "gate", "line"):
+                return read_digits(raw)  # Room 302: 三零二
+            return read_cardinal(
+                raw, liang_bai=False
+            )  # Round 2面试, Step 2: a numbered label, no 两
+        # 200号, 200路, 200期: a number that names (a house, a bus route, an issue) says 二百
+        naming = nxt1 in _NAMING_NEXT or nxt.startswith("分之")  # 200分之1: a fraction, 二
+        return read_cardinal(raw, liang=self.liang_next(end), liang_bai=not naming)
 
     def _short_year(self, prev: str, end: int, default: bool) -> bool:
         """Is a 2-digit number before 年 (at ``end``) a year (八六年) or a count (三十年)?
@@ -2054,8 +2346,10 @@ class _Scanner:
         word = t[j:k].strip("-")
         if not word or not any(is_latin_letter(c) for c in word):
             return None
-        if word in ("x", "X") and j > 0 and _is_digit(t[j - 1]):
-            return None  # 1920x1080: a dimension, not a code
+        if word in ("x", "X") and (
+            (j > 0 and _is_digit(t[j - 1])) or (j > 1 and t[j - 1] == " " and _is_digit(t[j - 2]))
+        ):
+            return None  # 1920x1080, 1920 x 1080: a dimension, not a code
         return word, glued
 
     def _han_brand_before(self, i: int) -> str | None:
@@ -2112,6 +2406,8 @@ class _Scanner:
         after_code_dash = (
             i >= 2 and t[i - 1] == "-" and (_is_digit(t[i - 2]) or is_latin_letter(t[i - 2]))
         )
+        if after_code_dash and len(raw) > 1 and raw[0] == "0" and "." not in raw:
+            return read_digits(raw)  # ORD-20240101-001: a zero-led serial, 零零一
         if (
             suffix in ("x", "X")
             and suffix_j < self.n
@@ -2132,7 +2428,7 @@ class _Scanner:
             if han_mode == "digits" and "." not in raw:
                 return read_digits(raw)  # 波音737 -> 七三七
             if han_mode == "cardinal":
-                return read_cardinal(raw)
+                return read_cardinal(raw, liang_bai=False)
             if (
                 len(raw) >= 4
                 and suffix
@@ -2158,11 +2454,12 @@ class _Scanner:
         if mode == "standard" and brand is not None and brand[1] and len(raw) <= 3:
             mode = None  # GB200 (a chip): a standard's number is spaced or long (GB 2760, GB18030)
         if brand is not None and brand[0].upper() == "ISO" and self._camera_iso(raw, i):
-            return read_cardinal(raw)  # 光圈f/1.8，ISO 100: a film speed, not ISO 100 the standard
+            # 光圈f/1.8，ISO 100: a film speed, not ISO 100 the standard
+            return read_cardinal(raw, liang_bai=False)
         if mode in _DIGIT_MODES:
             return read_digits(raw)
         if mode == "cardinal":
-            return read_cardinal(raw)
+            return read_cardinal(raw, liang_bai=False)
         if brand is not None and not brand[1] and len(raw) < 4:
             return None  # "Windows 11", "Top 3": the ordinary rules (两个, 第, units)
         if len(raw) >= 4:
@@ -2178,7 +2475,7 @@ class _Scanner:
             and brand[0] not in ("v", "V")  # v126: a version
         ):
             return read_digits(raw)  # B650, Z790, C919, G502: a model number, digit by digit
-        return read_cardinal(raw)  # A100 -> 一百, H200 -> 二百
+        return read_cardinal(raw, liang_bai=False)  # A100 -> 一百, H200 -> 二百: a name
 
     _rules: list[Callable[[_Scanner, int], int]] = [
         _r_currency,
@@ -2197,17 +2494,18 @@ class _Scanner:
     ]
 
 
-def tokenize(text: str, brands: Mapping[str, str] | None = None) -> list[Piece]:
+def tokenize(text: str, brands: Mapping[str, str] | None = None, before: str = "") -> list[Piece]:
     """Cut ``text`` (one zh span) into pieces with local offsets; see :class:`Piece`.
 
-    ``brands`` adds to or replaces rows of :func:`brand_table` (lower-cased brand -> mode).
+    ``brands`` adds to or replaces rows of :func:`brand_table` (lower-cased brand -> mode);
+    ``before`` is the text before the span in its sentence (read as context only).
     """
     if not text:
         return []
     keep = _visible_positions(text)
     if keep is None:
-        return _Scanner(text, brands).run()
-    pieces = _Scanner("".join(text[k] for k in keep), brands).run()
+        return _Scanner(text, brands, before).run()
+    pieces = _Scanner("".join(text[k] for k in keep), brands, before).run()
     return _restore_offsets(text, keep, pieces)
 
 

@@ -10,20 +10,45 @@ Conventions (see ``CONVENTIONS.md``):
   ``110000`` -> 十一万, ``50010`` -> 五万零一十); a 万/亿 section worth 10-19 after 零 drops
   it too (``10000100000`` -> 一百亿零十万, as NeMo).
 * ``两`` replaces ``二`` for a ``2`` in the 千 position and for a bare ``2`` section before
-  万/亿 (``2000`` -> 两千, ``20000`` -> 两万, ``12000`` -> 一万两千); the 百, 十 and 个 places
-  say 二 (``200`` -> 二百, ``1200`` -> 一千二百), as the 现代汉语词典 entry for 两 puts it
-  ("在多位数中，百、十、个位用'二'不用'两'"). A bare ``2`` is 二 unless the caller asks for 两
+  万/亿 (``2000`` -> 两千, ``20000`` -> 两万, ``12000`` -> 一万两千). A 2 in the 百 place says
+  二 (``200`` -> 二百, ``1200`` -> 一千二百: the 现代汉语词典 entry for 两, "在多位数中，百、十、
+  个位用'二'", NeMo's readings and our held-out writers). The colloquial 两百 for a 2 that
+  *leads* a count (``200`` -> 两百, ``250`` -> 两百五十, ``200万`` -> 两百万) is the user's
+  choice: :func:`number_style` (``[frontend.zh] liang_bai = true``); callers pass
+  ``liang_bai=False`` where a number is an ordinal, a name or a fraction, which keep 二百 in
+  either style (第二百, H二百, 百分之二百). A bare ``2`` is 二 unless the caller asks for 两
   (``2个`` -> 两个).
 * More than 16 integer digits are read digit by digit: the largest unit is 万亿.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+from collections.abc import Iterator
+
 DIGITS = "零一二三四五六七八九"
 PHONE_DIGITS = "零幺二三四五六七八九"
 _SECTION_UNITS = ["", "万", "亿", "万亿"]
 #: Integers longer than this are read digit by digit (no unit above 万亿).
 MAX_CARDINAL_DIGITS = 16
+
+#: Whether a 2 leading a count before 百 says 两 (see :func:`number_style`). A context
+#: variable, so that routers with different options may share a thread or run in parallel.
+_LIANG_BAI: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "mixvox_zh_liang_bai", default=False
+)
+
+
+@contextlib.contextmanager
+def number_style(*, liang_bai: bool) -> Iterator[None]:
+    """Within the block, a count that starts with 2 before 百 says 两 (``liang_bai=True``:
+    两百, 两百五十, the colloquial form) or 二 (the default: 二百, the dictionary's form)."""
+    token = _LIANG_BAI.set(liang_bai)
+    try:
+        yield
+    finally:
+        _LIANG_BAI.reset(token)
 
 
 def read_digits(digits: str, *, yao: bool = False) -> str:
@@ -39,8 +64,10 @@ def _read_section(sec: str, *, leading: bool, liang_bai: bool) -> str:
     """Read one section of at most four digits (no leading zeros handling beyond 零 runs).
 
     ``leading`` is true for the most significant section of the whole number (it may drop the
-    ``一`` of ``一十``); ``liang_bai`` allows ``两百`` when the 百 digit leads the number.
+    ``一`` of ``一十``); ``liang_bai`` allows ``两百`` when the 百 digit leads the number and
+    the style in force (:func:`number_style`) asks for it.
     """
+    liang_bai = liang_bai and _LIANG_BAI.get()
     sec = sec.rjust(4, "0")
     units = ["千", "百", "十", ""]
     out: list[str] = []
@@ -69,11 +96,12 @@ def _read_section(sec: str, *, leading: bool, liang_bai: bool) -> str:
     return "".join(out)
 
 
-def read_cardinal(digits: str, *, liang: bool = False, liang_bai: bool = False) -> str:
+def read_cardinal(digits: str, *, liang: bool = False, liang_bai: bool = True) -> str:
     """Read a non-negative integer given as ASCII digits (``"1024"`` -> 一千零二十四).
 
     ``liang`` reads a bare ``2`` (the whole number) as 两 (for ``2个`` -> 两个); ``liang_bai``
-    reads a leading 2 before 百 as 两 (the default is 二百, the dictionary's). Leading zeros
+    marks a count whose leading 2 before 百 may say 两 when :func:`number_style` asks for it
+    (``False``: always 二百, for ordinals, names, fractions). Leading zeros
     are ignored (``007`` -> 七). More than :data:`MAX_CARDINAL_DIGITS` digits fall back to
     :func:`read_digits` so that any input is read in linear time.
     """
@@ -113,18 +141,20 @@ def read_cardinal(digits: str, *, liang: bool = False, liang_bai: bool = False) 
     return "".join(out)
 
 
-def read_decimal(int_part: str, frac_part: str, *, liang: bool = False) -> str:
+def read_decimal(
+    int_part: str, frac_part: str, *, liang: bool = False, liang_bai: bool = True
+) -> str:
     """``3.14`` -> 三点一四 (the fraction is read digit by digit, trailing zeros kept)."""
-    whole = read_cardinal(int_part or "0", liang=False)
+    whole = read_cardinal(int_part or "0", liang=False, liang_bai=liang_bai)
     if not frac_part:
         return whole
     return whole + "点" + read_digits(frac_part)
 
 
-def read_number(text: str, *, liang: bool = False) -> str:
+def read_number(text: str, *, liang: bool = False, liang_bai: bool = True) -> str:
     """Read ``123``, ``1,234``, ``3.5`` (no sign): a convenience used by several rules."""
     text = text.replace(",", "")
     if "." in text:
         ip, _, fp = text.partition(".")
-        return read_decimal(ip, fp)
-    return read_cardinal(text, liang=liang)
+        return read_decimal(ip, fp, liang_bai=liang_bai)
+    return read_cardinal(text, liang=liang, liang_bai=liang_bai)

@@ -32,10 +32,12 @@ from mixvox.frontends.zh.normalize import (
     normalize_zh,
     tokenize,
 )
+from mixvox.frontends.zh.numbers import number_style
 from mixvox.frontends.zh.polymodel import SentenceReadings, default_model
 from mixvox.frontends.zh.sandhi import apply_sandhi
 from mixvox.interfaces import FrontendContext, FrontendInfo, LexEntry, Lexicon
 from mixvox.ir import Span, Word
+from mixvox.options import EngineOptions, option
 from mixvox.phonetics import canonical_pinyin
 from mixvox.plugins.hookspecs import hookimpl
 from mixvox.textutil import is_han
@@ -145,12 +147,25 @@ class _Builder:
             pass
 
 
+@dataclass
+class ZhOptions(EngineOptions):
+    """Options of the Mandarin frontend (config ``[frontend.zh]``, CLI flags, ``-F zh.KEY=V``)."""
+
+    liang_bai: bool = option(
+        False,
+        help="A count that starts with 2 before 百 says 两 (--liang-bai: 两百, 两百五十, the "
+        "colloquial form) or 二 (the default: 二百, the dictionary's and the news reader's).",
+        flag="--liang-bai/--er-bai",
+    )
+
+
 class ZhFrontend:
     """Mandarin frontend (see the module docstring). One instance loads its tables once."""
 
     lang = "zh"
 
-    def __init__(self, polyphone_model: bool = True) -> None:
+    def __init__(self, options: ZhOptions | None = None, *, polyphone_model: bool = True) -> None:
+        self.options = options or ZhOptions()
         self.g2p = ZhG2P()
         self.model = default_model() if polyphone_model else None
         self._t2s: Any = None  # an OpenCC converter once loaded; False when unavailable
@@ -212,9 +227,12 @@ class ZhFrontend:
 
     # -- main entry --------------------------------------------------------------------------
     def analyze(self, span: Span, ctx: FrontendContext) -> list[Word]:
-        """Words of ``span`` with absolute offsets; never raises (see module docstring)."""
+        """Words of ``span`` with absolute offsets; never raises (see module docstring).
+
+        The number style of :attr:`options` holds for this call only (a context variable)."""
         try:
-            return self._analyze(span, ctx)
+            with number_style(liang_bai=self.options.liang_bai):
+                return self._analyze(span, ctx)
         except Exception as exc:  # last resort: report, cover the span, keep going
             try:
                 ctx.warn("frontend-error", f"zh frontend failed: {exc!r}", span.start, span.end)
@@ -312,7 +330,8 @@ class ZhFrontend:
 
     def _gap(self, b: _Builder, text: str, simp: str, start: int, end: int) -> None:
         last = start
-        for p in tokenize(text[start:end], self._brands(b.ctx.lexicon)):
+        before = getattr(b.ctx, "before", "") + text[:start]
+        for p in tokenize(text[start:end], self._brands(b.ctx.lexicon), before=before[-32:]):
             hidden = tuple(k + start for k in p.hidden)
             p = Piece(p.start + start, p.end + start, p.kind, p.spoken, p.issue, hidden)
             for k in hidden:  # 12\u202e34: read through, reported here
@@ -528,6 +547,7 @@ def mixvox_register_frontends(register: Callable[[FrontendInfo], None]) -> None:
         FrontendInfo(
             "zh",
             ZhFrontend,
+            options=ZhOptions,
             description="Mandarin: TN (numbers, dates, units, money), pypinyin+jieba G2P, "
             "polyphone rules, tone sandhi",
         )

@@ -63,7 +63,7 @@ def word_rules() -> dict[str, list[WordRule]]:
     """``data/word_rules.tsv`` (see its header): char -> [(reading, prev, next, both)]."""
     out: dict[str, list[WordRule]] = {}
     for lineno, cols in enumerate(_lines("word_rules.tsv"), 1):
-        if len(cols) < 4 or len(cols[0]) != 1:
+        if len(cols) < 4 or len(cols[1].split()) != len(cols[0].strip()):
             raise ValueError(f"word_rules.tsv: bad rule {cols!r} (rule {lineno})")
         ch, reading, prev, nxt = (c.strip() for c in cols[:4])
         both = len(cols) > 4 and cols[4].strip() == "both"
@@ -86,13 +86,16 @@ def _prev_hit(entry: str, prev: str) -> bool:
 
 
 def _next_hit(entry: str, nxt: str) -> bool:
+    if entry == "$":
+        return not nxt  # the end of the run of Han text (a clause end: 下次再/还。)
     if entry.endswith("…"):
         return nxt.startswith(entry[:-1])
     return nxt == entry
 
 
 def after_word(ch: str, prev: str, nxt: str = "") -> str | None:
-    """Reading of the one-character word ``ch`` decided by the whole words around it.
+    """Reading of the one-character word ``ch`` decided by the whole words around it (also of
+    a word with rules of its own, 背着: syllables joined by spaces, ``bei1 zhe5``).
 
     Works on words, not characters: ``prev`` and ``nxt`` are the complete neighbouring words
     ("" at the edge of a run of Han text), so 土地 or 地震 (one word each) never reach here and

@@ -1,0 +1,107 @@
+"""English readings probed in session 5 (issue 7): standards numbers, processor and phone-chip
+model numbers, phrases in capitals, emoticons, decades, lower-case abbreviations, and ~100
+everyday sentences of Chinese tech text and English narration (``tests/data/en_probe_sentences.tsv``).
+Conventions: ``frontends/en/CONVENTIONS.md``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mixvox.frontends.en.normalize import normalize_en
+from mixvox.frontends.en.plugin import EnFrontend
+from mixvox.interfaces import FrontendContext, LexEntry, Lexicon
+from mixvox.ir import Span
+
+_DATA = Path(__file__).parent / "data" / "en_probe_sentences.tsv"
+
+
+def _rows() -> list[tuple[str, str]]:
+    rows = []
+    for line in _DATA.read_text("utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            text, expected = line.split("\t")
+            rows.append((text, expected))
+    return rows
+
+
+@pytest.mark.parametrize(("text", "spoken"), _rows())
+def test_probe_sentences(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+def analyze(text: str, lexicon: Lexicon | None = None) -> tuple[list, list[tuple]]:
+    warns: list[tuple] = []
+    ctx = FrontendContext(
+        lexicon=lexicon or Lexicon("en"), warn=lambda *a: warns.append(a), matrix="en"
+    )
+    return EnFrontend().analyze(Span("en", text, 0, len(text)), ctx), warns
+
+
+@pytest.mark.parametrize(
+    ("digits", "spoken"),
+    [
+        ("9001", "nine thousand one"),  # a round thousand plus a unit digit
+        ("9000", "nine thousand"),
+        ("8601", "eighty six oh one"),  # other four-digit numbers in pairs
+        ("27001", "twenty seven oh oh one"),  # five digits: two, then three
+        ("17025", "seventeen oh twenty five"),
+        ("13485", "thirteen four eighty five"),
+        ("20000", "twenty thousand"),
+        ("754", "seven fifty four"),
+        ("802", "eight oh two"),
+        ("800", "eight hundred"),
+        ("8", "eight"),
+    ],
+)
+def test_standard_numbers_after_iso(digits: str, spoken: str) -> None:
+    assert normalize_en(f"ISO {digits}") == f"I S O {spoken}"
+
+
+def test_standard_number_never_says_and() -> None:
+    for digits in ("9001", "754", "27001", "3107"):
+        assert " and " not in normalize_en(f"ISO {digits}")
+        assert " and " not in normalize_en(f"PEP {digits}")
+
+
+def test_brand_rows_need_a_capital() -> None:
+    """``office 365 days`` (lower case) is no product name: the number stays a quantity."""
+    assert normalize_en("Office 365") == "Office three sixty five"
+    assert normalize_en("the office 365 days a year") == (
+        "the office three hundred and sixty five days a year"
+    )
+
+
+def test_a_lexicon_entry_adds_a_brand_row() -> None:
+    """A lexicon entry ``"<name> #"`` whose spoken is a mode reads the digits after the name."""
+    plain, _ = analyze("Zorbex 4090")
+    assert [w.spoken for w in plain] == ["Zorbex", "four thousand and ninety"]
+    lex = Lexicon("en", [{"Zorbex #": LexEntry("Zorbex #", spoken="model")}])
+    words, _ = analyze("Zorbex 4090", lex)
+    assert [w.spoken for w in words] == ["Zorbex", "forty ninety"]
+
+
+def test_emoticons_are_silent_and_warned() -> None:
+    words, warns = analyze("Thanks :) see you ;-) bye :D")
+    assert [w.spoken for w in words if w.spoken] == ["Thanks", "see", "you", "bye"]
+    codes = [(w[0], w[2], w[3]) for w in warns]
+    assert codes == [("emoticon", 7, 9), ("emoticon", 18, 21), ("emoticon", 26, 28)]
+
+
+def test_not_emoticons() -> None:
+    """A list item ``8)``, a drive ``C:D`` and a ratio ``a:b`` are not faces."""
+    _, warns = analyze("item 8) and C:D or a:b")
+    assert not any(w[0] == "emoticon" for w in warns)
+    assert normalize_en("item 8)") == "item eight)"
+
+
+def test_capital_phrase_words_have_word_phonemes() -> None:
+    words, _ = analyze("GO TO")
+    assert [(w.spoken, w.phonemes) for w in words] == [("go", ["G", "OW1"]), ("to", ["T", "UW1"])]
+
+
+def test_cc_d_phonemes_end_in_d() -> None:
+    words, _ = analyze("I cc'd him")
+    assert words[1].spoken == "C C'd"
+    assert words[1].phonemes == ["S", "IY1", "S", "IY1", "D"]
