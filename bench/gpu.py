@@ -14,7 +14,12 @@ the project's generator (``mixvox.engines.chattts.randckpt``):
 * aggregate frames/s at batch 8, 32, 64;
 * end-to-end RTF (text -> wav) for about 10 s of audio, time to the first streamed chunk;
 * peak GPU memory at batch 1;
+* cuBLAS against the fused kernels for the four layer GEMMs at batch 1/16/64 (``gemm``);
 * the floor from measured copy bandwidth and each result as a fraction of it.
+
+Sections: ``--only parity,kernels,loop,sweep,gemm,agreement,e2e,memory,decode,reference``
+(each one's wall time is logged and kept in the JSON, ``section_seconds``); all of them fit
+in one 10-minute device call (325 s on an H200, BENCHMARKS.md session 5).
 
 Usage: ``python bench/gpu.py --out DIR [--ckpt DIR] [--frames 200] [--skip-reference]``.
 Writes ``DIR/gpu_results.json`` and ``DIR/gpu_table.md`` and prints the table.
@@ -41,6 +46,16 @@ FRAMES_PER_S = 46.875  # one code frame = 512 samples at 24 kHz
 
 def log(*a: object) -> None:
     print(*a, flush=True)
+
+
+def _collect_garbage() -> None:
+    """Free what earlier sections left in reference cycles before a memory baseline: were it
+    collected inside the measured window, the peak over the baseline would come out too low
+    (session 5, run 2: 0 MiB for the fused engine; earlier end-to-end figures varied by
+    hundreds of MiB between runs, likely the same way)."""
+    import gc
+
+    gc.collect()
 
 
 def cuda_time(fn, *, warmup: int = 1, repeat: int = 3) -> float:
@@ -136,19 +151,23 @@ def fused_kernels(ckpt: Path, results: dict) -> None:
 
     torch.backends.cuda.matmul.allow_tf32 = False
     out = {}
-    limits = {"fp32": 1e-4, "fp16": 2e-2, "fp8": 2e-2}
-    for prec in ("fp32", "fp16", "fp8"):  # bf16 shares every code path with fp16
+    limits = {"fp32": 1e-4, "fp16": 2e-2, "fp8": 2e-2, "bf16": 2e-2}
+    # bf16: bf16 weights, fp32 activations (its default; all-bf16 shares fp16's code path)
+    for prec in ("fp32", "fp16", "fp8", "bf16"):
         m = TritonGPT(ckpt / "asset", precision=prec, max_batch=64, use_graphs=False, max_len=512)
         cases = ((1, False), (5, False), (64, False), (1, True), (64, True))
         if prec != "fp32":
             cases = ((1, True), (5, True), (64, True))
+        if prec == "bf16":
+            cases = ((1, True), (64, True))
         for b, pdl in cases:
             errs = compare_ops(m, b, 256, seed=b, pdl=pdl)
             errs["pass"] = all(v <= limits[prec] for k, v in errs.items() if k != "pass")
             key = f"{prec}_b{b}" + ("_pdl" if pdl else "")
             out[key] = errs
             log(f"fused kernels vs torch twins, {key}: {json.dumps(errs)}")
-        for T in (7, 32, 200):  # the fused prefill (prompt positions as batch rows)
+        for T in (7, 32, 200) if prec != "bf16" else (32,):  # the fused prefill (prompt
+            # positions as batch rows)
             errs = compare_prefill(m, T, slot=3, seed=T)
             errs["pass"] = all(v <= limits[prec] for k, v in errs.items() if k != "pass")
             out[f"{prec}_prefill_T{T}"] = errs
@@ -179,28 +198,18 @@ SWEEP_B1 = [
     ("sampler 8 warps", "_sample_kernel", {"sample": {"warps": 8}}),
     ("default again", "", {}),
 ]
-SWEEP_B64 = [  # run 7 (gpu2): the norm after the K loop, wider split tiles, head precision
+SWEEP_B64 = [  # session 5: weights before the PDL wait where a split leaves one K block
+    # (QKV / gate/up: pre_<op>; O / down: the one-block path of _rows_times_w)
     ("default", "", {}),
-    ("head tf32x3", "_head_kernel", {"dot": {"head_prec": "tf32x3"}}),
-    ("head tf32x3 BN 64", "_head_kernel", {"dot": {"head_prec": "tf32x3", "head": 64}}),
-    ("qkv post", "_qkv_rope_kernel", {"dot": {"post_qkv": 1}}),
+    ("qkv weights before the wait", "_qkv_rope_kernel", {"dot": {"pre_qkv": 1}}),
     (
-        "qkv post BH 32 split 3",
-        "_qkv_rope_kernel",
-        {"dot": {"post_qkv": 1, "qkv": 32, "sk_qkv": 3}},
+        "gu post split 6, weights before the wait",
+        "_gateup_kernel",
+        {"dot": {"post_gu": 1, "sk_gu": 6, "pre_gu": 1}},
     ),
-    (
-        "qkv post BH 32 split 6",
-        "_qkv_rope_kernel",
-        {"dot": {"post_qkv": 1, "qkv": 32, "sk_qkv": 6}},
-    ),
-    ("gu post", "_gateup_kernel", {"dot": {"post_gu": 1}}),
-    ("gu post BN 64 split 6", "_gateup_kernel", {"dot": {"post_gu": 1, "gu": 64, "sk_gu": 6}}),
-    ("gu post BN 128 split 6", "_gateup_kernel", {"dot": {"post_gu": 1, "gu": 128, "sk_gu": 6}}),
-    ("down BN 64 split 12", "_down_kernel", {"dot": {"down": 64, "sk_down": 12}}),
-    ("down BN 128 split 12", "_down_kernel", {"dot": {"down": 128, "sk_down": 12}}),
-    ("o split 6", "_oproj_kernel", {"dot": {"sk_o": 6}}),
-    ("o BN 64 split 6", "_oproj_kernel", {"dot": {"o": 64, "sk_o": 6}}),
+    ("gu split 6, weights before the wait", "_gateup_kernel", {"dot": {"sk_gu": 6, "pre_gu": 1}}),
+    ("down split 24 (one block, before the wait)", "_down_kernel", {"dot": {"sk_down": 24}}),
+    ("o split 6 (one block, before the wait)", "_oproj_kernel", {"dot": {"sk_o": 6}}),
     ("default again", "", {}),
 ]
 
@@ -366,6 +375,60 @@ def loop_breakdown(ckpt: Path, results: dict, frames: int) -> None:
     m.close()
 
 
+def gemm_compare(ckpt: Path, results: dict) -> None:
+    """cuBLAS against the fused kernels at batch 1 / 16 / 64: the four layer GEMMs of all 20
+    layers as ``torch.mm`` into preallocated outputs, one CUDA graph per op (weights only: no
+    norm, RoPE, SiLU or residual, which the fused kernels do in the same launch), timed by
+    graph replays; and the fused fp16 + PDL kernels' profiled time per op at the same batch.
+    The weights of a step (385 MB) do not fit in the 60 MB L2, so each replay reads them from
+    HBM; the figure is what a cuBLAS GEMM per op would cost before any epilogue."""
+    from mixvox.engines.chattts.gpt.triton_decode import TritonGPT
+
+    m = TritonGPT(ckpt / "asset", precision="fp16", max_batch=64, pdl=True)
+    H, inter = m.hidden_size, m.inter
+    out: dict = {}
+    for b in (1, 16, 64):
+        row: dict = {}
+        for name, K in (("qkv", H), ("o", H), ("gu", H), ("down", inter)):
+            x = torch.randn(b, K, device="cuda", dtype=torch.float16)
+            ws = [lp[name] for lp in m.layers]
+            ys = [torch.empty(b, w.shape[0], device="cuda", dtype=torch.float16) for w in ws]
+
+            def run(x=x, ws=ws, ys=ys) -> None:
+                for w, y in zip(ws, ys, strict=True):
+                    torch.mm(x, w.t(), out=y)
+
+            s = torch.cuda.Stream()
+            s.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(s):
+                run()
+            torch.cuda.current_stream().wait_stream(s)
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                run()
+            g.replay()
+            torch.cuda.synchronize()
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            e0.record()
+            for _ in range(20):
+                g.replay()
+            e1.record()
+            torch.cuda.synchronize()
+            us = e0.elapsed_time(e1) * 1000 / 20
+            nbytes = sum(w.numel() * w.element_size() for w in ws)
+            row[f"cublas_{name}_us"] = round(us, 1)
+            row[f"cublas_{name}_TBps"] = round(nbytes / us / 1e6, 2)
+        row["cublas_sum_us"] = round(sum(v for k, v in row.items() if k.endswith("_us")), 1)
+        m._alloc(b)
+        m.hres[:b].normal_()
+        m.pos[:b] = 150
+        row["fused_kernel_us"] = kernel_breakdown(m, b, 256)
+        out[f"b{b}"] = row
+        log(f"gemm b{b}: {json.dumps(row)}")
+    results["gemm_cublas_vs_fused"] = out
+    m.close()
+
+
 def make_full_checkpoint(path: Path) -> Path:
     from mixvox.engines.chattts import randckpt
 
@@ -384,6 +447,7 @@ def agreement(ckpt: Path, results: dict, frames: int) -> None:
     precision predicts every frame of the fp32 sequence from the true previous frames
     (top-1 agreement per code), and the Decoder's mel from each precision's hidden states.
     """
+    from mixvox.engines.chattts.gpt.cuda_graph import DTYPES as DT
     from mixvox.engines.chattts.gpt.cuda_graph import CodeRequest, CudaGPT, CudaSampling
 
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -408,6 +472,22 @@ def agreement(ckpt: Path, results: dict, frames: int) -> None:
         audio, mel32 = None, None
         log("agreement: no mel comparison:", exc)
     out = {}
+    # the weights' rounding alone: the fp32 torch path with its layer matrices rounded to
+    # bf16 / fp16 (everything else fp32), the best any design with such weights can do
+    for wdt in ("bf16", "fp16"):
+        ref = CudaGPT(ckpt / "asset", precision="fp32", max_batch=1)
+        for lp in ref.layers:
+            for k in ("qkv", "o", "gu", "down"):
+                lp[k] = lp[k].to(DT[wdt]).float()
+        tf = ref.teacher_forced_logits(prompt, codes)
+        out[f"torch_fp32_{wdt}_rounded_weights"] = {
+            "teacher_forced_top1_agreement": (tf.argmax(-1) == tf32.argmax(-1))
+            .float()
+            .mean()
+            .item(),
+            "logit_rel_err": ((tf - tf32).abs().max() / tf32.abs().max()).item(),
+        }
+        ref.close()
     for prec in ("fp16", "bf16"):
         m = CudaGPT(ckpt / "asset", precision=prec, max_batch=1)
         r = m.generate([CodeRequest(prompt, max_new=frames, min_new=frames)], samp)[0]
@@ -432,8 +512,11 @@ def agreement(ckpt: Path, results: dict, frames: int) -> None:
     from mixvox.engines.chattts.gpt.triton_decode import TritonGPT
 
     tf16 = None
-    for prec in ("fp32", "fp16-pdl", "bf16-pdl", "fp8-pdl"):
-        m = TritonGPT(ckpt / "asset", precision=prec.split("-")[0], max_batch=1, pdl="pdl" in prec)
+    # bf16: bf16 weights with fp32 activations (the default); bf16act: all-bf16 (sessions 1-4)
+    for prec in ("fp32", "fp16-pdl", "bf16-pdl", "bf16act-pdl", "fp8-pdl"):
+        wp = prec.split("-")[0].replace("act", "")
+        act = "bf16" if "act" in prec else None
+        m = TritonGPT(ckpt / "asset", precision=wp, max_batch=1, pdl="pdl" in prec, activations=act)
         tf = m.teacher_forced_step_logits(prompt, codes)
         if prec == "fp16-pdl":
             tf16 = tf
@@ -470,6 +553,7 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
         ("fp16", True, "triton-pdl"),  # the engine's default on CUDA (gpu_decoder=fused)
         ("fp8", True, "triton-pdl"),
         ("fp16", True, "ops"),  # gpu_decoder=graphs
+        ("bf16", True, "triton-pdl"),  # bf16 weights, fp32 activations
     ]
     sel = os.environ.get("DECODE_CONFIGS")  # indices into configs (a short device run)
     if sel:
@@ -597,6 +681,7 @@ def peak_memory(ckpt: Path, results: dict, frames: int) -> None:
         ("peak_gpu_mb_batch1_gpt", CudaGPT),
         ("peak_gpu_mb_batch1_gpt_fused", TritonGPT),
     ):
+        _collect_garbage()  # before the base: none freed inside the window
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
         base = torch.cuda.memory_allocated()
@@ -635,6 +720,7 @@ def bench_reference(ckpt: Path, results: dict, frames: int, batches: list[int]) 
         return
     a = ckpt / "asset"
     torch.cuda.synchronize()
+    _collect_garbage()  # before the base: none freed inside the window
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
     base = torch.cuda.memory_allocated()
@@ -702,7 +788,9 @@ def main() -> int:
     ap.add_argument("--frames", type=int, default=200)
     ap.add_argument("--batches", default="1,8,32,64")
     ap.add_argument("--skip-reference", action="store_true")
-    ap.add_argument("--only", default="parity,kernels,sweep,agreement,decode,memory,e2e,reference")
+    ap.add_argument(
+        "--only", default="parity,kernels,loop,sweep,gemm,agreement,decode,memory,e2e,reference"
+    )
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     tiles_file = os.environ.get("GPU_TILES")  # tile-table overrides for the whole run (json)
@@ -730,6 +818,7 @@ def main() -> int:
         ("kernels", lambda: fused_kernels(make_full_checkpoint(args.ckpt), results)),
         ("loop", lambda: loop_breakdown(make_full_checkpoint(args.ckpt), results, args.frames)),
         ("sweep", lambda: tile_sweep(make_full_checkpoint(args.ckpt), results)),
+        ("gemm", lambda: gemm_compare(make_full_checkpoint(args.ckpt), results)),
         ("agreement", lambda: agreement(make_full_checkpoint(args.ckpt), results, args.frames)),
         ("e2e", lambda: bench_e2e(make_full_checkpoint(args.ckpt), results)),
         ("memory", lambda: peak_memory(make_full_checkpoint(args.ckpt), results, args.frames)),
@@ -751,14 +840,19 @@ def main() -> int:
             ),
         ),
     ]
+    t_run = time.perf_counter()
     for name, fn in steps:
         if name not in only:
             continue
+        t_sec = time.perf_counter()
         try:
             fn()
         except Exception:
             results.setdefault("errors", {})[name] = traceback.format_exc()
             log(f"step {name} failed:\n{traceback.format_exc()}")
+        dt = time.perf_counter() - t_sec
+        results.setdefault("section_seconds", {})[name] = round(dt, 1)
+        log(f"section {name}: {dt:.1f} s (run {time.perf_counter() - t_run:.0f} s)")
         (args.out / "gpu_results.json").write_text(json.dumps(results, indent=2, default=str))
     if (args.ckpt / "asset").exists():
         # HBM moves about the copy figure (read + write traffic) in any direction, so a step
@@ -795,6 +889,7 @@ def summary_table(results: dict) -> str:
     names = sorted({k[0] for k in dec})
     fused = next((n for n in names if "fused" in n and "fp16" in n), None)
     fp8 = next((n for n in names if "fused" in n and "fp8" in n), None)
+    bf16 = next((n for n in names if "fused" in n and "bf16" in n), None)
     graphs = next((n for n in names if "torch fp16 graphs" in n), None)
     ref = results.get("reference")
     ref = ref[0] if isinstance(ref, list) and ref else {}
@@ -840,6 +935,33 @@ def summary_table(results: dict) -> str:
          e("graphs", "peak_gpu_mib", "{:,.0f}"),
          f"{ref['peak_gpu_mib']:,.0f}" if ref else "-", "<= 1,200"),
     ]  # fmt: skip
+    ag = results.get("agreement_vs_fp32", {})
+
+    def a(key: str) -> str:
+        v = ag.get(key, {}).get("teacher_forced_top1_agreement")
+        return "-" if v is None else f"{v:.2%}"
+
+    par = results.get("parity_tiny_fp32", {})
+    pv = [v for k, v in par.items() if isinstance(v, dict)]
+    cb = [v for k, v in par.items() if k.endswith("continuous_batching_equal")]
+    keq = results.get("fused_kernel_equality", {})
+    rows += [
+        ("fp32 golden codes (tiny, 24 steps), variants equal / continuous batching equal",
+         f"{sum(v['codes_equal'] for v in pv)}/{len(pv)} / {sum(cb)}/{len(cb)}" if pv else "-",
+         "-", "-", "all"),
+        ("fused kernels vs torch twins (full size), checks passed",
+         f"{sum(bool(v.get('pass')) for v in keq.values())}/{len(keq)}" if keq else "-",
+         "-", "-", "all"),
+        ("teacher-forced top-1 agreement with fp32: fp16 / bf16 (fp32 act.) / all-bf16 / fp8",
+         " / ".join(a(k) for k in ("fused_fp16-pdl", "fused_bf16-pdl", "fused_bf16act-pdl",
+                                   "fused_fp8-pdl")),
+         f"{a('fp16')} / - / {a('bf16')} / -", "-", ">= 99.5 % (fp16, bf16)"),
+        ("same, fp32 compute with only the layer weights rounded: bf16 / fp16",
+         f"{a('torch_fp32_bf16_rounded_weights')} / {a('torch_fp32_fp16_rounded_weights')}",
+         "-", "-", "bound for bf16 / fp16 weights"),
+        ("bf16 weights (fp32 activations), batch 1 / 64 frames/s",
+         f"{fps(bf16, 1)} / {fps(bf16, 64)}", "-", "-", "-"),
+    ]  # fmt: skip
     out = "| figure | mixvox fused (default) | mixvox torch graphs | reference ChatTTS 0.2.5 "
     out += "| target |\n| --- | --- | --- | --- | --- |\n"
     out += "".join(f"| {' | '.join(r)} |\n" for r in rows)
@@ -881,6 +1003,7 @@ def _e2e_plain(ckpt: Path, decoder: str) -> dict:
     import mixvox
 
     torch.cuda.synchronize()
+    _collect_garbage()  # before the base: none freed inside the window
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
     base = torch.cuda.memory_allocated()

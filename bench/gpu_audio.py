@@ -154,6 +154,25 @@ def nvidia_smi_mib() -> float | None:
         return None
 
 
+def _cuda_storages() -> dict[int, tuple[int, str, list[int]]]:
+    """Every CUDA tensor storage that Python objects hold: data pointer -> (bytes, dtype,
+    shape of one tensor on it)."""
+    import gc
+
+    import torch
+
+    gc.collect()
+    out: dict[int, tuple[int, str, list[int]]] = {}
+    for o in gc.get_objects():
+        try:
+            if isinstance(o, torch.Tensor) and o.is_cuda:
+                st = o.untyped_storage()
+                out[st.data_ptr()] = (st.nbytes(), str(o.dtype), list(o.shape))
+        except Exception:  # objects that refuse inspection are skipped
+            continue
+    return out
+
+
 def engine_rows(
     ckpt: Path,
     kind: str = "default",
@@ -168,6 +187,7 @@ def engine_rows(
     import torch
 
     torch.cuda.synchronize()
+    before = set(_cuda_storages())  # (collects garbage first: none freed inside the window)
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
     base = torch.cuda.memory_allocated()
@@ -185,7 +205,21 @@ def engine_rows(
         "window_graph_error": eng.window.graph_error if eng.window else None,
         "load_s": round(time.perf_counter() - t0, 2),
     }
+    # where the peak is reached (load and warm-up captures, or the requests): the session-4
+    # rise of the fused row (499 -> 636 MiB) was not isolated
+    row["peak_after_load_mib"] = round((torch.cuda.max_memory_allocated() - base) / 2**20, 1)
+    row["allocated_after_load_mib"] = round((torch.cuda.memory_allocated() - base) / 2**20, 1)
+    # the CUDA tensors the load left alive (Python-visible; the rest of the allocated bytes
+    # are held by captured graphs' private pools), the largest first
+    new = {k: v for k, v in _cuda_storages().items() if k not in before}
+    row["live_tensors_after_load_mib"] = round(sum(v[0] for v in new.values()) / 2**20, 1)
+    row["largest_live_tensors_after_load"] = [
+        [round(n / 2**20, 1), dt, sh] for n, dt, sh in sorted(new.values(), reverse=True)[:8]
+    ]
     row["first_request_ms"] = round(first_chunk_ms(eng)[0], 1)
+    row["peak_after_first_request_mib"] = round(
+        (torch.cuda.max_memory_allocated() - base) / 2**20, 1
+    )
     warm: dict = {}
     ends = []
     for la in (None, *lookaheads):

@@ -113,6 +113,30 @@ def test_fp8_weights_twin_stays_close_to_fp16(golden):
     assert float((a.argmax(-1) == b.argmax(-1)).float().mean()) > 0.8
 
 
+def test_bf16_weights_with_fp32_activations(golden):
+    """bf16 by default keeps only the layer weights in bf16 (everything else fp32): its
+    teacher-forced logits are closer to fp32 than the all-bf16 path's, and a precision /
+    activations pair that is not offered is refused."""
+    emb = torch.from_numpy(golden["code_spk/emb"])
+    codes = torch.from_numpy(golden["greedy/codes"])
+    wide = _fp(precision="bf16")
+    narrow = TritonGPT(
+        TINY / "asset", kernels="torch", device="cpu", precision="bf16", max_len=512,
+        activations="bf16",
+    )  # fmt: skip
+    ref = _fp(precision="fp32")
+    assert wide.activations == "fp32" and wide.precision == "bf16"
+    assert wide.layers[0]["qkv"].dtype == torch.bfloat16 and wide.hres.dtype == torch.float32
+    assert wide.layers[0]["ln1"].dtype == torch.float32 and narrow.hres.dtype == torch.bfloat16
+    r = ref.teacher_forced_step_logits(emb, codes).float()
+    ew = float((wide.teacher_forced_step_logits(emb, codes).float() - r).abs().max())
+    en = float((narrow.teacher_forced_step_logits(emb, codes).float() - r).abs().max())
+    assert 0 < ew < en, (ew, en)
+    with pytest.raises(ValueError, match="activations"):
+        TritonGPT(TINY / "asset", kernels="torch", device="cpu", precision="fp8",
+                  activations="fp32", max_len=512)  # fmt: skip
+
+
 def _fp(precision: str) -> TritonGPT:
     return TritonGPT(
         TINY / "asset", kernels="torch", device="cpu", precision=precision, max_len=512
@@ -164,6 +188,13 @@ for name, asset, b, prec in (("tiny_b1", tiny, 1, "fp32"), ("mid_b1", mid / "ass
     m = TritonGPT(asset, kernels="torch", device="cpu", precision=prec, max_batch=2,
                   max_len=256, use_graphs=False)
     pre[name] = compare_prefill(m, 13, slot=1, seed=3)
+# bf16 weights with fp32 activations (bf16's default): tensor-core tiles on the widened
+# weights, split-K with one K block per program (QKV / gate/up weights before the wait)
+m = TritonGPT(mid / "asset", kernels="torch", device="cpu", precision="bf16", max_batch=2,
+              max_len=256, use_graphs=False)
+sk = {"bk": 16, "sk_qkv": 4, "sk_o": 2, "sk_gu": 4, "sk_down": 4, "post_qkv": 1,
+      "pre_qkv": 1, "pre_gu": 1}
+out["mid_b2_dot_bf16w_prew_splitk"] = compare_ops(m, 2, 128, seed=2, tiles={"dot": sk})
 # batch 1 (3-kernel layer: the last layer's sums pending) then batch 2 (tensor-core path):
 # the switch folds the pending sums in, so slot 0 decodes as the torch twins do
 import torch
@@ -212,6 +243,7 @@ def test_triton_kernels_equal_torch_twins_in_interpreter(golden, tmp_path):
         limit = 2e-3 if name.endswith("fp8") else 1e-5  # fp8 weights: fp16 activations
         assert max(errs.values()) < limit, (name, errs)
     want = {"tiny_b1_3k", "mid_b1_fp8_3k", "mid_b2_dot_splitk", "mid_b2_dot_post_splitk"}
+    want |= {"mid_b2_dot_bf16w_prew_splitk"}
     assert want <= set(res)
     for name, errs in res.items():
         ops = {"attention", "oproj", "gateup", "down"}
