@@ -112,8 +112,11 @@ def test_hashtag_sign_is_silent_in_a_chinese_sentence() -> None:
     from mixvox import route
 
     zh = route("今天的#OOTD很好看")
-    en_words = [w for s in zh.sentences for w in s.words if w.lang == "en"]
-    assert [w.spoken for w in en_words] == ["", "O O T D"]
+    words = [w for s in zh.sentences for w in s.words]
+    assert zh.spoken == "今天的 O O T D 很好看"
+    sign = [w for w in words if w.text == "#"]  # the sign is a word of its own, said as nothing
+    assert len(sign) == 1 and sign[0].spoken == "" and sign[0].phonemes == []
+    assert [w.spoken for w in words if w.lang == "en"] == ["O O T D"]
     assert normalize_en("Today #OOTD is nice") == "Today hashtag O O T D is nice"
 
 
