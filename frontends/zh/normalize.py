@@ -575,6 +575,11 @@ def _read_month_day(m: str, d: str | None = None) -> str:
     return out
 
 
+def _read_md_range(m: re.Match[str]) -> str:
+    """Two month/day dates (groups 1-4) joined by 到: ``9/1-9/7`` -> 九月一日到九月七日."""
+    return _read_month_day(m.group(1), m.group(2)) + "到" + _read_month_day(m.group(3), m.group(4))
+
+
 class _Scanner:
     """One pass over a zh span: collects :class:`Piece` objects."""
 
@@ -1543,12 +1548,7 @@ class _Scanner:
             and (int(m.group(1)), int(m.group(2))) <= (int(m.group(3)), int(m.group(4)))
         ):
             # 活动时间9/1-9/7: two month/day dates joined by a dash, no fractions
-            spoken = (
-                _read_month_day(m.group(1), m.group(2))
-                + "到"
-                + _read_month_day(m.group(3), m.group(4))
-            )
-            self.add(i, m.end(), "num", spoken)
+            self.add(i, m.end(), "num", _read_md_range(m))
             return m.end()
         m = _RE_DOTTED_MD_RANGE.match(t, i)
         if (
@@ -1559,12 +1559,7 @@ class _Scanner:
             and any(w in self.before(i, 8) for w in _DATE_RANGE_CUES)
         ):
             # 活动时间12.1-12.7: two dotted month.day dates after a word of dates
-            spoken = (
-                _read_month_day(m.group(1), m.group(2))
-                + "到"
-                + _read_month_day(m.group(3), m.group(4))
-            )
-            self.add(i, m.end(), "num", spoken)
+            self.add(i, m.end(), "num", _read_md_range(m))
             return m.end()
         m = _RE_DOT_EVENT.match(t, i)
         if m and _valid_md(int(m.group(1)), int(m.group(2))) and not (i and t[i - 1] in "·・•"):

@@ -307,6 +307,25 @@ def stack_graph_path(
     return cached_graph("chattts-gpt-int8", parts, quantize, cache)
 
 
+def _int8_matmul(g: GraphBuilder, x: str, hint: str, w_nk: np.ndarray) -> str:
+    """``x @ w_nk.T`` as one 8-bit ``MatMulNBits`` node (initializers ``hint`` and
+    ``hint_scales``): the layout the int8 stack uses, shared by the code heads."""
+    N, K = w_nk.shape
+    q, scales = _quantize_int8_blocks(w_nk, INT8_BLOCK)
+    return g.op(
+        "MatMulNBits",
+        x,
+        g.const(hint, q),
+        g.const(hint + "_scales", scales),
+        domain=_MS,
+        K=K,
+        N=N,
+        bits=8,
+        block_size=INT8_BLOCK,
+        accuracy_level=4,
+    )
+
+
 def _quantize_int8_blocks(weight: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray]:
     """``[N, K]`` float weights -> MatMulNBits' 8-bit layout: ``[N, ceil(K/block), block]``
     uint8 (symmetric, zero point 128 implied) and ``[N * blocks]`` float32 scales. A ragged
@@ -621,19 +640,7 @@ def build_runtime_graph(
         )
         QV = cfg.num_vq * cfg.num_audio_tokens
         wc = np.ascontiguousarray(w.head_code.reshape(QV, H), np.float32)
-        q8, s8 = _quantize_int8_blocks(wc, INT8_BLOCK)
-        logits = g.op(
-            "MatMulNBits",
-            last,
-            g.const("head_code", q8),
-            g.const("head_code_scales", s8),
-            domain=_MS,
-            K=H,
-            N=QV,
-            bits=8,
-            block_size=INT8_BLOCK,
-            accuracy_level=4,
-        )
+        logits = _int8_matmul(g, last, "head_code", wc)
         g.output(logits, "code_logits", np.float32, ["batch", 1, QV])
     for i in range(L):
         g.output(f"present_key_{i}", f"present_key_{i}", np.float32, kv_shape)
@@ -890,19 +897,7 @@ class OnnxHead:
         self._feeds: dict[str, object] = {}
         if int8:
             w_nk = np.ascontiguousarray(weight if out_in else weight.T, np.float32)
-            q, scales = _quantize_int8_blocks(w_nk, INT8_BLOCK)
-            y = g.op(
-                "MatMulNBits",
-                x,
-                g.const("w", q),
-                g.const("w_scales", scales),
-                domain=_MS,
-                K=K,
-                N=N,
-                bits=8,
-                block_size=INT8_BLOCK,
-                accuracy_level=4,
-            )
+            y = _int8_matmul(g, x, "w", w_nk)
         else:
             w = g.input("w", np.float32, list(weight.shape))
             y = g.op("Gemm", x, w, transB=1) if out_in else g.op("MatMul", x, w)
