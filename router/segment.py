@@ -108,7 +108,7 @@ from dataclasses import dataclass
 
 from mixvox.controls import Atom, scan_atoms
 from mixvox.ir import CTRL, EN, ZH, Sentence, Span, Utterance
-from mixvox.langid import matrix_decision, predict, script_score
+from mixvox.langid import EN_FUNCTION, matrix_decision, predict, script_score
 from mixvox.textutil import UNITS as _TEXT_UNITS
 from mixvox.textutil import fold_width, is_emoji, is_han, is_latin_letter
 
@@ -673,6 +673,9 @@ def _resolve(
     if matrix == ZH:
         _zh_code_islands(toks, f, crossable)
         for k, t in enumerate(toks):
+            if _time_glued_by_ampm(toks, k, f):
+                t.lang = ZH  # 12:30 AM上线: the time is Chinese, so is its AM (below)
+        for k, t in enumerate(toks):
             if t.kind == _EN and _zh_latin_token(toks, k, f):
                 t.lang = ZH
     # punctuation: with the token before; opening marks with the token after
@@ -970,6 +973,29 @@ def _is_day_before_month(d: _Tok, m: _Tok, f: str) -> bool:
     )
 
 
+def _time_glued_by_ampm(toks: list[_Tok], k: int, f: str) -> bool:
+    """A clock time with a spaced AM/PM that is glued to Chinese on the side the rules for
+    ``时间是10:00 AM`` do not see: its am/pm glued to the Han text after it (``12:30 AM上线``,
+    also at the start of a sentence), or the time glued to a Chinese clause mark after Han
+    (``上线时间：12:30 AM``). Glued to Chinese, the time is read in Chinese with 上午/下午/凌晨
+    (CONVENTIONS.md, dates and times); spaced off on both sides it stays an English island."""
+    t = toks[k]
+    x = f[t.start : t.end]
+    if t.kind != _NUM or ":" not in x or not x[-1:].isdigit() or k + 1 >= len(toks):
+        return False
+    ap = toks[k + 1]
+    if ap.kind != _EN or ap.gap != "space" or f[ap.start : ap.end].lower() not in _AMPM_WORDS:
+        return False
+    if k + 2 < len(toks) and toks[k + 2].gap == "adj" and toks[k + 2].kind == _ZH:
+        return True
+    if k >= 2 and t.gap == "adj" and toks[k - 1].kind == _PUNCT:
+        mark = f[toks[k - 1].start : toks[k - 1].end]
+        return (
+            mark in ("：", "，", "、", ":") and toks[k - 1].gap == "adj" and toks[k - 2].kind == _ZH
+        )
+    return False
+
+
 def _zh_latin_token(toks: list[_Tok], k: int, f: str) -> bool:
     """English-looking tokens of a zh sentence that the zh frontend reads (issue 7).
 
@@ -1034,6 +1060,57 @@ def _zh_latin_token(toks: list[_Tok], k: int, f: str) -> bool:
     return f[prev.end - 1] in "点分秒半刻" and tok.lower().rstrip(".") in _AMPM_WORDS
 
 
+#: Capital function words that make a run of capital words an English phrase (``GO TO LINE``,
+#: ``DO NOT PRESS``, ``PRESS ANY KEY``); the English frontend then decides word or letters.
+_CAPS_FUNCTION = frozenset(w.upper() for w in EN_FUNCTION if len(w) >= 2) | frozenset(
+    "GO UP OFF OUT NOW GET".split()
+)
+
+
+def _caps_phrase_tokens(island: list[_Tok], f: str) -> tuple[set[int], bool]:
+    """Indexes of the island's capital words that form an English phrase (issue 7), and
+    whether the phrase is English text (its numbers English too).
+
+    Two or more all-capital words of two or more letters in a row, spaced, with a capital
+    function word among them (``GO TO LINE 10``, ``PRESS ANY KEY``, ``GPU AND CPU``): they stay
+    one English span, which the English frontend reads as words (``go to line``) where they
+    are words and spells where they are acronyms. Handed over one at a time, ``GO`` and ``TO``
+    looked like acronyms (G O T O). The phrase is text, like the same words in lower case
+    (``go to line 10`` is English: "ten"), when it has two function words or a longer word
+    with a vowel (``LINE``, ``SIGNAL``); a function word between two short codes (``GPU AND
+    CPU``, ``TCP OR UDP``) leaves the numbers around it to the matrix language.
+    """
+
+    def caps(t: _Tok) -> bool:
+        x = f[t.start : t.end]
+        return t.kind == _EN and len(x) >= 2 and x.isascii() and x.isalpha() and x.isupper()
+
+    out: set[int] = set()
+    text = False
+    k = 0
+    while k < len(island):
+        if not caps(island[k]):
+            k += 1
+            continue
+        j = k + 1
+        while j < len(island) and caps(island[j]) and island[j].gap == "space":
+            j += 1
+        words = [f[island[x].start : island[x].end] for x in range(k, j)]
+        function = [w for w in words if w in _CAPS_FUNCTION]
+        if len(words) >= 2 and function:
+            out.update(range(k, j))
+            text = (
+                text
+                or len(function) >= 2
+                or any(
+                    len(w) >= 4 and w not in _CAPS_FUNCTION and any(c in "AEIOUY" for c in w)
+                    for w in words
+                )
+            )
+        k = j
+    return out, text
+
+
 def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok], bool]) -> None:
     """In a zh sentence, codes and numbers next to Latin words follow the matrix language.
 
@@ -1060,7 +1137,8 @@ def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok],
         en = [x for t, x in zip(island, texts, strict=True) if t.kind == _EN]
         words = [x for x in en if x.replace("-", "").replace("'", "").isalpha()]
         continues = english_before and toks[i].gap == "space" and f[toks[i - 1].end - 1] in ",;:"
-        english = continues or (bool(en) and _is_english_phrase(words, island, f))
+        phrase, caps_text = _caps_phrase_tokens(island, f)
+        english = continues or caps_text or (bool(en) and _is_english_phrase(words, island, f))
         # "Input voltage 100-240 V, 50/60 Hz": the part after an ASCII comma of an English
         # phrase is English too (the comma ends no Chinese clause)
         english_before = (
@@ -1078,8 +1156,8 @@ def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok],
             if t.kind in (_EN, _NUM)
         ):
             if not english:
-                for t, x in zip(island, texts, strict=True):
-                    if t.kind not in (_EN, _NUM) or _is_identifier(x):
+                for idx, (t, x) in enumerate(zip(island, texts, strict=True)):
+                    if t.kind not in (_EN, _NUM) or _is_identifier(x) or idx in phrase:
                         continue
                     if t.kind == _EN and x.lstrip("0123456789").lower() in _ORDINAL_TOKEN:
                         continue

@@ -841,7 +841,7 @@ def test_probe_failures_of_the_18h_round(text: str, expected: str) -> None:
         ("HK$ 100 港币。", "一百港币"),
         ("成本降到 $0.002/token 。", "成本降到零点零零二美元每<token>"),
         ("订阅价格 $19.99/month 。", "订阅价格十九点九九美元每月"),
-        ("日志里有Epoch 3/10, loss 0.234。", "日志里有<Epoch>十分之三<loss>零点二三四"),
+        ("日志里有Epoch 3/10, loss 0.234。", "日志里有<Epoch>三共十<loss>零点二三四"),
     ],
 )
 def test_blind_batch_3_and_4_failures(text: str, expected: str) -> None:
@@ -854,3 +854,35 @@ def test_subscripts_and_hashtag_marks_are_neither_lost_nor_read() -> None:
     words = [w for s in utt.sentences for sp in s.spans for w in sp.words]
     assert [w.spoken for w in words if w.text == "₂"] == ["二"]
     assert [w.spoken for w in words if w.text == "#"] == [""]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # issue 7, 21h round (tnzh): capital phrases, progress counts, glued am/pm times
+        ("屏幕上写着GO TO LINE 10", "屏幕上写着<go><to><line><ten>"),  # not G O T O
+        ("弹窗提示PRESS ANY KEY 3次", "弹窗提示<press><any><key>三次"),
+        ("同时支持TCP OR UDP 53", "同时支持<T C P><or><U D P>五十三"),  # codes: numbers Chinese
+        ("按下GO键", "按下<G O>键"),  # one capital word alone is no phrase
+        ("训练到Epoch 3/10了", "训练到<Epoch>三共十了"),
+        ("当前Step 500/1000", "当前<Step>五百共一千"),
+        ("正在看第3/10集", "正在看第三集共十集"),
+        ("进度3/10", "进度十分之三"),  # a share, no progress word
+        ("12:30 AM上线。", "凌晨零点三十分上线"),
+        ("上线时间：12:30 AM", "上线时间凌晨零点三十分"),
+        ("会议 10:00 AM 开始", "会议<ten><A M>开始"),  # spaced on both sides: English
+    ],
+)
+def test_tnzh_21h_round(text: str, expected: str) -> None:
+    assert marked(text) == expected
+
+
+def test_progress_count_pauses_at_its_slash() -> None:
+    assert normalize_zh("Epoch 3/10") == "Epoch 三，共十"
+    assert normalize_zh("第3/10集") == "第三集，共十集"
+    assert "共" not in normalize_zh("第12/10集")  # over its total: no progress count
+
+
+def test_a_capital_after_a_lower_case_letter_keeps_its_case() -> None:
+    assert normalize_zh("溶液的pH值为7") == "溶液的pH值为七"
+    assert normalize_zh("这附近有Atm") == "这附近有ATM"

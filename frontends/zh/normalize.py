@@ -127,6 +127,13 @@ _DASH_SCORE_AFTER = (
     "获胜", "取胜", "战胜", "击败", "告负", "落败", "胜出", "赢", "输", "胜", "负", "战平",
 )  # fmt: skip
 #: After a 3-4 digit number: a room number, read digit by digit (302会议室 三零二).
+#: Latin words of progress before ``3/10`` (a count out of its total, 三，共十).
+_PROGRESS_WORDS = frozenset(
+    "epoch epochs step steps iter iters iteration iterations batch round episode ep page part "
+    "stage trial lap".split()
+)
+#: Measure words after ``第3/10``: said after both numbers (第三集，共十集).
+_PROGRESS_MEASURES = frozenset("集话轮步章页节期季部题局场回课关层级次篇卷段名个位")
 _ROOM_NEXT = ("室", "会议室", "房间", "教室", "宿舍", "病房", "号房", "号会议室", "号房间")
 #: Words right before ``N-M`` that make it a chapter-numbered figure, table or formula.
 _FIGURE_WORDS = (
@@ -1765,6 +1772,8 @@ class _Scanner:
             return m.end()
         if i > 0 and self.t[i - 1] in "/.":
             return i
+        if self._progress_count(i, m):
+            return m.end()
         unit = self.unit_at(m.end())
         if unit and unit[0] in _TEMPERATURE_UNITS and " " not in m.group():
             # 气温15/25℃: a forecast's low and high, 十五到二十五摄氏度
@@ -1817,6 +1826,40 @@ class _Scanner:
             return unit[1]
         self.add(i, m.end(), "num", spoken)
         return m.end()
+
+    def _progress_count(self, i: int, m: re.Match[str]) -> bool:
+        """``Epoch 3/10``, ``Step 500/1000``, ``第3/10集``: a count out of its total after a word
+        of progress, read 三，共十 / 第三集，共十集 (the third of ten), never 十分之三.
+
+        The word before is a Latin progress word (epoch, step, iter, batch, round, episode,
+        page, part, stage, trial; one space or none) or 第 (then a measure word after the total
+        is said with both numbers: 第三集，共十集). The count is at most its total. Adds the
+        pieces (the slash a short pause) and says whether it did.
+        """
+        a, b = m.group(1), m.group(2)
+        if int(a) == 0 or int(a) > int(b) or a.startswith("0") or b.startswith("0"):
+            return False
+        before = self.before(i, 12).rstrip(" ")
+        if before.endswith("第") and len(before) == len(self.before(i, 12)):
+            measure = self.t[m.end() : m.end() + 1]
+            measure = measure if measure in _PROGRESS_MEASURES else ""
+        else:
+            word = re.search(r"([A-Za-z]+)$", before)
+            if word is None or word.group(1).lower() not in _PROGRESS_WORDS:
+                return False
+            if word.end() != len(before) or len(self.before(i, 12)) - len(before) > 1:
+                return False
+            if word.start() > 0 and not (
+                before[word.start() - 1] in " ([" or _is_cjkish(before[word.start() - 1])
+            ):
+                return False
+            measure = ""
+        a_end = i + len(a)
+        b_start = m.end() - len(b)
+        self.add(i, a_end, "num", read_cardinal(a, liang_bai=False) + measure)
+        self.add(a_end, b_start, "punct", "，")
+        self.add(b_start, m.end(), "num", "共" + read_cardinal(b, liang_bai=False))
+        return True
 
     def _r_version_pair(self, i: int) -> int:
         """``Windows 10/11``, ``iOS 17/18``, ``PCIe 4.0/5.0``: a slash between two ascending
@@ -2814,8 +2857,10 @@ def normalize_zh(text: str) -> str:
     """Written -> spoken Chinese: ``2024年1月5日 3:30`` -> ``二零二四年一月五日三点三十分``.
 
     Punctuation is kept as written; Latin letter runs that are acronyms (see
-    :func:`is_acronym`) are upper-cased because the frontend reads them letter by letter
-    (``gpu`` -> ``GPU``); longer words are kept as written; unreadable characters are dropped here (the frontend warns).
+    :func:`is_acronym`) are upper-cased when written in lower case, because the frontend reads
+    them letter by letter (``gpu`` -> ``GPU``; ``pH``, ``mA`` with a capital after a lower-case
+    letter keep their case); longer words are
+    kept as written; unreadable characters are dropped here (the frontend warns).
     Spaces between two Chinese pieces disappear; elsewhere one space is kept.
     """
     out: list[str] = []
@@ -2825,7 +2870,12 @@ def normalize_zh(text: str) -> str:
         if gap and out and not (_is_cjkish(out[-1][-1]) and _is_cjkish(_first(p))):
             out.append(" ")
         if p.kind == "latin":
-            keep = " to " in p.spoken or not is_acronym(p.spoken)
+            # pH, mA, dB: a capital after a lower-case letter is the written form's meaning
+            # and is kept; other acronyms are written in capitals (gpu, Atm -> GPU, ATM)
+            inner_cap = any(
+                a.islower() and b.isupper() for a, b in zip(p.spoken, p.spoken[1:], strict=False)
+            )
+            keep = " to " in p.spoken or not is_acronym(p.spoken) or inner_cap
             out.append(p.spoken if keep else p.spoken.upper())
         elif p.spoken:
             out.append(p.spoken)
