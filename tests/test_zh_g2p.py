@@ -382,3 +382,23 @@ def test_random_text_keeps_the_contract(text: str) -> None:
 
 
 _PROP_FE = ZhFrontend()
+
+
+@pytest.mark.parametrize(
+    ("text", "words", "pinyin"),
+    [
+        # app and aviation words jieba's list lacks: the split decided a reading (书记/得 de2)
+        (
+            "发小红书记得带上",
+            ["发", "小红书", "记得", "带上"],
+            "fa1 xiao3 hong2 shu1 ji4 de5 dai4 shang4",
+        ),
+        ("这次执飞机型是", ["这次", "执飞", "机型", "是"], "zhe4 ci4 zhi2 fei1 ji1 xing2 shi4"),
+        ("钉钉打卡", ["钉钉", "打卡"], "ding1 ding1 da2 ka3"),
+    ],
+)
+def test_words_missing_from_jieba_are_words(text: str, words: list[str], pinyin: str) -> None:
+    from mixvox.frontends.zh.g2p import ZhG2P
+
+    assert ZhG2P().segment(text) == words
+    assert " ".join(g2p_zh(text)) == pinyin
