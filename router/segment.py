@@ -102,6 +102,7 @@ around it that decide on their own, and keeps its own guess when there is none.
 from __future__ import annotations
 
 import ipaddress
+import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -112,7 +113,7 @@ from mixvox.langid import EN_FUNCTION, matrix_decision, predict, script_score
 from mixvox.textutil import UNITS as _TEXT_UNITS
 from mixvox.textutil import fold_width, is_emoji, is_han, is_latin_letter
 
-__all__ = ["TOKEN_RULES", "UNITS", "segment", "split_sentences"]
+__all__ = ["ARCH_NAME", "TOKEN_RULES", "UNITS", "segment", "split_sentences"]
 
 # --- character classes -------------------------------------------------------------------------
 
@@ -846,6 +847,16 @@ def is_network(tok: str) -> bool:
     return True
 
 
+#: CPU architecture names as package and build names write them (``x86_64``, ``arm64``,
+#: ``aarch64``, ``amd64``, ``i386``, ``ppc64le``, ``riscv64``, ``s390x``): no identifier to be read
+#: by parts in English; the zh frontend says their digits one by one (x 八六 六四, arm 六四).
+ARCH_NAME = re.compile(
+    r"(?:x86[_-]64|x86|x64|amd64|arm64|arm32|armv[5-9]l?|armhf|aarch64|aarch32|i[3-6]86"
+    r"|ppc64(?:le)?|riscv64|riscv32|loongarch64|mips64(?:el)?|s390x)(?![A-Za-z0-9_])",
+    re.IGNORECASE | re.ASCII,
+)
+
+
 def _is_identifier(tok: str) -> bool:
     """URL, e-mail, path, ``snake_case``, ``a.b``: read by parts in English, never as a code.
 
@@ -853,6 +864,8 @@ def _is_identifier(tok: str) -> bool:
     """
     if is_rate(tok) or _is_per_unit(tok) or _is_letter_pair(tok) or _is_slash_code(tok):
         return False
+    if ARCH_NAME.fullmatch(tok.rstrip(".,;:!?")):
+        return False  # x86_64, aarch64: an architecture, read by the zh rules
     if _is_unit_ratio(tok):
         return False  # 3.8 mmol/L, mg/dL: a lab value's unit, read by the zh rules
     if _is_price_per(tok):

@@ -871,6 +871,22 @@ def test_subscripts_and_hashtag_marks_are_neither_lost_nor_read() -> None:
         ("12:30 AM上线。", "凌晨零点三十分上线"),
         ("上线时间：12:30 AM", "上线时间凌晨零点三十分"),
         ("会议 10:00 AM 开始", "会议<ten><A M>开始"),  # spaced on both sides: English
+        ("服务器配了2 x RTX 4090", "服务器配了两张<R T X>四零九零"),
+        ("双路2 x Xeon Gold 6348", "双路两颗<Xeon><Gold>六三四八"),
+        ("存储4 x NVMe SSD", "存储四块<NVMe><S S D>"),
+        ("支持2 x USB-C接口", "支持两个<U S B C>接口"),
+        ("内存2 x 16GB", "内存二乘十六<G B>"),  # sizes on both sides: a product of sizes
+        ("性能提升2x Faster", "性能提升两倍<Faster>"),  # an English word: 倍
+        ("下载x86_64版本的安装包", "下载<X>八六六四版本的安装包"),
+        ("镜像支持ARM64", "镜像支持<arm>六四"),
+        ("支持riscv64", "支持<risk five>六四"),
+        ("用s390x", "用<S>三九零<X>"),
+        # a measure character that starts a noun after a code (笔记本, 处理器) counts nothing
+        ("RTX 4090笔记本", "<R T X>四零九零笔记本"),
+        ("Xeon 6348处理器", "<Xeon>六三四八处理器"),
+        ("GPU 2 张", "<G P U>两张"),  # a measure word: still a count
+        ("用i9 13900K", "用<I>九一三九零零<K>"),  # a model suffix, not K for thousand
+        ("Mate60 4500mAh电池", "<Mate>六十四千五百毫安时电池"),  # a unit: still a quantity
     ],
 )
 def test_tnzh_21h_round(text: str, expected: str) -> None:

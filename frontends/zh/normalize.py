@@ -25,6 +25,7 @@ from functools import lru_cache
 from importlib import resources
 
 from mixvox.frontends.zh.numbers import read_cardinal, read_digits, read_number
+from mixvox.segment import ARCH_NAME
 from mixvox.segment import UNITS as _SEGMENT_UNITS
 from mixvox.textutil import fold_width, is_emoji, is_han, is_latin_letter, script_of
 
@@ -70,6 +71,12 @@ _LIANG_NEXT = set(
     "句段页列组颗粒片根棵架艘匹头口群周岁亿万千百桶盒包袋箱节门期届轮层栋户克吨角毛"
     "核路卡帧行夜晚处款道笔例档局盘集枚番圈亩升成拳脚刀眼声顿封幅串排盆锅壶罐扇面堵室厅卫房"
 )
+#: Nouns that begin with a measure character: after a product code they are what the code
+#: names (``RTX 4090笔记本``, ``Xeon 6348处理器``), not a count (``CPU 3000 元``, ``GPU 2 张``).
+_MEASURE_LED_NOUNS = (
+    "处理器", "笔记本", "台式机", "台式电脑", "路由器", "卡顿", "套装", "套件", "核显", "核心",
+    "头显", "面板", "系列", "版本", "机型", "型号", "芯片", "显卡", "主板",
+)  # fmt: skip
 #: Letter units after which a bare ``2`` is 两 too (``2GB`` -> 两 G B, ``2K`` -> 两 K).
 _LIANG_LETTER_UNITS = frozenset(
     "B KB MB GB TB PB K k M G T W kW V A mA ms s min h km m cm mm kg g mg t L l ml mL kV MW GW "
@@ -134,6 +141,39 @@ _PROGRESS_WORDS = frozenset(
 )
 #: Measure words after ``第3/10``: said after both numbers (第三集，共十集).
 _PROGRESS_MEASURES = frozenset("集话轮步章页节期季部题局场回课关层级次篇卷段名个位")
+#: ``2 x RTX 4090``: a count, a multiplication sign and a product name starting with a capital
+#: (``x``/``×`` glued or spaced; ``X``/``*`` spaced on both sides).
+_RE_COUNT_TIMES = re.compile(r" ?([x×]) ?(?=[A-Z])| ([X*]) (?=[A-Z])", re.ASCII)
+
+
+@lru_cache(maxsize=1)
+def _counted_products() -> tuple[tuple[re.Pattern[str], str], ...]:
+    """``data/counted_products.tsv``: product-name patterns and their measure words."""
+    rows: list[tuple[re.Pattern[str], str]] = []
+    path = resources.files("mixvox.frontends.zh").joinpath("data").joinpath("counted_products.tsv")
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        pattern, measure = line.split("\t")[:2]
+        rows.append((re.compile(pattern + r"(?![a-z])", re.ASCII), measure))
+    return tuple(rows)
+
+
+def _product_measure(name: str) -> str | None:
+    """The measure word for a counted product (张 for a graphics card, 颗 for a processor, 块 for
+    a drive, 条 for a memory module; 个 for another code-like name: ``USB-C``, ``10GbE``), or
+    ``None`` when the name is no product (``2x Faster``: an English word, 倍)."""
+    for pattern, measure in _counted_products():
+        if pattern.match(name):
+            return measure
+    word = re.match(r"[A-Za-z][A-Za-z0-9.+-]*", name)
+    if word and (
+        any(c.isdigit() for c in word.group()) or sum(c.isupper() for c in word.group()) >= 2
+    ):
+        return "个"
+    return None
+
+
 _ROOM_NEXT = ("室", "会议室", "房间", "教室", "宿舍", "病房", "号房", "号会议室", "号房间")
 #: Words right before ``N-M`` that make it a chapter-numbered figure, table or formula.
 _FIGURE_WORDS = (
@@ -805,6 +845,8 @@ class _Scanner:
             ):
                 self.add(i, i + 1, "punct", "")  # 2024-06-01T10:00:00: ISO 8601's T is silent
                 i += 1
+            elif cls == "latin" and self._architecture(i):
+                i = self._era_end
             elif cls == "latin" and self._ampm_after_han_time(i):
                 i = self._era_end
             elif cls == "latin" and self._era_after_date(i):
@@ -1022,6 +1064,31 @@ class _Scanner:
                     and b.kind in ("latin", "num")
                 ):
                     ps[k] = Piece(p.start, p.end, "punct", "")
+
+    def _architecture(self, i: int) -> bool:
+        """``x86_64``, ``arm64``, ``aarch64``, ``amd64``, ``i386``, ``s390x`` (not glued after a
+        letter or digit): the letters as Latin words, the digits one by one as people say them
+        (x 八六 六四, arm 六四: never 六十四, nor 三百九十倍 for s390x), the ``_``/``-`` silent.
+        ``aarch``, ``loongarch`` and ``riscv`` are said by their parts (A arch, loong arch,
+        RISC-V); ``ARM`` is the word "arm", as its maker says it. Sets ``_era_end`` to the end."""
+        t = self.t
+        if i > 0 and (t[i - 1].isascii() and (t[i - 1].isalnum() or t[i - 1] == "_")):
+            return False
+        m = ARCH_NAME.match(t, i)
+        if not m:
+            return False
+        for part in re.finditer(r"(?i)a(?=arch)|loong(?=arch)|arm(?=v)|[a-z]+|\d+|[_-]", m.group()):
+            a, b = i + part.start(), i + part.end()
+            word = part.group()
+            if word in "_-":
+                self.add(a, b, "punct", "")
+            elif word.isdigit():
+                self.add(a, b, "num", read_digits(word))
+            else:
+                said = {"riscv": "RISC-V", "arm": "arm"}.get(word.lower(), word)
+                self.add(a, b, "latin", said)  # ARM64: the company's name is said "arm"
+        self._era_end = m.end()
+        return True
 
     def _latin_end(self, i: int) -> int:
         """End of the Latin word at ``i``: letters, inner hyphens (Wi-Fi), ``++``/``#`` (C++)."""
@@ -2081,6 +2148,21 @@ class _Scanner:
             # 2.5B美元 -> 二十五亿美元, 300M元: K/M/B before a currency word are a magnitude
             self.add(i, end + 1, "num", read_number(_scaled(raw, _MAGNITUDES[mag.group(1)])))
             return end + 1
+        counted = _RE_COUNT_TIMES.match(t, end)
+        measure = _product_measure(t[counted.end() : counted.end() + 24]) if counted else None
+        if (
+            counted
+            and measure
+            and "." not in raw
+            and len(raw) <= 2
+            and raw != "0"
+            and (counted.group(1) in "x×" or counted.group().startswith(" "))
+            and not (i > 0 and (is_latin_letter(t[i - 1]) or t[i - 1] in "x×*"))
+        ):
+            # 2 x RTX 4090, 8×H100: a count of a product, 两张 RTX 四零九零 (the measure word by the
+            # product's kind, data/counted_products.tsv), not 二 X / 二乘 / 两倍
+            self.add(i, counted.end(), "num", read_number(raw, liang=True) + measure)
+            return counted.end()
         nxt2 = self.after(end, 2)
         if (
             nxt2[:1] in ("x", "×")
@@ -2192,6 +2274,14 @@ class _Scanner:
         before the number (``cpu: 500m``, ``CPU requests设为500m``), so ``m`` is millicores."""
         before = (self.context[-24:] + self.t[max(0, i - 24) : i]).lower()
         return any(w in before for w in ("cpu", "millicore", "核心", "vcpu"))
+
+    def _model_suffix_at(self, j: int) -> bool:
+        """Capitals glued after a number that are no unit: a model's suffix (the ``K`` of
+        ``i9 13900K``, ``KF``; not the ``mAh`` of ``4500mAh``)."""
+        k = j
+        while k < self.n and k - j < 3 and self.t[k].isascii() and self.t[k].isupper():
+            k += 1
+        return k > j and not (k < self.n and is_latin_letter(self.t[k])) and not self.unit_at(j)
 
     def _after_spaced_code(self, i: int) -> bool:
         """The number at ``i`` follows a code (letters and digits, ending in a digit: ``M.2``,
@@ -2643,15 +2733,18 @@ class _Scanner:
             and not (i > 2 and is_latin_letter(t[i - 3]))
         ):
             return read_digits(raw)  # H.264, H.265: the codec's number (H 点二六四)
+        noun_next = self.after(end + 1 if self.after(end, 1) == " " else end, 4).startswith(
+            _MEASURE_LED_NOUNS
+        )
         if (
-            len(raw) == 4
-            and raw[2:] != "00"  # DDR5 6000 is 六千: a round figure is said as a number
+            # DDR5 6000 is 六千: a round figure is said as a number
+            ((len(raw) == 4 and raw[2:] != "00") or (len(raw) == 5 and raw[2:] != "000"))
             and self._after_spaced_code(i)
-            and not self.liang_next(end)
+            and (noun_next or not self.liang_next(end) or self._model_suffix_at(end))
         ):
             nxt = self.after(end + 1 if self.after(end, 1) == " " else end, 1)
-            if nxt not in _QUANTITY_NEXT:
-                return read_digits(raw)  # M.2 2280, DDR5 6000: a spec after a code
+            if noun_next or nxt not in _QUANTITY_NEXT:
+                return read_digits(raw)  # M.2 2280, i9 13900K: a spec after a code
         brand = self._brand_before(i)
         resolution = raw in ("240", "360", "480", "576", "720", "1080", "1440", "2160", "4320")
         if (
@@ -2704,6 +2797,7 @@ class _Scanner:
         if (
             brand is not None
             and not brand[1]
+            and not noun_next  # RTX 4090笔记本, Xeon 6348处理器: 笔/处 start a noun
             and (nxt in _QUANTITY_NEXT or self.liang_next(end) or self.unit_at(end))
         ):
             return None  # "CPU 3000 元", "GPU 2 张": a quantity after a name, not a code

@@ -474,6 +474,13 @@ class ZhFrontend:
                 w.text, w.start, w.end = text[p.start : p.end], b.base + p.start, b.base + p.end
             return words
         word = text[p.start : p.end]
+        if p.spoken != word and p.spoken.replace("-", "").lower() == word.lower():
+            # riscv: the zh rules give the written form people read (RISC-V, "risk five")
+            words = self._en.analyze(Span("en", p.spoken, b.base + p.start, b.base + p.end), ctx)
+            for w in words:
+                w.text, w.start, w.end = word, b.base + p.start, b.base + p.end
+            if any(w.spoken for w in words):
+                return words
         if _cut_into_letters(word):
             # ZeRO, PaLM: capitals that would cut an English word into single letters (Ze R O)
             words = self._en.analyze(
