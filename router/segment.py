@@ -722,6 +722,8 @@ _NUMERO = frozenset(("No.", "no.", "NO."))
 _AMPM_WORDS = frozenset(("am", "pm", "a.m", "p.m"))
 #: Chinese (full-width) clause punctuation, as written (width folding turns ，into ,).
 _ZH_PUNCT = frozenset("，。、；：！？…⋯")
+#: Full-width clause marks: a sentence of codes and names joined by them is Chinese.
+_FULLWIDTH_CLAUSE_MARKS = frozenset("，、；：（）")
 _ORDINAL_TOKEN = frozenset(("st", "nd", "rd", "th"))
 
 
@@ -1388,6 +1390,11 @@ def segment(text: str) -> Utterance:
             # only codes/acronyms/names (a table cell ``A100``, a heading ``RTX 4090``): no
             # English grammar, so the neighbouring sentences decide when they can
             codes_only = not mine and score.plain_words == 0
+            inner = text[s:e].rstrip().rstrip("。！？")
+            if codes_only and any(c in _FULLWIDTH_CLAUSE_MARKS for c in inner):
+                # RAM 16G，ROM 512G。: codes and names whose clauses are joined by a Chinese
+                # comma (not only ended by a 。) are a Chinese sentence
+                matrices[-1], codes_only = ZH, False
             _check_foreign(utt, probe, s, e)
         weak.append(codes_only)
     resolved = _fill_matrices(matrices, weak)
