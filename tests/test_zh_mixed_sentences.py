@@ -887,6 +887,9 @@ def test_subscripts_and_hashtag_marks_are_neither_lost_nor_read() -> None:
         ("GPU 2 张", "<G P U>两张"),  # a measure word: still a count
         ("用i9 13900K", "用<I>九一三九零零<K>"),  # a model suffix, not K for thousand
         ("Mate60 4500mAh电池", "<Mate>六十四千五百毫安时电池"),  # a unit: still a quantity
+        # codes joined by a Chinese comma are a Chinese sentence; a final 。 alone is not
+        ("RAM 16G，ROM 512G。", "<ram>十六<G><rom>五百一十二<G>"),
+        ("Kindle Paperwhite 5。", "<Kindle><Paperwhite><five>"),
     ],
 )
 def test_tnzh_21h_round(text: str, expected: str) -> None:
