@@ -905,3 +905,29 @@ def test_progress_count_pauses_at_its_slash() -> None:
 def test_a_capital_after_a_lower_case_letter_keeps_its_case() -> None:
     assert normalize_zh("溶液的pH值为7") == "溶液的pH值为七"
     assert normalize_zh("这附近有Atm") == "这附近有ATM"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # blind batch 6 (mixed_b6, zh_tn_b5) failures, and probes of the same rules
+        ("他1米75，体重68公斤。", "他一米七五，体重六十八公斤。"),
+        ("姚明2米26。", "姚明两米二六。"),
+        ("跳远成绩8米95", "跳远成绩八米九五"),
+        ("1米75厘米", "一米七十五厘米"),  # a unit after: centimetres said as a number
+        ("2023-2024学年第一学期", "二零二三到二零二四学年第一学期"),
+        ("2024~2025赛季", "二零二四到二零二五赛季"),
+        ("2000-3000款", "两千到三千款"),  # no years: a range of amounts
+        ("运单号SF1234567890", "运单号SF幺二三四五六七八九零"),
+        ("型号是A1234", "型号是A一二三四"),  # a model number, no identifier
+        ("淘宝88VIP一年只要88元。", "淘宝八八VIP一年只要八十八元。"),
+        ("京东618大促", "京东六一八大促"),
+        ("扫地机618期间", "扫地机六一八期间"),
+        ("今年618你买了什么", "今年六一八你买了什么"),
+        ("618元", "六百一十八元"),  # counted: a number
+        ("今年618人参加", "今年六百一十八人参加"),
+        ("第618期", "第六百一十八期"),
+    ],
+)
+def test_blind_batch_6_failures(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected

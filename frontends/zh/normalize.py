@@ -187,6 +187,15 @@ _SLANG_NUMBERS: dict[str, tuple[str, ...]] = {
     "666": (), "6666": (), "996": (), "886": (), "1314": (), "5201314": (),
     "520": ("那天", "当天", "这天", "节", "表白", "快乐", "礼物"),
     "521": ("那天", "当天", "这天", "节", "表白", "快乐", "礼物"),
+    "88": ("VIP",),  # 淘宝88VIP: the membership's name, 八八 VIP
+    # the mid-year shopping festival, like 双十一 (6·18 with its dot is a date rule)
+    "618": ("期间", "大促", "活动", "购物节", "当天", "那天", "狂欢", "促销", "预售", "开门红", "秒杀",
+            "囤货", "优惠", "返场", "和双", "前后", "之前", "以后", "之后"),
+}  # fmt: skip
+#: Words right before a number of :data:`_SLANG_NUMBERS` that make it the word too
+#: (``京东618``, ``今年618你买了什么``, ``双11和618``), when no measure word or unit follows.
+_SLANG_BEFORE: dict[str, tuple[str, ...]] = {
+    "618": ("京东", "天猫", "淘宝", "拼多多", "今年", "去年", "明年", "双11和", "双十一和", "年中"),
 }  # fmt: skip
 #: Words before a number that make it a count or an amount.
 _COUNT_BEFORE = (
@@ -2018,6 +2027,17 @@ class _Scanner:
             self.add(i + len(a), i + len(a) + 1, "punct", "")
             self.add(i + len(a) + 1, end, "num", read_digits(b, yao=True))
             return end
+        if (
+            len(a) == len(b) == 4
+            and a.isdigit()
+            and b.isdigit()
+            and 1900 <= int(a) < int(b) <= 2099
+            and self.after(end, 2).startswith(_YEAR_NAMED_NEXT)
+            and not unit
+        ):
+            # 2023-2024学年, 2024~2025赛季: two years naming a school year, a season
+            self.add(i, end, "num", read_digits(a) + "到" + read_digits(b))
+            return end
         ordinal = self.before(i, 2).rstrip(" ").endswith("第")  # 第2-4名: ordinals never take 两
         ra = self._read_plain(a, end, year_ok=True, liang=not ordinal)
         rb = self._read_plain(b, end, year_ok=True, liang=not ordinal)
@@ -2262,6 +2282,18 @@ class _Scanner:
         ):
             self.add(i, end, "num", read_cardinal(raw))  # 座位号是32F: row 三十二, seat F
             return end
+        if (
+            len(raw) == 2
+            and i > 1
+            and t[i - 1] == "米"
+            and _is_digit(t[i - 2])
+            and not (end < self.n and (t[end] in "./" or _is_digit(t[end])))
+            and not self.unit_at(end)
+            and not self.liang_next(end)
+            and not self.after(end, 2).startswith(("公分", "厘米", "毫米", "分米"))
+        ):
+            self.add(i, end, "num", read_digits(raw, yao=False))  # 1米75 -> 一米七五 (cm)
+            return end
         code = self._code_reading(raw, i, end)
         if code is not None:
             self.add(i, end, "num", code)
@@ -2494,12 +2526,21 @@ class _Scanner:
             return read_digits(raw)  # ICLR'24, Summer '25: a year written with two digits
         if (
             raw in _SLANG_NUMBERS
-            and (not _SLANG_NUMBERS[raw] or self.after(end, 2).startswith(_SLANG_NUMBERS[raw]))
-            and nxt1 not in _QUANTITY_NEXT
-            and not self.liang_next(end)
-            and not self.unit_at(end)
+            and (
+                bool(_SLANG_NUMBERS[raw])
+                and self.t.startswith(_SLANG_NUMBERS[raw], end)
+                or (
+                    (
+                        not _SLANG_NUMBERS[raw]
+                        or prev.endswith(_SLANG_BEFORE.get(raw, ()) or ("\0",))
+                    )
+                    and nxt1 not in _QUANTITY_NEXT
+                    and not self.liang_next(end)
+                    and not self.unit_at(end)
+                )
+            )
             and not prev.endswith(_COUNT_BEFORE)
-        ):
+        ):  # a word of the table after it (618期间) wins over the measure word 期
             return read_digits(raw)  # 这波操作666, 996工作制, 520那天: said digit by digit
         if prev.endswith("第"):
             return read_cardinal(raw, liang_bai=False)  # 第二百: ordinals never take 两
@@ -2718,6 +2759,14 @@ class _Scanner:
         after = t[end] if end < self.n else ""
         if i > 1 and t[i - 1] in "·・•" and is_latin_letter(t[i - 2]) and len(raw) >= 3:
             return read_digits(raw)  # 沪A·88888: a licence plate
+        k = i
+        while k > 0 and i - k < 4 and t[k - 1].isascii() and t[k - 1].isupper():
+            k -= 1
+        if k < i and len(raw) >= 4 and "." not in raw and not (k > 0 and is_latin_letter(t[k - 1])):
+            cue = self.before(k, 8).rstrip(" \t\u3000是为:：")
+            if cue.endswith(_ID_CUES_WORDS) and not cue.endswith(("型号", "端口", "端口号")):
+                # 运单号是YT7523186490213, 快递单号SF…: a letter-prefixed identifier, 幺 for 1
+                return read_digits(raw, yao=True)
         if (
             len(raw) == 4
             and raw[0] != "0"
