@@ -890,6 +890,10 @@ def test_subscripts_and_hashtag_marks_are_neither_lost_nor_read() -> None:
         # codes joined by a Chinese comma are a Chinese sentence; a final 。 alone is not
         ("RAM 16G，ROM 512G。", "<ram>十六<G><rom>五百一十二<G>"),
         ("Kindle Paperwhite 5。", "<Kindle><Paperwhite><five>"),
+        # a cue in the span before (ID is English) still makes digit groups an identifier
+        ("Zoom会议ID是123 456 7890。", "<Zoom>会议<I D>是幺二三四五六七八九零"),
+        ("华为Mate 70 Pro+搭载麒麟9020。", "华为<Mate>七十<Pro><plus>搭载麒麟九零二零"),
+        ("面积是3+2平方米", "面积是三加二平方米"),
     ],
 )
 def test_tnzh_21h_round(text: str, expected: str) -> None:

@@ -174,6 +174,8 @@ def _product_measure(name: str) -> str | None:
     return None
 
 
+#: Names whose ``+`` is part of the name (``Mate 70 Pro+``, ``Disney+``, ``Apple TV+``).
+_PLUS_NAMES = "Pro|Ultra|Max|Lite|Note|Mini|TV|Disney|Paramount|ESPN|Discovery|AMC|Peacock|Plus"
 _ROOM_NEXT = ("室", "会议室", "房间", "教室", "宿舍", "病房", "号房", "号会议室", "号房间")
 #: Words right before ``N-M`` that make it a chapter-numbered figure, table or formula.
 _FIGURE_WORDS = (
@@ -659,7 +661,11 @@ class _Scanner:
 
     # -- context helpers --------------------------------------------------------------------
     def before(self, i: int, k: int = 4) -> str:
-        return self.t[max(0, i - k) : i]
+        """The ``k`` characters before ``i``, reaching into the text before the span (its
+        sentence's other spans: ``会议ID是123 456 7890``, where ``ID`` is an English span)."""
+        if i >= k or not self.context:
+            return self.t[max(0, i - k) : i]
+        return (self.context[-(k - i) :] + self.t[:i])[-k:]
 
     def after(self, j: int, k: int = 3) -> str:
         return self.t[j : j + k]
@@ -1293,6 +1299,16 @@ class _Scanner:
     def symbol(self, i: int, cls: str) -> int:
         t, orig = self.t, self.orig
         c = orig[i]
+        if (
+            c == "+"
+            and re.search(r"(?<![A-Za-z])(?:" + _PLUS_NAMES + r")$", t[max(0, i - 12) : i])
+            and not (i + 1 < self.n and (t[i + 1].isascii() and t[i + 1].isalnum()))
+            and not (i + 1 < self.n and t[i + 1] in "+=")
+        ):
+            # Mate 70 Pro+, Disney+, Apple TV+: the plus of a name, said "plus" as in English
+            # (GPT+插件, a+b keep 加: a sum of two things)
+            self.add(i, i + 1, "latin", "plus")
+            return i + 1
         if c in "-−" and t.startswith(("百分之", "千分之", "万分之"), i + 1):
             prev = t[i - 1] if i > 0 else ""
             if not (prev and prev.isascii() and prev.isalnum()):
