@@ -900,6 +900,19 @@ def test_tnzh_21h_round(text: str, expected: str) -> None:
     assert marked(text) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("内存用了28/32GB。", "内存用了二十八，共三十二GB。"),
+        ("已完成3/5个任务。", "已完成三个，共五个任务。"),
+        ("用了3/4的内存", "用了四分之三的内存"),  # no unit after: a share
+        ("吃了1/2个西瓜", "吃了二分之一个西瓜"),  # no word of use: half a melon
+    ],
+)
+def test_amount_used_out_of_a_total(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected
+
+
 def test_progress_count_pauses_at_its_slash() -> None:
     assert normalize_zh("Epoch 3/10") == "Epoch 三，共十"
     assert normalize_zh("第3/10集") == "第三集，共十集"

@@ -139,6 +139,11 @@ _PROGRESS_WORDS = frozenset(
     "epoch epochs step steps iter iters iteration iterations batch round episode ep page part "
     "stage trial lap".split()
 )
+#: Words before ``28/32GB``, ``3/5个``: an amount used or done out of a total (二十八，共三十二GB).
+_USED_CUES = (
+    "用了", "已用", "占用", "使用了", "已使用", "完成了", "已完成", "上了", "看了", "读了", "做了",
+    "下载了", "已下载", "上传了", "已上传", "答对了", "通过了",
+)  # fmt: skip
 #: Measure words after ``第3/10``: said after both numbers (第三集，共十集).
 _PROGRESS_MEASURES = frozenset("集话轮步章页节期季部题局场回课关层级次篇卷段名个位")
 #: ``2 x RTX 4090``: a count, a multiplication sign and a product name starting with a capital
@@ -1925,16 +1930,25 @@ class _Scanner:
 
         The word before is a Latin progress word (epoch, step, iter, batch, round, episode,
         page, part, stage, trial; one space or none) or 第 (then a measure word after the total
-        is said with both numbers: 第三集，共十集). The count is at most its total. Adds the
-        pieces (the slash a short pause) and says whether it did.
+        is said with both numbers: 第三集，共十集), or a word of use or progress (用了, 已用, 占用,
+        已完成, 上了 …) with a unit or measure word after the total (``内存用了28/32GB`` 二十八，共
+        三十二GB, ``已完成3/5个任务`` 三个，共五个任务; ``用了3/4`` stays 四分之三). The count is at most
+        its total. Adds the pieces (the slash a short pause) and says whether it did.
         """
         a, b = m.group(1), m.group(2)
         if int(a) == 0 or int(a) > int(b) or a.startswith("0") or b.startswith("0"):
             return False
         before = self.before(i, 12).rstrip(" ")
+        nxt = self.t[m.end() : m.end() + 1]
         if before.endswith("第") and len(before) == len(self.before(i, 12)):
-            measure = self.t[m.end() : m.end() + 1]
-            measure = measure if measure in _PROGRESS_MEASURES else ""
+            measure = nxt if nxt in _PROGRESS_MEASURES else ""
+        elif (
+            before.endswith(_USED_CUES)
+            and nxt
+            and (nxt in _PROGRESS_MEASURES or is_latin_letter(nxt) or self.unit_at(m.end()))
+        ):
+            # 内存用了28/32GB, 已完成3/5个任务: so much used or done of a total, 二十八，共三十二GB
+            measure = nxt if nxt in _PROGRESS_MEASURES else ""
         else:
             word = re.search(r"([A-Za-z]+)$", before)
             if word is None or word.group(1).lower() not in _PROGRESS_WORDS:
