@@ -676,6 +676,21 @@ def _resolve(
         for k, t in enumerate(toks):
             if _time_glued_by_ampm(toks, k, f):
                 t.lang = ZH  # 12:30 AM上线: the time is Chinese, so is its AM (below)
+        for k in range(n - 4):
+            a, ap, dash, b, bp = toks[k : k + 5]
+            if (
+                a.kind == b.kind == _NUM
+                and ap.kind == bp.kind == _EN
+                and dash.kind == _PUNCT
+                and f[dash.start : dash.end] in ("-", "~", "–", "—", "～")
+                and ap.gap == dash.gap == b.gap == bp.gap == "space"
+                and all(":" in f[x.start : x.end] for x in (a, b))
+                and all(f[x.start : x.end].lower().rstrip(".") in _AMPM_WORDS for x in (ap, bp))
+                and ZH in (a.lang, b.lang)
+            ):
+                # 营业时间8:00 AM - 5:00 PM: one end glued to Chinese makes the range Chinese
+                # (上午八点到下午五点), never half English with its dash lost
+                a.lang = b.lang = ZH
         for k, t in enumerate(toks):
             if t.kind == _EN and _zh_latin_token(toks, k, f):
                 t.lang = ZH
@@ -999,9 +1014,20 @@ def _time_glued_by_ampm(toks: list[_Tok], k: int, f: str) -> bool:
     if t.kind != _NUM or ":" not in x or not x[-1:].isdigit() or k + 1 >= len(toks):
         return False
     ap = toks[k + 1]
-    if ap.kind != _EN or ap.gap != "space" or f[ap.start : ap.end].lower() not in _AMPM_WORDS:
+    if ap.kind != _EN or ap.gap != "space":
         return False
-    if k + 2 < len(toks) and toks[k + 2].gap == "adj" and toks[k + 2].kind == _ZH:
+    word, dash, rest = f[ap.start : ap.end].replace("~", "-").partition("-")
+    if word.lower() not in _AMPM_WORDS:
+        return False
+    after = k + 2
+    if dash:  # 8:00 AM-5:00 PM营业: the range's end and its am/pm decide for both
+        if not (rest[:1].isdigit() and ":" in rest) or k + 2 >= len(toks):
+            return False
+        end_ap = toks[k + 2]
+        if end_ap.kind != _EN or f[end_ap.start : end_ap.end].lower() not in _AMPM_WORDS:
+            return False
+        after = k + 3
+    if after < len(toks) and toks[after].gap == "adj" and toks[after].kind == _ZH:
         return True
     if k >= 2 and t.gap == "adj" and toks[k - 1].kind == _PUNCT:
         mark = f[toks[k - 1].start : toks[k - 1].end]

@@ -871,6 +871,10 @@ def test_subscripts_and_hashtag_marks_are_neither_lost_nor_read() -> None:
         ("12:30 AM上线。", "凌晨零点三十分上线"),
         ("上线时间：12:30 AM", "上线时间凌晨零点三十分"),
         ("会议 10:00 AM 开始", "会议<ten><A M>开始"),  # spaced on both sides: English
+        ("8:00 AM - 5:00 PM营业", "上午八点到下午五点营业"),  # one glued end: both Chinese
+        ("营业时间8:00 AM - 5:00 PM。", "营业时间上午八点到下午五点"),
+        ("8:00 AM-5:00 PM营业", "上午八点到下午五点营业"),
+        ("营业时间 8:00 AM - 5:00 PM 。", "营业时间<eight><A M><to><five><P M>"),
         ("服务器配了2 x RTX 4090", "服务器配了两张<R T X>四零九零"),
         ("双路2 x Xeon Gold 6348", "双路两颗<Xeon><Gold>六三四八"),
         ("存储4 x NVMe SSD", "存储四块<NVMe><S S D>"),
