@@ -897,6 +897,8 @@ def test_subscripts_and_hashtag_marks_are_neither_lost_nor_read() -> None:
         # a cue in the span before (ID is English) still makes digit groups an identifier
         ("Zoom会议ID是123 456 7890。", "<Zoom>会议<I D>是幺二三四五六七八九零"),
         ("华为Mate 70 Pro+搭载麒麟9020。", "华为<Mate>七十<Pro><plus>搭载麒麟九零二零"),
+        ("上传速度10Mb/s。", "上传速度十兆比特每秒"),  # bits, not M B (bytes)
+        ("读速7000MB/s", "读速七千<M B>每秒"),
         ("面积是3+2平方米", "面积是三加二平方米"),
     ],
 )
