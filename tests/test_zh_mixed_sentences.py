@@ -950,6 +950,12 @@ def test_a_capital_after_a_lower_case_letter_keeps_its_case() -> None:
         ("618元", "六百一十八元"),  # counted: a number
         ("今年618人参加", "今年六百一十八人参加"),
         ("第618期", "第六百一十八期"),
+        # identifiers with a letter before or after their digits; a letter building's flat
+        ("身份证号码：11010519491231002X。", "身份证号码：幺幺零幺零五幺九四九幺二三幺零零二X。"),
+        ("航班号MU5101", "航班号MU五幺零幺"),
+        ("他住3号A1203", "他住三号A一二零三"),  # 3号 is an address, no identifier word
+        ("科技园南区A栋1201。", "科技园南区A栋幺二零幺。"),
+        ("A栋100人", "A栋一百人"),  # counted: a number
     ],
 )
 def test_blind_batch_6_failures(text: str, expected: str) -> None:

@@ -2643,13 +2643,17 @@ class _Scanner:
         if (
             3 <= len(raw) <= 4
             and any(
-                prev.endswith(w) and _is_digit(prev[: -len(w)][-1:] or " ")
+                prev.endswith(w)
+                and (
+                    _is_digit(prev[: -len(w)][-1:] or " ")
+                    or (prev[: -len(w)][-1:].isascii() and prev[: -len(w)][-1:].isupper())
+                )
                 for w in _ADDRESS_BEFORE_ROOM
             )
             and nxt1 not in _QUANTITY_NEXT
             and not self.liang_next(end)
         ):
-            return read_digits(raw, yao=True)  # 3号楼2单元501: the flat's number
+            return read_digits(raw, yao=True)  # 3号楼2单元501, A栋1201: the flat's number
         if raw in _SERVICE_NUMBERS and (
             nxt.startswith(_EMERGENCY_NEXT)
             or (
@@ -2793,10 +2797,14 @@ class _Scanner:
         k = i
         while k > 0 and i - k < 4 and t[k - 1].isascii() and t[k - 1].isupper():
             k -= 1
-        if k < i and len(raw) >= 4 and "." not in raw and not (k > 0 and is_latin_letter(t[k - 1])):
+        if len(raw) >= 4 and "." not in raw and not (k > 0 and is_latin_letter(t[k - 1])):
             cue = self.before(k, 8).rstrip(" \t\u3000是为:：")
-            if cue.endswith(_ID_CUES_WORDS) and not cue.endswith(("型号", "端口", "端口号")):
-                # 运单号是YT7523186490213, 快递单号SF…: a letter-prefixed identifier, 幺 for 1
+            named = cue.endswith(("号", "码")) and len(cue) >= 2 and is_han(cue[-2])
+            if (cue.endswith(_ID_CUES_WORDS) or named) and not cue.endswith(
+                ("型号", "端口", "端口号")
+            ):
+                # 运单号是YT7523186490213, 航班号MU5101, 身份证号码：…002X: an identifier with a
+                # letter before or after its digits, 幺 for 1
                 return read_digits(raw, yao=True)
         if (
             len(raw) == 4
