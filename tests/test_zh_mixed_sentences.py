@@ -899,6 +899,8 @@ def test_subscripts_and_hashtag_marks_are_neither_lost_nor_read() -> None:
         ("华为Mate 70 Pro+搭载麒麟9020。", "华为<Mate>七十<Pro><plus>搭载麒麟九零二零"),
         ("上传速度10Mb/s。", "上传速度十兆比特每秒"),  # bits, not M B (bytes)
         ("读速7000MB/s", "读速七千<M B>每秒"),
+        ("Llama 3.1 8B可以在单卡4090上跑。", "<Llama>三点一八<B>可以在单卡四零九零上跑"),
+        ("刷卡4090元", "刷卡四千零九十元"),
         ("面积是3+2平方米", "面积是三加二平方米"),
     ],
 )

@@ -2707,11 +2707,13 @@ class _Scanner:
             return read_cardinal(raw)  # 太古汇2座2306室: a building's number in an address, 二座
         if (
             re.fullmatch(r"[1-5]0[5-9]0", raw)
-            and (self.before(i, 2).rstrip(" ").endswith(("张", "块")) or nxt.startswith("显卡"))
+            and (
+                self.before(i, 2).rstrip(" ").endswith(("张", "块", "卡")) or nxt.startswith("显卡")
+            )
             and nxt1 not in _QUANTITY_NEXT
             and not self.liang_next(end)
         ):
-            return read_digits(raw)  # 一张4090, 两块3090, 4090显卡: a graphics card's number
+            return read_digits(raw)  # 一张4090, 单卡4090, 4090显卡: a graphics card's number
         label = self._brand_before(i)
         if label is not None and not label[1] and label[0].casefold() in _LABEL_WORDS:
             if len(raw) in (3, 4) and label[0].casefold() in ("room", "gate", "line"):
