@@ -952,6 +952,8 @@ def test_a_capital_after_a_lower_case_letter_keeps_its_case() -> None:
         ("618元", "六百一十八元"),  # counted: a number
         ("今年618人参加", "今年六百一十八人参加"),
         ("第618期", "第六百一十八期"),
+        ("苏宁818发烧节", "苏宁八一八发烧节"),
+        ("818元", "八百一十八元"),
         # identifiers with a letter before or after their digits; a letter building's flat
         ("身份证号码：11010519491231002X。", "身份证号码：幺幺零幺零五幺九四九幺二三幺零零二X。"),
         ("航班号MU5101", "航班号MU五幺零幺"),

@@ -198,11 +198,13 @@ _SLANG_NUMBERS: dict[str, tuple[str, ...]] = {
     # the mid-year shopping festival, like 双十一 (6·18 with its dot is a date rule)
     "618": ("期间", "大促", "活动", "购物节", "当天", "那天", "狂欢", "促销", "预售", "开门红", "秒杀",
             "囤货", "优惠", "返场", "和双", "前后", "之前", "以后", "之后"),
+    "818": ("发烧节", "购物节", "大促", "期间", "活动", "当天"),  # Suning's August festival
 }  # fmt: skip
 #: Words right before a number of :data:`_SLANG_NUMBERS` that make it the word too
 #: (``京东618``, ``今年618你买了什么``, ``双11和618``), when no measure word or unit follows.
 _SLANG_BEFORE: dict[str, tuple[str, ...]] = {
     "618": ("京东", "天猫", "淘宝", "拼多多", "今年", "去年", "明年", "双11和", "双十一和", "年中"),
+    "818": ("苏宁",),
 }  # fmt: skip
 #: Words before a number that make it a count or an amount.
 _COUNT_BEFORE = (
