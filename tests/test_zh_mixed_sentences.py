@@ -930,6 +930,8 @@ def test_progress_count_pauses_at_its_slash() -> None:
 def test_a_capital_after_a_lower_case_letter_keeps_its_case() -> None:
     assert normalize_zh("溶液的pH值为7") == "溶液的pH值为七"
     assert normalize_zh("这附近有Atm") == "这附近有ATM"
+    assert normalize_zh("这首歌叫Shape of You") == "这首歌叫Shape of You"  # words, no OF YOU
+    assert normalize_zh("用gpu跑") == "用GPU跑"
 
 
 @pytest.mark.parametrize(

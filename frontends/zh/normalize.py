@@ -25,6 +25,7 @@ from functools import lru_cache
 from importlib import resources
 
 from mixvox.frontends.zh.numbers import read_cardinal, read_digits, read_number
+from mixvox.langid import EN_FUNCTION
 from mixvox.segment import ARCH_NAME
 from mixvox.segment import UNITS as _SEGMENT_UNITS
 from mixvox.textutil import fold_width, is_emoji, is_han, is_latin_letter, script_of
@@ -3061,7 +3062,9 @@ def normalize_zh(text: str) -> str:
             inner_cap = any(
                 a.islower() and b.isupper() for a, b in zip(p.spoken, p.spoken[1:], strict=False)
             )
-            keep = " to " in p.spoken or not is_acronym(p.spoken) or inner_cap
+            # of, you, The, Are: English function words are words, never letters (Shape of You)
+            word = len(p.spoken) > 1 and p.spoken.lower() in EN_FUNCTION and not p.spoken.isupper()
+            keep = " to " in p.spoken or not is_acronym(p.spoken) or inner_cap or word
             out.append(p.spoken if keep else p.spoken.upper())
         elif p.spoken:
             out.append(p.spoken)
