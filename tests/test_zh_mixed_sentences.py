@@ -962,6 +962,9 @@ def test_a_capital_after_a_lower_case_letter_keeps_its_case() -> None:
         ("他住3号A1203", "他住三号A一二零三"),  # 3号 is an address, no identifier word
         ("科技园南区A栋1201。", "科技园南区A栋幺二零幺。"),
         ("A栋100人", "A栋一百人"),  # counted: a number
+        # a dash after a power is a minus: it was silent (x²-2x) or 到 (10²-1)
+        ("函数f(x)=x²-2x+1", "函数F(X)等于X的平方减二X加一"),
+        ("10²-1", "十的平方减一"),
     ],
 )
 def test_blind_batch_6_failures(text: str, expected: str) -> None:

@@ -1082,6 +1082,15 @@ class _Scanner:
                     ps[k] = Piece(p.start, p.end, "num", "减")  # n-1, i-2: a variable minus
                     continue
                 if (
+                    c == "-"
+                    and a.kind == "num"
+                    and a.spoken.endswith(("平方", "立方", "次方"))
+                    and b.kind in ("latin", "num")
+                    and a.end == p.start == b.start - 1
+                ):
+                    ps[k] = Piece(p.start, p.end, "num", "减")  # x²-2x+1: a power minus a term
+                    continue
+                if (
                     a.end == p.start
                     and b.start == p.end
                     and a.kind in ("latin", "num")
@@ -1251,7 +1260,9 @@ class _Scanner:
                         word = "到"
                     ps[k] = Piece(p.start, p.end, "num", word)
                 elif a.kind == "num" and b.kind == "num" and not code:
-                    ps[k] = Piece(p.start, p.end, "num", "到")
+                    # 10²-1: after a power the dash is a minus, not a range
+                    power = a.spoken.endswith(("平方", "立方", "次方"))
+                    ps[k] = Piece(p.start, p.end, "num", "减" if power else "到")
                 elif (
                     a.kind == "latin"
                     and a.spoken in ("k", "K")
