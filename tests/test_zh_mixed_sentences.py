@@ -965,6 +965,12 @@ def test_a_capital_after_a_lower_case_letter_keeps_its_case() -> None:
         # a dash after a power is a minus: it was silent (x²-2x) or 到 (10²-1)
         ("函数f(x)=x²-2x+1", "函数F(X)等于X的平方减二X加一"),
         ("10²-1", "十的平方减一"),
+        # dates without a zero or without separators, a short fiscal year
+        ("11.11当天", "十一月十一日当天"),
+        ("11.11元", "十一点一一元"),  # money: a decimal
+        ("生产日期：20241115", "生产日期：二零二四年十一月十五日"),
+        ("金额20241115元", "金额两千零二十四万一千一百一十五元"),
+        ("24财年", "二四财年"),
     ],
 )
 def test_blind_batch_6_failures(text: str, expected: str) -> None:

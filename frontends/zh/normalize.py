@@ -236,6 +236,23 @@ _SLASH_DATE_AFTER = (
     "开始", "起", "前", "后", "那天", "当天", "这天", "截止", "上线", "发布", "举行", "举办", "放假",
     "开学", "生日", "圣诞", "晚上", "上午", "下午", "凌晨", "中午", "早上", "晚",
 )  # fmt: skip
+#: Words before ``20241115`` that make eight digits a date (生产日期：20241115).
+_DATE_WORDS = (
+    "日期",
+    "生日",
+    "出生于",
+    "有效期至",
+    "有效期",
+    "到期日",
+    "截止日",
+    "发布日",
+    "签发日",
+)
+#: Words after a dotted ``MM.DD`` without a zero (``11.11当天``) that make it a date, not a decimal.
+_DOTTED_DATE_AFTER = (
+    "当天", "那天", "这天", "当晚", "零点", "期间", "大促", "活动", "购物节", "晚会", "前后", "之前",
+    "之后", "开始", "截止", "上线", "发布",
+)  # fmt: skip
 #: After a four-digit year that names something (2024届 二零二四届, 2025款, 2024赛季).
 _YEAR_NAMED_NEXT = (
     "届",
@@ -1719,7 +1736,10 @@ class _Scanner:
             and not self._dotted_date_follows(m.end())
         ):
             m = None  # 10.05元, 涨了10.08%, 共计12.06万: a decimal
-        if m and "0" in (m.group(1)[0], m.group(3)[0]):
+        if m and (
+            "0" in (m.group(1)[0], m.group(3)[0])
+            or self.t.startswith(_DOTTED_DATE_AFTER, m.end())  # 11.11当天, 12.12大促
+        ):
             if _valid_md(int(m.group(1)), int(m.group(3))):
                 self.add(i, m.end(), "num", _read_month_day(m.group(1), m.group(3)))
                 return m.end()
@@ -2561,6 +2581,18 @@ class _Scanner:
             end += 1  # "2024 年 3 月" (spaces around numbers, as tech writing does)
         nxt = self.after(end, 3)
         nxt1 = nxt[:1]
+        if (
+            len(raw) == 8
+            and 1900 <= int(raw[:4]) <= 2099
+            and _valid_md(int(raw[4:6]), int(raw[6:]))
+            and prev.rstrip(" :：是为").endswith(_DATE_WORDS)
+        ):
+            # 生产日期：20241115: a date written without separators, 二零二四年十一月十五日
+            return _read_year(raw[:4]) + _read_month_day(raw[4:6], raw[6:])
+        if len(raw) == 2 and nxt.startswith("财年"):
+            return read_digits(
+                raw
+            )  # 24财年: a fiscal year written short, 二四财年 (as 86年 八六年)
         if nxt1 and nxt1 in "月日号" and len(raw) <= 2:
             return read_cardinal(raw)  # 08月 -> 八月
         if len(raw) > 1 and raw[0] == "0":
