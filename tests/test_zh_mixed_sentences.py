@@ -947,6 +947,7 @@ def test_a_capital_after_a_lower_case_letter_keeps_its_case() -> None:
         ("2000-3000款", "两千到三千款"),  # no years: a range of amounts
         ("运单号SF1234567890", "运单号SF幺二三四五六七八九零"),
         ("型号是A1234", "型号是A一二三四"),  # a model number, no identifier
+        ("错误码E2101表示余额不足。", "错误码E二一零一表示余额不足。"),  # a code of a kind
         ("淘宝88VIP一年只要88元。", "淘宝八八VIP一年只要八十八元。"),
         ("京东618大促", "京东六一八大促"),
         ("扫地机618期间", "扫地机六一八期间"),

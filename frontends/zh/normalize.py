@@ -2849,8 +2849,8 @@ class _Scanner:
             cue = self.before(k, 8).rstrip(" \t\u3000是为:：")
             named = cue.endswith(("号", "码")) and len(cue) >= 2 and is_han(cue[-2])
             if (cue.endswith(_ID_CUES_WORDS) or named) and not cue.endswith(
-                ("型号", "端口", "端口号")
-            ):
+                ("型号", "端口", "端口号", "错误码", "状态码", "返回码", "代码", "编码")
+            ):  # a code of a kind (错误码E1003) is said with 一, as its number is
                 # 运单号是YT7523186490213, 航班号MU5101, 身份证号码：…002X: an identifier with a
                 # letter before or after its digits, 幺 for 1
                 return read_digits(raw, yao=True)
