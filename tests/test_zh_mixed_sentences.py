@@ -972,6 +972,7 @@ def test_a_capital_after_a_lower_case_letter_keeps_its_case() -> None:
         ("生产日期：20241115", "生产日期：二零二四年十一月十五日"),
         ("金额20241115元", "金额两千零二十四万一千一百一十五元"),
         ("24财年", "二四财年"),
+        ("市值$3.5T", "市值三点五万亿美元"),  # T after a currency sign: a trillion
     ],
 )
 def test_blind_batch_6_failures(text: str, expected: str) -> None:

@@ -1501,6 +1501,13 @@ class _Scanner:
                     end += 1
                 elif (
                     end < self.n
+                    and t[end] == "T"
+                    and not (end + 1 < self.n and is_latin_letter(t[end + 1]))
+                ):
+                    mult = "万亿"  # $3T, $3.5T: a trillion, 三万亿 / 三点五万亿美元
+                    end += 1
+                elif (
+                    end < self.n
                     and t[end] in _MAGNITUDES
                     and not (end + 1 < self.n and is_latin_letter(t[end + 1]))
                 ):
