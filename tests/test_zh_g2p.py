@@ -402,3 +402,22 @@ def test_words_missing_from_jieba_are_words(text: str, words: list[str], pinyin:
 
     assert ZhG2P().segment(text) == words
     assert " ".join(g2p_zh(text)) == pinyin
+
+
+@pytest.mark.parametrize(
+    ("text", "pinyin"),
+    [
+        # lines of text and code are háng; a measure word after a number reads as one
+        ("第3行", "di4 san1 hang2"),
+        ("3只猫", "san1 zhi1 mao1"),
+        ("这个数字3只是例子", "zhe4 ge5 shu4 zi4 san1 zhi3 shi4 li4 zi5"),  # 只是: a word
+        ("这行代码有问题", "zhe4 hang2 dai4 ma2 you3 wen4 ti2"),  # 码有: third-tone sandhi
+        ("多行注释", "duo1 hang2 zhu4 shi4"),
+        ("命令行", "ming4 ling4 hang2"),
+        ("五行", "wu3 xing2"),  # the five phases
+        ("单行道", "dan1 xing2 dao4"),
+        ("执行代码", "zhi2 xing2 dai4 ma3"),
+    ],
+)
+def test_lines_of_code_and_measure_words_after_numbers(text: str, pinyin: str) -> None:
+    assert " ".join(g2p_zh(text)) == pinyin
