@@ -417,6 +417,13 @@ def test_words_missing_from_jieba_are_words(text: str, words: list[str], pinyin:
         ("五行", "wu3 xing2"),  # the five phases
         ("单行道", "dan1 xing2 dao4"),
         ("执行代码", "zhi2 xing2 dai4 ma3"),
+        # programming words in their programming sense
+        ("按空格键", "an4 kong4 ge2 jian4"),
+        ("参数调优", "can1 shu4 tiao2 you1"),
+        ("函数重载", "han2 shu4 chong2 zai4"),
+        ("重构代码", "chong2 gou4 dai4 ma3"),
+        ("重命名文件", "chong2 ming4 ming2 wen2 jian4"),
+        ("重载铁路", "zhong4 zai4 tie3 lu4"),  # heavy haul: 重 zhòng
     ],
 )
 def test_lines_of_code_and_measure_words_after_numbers(text: str, pinyin: str) -> None:
