@@ -973,6 +973,8 @@ def test_a_capital_after_a_lower_case_letter_keeps_its_case() -> None:
         ("金额20241115元", "金额两千零二十四万一千一百一十五元"),
         ("24财年", "二四财年"),
         ("市值$3.5T", "市值三点五万亿美元"),  # T after a currency sign: a trillion
+        ("开关ON/OFF", "开关on/OFF"),  # the word on, not O N
+        ("TO B 2个项目", "to B 两个项目"),
     ],
 )
 def test_blind_batch_6_failures(text: str, expected: str) -> None:

@@ -888,6 +888,8 @@ class _Scanner:
                 i += 1
             elif cls == "latin" and self._architecture(i):
                 i = self._era_end
+            elif cls == "latin" and self._caps_function_word(i):
+                i = self._era_end
             elif cls == "latin" and self._ampm_after_han_time(i):
                 i = self._era_end
             elif cls == "latin" and self._era_after_date(i):
@@ -1114,6 +1116,28 @@ class _Scanner:
                     and b.kind in ("latin", "num")
                 ):
                     ps[k] = Piece(p.start, p.end, "punct", "")
+
+    def _caps_function_word(self, i: int) -> bool:
+        """``TO B``/``TO C``/``TO G`` (business jargon: to businesses, to consumers) and
+        ``ON/OFF``: the capital function word is the English word (to, on), not letters
+        (T O, O N). Sets ``_era_end``."""
+        t = self.t
+        if i > 0 and t[i - 1].isascii() and t[i - 1].isalnum():
+            return False
+        if (
+            t.startswith("TO ", i)
+            and i + 3 < self.n
+            and t[i + 3] in "BCGD"
+            and not (i + 4 < self.n and (t[i + 4].isascii() and t[i + 4].isalnum()))
+        ):
+            self.add(i, i + 2, "latin", "to")
+            self._era_end = i + 2
+            return True
+        if re.match(r"ON ?/ ?OFF(?![A-Za-z])", t[i : i + 12]):
+            self.add(i, i + 2, "latin", "on")
+            self._era_end = i + 2
+            return True
+        return False
 
     def _architecture(self, i: int) -> bool:
         """``x86_64``, ``arm64``, ``aarch64``, ``amd64``, ``i386``, ``s390x`` (not glued after a
