@@ -607,6 +607,7 @@ class Normalizer:
             elif trails[k]:
                 self._read_trail(folded, trails[k], core_texts, k, equation)
             out += trails[k]
+        _curl_quotes(folded, out)
         self.issues = _stray_marks(folded, out) + self._format_chars
         return out
 
@@ -2987,6 +2988,39 @@ def _valid_month_day(mo: str, d: str) -> bool:
 def _is_weekday(w: str) -> bool:
     low = w.lower().rstrip(".,")
     return low in _WEEKDAYS or low in {d.lower() for d in _WEEKDAYS.values()}
+
+
+_OPENERS = frozenset("([{<«“‘")
+
+
+def _curl_quotes(s: str, toks: list[Tok]) -> None:
+    """Straight quotation marks left as punctuation become typographic ones in ``spoken``.
+
+    A joiner of spoken pieces cannot tell an opening ``"`` from a closing one (``said "hi"``
+    came out ``said" hi"``); the source can: a mark after a space (or an opening bracket) and
+    before a word opens, one after a word closes, one standing alone between spaces opens when
+    the quotation marks before it are paired. ``'`` is only curled where it is clearly a
+    quotation mark (``'hi'``), never inside a word (``don't`` is no punctuation here anyway).
+    """
+    n = len(s)
+    for t in toks:
+        if t.kind != "punct" or t.end - t.start != 1 or t.spoken not in ('"', "'"):
+            continue
+        before = s[t.start - 1] if t.start else " "
+        after = s[t.end] if t.end < n else " "
+        starts = before.isspace() or before in _OPENERS
+        ends = after.isspace() or _is_punct_char(after)
+        if t.spoken == '"':
+            if starts and not ends:
+                t.spoken = "“"
+            elif ends and not starts:
+                t.spoken = "”"
+            elif starts and ends:
+                t.spoken = "“" if _open_quotes(s, t.start) % 2 == 0 else "”"
+        elif starts and after.isalpha():
+            t.spoken = "‘"
+        elif ends and before.isalnum():
+            t.spoken = "’"
 
 
 def _open_quotes(s: str, end: int) -> int:
