@@ -91,7 +91,7 @@ def test_us_style_drops_every_and_of_numbers() -> None:
     [
         ("open 9-17 daily", "open nine to seventeen daily"),
         ("ISBN prefix 979-1", "I S B N prefix nine hundred and seventy nine one"),  # descending
-        ("they won 4-2", "they won four two"),
+        ("they won 4-2", "they won four to two"),
         ("0.25-0.75 mm", "zero point two five to zero point seven five millimeters"),
         ("a 21:9 screen", "a twenty one to nine screen"),
         ("mix 1:100 with water", "mix one to one hundred with water"),
@@ -412,8 +412,8 @@ def test_model_and_variant_numbers(text: str, spoken: str) -> None:
         ("then x - y", "then X minus Y"),
         ("seats 30 - 40 people", "seats thirty to forty people"),  # going up: a range
         ("ran 2015 - 2019", "ran twenty fifteen to twenty nineteen"),
-        ("they won 4 - 1", "they won four- one"),  # a score: a pause
-        ("a 9 - 5 shift", "a nine- five shift"),  # before a noun: no sum
+        ("they won 4 - 1", "they won four to one"),  # a score: "to"
+        ("a 9 - 5 shift", "a nine to five shift"),  # clock hours before a noun: no sum
         ("a - b", "a- B"),  # "a" is the article
     ],
 )

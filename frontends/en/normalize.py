@@ -788,22 +788,48 @@ class Normalizer:
         out: set[int] = set()
         run: list[int] = []
 
+        def article(words: list[str], j: int) -> bool:
+            # GOT A MINUTE, THIS IS A TEST: "a" before a word; PLAN A, TYPE A IS: the letter
+            return (
+                words[j] == "A"
+                and j + 1 < len(words)
+                and not (j and words[j - 1].lower() in _LETTER_LABELS)
+            )
+
         def flush() -> None:
             # cut the run at capitals that are no word (AI FOR ALL: "A I" then "for all")
             words = [cores[i] for i in run]
             seg: list[int] = []
             for j, w in enumerate(words + [""]):
-                if w and self._caps_wordish(w, words[j + 1 : j + 2]):
+                if w and (
+                    article(words, j) if w == "A" else self._caps_wordish(w, words[j + 1 : j + 2])
+                ):
                     seg.append(j)
                     continue
-                if len(seg) >= 2 and any(words[x] in _CAPS_PHRASE_FUNCTION for x in seg):
+                if len(seg) >= 2 and any(
+                    words[x] in _CAPS_PHRASE_FUNCTION or words[x] == "A" for x in seg
+                ):
                     out.update(run[x] for x in seg)
                 seg = []
+            # THE ROI OF SEO, HOW TO USE AI IN 2024: a run with a function word that is no
+            # acronym (THE, FOR, HOW ...) is English in capitals, so its short function words
+            # are words even between acronyms (OF, IN, A)
+            if len(words) >= 2 and any(self._strong_function(w) for w in words):
+                out.update(
+                    run[j]
+                    for j, w in enumerate(words)
+                    if (w in _CAPS_FUNCTION_WORDS or article(words, j))
+                )
             run.clear()
 
         for k, c in enumerate(cores):
             base = c.replace("'", "")
-            if len(base) >= 2 and base.isalpha() and base.isupper() and c[0] != "'":
+            if (
+                (len(base) >= 2 or base == "A")
+                and base.isalpha()
+                and base.isupper()
+                and c[0] != "'"
+            ):
                 if run and (self._trails[run[-1]] or leads[k]):
                     flush()
                 run.append(k)
@@ -811,6 +837,11 @@ class Normalizer:
                 flush()
         flush()
         return out
+
+    def _strong_function(self, w: str) -> bool:
+        """A capital function word of three or more letters that is never an acronym."""
+        said = self.t.acronyms.get(w)
+        return len(w) >= 3 and w in _CAPS_PHRASE_FUNCTION and said is not None and said.islower()
 
     def _caps_wordish(self, w: str, after: list[str]) -> bool:
         """``w`` (all capitals) can be read as a word inside a capital phrase."""
@@ -932,6 +963,9 @@ class Normalizer:
             # ``/٣``) go to the fallback, which reads or reports them one by one.
             if _RE_EMAIL.fullmatch(core) or _RE_URL.fullmatch(core):
                 return self.read_electronic(core)
+        m = _RE_HANDLE.fullmatch(core) if core[0] == "@" else None
+        if m:  # @openai, @elonmusk, @john_doe: a handle, "at" and the name as it is said
+            return "at " + self._handle_name(m.group(1))
         m = _RE_CLI_OPT.fullmatch(core) if core[0] == "-" else None
         if m and k < len(self._cli_ok) and self._cli_ok[k]:
             dashes = "dash dash" if core.startswith("--") else "dash"
@@ -1663,7 +1697,11 @@ class Normalizer:
                     and not self._hours_range(m.group(1), m.group(2), prev, nxt)
                 ):
                     # "978-0", "3-1": a range goes up, so this is a code or a score and the
-                    # hyphen is silent (unless a unit follows: "1980-1970 kg" is a range)
+                    # hyphen is silent (unless a unit follows: "1980-1970 kg" is a range);
+                    # a score is said with "to" (beat them 108-102, won 4-2, a 52-48 vote)
+                    before = [c.lower() for c in cores[max(0, k - 3) : k]]
+                    if _is_score(m.group(1), m.group(2), before, nxt):
+                        return f"{left} to {right}"
                     return f"{left} {right}"
                 return f"{left} to {right}"
         r = self._plain_number(core, prev, nxt, k, cores, as_year=True)
@@ -2074,6 +2112,8 @@ class Normalizer:
                 return "a"  # "A cat"; but "1 A or B", "Type A personality": the letter
             return w.upper() if w not in ("a", "I") else w
         if base.isupper() and base.isalpha():
+            if w == "IT" and prev.lower() in _DETERMINERS:
+                return "I T"  # THE IT TEAM, OUR IT DEPARTMENT: information technology
             if self._shouting and w.lower() in cmudict() and not _spelled_in_cmudict(w.lower()):
                 return w.lower()  # a headline; but HTML, SQL stay spelled (CMUdict spells them)
             if w in _CAPS_FUNCTION_WORDS and any(self._caps_word(x) for x in (prev, nxt)):
@@ -2097,6 +2137,8 @@ class Normalizer:
                 return letters_spoken(w)
         if w.islower() or (w[0].isupper() and w[1:].islower()):
             return w
+        if len(w) == 2 and w[0].islower() and w[1].isupper():
+            return letters_spoken(w)  # pH, dB, eV (no number before: no unit): the letters
         parts = _camel_split(w)
         # iOS, macOS, ChatGPT: a capitals part is an acronym, so split even if CMUdict knows
         # the whole spelling (it has "ios" the island); iPhone, YouTube stay whole.
@@ -2197,6 +2239,28 @@ class Normalizer:
                 out.append(names.get(c, c))
             i = j
         return " ".join(x for x in out if x)
+
+    def _handle_name(self, name: str) -> str:
+        """The name of a social-media handle, part by part (``_`` and ``.`` are silent).
+
+        A part with a fixed reading keeps it (``openai`` -> open A I, as the brand is said);
+        a lower-case part is read like a label of an address (``elonmusk`` -> elon musk,
+        ``nasa`` -> Nasa); capitals, camelCase and digits as everywhere (``OpenAIDevs``,
+        ``user42``)."""
+        t = self.t
+        out: list[str] = []
+        for part in re.split(r"[_.]+", name):
+            if not part:
+                continue
+            if part.casefold() in t.special_folded:
+                out.append(t.special_folded[part.casefold()])
+            elif part.isalpha() and part.islower() and part.upper() in t.acronyms:
+                out.append(t.acronyms[part.upper()])
+            elif part.isalpha() and part.islower() and len(part) > 3:
+                out.append(self._url_word(part))
+            else:
+                out.append(self._alnum(part))
+        return " ".join(out)
 
     def _url_word(self, w: str) -> str:
         low = w.lower()
@@ -3046,6 +3110,8 @@ def _descending(a: str, b: str) -> bool:
 
 
 #: Dot files: ``.env``, ``.gitignore``, ``.eslintrc.json`` (a leading dot and a lower-case name).
+#: A handle: ``@`` and a name of letters, digits, ``_`` and inner dots (not an e-mail).
+_RE_HANDLE = re.compile(r"@([A-Za-z0-9_](?:[A-Za-z0-9_.]{0,48}[A-Za-z0-9_])?)")
 _RE_DOTFILE = re.compile(r"\.[a-z][a-z0-9_-]{1,30}(?:\.[a-z0-9]{1,8})?")
 #: Hex literals, colours and UUIDs, read character by character.
 _RE_HEX = re.compile(r"0[xX]([0-9a-fA-F]{1,32})")
@@ -3160,7 +3226,32 @@ def _spaced_dash(
         return "to"  # 10 - 20 people, 2019 - 2023
     if minus_ok and not before & _SCORE_CUES and (not after or after in _OPERATORS):
         return "minus"  # 5 - 3 (but "won 3 - 1", "a 9 - 5 job")
+    if numbers and Normalizer._hours_range(prev, nxt, cores[k - 2] if k >= 2 else "", after):
+        return "to"  # a 9 - 5 shift: clock hours
+    if numbers and _is_score(prev, nxt, sorted(before), after):
+        return "to"  # won 4 - 1: a score
     return None
+
+
+#: Words after ``108-102`` that make it a score or a vote (``a 108-102 win``).
+_SCORE_NOUNS = frozenset(
+    "win wins victory loss losses defeat lead decision vote votes margin final thriller "
+    "result scoreline".split()
+)
+
+
+def _is_score(a: str, b: str, before: list[str], nxt: str) -> bool:
+    """``108-102``, ``4-2``, ``52-48`` as a score or a vote: two whole numbers going down, no
+    larger than scores get (``978-0`` is a code), after a score word (``won beat lost final
+    score voted …`` up to three words back) or before one (``a 108-102 win``), or both of
+    two or three digits (``Lakers 108-102 Celtics``; ``3-1`` alone may be a code)."""
+    if not (a.isdecimal() and b.isdecimal()) or (len(b) > 1 and b[0] == "0") or a[0] == "0":
+        return False
+    if int(a) > 200 or int(a) <= int(b):
+        return False
+    cue = any(w.rstrip(".,:") in _SCORE_CUES or w in ("voted", "vote", "passed") for w in before)
+    noun = nxt.lower().rstrip(".,;:!?") in _SCORE_NOUNS
+    return cue or noun or (len(a) >= 2 and len(b) >= 2)
 
 
 _OPERATORS = frozenset("+ - * / × ÷ ( ) =".split())
