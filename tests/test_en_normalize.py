@@ -85,7 +85,7 @@ def analyze(text: str, start: int = 0, lexicon: Lexicon | None = None):
         ("11th", "eleventh"),
         ("22nd", "twenty second"),
         ("101st", "one hundred first"),
-        ("2th", "two th"),  # wrong suffix is not an ordinal
+        ("2th", "two T H"),  # wrong suffix is not an ordinal: its letters spelled
         # money
         ("$5.99", "five dollars ninety nine cents"),
         ("$1", "one dollar"),

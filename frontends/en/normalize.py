@@ -1142,6 +1142,8 @@ class Normalizer:
             and not (_is_capitalized(prev) or _is_number(prev) or _RE_ORDINAL.fullmatch(prev))
         ):  # St Louis, Dr Smith (no dot): a title, not CMUdict's first "street" / "drive"
             return "saint" if core == "St" else "doctor"
+        if core == "Mt" and _is_capitalized(nxt):
+            return "mount"  # Mt Fuji, Mt Hill (no dot): a mountain, whatever comes before
         if "." not in core and core in t.abbreviations:
             return t.abbreviations[core]
         street = _STREET.get(core.rstrip(".").lower())
@@ -1550,7 +1552,9 @@ class Normalizer:
                 if self._month_of(nxt, lenient=True) and not self._month_of(prev, lenient=True):
                     return words if prev.lower() == "the" else f"the {words}"
                 return words
-            return f"{num.cardinal(digits)} {suf}"
+            # 111st, 21th, 3nd: no ordinal; read as written, the suffix's letters spelled (NeMo
+            # reads it so; "twenty first" for 21th would guess what the writer meant)
+            return f"{num.cardinal(digits)} {letters_spoken(suf)}"
         before = cores[k - 2].lower() if k >= 2 and k - 2 < len(cores) else ""
         if core in _ROUND_PLURALS and (
             nxt.lower() == "of"
@@ -2111,6 +2115,8 @@ class Normalizer:
             ):
                 return "a"  # "A cat"; but "1 A or B", "Type A personality": the letter
             return w.upper() if w not in ("a", "I") else w
+        if _RE_LAUGH.fullmatch(w):
+            return w.lower()  # HAHAHA, HEHE, Hahaha: laughter, never the letters H A H A
         if base.isupper() and base.isalpha():
             if w == "IT" and prev.lower() in _DETERMINERS:
                 return "I T"  # THE IT TEAM, OUR IT DEPARTMENT: information technology
@@ -3110,6 +3116,8 @@ def _descending(a: str, b: str) -> bool:
 
 
 #: Dot files: ``.env``, ``.gitignore``, ``.eslintrc.json`` (a leading dot and a lower-case name).
+#: Laughter written out: ``haha``, ``HAHAHA``, ``hehehe``, ``hihi`` (two or more syllables).
+_RE_LAUGH = re.compile(r"(?:[hH][aA]){2,}[hH]?|(?:[hH][eE]){2,}[hH]?|(?:[hH][iI]){2,}", re.I)
 #: A handle: ``@`` and a name of letters, digits, ``_`` and inner dots (not an e-mail).
 _RE_HANDLE = re.compile(r"@([A-Za-z0-9_](?:[A-Za-z0-9_.]{0,48}[A-Za-z0-9_])?)")
 _RE_DOTFILE = re.compile(r"\.[a-z][a-z0-9_-]{1,30}(?:\.[a-z0-9]{1,8})?")
