@@ -2159,6 +2159,8 @@ class Normalizer:
         ):
             return low  # ZeRO, GaN: a word with capitals for style, not "Ze R O"
         if low in cmudict() and not has_acronym_part:
+            if _spelled_in_cmudict(low):
+                return letters_spoken(w)  # PhD, MiB: CMUdict spells it, so text engines must
             return w
         if len(parts) > 1:
             return " ".join(self.read_word(p) for p in parts)
@@ -2180,6 +2182,16 @@ class Normalizer:
             and not _spelled_in_cmudict(letters_only.lower())
         ):  # WARNING, ERROR, LOCK, RETRIES: words; HTML, ESPN: CMUdict spells them, so do we
             return letters_only.lower()
+        rest = letters_only[1:].lower()
+        if (
+            letters_only == w
+            and len(rest) >= 4
+            and _has_vowel(rest)
+            and rest in cmudict()
+            and not _spelled_in_cmudict(rest)
+            and not _dict_word(letters_only.lower())
+        ):  # VLOOKUP, XLOOKUP, ECOMMERCE, ETRADE: a letter and a word ("V lookup")
+            return f"{w[0]} {rest}"
         return letters_spoken(w)
 
     def _roman(self, core: str, prev: str, nxt: str = "x") -> str | None:
