@@ -1516,6 +1516,14 @@ class Normalizer:
             r = _time(m.group(1), m.group(2), m.group(3), m.group(4), nxt)
             if r:
                 return r
+            if m.group(3) is None and m.group(4) is None and int(m.group(2)) < 60:
+                # 25:30, 42:15 (no hour of a clock): a time of a race or a video, minutes
+                # and seconds (was "twenty five: thirty", the colon a pause)
+                mins, secs = m.group(1), m.group(2)
+                return (
+                    f"{num.cardinal(mins)} minutes and {num.cardinal(secs)} "
+                    f"{'second' if int(secs) == 1 else 'seconds'}"
+                )
         if core == "1:1" and (
             nxt.lower().rstrip("s") in _ONE_ON_ONE_NOUNS
             or (prev.lower() in ("weekly", "a", "our", "my", "your", "monthly") and not nxt)
@@ -2482,6 +2490,8 @@ class Normalizer:
                     out.append(run.lower())  # LD_LIBRARY_PATH, MAX_RETRIES: words of a name
                 elif "_" in w and run in _CAPS_FUNCTION_WORDS and len(w) > len(run) + 3:
                     out.append(run.lower())  # IS_LOADED, TIME_TO_LIVE: "is loaded", "to"
+                elif "_" in w and run.lower() in ("id", "ids"):
+                    out.append("I D's" if len(run) == 3 else "I D")  # user_id, item_ids
                 elif (
                     run.isupper()
                     or not _has_vowel(run)
