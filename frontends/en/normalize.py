@@ -869,6 +869,17 @@ class Normalizer:
 
     def _read_core(self, s: str, a: int, b: int, cores: list[str], k: int) -> list[Tok]:
         core = s[a:b]
+        if (
+            b - a == 2
+            and core.isdecimal()
+            and a > 0
+            and s[a - 1] == "'"
+            and (a == 1 or s[a - 2].isspace() or s[a - 2] in _OPENERS)
+        ):  # in '69, class of '05: a year without its century ("oh five", not "zero five")
+            if core == "00":
+                return [Tok(a, b, "two thousand")]
+            said = f"oh {num.cardinal(core[1])}" if core[0] == "0" else num.cardinal(core)
+            return [Tok(a, b, said)]
         prev = cores[k - 1] if k > 0 else ""
         self._before_prev = cores[k - 2] if k >= 2 else ""  # "Pharaoh Seti II"
         nxt = cores[k + 1] if k + 1 < len(cores) else ""
@@ -1636,6 +1647,12 @@ class Normalizer:
             ):
                 if not (_RE_DOTTED.fullmatch(core) and sum(map(len, groups)) < 7):
                     return ("plus " if core.startswith("+") else "") + _phone(core)
+            if _RE_LOCAL_PHONE.fullmatch(core) and (
+                core.startswith("555")
+                or core[4] == "0"
+                or any(c.lower().rstrip(".:,") in _PHONE_CUES for c in cores[max(0, k - 3) : k])
+            ):  # call me at 555-1234, 867-5309: a local number (not "100-1000 users")
+                return _phone(core)
         if version:
             return _version_parts(core.split("."))
         m = _RE_DOTTED.fullmatch(core)
@@ -3111,6 +3128,10 @@ def _curl_quotes(s: str, toks: list[Tok]) -> None:
                 t.spoken = "“" if _open_quotes(s, t.start) % 2 == 0 else "”"
         elif starts and after.isalpha():
             t.spoken = "‘"
+        elif (
+            starts and s[t.end : t.end + 2].isdecimal() and not s[t.end + 2 : t.end + 3].isdecimal()
+        ):
+            t.spoken = ""  # in '69: the elided century, no quotation mark
         elif ends and before.isalnum():
             t.spoken = "’"
 
@@ -3140,6 +3161,13 @@ def _descending(a: str, b: str) -> bool:
 #: Dot files: ``.env``, ``.gitignore``, ``.eslintrc.json`` (a leading dot and a lower-case name).
 #: Laughter written out: ``haha``, ``HAHAHA``, ``hehehe``, ``hihi`` (two or more syllables).
 _RE_LAUGH = re.compile(r"(?:[hH][aA]){2,}[hH]?|(?:[hH][eE]){2,}[hH]?|(?:[hH][iI]){2,}", re.I)
+#: A local phone number of three and four digits (``555-1234``), a phone number only after a
+#: cue of :data:`_PHONE_CUES` (or 555-, or a last group starting with 0): else a range.
+_RE_LOCAL_PHONE = re.compile(r"\d{3}-\d{4}")
+_PHONE_CUES = frozenset(
+    "call dial phone tel telephone fax text reach contact mobile cell ring number line "
+    "hotline extension".split()
+)
 #: A handle: ``@`` and a name of letters, digits, ``_`` and inner dots (not an e-mail).
 _RE_HANDLE = re.compile(r"@([A-Za-z0-9_](?:[A-Za-z0-9_.]{0,48}[A-Za-z0-9_])?)")
 _RE_DOTFILE = re.compile(r"\.[a-z][a-z0-9_-]{1,30}(?:\.[a-z0-9]{1,8})?")
@@ -3205,7 +3233,7 @@ _LABEL_WORDS = frozenset(
 #: Words before a spaced ``3 - 1`` that make it a score, not a subtraction.
 _SCORE_CUES = frozenset(
     "won win wins beat beats lost lose loses drew draw tied tie score scored scores final "
-    "led leads leading trailed trailing victory defeat record".split()
+    "led leads leading trailed trailing victory defeat record up down".split()
 )
 #: Words after ``5 - 3`` that make it a sum to be worked out ("5 - 3 is 2").
 _RESULT_WORDS = frozenset("is equals = gives makes was yields".split())
