@@ -675,9 +675,9 @@ def test_units_in_compounds_with_without(text: str, spoken: str) -> None:
 @pytest.mark.parametrize(
     ("text", "spoken"),
     [
-        ("g(t) grows", "G of T) grows"),  # the ")" stays a (silent) punctuation word
-        ("in O(n) time", "in O of N) time"),
-        ("take sqrt(x)", "take square root of X)"),
+        ("g(t) grows", "G of T grows"),  # the ")" stays a (silent) punctuation word
+        ("in O(n) time", "in O of N time"),
+        ("take sqrt(x)", "take square root of X"),
         ("call obj.f(x)", "call O B J dot F (X)"),  # code: no "of"
         ("if x ∈ S", "if X is in S"),
         ("as n → ∞", "as N to infinity"),

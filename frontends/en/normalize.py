@@ -608,6 +608,7 @@ class Normalizer:
                 self._read_trail(folded, trails[k], core_texts, k, equation)
             out += trails[k]
         _curl_quotes(folded, out)
+        _close_function_parens(folded, out)
         self.issues = _stray_marks(folded, out) + self._format_chars
         return out
 
@@ -3100,6 +3101,22 @@ def _is_weekday(w: str) -> bool:
 
 
 _OPENERS = frozenset("([{<«“‘")
+
+
+def _close_function_parens(s: str, toks: list[Tok]) -> None:
+    """The ``)`` that closes a ``(`` read "of" (``f(x)``, ``sqrt(2)``) is silent: "F of X
+    equals two", not a pause after X (``F of X) equals``)."""
+    closers = {t.start: t for t in toks if t.kind == "punct" and t.spoken == ")"}
+    for t in toks:
+        if t.spoken != "of" or t.end - t.start != 1 or s[t.start] != "(":
+            continue
+        depth = 0
+        for j in range(t.start, min(len(s), t.start + 200)):
+            depth += (s[j] == "(") - (s[j] == ")")
+            if depth == 0:
+                if j in closers:
+                    closers[j].spoken = ""
+                break
 
 
 def _curl_quotes(s: str, toks: list[Tok]) -> None:
