@@ -2314,6 +2314,8 @@ class Normalizer:
             return low
         if low in ("jpg", "jpeg"):
             return "jay peg"
+        if w == low and low in self.t.acronyms:
+            return self.t.acronyms[low]  # report.docx: doc X; aws.amazon.com: A W S
         if low in _SHORT_WORDS and not w.isupper():
             return low  # /home/my_files: "my" is a word, "io" "js" are spelled
         if len(low) <= 2 or (len(low) == 3 and low not in cmudict()) or _primary_spelled(low):
