@@ -220,7 +220,7 @@ _RE_VERSION = re.compile(r"[vV](\d+(?:\.\d+)*)(?:\.x)?")
 _RE_DOTTED = re.compile(r"\d+(?:\.\d+){2,}")
 _RE_DOTTED_ANY = re.compile(r"\d+(?:\.\d+)+")
 _RE_FRACTION = re.compile(r"(\d+)[/⁄](\d+)")  # also U+2044 FRACTION SLASH
-_RE_FRACTION_ORD = re.compile(r"(\d+)[/⁄](\d+)(?:st|nd|rd|th)", re.I)
+_RE_FRACTION_ORD = re.compile(r"(\d+)[/⁄](\d+)(?:st|nd|rd|th)(s?)", re.I)
 _RE_DIGIT_GROUPS = re.compile(r"\+?\d{1,4}(?:[-.]\d{1,4}){2,5}")
 _RE_PHONE = re.compile(r"(?:\+?1[-.])?(?:\(\d{3}\)|\d{3})[-.]\d{3}[-.]\d{4}|\d{3}-\d{4}")
 _RE_DECIMAL_RANGE = re.compile(r"\d{1,6}\.\d{1,6}-\d{1,6}(?:\.\d{1,6})?|\d{1,6}-\d{1,6}\.\d{1,6}")
@@ -1116,6 +1116,8 @@ class Normalizer:
         if core == "#" and _is_number(nxt):
             return "number"  # "account #: 99812"
         if core in ("x", "X", "×") and _is_number(prev) and _is_number(nxt):
+            if "=" in cores:
+                return "times"  # 3 x 4 = 12: a product in an equation (a 2 x 4 board: by)
             return "by"
         if core == "*" and _is_number(prev) and _is_number(nxt):
             return "times"
@@ -1663,7 +1665,7 @@ class Normalizer:
         m = _RE_FRACTION_ORD.fullmatch(core)
         if m:
             words = num.fraction(m.group(1), m.group(2))
-            return f"and {words}" if prev.isdecimal() else words  # "23 4/5th"
+            return f"and {words}" if prev.isdecimal() else words  # "23 4/5th", "2/3rds"
         m = _RE_FRACTION.fullmatch(core)
         if (
             m
