@@ -2318,6 +2318,8 @@ class Normalizer:
             return "jay peg"
         if w == low and low in self.t.acronyms:
             return self.t.acronyms[low]  # report.docx: doc X; aws.amazon.com: A W S
+        if low in _PATH_WORDS:
+            return _PATH_WORDS[low]  # /usr/local/bin: slash user slash local slash bin
         if low in _SHORT_WORDS and not w.isupper():
             return low  # /home/my_files: "my" is a word, "io" "js" are spelled
         if len(low) <= 2 or (len(low) == 3 and low not in cmudict()) or _primary_spelled(low):
@@ -3189,6 +3191,11 @@ _PHONE_CUES = frozenset(
     "call dial phone tel telephone fax text reach contact mobile cell ring number line "
     "hotline extension".split()
 )
+#: Parts of Unix paths said as words by the people who type them (``/usr`` "user").
+_PATH_WORDS = {
+    "usr": "user", "tmp": "temp", "var": "var", "lib": "lib", "mnt": "mount", "pkg": "package",
+    "cfg": "config", "src": "S R C",
+}  # fmt: skip
 #: A handle: ``@`` and a name of letters, digits, ``_`` and inner dots (not an e-mail).
 _RE_HANDLE = re.compile(r"@([A-Za-z0-9_](?:[A-Za-z0-9_.]{0,48}[A-Za-z0-9_])?)")
 _RE_DOTFILE = re.compile(r"\.[a-z][a-z0-9_-]{1,30}(?:\.[a-z0-9]{1,8})?")
