@@ -2169,6 +2169,13 @@ class Normalizer:
                 # cc, pr, hr, ui, api, url (CMUdict's first reading is the letters), qa, ux
                 # (no word at all): spelled in ``spoken`` too, so text engines spell them
                 return letters_spoken(w)
+        if w.islower() and len(w) >= 8 and w.isascii() and not _dict_word(w):
+            # lower case only: a capitalised name is more often no compound (Coursera)
+            parts = _compound_split(w)
+            if parts:
+                # elasticsearch, typescript, dataloader: two CMUdict words written together
+                # (the neural model garbled them: "typescript" T AY1 S P IH2 K T R AH2 P)
+                return " ".join(parts)
         if w.islower() or (w[0].isupper() and w[1:].islower()):
             return w
         if len(w) == 2 and w[0].islower() and w[1].isupper():
@@ -2763,6 +2770,24 @@ def _dict_split(word: str, max_parts: int = 3, min_len: int = 4) -> list[str] | 
         best[i] = found
     out = best.get(0)
     return out if out and len(out) > 1 else None
+
+
+def _compound_split(word: str) -> list[str] | None:
+    """Two CMUdict words of four or more letters written as one (``elasticsearch``,
+    ``dataloader``), or ``None``. Of several cuts the first part is rather no plural
+    (``timestamp`` is time stamp, not times tamp; ``namespace`` name space), then the shorter
+    part is as long as possible."""
+    cmu = cmudict()
+    best: tuple[tuple[bool, int, int], list[str]] | None = None
+    for i in range(4, len(word) - 3):
+        a, b = word[:i], word[i:]
+        if a not in cmu or b not in cmu or _spelled_in_cmudict(a) or _spelled_in_cmudict(b):
+            continue
+        plural_first = a.endswith("s") and a[:-1] in cmu
+        key = (not plural_first, min(len(a), len(b)), len(b))
+        if best is None or key > best[0]:
+            best = (key, [a, b])
+    return best[1] if best else None
 
 
 def _plain_number(s: str) -> str:
