@@ -2587,6 +2587,14 @@ class Normalizer:
             and not s[i + 2 : i + 3].isalpha()
         ):
             return Tok(i, i + 1, "times")  # a*b, 2*x: one-character terms
+        if (
+            c == "*"
+            and prev
+            and (i == 0 or s[i - 1].isspace())
+            and (i + 1 == len(s) or s[i + 1].isspace())
+        ):
+            return Tok(i, i + 1, "star")  # SELECT * FROM, rm -rf *: a wildcard (a bullet
+            # "* item" at the start of a span, with nothing before it, stays silent)
         if c == "^" and 0 < i and s[i - 1].isalnum() and s[i + 1 : i + 2].isalnum():
             # x^2 -> x squared, 2^10 -> two to the power of ten
             exp = s[i + 1]
