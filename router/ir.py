@@ -238,6 +238,8 @@ def _needs_space(left: str, right: str) -> bool:
         return False
     if _opens(b) and not (is_cjk(a) or is_cjk(b) or _opens(a)):
         return True  # "Call (415) …", 'said “hi”': an opening bracket or quote starts a word
+    if right in ("—", "–") and not (is_cjk(a) or _opens(a)):
+        return True  # "was — how": a dash standing for a pause stands apart
     if unicodedata.category(b).startswith("P") and not b.isalnum():
         return False
     return True

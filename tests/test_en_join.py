@@ -50,3 +50,19 @@ def test_join_spoken(parts: list[str], joined: str) -> None:
 )
 def test_quotes_and_brackets_in_english(text: str, spoken: str) -> None:
     assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        # an em dash glued between words was read as a hyphen: "was how" as one word
+        ("It was—how do I put it—odd.", "It was — how do I put it — odd."),
+        ("I — I don't know.", "I — I don't know."),  # never "I minus I"
+        ("C — D", "C — D"),
+        ("x – y", "X – Y"),  # an en dash is never minus either
+        ("1990 — 2000", "nineteen ninety to two thousand"),  # numbers going up: a range
+        ("x - y", "X minus Y"),  # a hyphen with spaces between terms still is
+    ],
+)
+def test_dashes_are_pauses_not_minus(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken

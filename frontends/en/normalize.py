@@ -517,6 +517,10 @@ class Normalizer:
             while j < n and not folded[j].isspace():
                 if j > i and folded[j] in "<[" and _markup_at(folded, j):
                     break  # go<noise/>home
+                if text[j] == "—" and not url:
+                    if j == i:
+                        j += 1  # "was—how": an em dash stands between words, a pause
+                    break
                 if (
                     folded[j] == "-"
                     and folded.startswith("--", j)
@@ -593,9 +597,14 @@ class Normalizer:
                     last = pieces[-1]
                     last.spoken = f"{last.spoken} {self._pending_suffix[k]}".strip()
                 out += pieces
+            raw = text[chunks[k][0] : chunks[k][1]]
             dash = (
                 _spaced_dash(
-                    folded[chunks[k][0] : chunks[k][1]], core_texts, k, equation, self._trails
+                    raw if raw in ("–", "—") else folded[chunks[k][0] : chunks[k][1]],
+                    core_texts,
+                    k,
+                    equation,
+                    self._trails,
                 )
                 if cb == ca
                 else None
@@ -607,6 +616,9 @@ class Normalizer:
             elif trails[k]:
                 self._read_trail(folded, trails[k], core_texts, k, equation)
             out += trails[k]
+        for t in out:  # a dash read as a pause keeps its own form (was—how: an em dash)
+            if t.kind == "punct" and t.spoken == "-" and text[t.start : t.end] in ("–", "—"):
+                t.spoken = text[t.start]
         _curl_quotes(folded, out)
         _close_function_parens(folded, out)
         self.issues = _stray_marks(folded, out) + self._format_chars
