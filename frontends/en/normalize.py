@@ -1168,6 +1168,13 @@ class Normalizer:
             and not (_is_capitalized(prev) or _is_number(prev) or _RE_ORDINAL.fullmatch(prev))
         ):  # St Louis, Dr Smith (no dot): a title, not CMUdict's first "street" / "drive"
             return "saint" if core == "St" else "doctor"
+        if (
+            core.lower() in ("re", "fwd", "fw")
+            and k < len(self._trails)
+            and self._trails[k] == ":"
+            and (k == 0 or self._trails[k - 1])
+        ):  # "Re: Q3 budget", "Fwd: notes": a mail subject's prefix (not the musical note)
+            return "R E" if core.lower() == "re" else "forward"
         if core == "Mt" and _is_capitalized(nxt):
             return "mount"  # Mt Fuji, Mt Hill (no dot): a mountain, whatever comes before
         if "." not in core and core in t.abbreviations:
