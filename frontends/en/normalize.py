@@ -2152,6 +2152,8 @@ class Normalizer:
         t = self.t
         if w in t.acronyms:
             return t.acronyms[w]
+        if len(w) > 1 and w.isalpha() and w.casefold() in t.special_folded:
+            return t.special_folded[w.casefold()]  # RoBERTa-large: a part with its reading
         base = w.replace("'", "")
         if len(w) == 1:
             if (
