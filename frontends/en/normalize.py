@@ -820,7 +820,10 @@ class Normalizer:
                     seg.append(j)
                     continue
                 if len(seg) >= 2 and any(
-                    words[x] in _CAPS_PHRASE_FUNCTION or words[x] == "A" for x in seg
+                    words[x] in _CAPS_PHRASE_FUNCTION
+                    or words[x] == "A"
+                    or self._caps_word(words[x])  # LOW BATTERY, WET PAINT, DRY RUN
+                    for x in seg
                 ):
                     out.update(run[x] for x in seg)
                 seg = []
