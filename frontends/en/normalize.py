@@ -2181,7 +2181,8 @@ class Normalizer:
             # GPUs, APIs: plural of an acronym
             stem = base[:-1]  # GPUs, GPU's, CPUs' (a plural possessive)
             sp = t.acronyms.get(stem) or self._acronym(stem)
-            return sp + ("'s" if " " in sp or len(sp) == 1 else "s")
+            apostrophe = " " in sp or len(sp) == 1 or w.endswith("'s")
+            return sp + ("'s" if apostrophe else "s")  # NVIDIA's: nvidia's (was "nvidias")
         low = w.lower()
         if len(w) <= 5 and w.isalpha() and not _has_vowel(w) and low not in cmudict():
             return letters_spoken(w)  # ssh, npm, IPv: no vowel, no word: said letter by letter
@@ -2434,6 +2435,11 @@ class Normalizer:
             return self._alnum_inner(w)
 
     def _alnum_inner(self, w: str) -> str:
+        m = _RE_CODE_PLURAL.fullmatch(w)
+        if m:  # H100s, A100s, F150s: more than one of the model ("H one hundreds")
+            said = self._alnum_inner(m.group(1))
+            if said.split()[-1].isalpha() and said.split()[-1].islower():
+                return num.plural_of_words(said)
         if w.isalpha() or _is_wordlike(w):
             return self._read_alpha(w, "", "")
         if "-" in w and len(w) <= 200:
@@ -3253,6 +3259,9 @@ _PATH_WORDS = {
     "usr": "user", "tmp": "temp", "var": "var", "lib": "lib", "mnt": "mount", "pkg": "package",
     "cfg": "config", "src": "S R C",
 }  # fmt: skip
+#: Plural of a model code: a capital, up to five letters and three to five digits, then ``s``
+#: (``W26s`` is a serial number).
+_RE_CODE_PLURAL = re.compile(r"([A-Z][A-Za-z]{0,5}\d{3,5})s")
 #: A handle: ``@`` and a name of letters, digits, ``_`` and inner dots (not an e-mail).
 _RE_HANDLE = re.compile(r"@([A-Za-z0-9_](?:[A-Za-z0-9_.]{0,48}[A-Za-z0-9_])?)")
 _RE_DOTFILE = re.compile(r"\.[a-z][a-z0-9_-]{1,30}(?:\.[a-z0-9]{1,8})?")
