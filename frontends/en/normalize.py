@@ -894,8 +894,8 @@ class Normalizer:
         ):  # in '69, class of '05: a year without its century ("oh five", not "zero five")
             if core == "00":
                 return [Tok(a, b, "two thousand")]
-            said = f"oh {num.cardinal(core[1])}" if core[0] == "0" else num.cardinal(core)
-            return [Tok(a, b, said)]
+            short = f"oh {num.cardinal(core[1])}" if core[0] == "0" else num.cardinal(core)
+            return [Tok(a, b, short)]
         prev = cores[k - 1] if k > 0 else ""
         self._before_prev = cores[k - 2] if k >= 2 else ""  # "Pharaoh Seti II"
         nxt = cores[k + 1] if k + 1 < len(cores) else ""
@@ -1753,8 +1753,8 @@ class Normalizer:
                     # "978-0", "3-1": a range goes up, so this is a code or a score and the
                     # hyphen is silent (unless a unit follows: "1980-1970 kg" is a range);
                     # a score is said with "to" (beat them 108-102, won 4-2, a 52-48 vote)
-                    before = [c.lower() for c in cores[max(0, k - 3) : k]]
-                    if _is_score(m.group(1), m.group(2), before, nxt):
+                    back = [c.lower() for c in cores[max(0, k - 3) : k]]
+                    if _is_score(m.group(1), m.group(2), back, nxt):
                         return f"{left} to {right}"
                     return f"{left} {right}"
                 return f"{left} to {right}"
