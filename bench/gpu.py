@@ -210,6 +210,11 @@ SWEEP_B64 = [  # session 5: weights before the PDL wait where a split leaves one
     ("gu split 6, weights before the wait", "_gateup_kernel", {"dot": {"sk_gu": 6, "pre_gu": 1}}),
     ("down split 24 (one block, before the wait)", "_down_kernel", {"dot": {"sk_down": 24}}),
     ("o split 6 (one block, before the wait)", "_oproj_kernel", {"dot": {"sk_o": 6}}),
+    # session 6: attention split over positions (flash-decoding; default 64 per program)
+    ("attention not split (session 5)", "", {"attn": {"split": 0}}),
+    ("attention split 32", "", {"attn": {"split": 32}}),
+    ("attention split 128", "", {"attn": {"split": 128}}),
+    ("attention split 64, 2 warps", "", {"attn": {"w_split": 2}}),
     ("default again", "", {}),
 ]
 
@@ -577,6 +582,8 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
                 fused=fused,
             )
         emb = m.embed_prompt(ids, None, None)
+        if fused == "triton-pdl" and prec == "fp16" and max(batches) >= 8:
+            results["batch_prefill"] = batch_prefill_check(m, max(batches))
         for b in batches:
             if (not graphs and b > 8) or (prec != "fp16" and b not in (1, 64)):
                 continue
@@ -614,6 +621,47 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
         torch.cuda.empty_cache()
     results["decode"] = rows
     log("kernels per decode step (batch 1):", results.get("kernels_per_step"))
+
+
+def batch_prefill_check(m, n: int) -> dict:
+    """The graph-captured prefill of ``n`` prompts at once (a batch's first admission)
+    against the eager one: same residual stream, normalised last hidden and K/V rows of each
+    prompt (NaN-poisoned before the graph run), and the time of each."""
+    from mixvox.engines.chattts.gpt.triton_decode import _err
+
+    gen = torch.Generator().manual_seed(7)
+    lens = torch.randint(20, 33, (n,), generator=gen)
+    embeds = [
+        m.emb_text[torch.randint(0, 20000, (int(t),), generator=gen).to(m.device)] for t in lens
+    ]
+    slots = list(range(n))
+
+    def run(graph: bool) -> dict:
+        m.batch_prefill_graphs = graph
+        m.prefill(slots, embeds)
+        torch.cuda.synchronize()
+        kv = [torch.cat([c[:, i, :, : int(t)].flatten() for i, t in enumerate(lens)])
+              for c in (m.k, m.v)]  # fmt: skip
+        return {"hres": m.hres[:n].clone(), "h_last": m.h_last[:n].clone(), "k": kv[0],
+                "v": kv[1], "pos": m.pos[:n].clone()}  # fmt: skip
+
+    ref = run(False)
+    m.hres[:n] = float("nan")  # poisoned: an entry the graph fails to write shows up
+    m.h_last[:n] = float("nan")
+    m.k[:, :n] = float("nan")
+    m.v[:, :n] = float("nan")
+    m.pos[:n] = -1
+    got = run(True)
+    out = {k: _err(got[k], ref[k]) for k in ref}
+    te = cuda_time(lambda: (setattr(m, "batch_prefill_graphs", False), m.prefill(slots, embeds)),
+                   warmup=1, repeat=5)  # fmt: skip
+    tg = cuda_time(lambda: (setattr(m, "batch_prefill_graphs", True), m.prefill(slots, embeds)),
+                   warmup=1, repeat=5)  # fmt: skip
+    m.batch_prefill_graphs = True
+    out.update({"n": n, "eager_ms": te * 1e3, "graph_ms": tg * 1e3})
+    out["pass"] = all(out[k] <= 2e-2 for k in ("hres", "h_last", "k", "v", "pos"))
+    log(f"batch prefill, {n} prompts, graph vs eager: {json.dumps(out)}")
+    return out
 
 
 def graph_step_us(m, b: int, L: int, n: int = 100) -> float:

@@ -177,7 +177,11 @@ for name, asset, b, prec in (("tiny_b1", tiny, 1, "fp32"), ("mid_b1", mid / "ass
         out[name + "_3k"] = compare_ops(m, b, 128, seed=b, tiles={"fma": {"fuse_o": 32}})
     else:  # split-K tensor-core GEMMs (fp32 partial sums by atomics, last program finishes)
         sk = {"bk": 16, "sk_qkv": 2, "sk_o": 2, "sk_gu": 2, "sk_down": 4}
-        out[name + "_splitk"] = compare_ops(m, b, 128, seed=b, tiles={"dot": sk})
+        # + attention split over 32 positions per program (the default 64 leaves these
+        # short prompts in one split): several partials, the last program combines
+        out[name + "_splitk"] = compare_ops(
+            m, b, 128, seed=b, tiles={"dot": sk, "attn": {"split": 32}}
+        )
         # the norm's row statistic applied after the K loop (QKV, gate/up), with and without
         # split-K (the per-tile sums of squares meet in the scratch)
         post = {"bk": 16, "post_qkv": 1, "post_gu": 1}

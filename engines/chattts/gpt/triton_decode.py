@@ -79,6 +79,12 @@ except Exception:  # pragma: no cover - depends on the environment
 WIN = 16  # repetition-penalty window (frames)
 #: prompt-length buckets of the graph-captured prefill (longer prompts run eagerly)
 PREFILL_BUCKETS = (16, 32, 64, 128, 256, 512)
+#: several prompts prefill through one CUDA graph when count x bucket is at most this many
+#: tokens; at most this many such graphs are kept (each holds its activations' memory)
+BATCH_PREFILL_TOKENS = 4096
+BATCH_PREFILL_GRAPHS = 4
+#: fewest cache positions per program of the split attention (sizes its scratch)
+ATTN_MIN_SPLIT = 32
 
 
 def _pow2(n: int) -> int:
@@ -428,6 +434,75 @@ if HAVE_TRITON:
             den = den * alpha + tl.sum(pe, 0)
             mrun = mn
         tl.store(att_ptr + m * H + head * HD + dd, (acc / den).to(att_ptr.dtype.element_ty))
+
+    @triton.jit
+    def _attn_split_kernel(
+        q_ptr, kc_ptr, vc_ptr, pos_ptr, att_ptr, scr_ptr, cnt_ptr, Lm1, scale,
+        s_cb, s_ch, s_cp,
+        H: tl.constexpr, HD: tl.constexpr, NH: tl.constexpr, CS: tl.constexpr,
+        NS: tl.constexpr, NSP: tl.constexpr, PDL: tl.constexpr,
+    ):  # fmt: skip
+        """Decode attention split over positions (flash-decoding), batch >= 2: program
+        (head, slot, s) takes the cache positions ``s*CS .. s*CS+CS-1`` of one (head, slot),
+        so a short batch of long caches fills the GPU with ``NS`` times more programs, each
+        with ``CS`` rows in registers instead of the whole cache.
+
+        The rows before the slot's position (written by earlier steps) and the position are
+        read before the PDL wait, like the batch-1 fused attention (``PRE``); only the query
+        and the newest K/V row (this layer's QKV kernel wrote them just before) after it.
+        Each program writes its partial result (unnormalised fp32 sums of ``HD`` values, the
+        running maximum, the denominator) to the scratch ``scr`` [slot, head, split] and
+        counts its arrival; the last program of a (head, slot) combines the ``NS`` partials
+        (a split past the position holds no row: maximum -inf, weight 0) and writes the
+        output, as the split-K GEMMs finish their tiles."""
+        head = tl.program_id(0)
+        m = tl.program_id(1)
+        s = tl.program_id(2)
+        dd = tl.arange(0, HD)
+        base = m * s_cb + head * s_ch
+        p = tl.minimum(tl.load(pos_ptr + m), Lm1)
+        t = s * CS + tl.arange(0, CS)
+        old = t < p
+        off = base + t[:, None] * s_cp + dd[None, :]
+        kk = tl.load(kc_ptr + off, mask=old[:, None], other=0.0).to(tl.float32)
+        vv = tl.load(vc_ptr + off, mask=old[:, None], other=0.0).to(tl.float32)
+        _gdc(PDL)
+        q = tl.load(q_ptr + m * H + head * HD + dd).to(tl.float32)
+        mine = (dd >= 0) & (p // CS == s)  # row p (just written) belongs to this split
+        kp = tl.load(kc_ptr + base + p * s_cp + dd, mask=mine, other=0.0).to(tl.float32)
+        vp = tl.load(vc_ptr + base + p * s_cp + dd, mask=mine, other=0.0).to(tl.float32)
+        sc = tl.sum(kk * q[None, :], axis=1) * scale
+        sc = tl.where(old, sc, float("-inf"))
+        sp = tl.sum(kp * q, 0) * scale
+        sp = tl.where(p // CS == s, sp, float("-inf"))
+        mx = tl.maximum(tl.max(sc, 0), sp)
+        ms = tl.where(mx == float("-inf"), 0.0, mx)  # an empty split: every weight 0
+        pe = tl.exp(sc - ms)
+        pp = tl.exp(sp - ms)
+        acc = tl.sum(pe[:, None] * vv, axis=0) + pp * vp
+        den = tl.sum(pe, 0) + pp
+        if NS == 1:
+            tl.store(att_ptr + m * H + head * HD + dd, (acc / den).to(att_ptr.dtype.element_ty))
+        else:
+            tile = m * NH + head
+            rec = scr_ptr + tile * (NS * (HD + 2))
+            tl.store(rec + s * (HD + 2) + dd, acc)
+            tl.store(rec + s * (HD + 2) + HD, mx)
+            tl.store(rec + s * (HD + 2) + HD + 1, den)
+            if _sk_arrive(cnt_ptr, tile, NS):
+                ss = tl.arange(0, NSP)
+                sm = ss < NS
+                # .cg: read at L2, where the other programs' partials landed
+                mxs = tl.load(rec + ss * (HD + 2) + HD, mask=sm, other=float("-inf"),
+                              cache_modifier=".cg")  # fmt: skip
+                dens = tl.load(rec + ss * (HD + 2) + HD + 1, mask=sm, other=0.0,
+                               cache_modifier=".cg")  # fmt: skip
+                accs = tl.load(rec + ss[:, None] * (HD + 2) + dd[None, :], mask=sm[:, None],
+                               other=0.0, cache_modifier=".cg")  # fmt: skip
+                mt = tl.max(mxs, 0)  # finite: split 0 holds position 0
+                wt = tl.exp(mxs - mt)
+                o = tl.sum(wt[:, None] * accs, axis=0) / tl.sum(wt * dens, 0)
+                tl.store(att_ptr + m * H + head * HD + dd, o.to(att_ptr.dtype.element_ty))
 
     @triton.jit
     def _attn_o_kernel(
@@ -993,8 +1068,11 @@ TILES: dict[str, dict[str, Any]] = {
     # over 1,024 logits run in 4 programs; sweep of 2026-12-01 12:58 UTC, H200)
     "sample": {"warps": 16},
     # decode attention without the O-projection (batch >= 2): positions per chunk of the
-    # online softmax and warps (0: 4 up to 4,096 chunk elements, else 8)
-    "attn": {"ch": 256, "warps": 0},
+    # online softmax and warps (0: 4 up to 4,096 chunk elements, else 8); split: positions
+    # per program of the split attention (flash-decoding, _attn_split_kernel; 0: one
+    # program per (head, slot) walks the whole cache, the session-5 kernel), w_split its
+    # warps (0: as warps)
+    "attn": {"ch": 256, "warps": 0, "split": 64, "w_split": 0},
 }
 
 
@@ -1278,6 +1356,20 @@ class TritonOps:
             )  # fmt: skip
             return
         a = self.tiles["attn"]
+        cs = int(a.get("split", 0))
+        if cs and cs & (cs - 1) == 0:
+            # flash-decoding: ``cs`` (>= 32: the scratch's size) positions per program, the
+            # last of a (head, slot) combines; the scratch and counts are this kernel's own
+            CS = min(max(cs, ATTN_MIN_SPLIT), _pow2(L))
+            NS = -(-L // CS)
+            _attn_split_kernel[(g.num_heads, b, NS)](
+                g.q, kc, vc, g.pos, g.att, g.ascr, g.acnt, L - 1, g.head_dim**-0.5,
+                kc.stride(0), kc.stride(1), kc.stride(2),
+                H=g.hidden_size, HD=g.head_dim, NH=g.num_heads, CS=CS, NS=NS, NSP=_pow2(NS),
+                num_warps=int(a.get("w_split", 0)) or (4 if CS * g.head_dim <= 4096 else 8),
+                **self._pdl,
+            )  # fmt: skip
+            return
         CH = min(int(a.get("ch", 256)), _pow2(L))
         warps = int(a.get("warps", 0)) or (4 if CH * g.head_dim <= 4096 else 8)
         _attn_kernel[(g.num_heads, b)](
@@ -1523,6 +1615,12 @@ class TritonGPT(CudaGPT):
         sc = max(2 * self.inter, 3 * H) + 4096
         self.kscr = torch.zeros(S, sc, device=dev, dtype=torch.float32)
         self.kcnt = torch.zeros(4096, device=dev, dtype=torch.int32)
+        # split attention (batch >= 2): fp32 partials [slot, head, split, head_dim + 2],
+        # sized for the longest cache at the fewest positions per split, and one arrival
+        # count per (slot, head)
+        ns = -(-self.max_len // ATTN_MIN_SPLIT)
+        self.ascr = torch.zeros(S * self.num_heads * ns * (self.head_dim + 2), device=dev)
+        self.acnt = torch.zeros(S * self.num_heads, device=dev, dtype=torch.int32)
         self.slot_seed = torch.zeros(S, device=dev, dtype=torch.long)
         self.force_on = torch.zeros((), device=dev, dtype=torch.bool)
         self.force_ids = torch.zeros(S, self.num_vq, device=dev, dtype=torch.long)
@@ -1563,6 +1661,14 @@ class TritonGPT(CudaGPT):
             and _bucket(T, PREFILL_BUCKETS) < self.max_len
         ):
             self._prefill_graph(slots[0], embeds[0])
+        elif (
+            n > 1
+            and self.use_graphs
+            and self.batch_prefill_graphs
+            and n * _bucket(T, PREFILL_BUCKETS) <= BATCH_PREFILL_TOKENS
+            and _bucket(T, PREFILL_BUCKETS) < self.max_len
+        ):
+            self._prefill_graph_batch(slots, embeds)
         else:
             x = torch.zeros(n, T, self.hidden_size, device=self.device, dtype=self.dtype)
             for i, e in enumerate(embeds):
@@ -1651,6 +1757,52 @@ class TritonGPT(CudaGPT):
             with torch.cuda.graph(graph, capture_error_mode="thread_local"):
                 run()
             bufs[key] = (x, row, ln, view, graph)
+        graph.replay()
+
+    #: several prompts admitted at once (a batch's first admission) prefill through one CUDA
+    #: graph per (count, prompt bucket) instead of eagerly (False: always eager)
+    batch_prefill_graphs = True
+
+    def _prefill_graph_batch(self, slots: list[int], embeds: list[torch.Tensor]) -> None:
+        """``n > 1`` prompts through one CUDA graph per (n, prompt-length bucket): the torch
+        prefill (:meth:`_prefill_into`) over the right-padded prompts, replayed instead of
+        ~700 launches from Python (an eager prefill of 64 prompts took 17-30 ms on an H200,
+        BENCHMARKS.md session 4). Padding is harmless as in :meth:`_prefill_into`."""
+        n = len(slots)
+        T = max(int(e.shape[0]) for e in embeds)
+        Tb = _bucket(T, PREFILL_BUCKETS)
+        bufs = getattr(self, "_pf_bufs", None)
+        if bufs is None:
+            bufs = self._pf_bufs = {}
+        key = ("batch", n, Tb)
+        if key not in bufs:
+            # each graph keeps its activations in a private pool: keep the latest few only
+            old = [k for k in bufs if k[0] == "batch"]
+            for k in old[: max(0, len(old) - BATCH_PREFILL_GRAPHS + 1)]:
+                del bufs[k]
+            x = torch.zeros(n, Tb, self.hidden_size, device=self.device, dtype=self.dtype)
+            rows = torch.zeros(n, dtype=torch.long, device=self.device)
+            lens = torch.ones(n, dtype=torch.long, device=self.device)
+            bufs[key] = (x, rows, lens, None)
+        x, rows, lens, graph = bufs[key]
+        x.zero_()
+        if all(int(e.shape[0]) == T for e in embeds):
+            x[:, :T] = torch.stack([e.to(device=self.device, dtype=self.dtype) for e in embeds])
+        else:
+            for i, e in enumerate(embeds):
+                x[i, : e.shape[0]] = e.to(device=self.device, dtype=self.dtype)
+        rows.copy_(torch.tensor(slots, dtype=torch.long))
+        lens.copy_(torch.tensor([int(e.shape[0]) for e in embeds], dtype=torch.long))
+        if graph is None:
+            s = torch.cuda.Stream(self.device)
+            s.wait_stream(torch.cuda.current_stream(self.device))
+            with torch.cuda.stream(s):  # warm-up (kernel selection) outside the capture
+                self._prefill_into(x, rows, lens)
+            torch.cuda.current_stream(self.device).wait_stream(s)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph, capture_error_mode="thread_local"):
+                self._prefill_into(x, rows, lens)
+            bufs[key] = (x, rows, lens, graph)
         graph.replay()
 
     def _run_steps(self, b: int, L: int, n: int) -> None:
