@@ -1064,6 +1064,9 @@ TILES: dict[str, dict[str, Any]] = {
         "w_down": 4,
         "stages": 4,
     },
+    # branches: parts of a batch-64 step on parallel streams (TritonGPT.branches; session
+    # 6, not yet timed on a device: 1)
+    "step": {"branches": 1},
     # 16 warps: 371 us per batch-1 step against 397 with 4 (the sampler's ~30 reductions
     # over 1,024 logits run in 4 programs; sweep of 2026-12-01 12:58 UTC, H200)
     "sample": {"warps": 16},
@@ -1071,8 +1074,10 @@ TILES: dict[str, dict[str, Any]] = {
     # online softmax and warps (0: 4 up to 4,096 chunk elements, else 8); split: positions
     # per program of the split attention (flash-decoding, _attn_split_kernel; 0: one
     # program per (head, slot) walks the whole cache, the session-5 kernel), w_split its
-    # warps (0: as warps)
-    "attn": {"ch": 256, "warps": 0, "split": 64, "w_split": 0},
+    # warps (0: as warps). Session 6 wrote the split but got no device to time it: it is
+    # checked against the twin in the CPU interpreter only, so it stays off by default
+    # until bench/gpu.py's sweep ("attention split ...") has measured it
+    "attn": {"ch": 256, "warps": 0, "split": 0, "w_split": 0},
 }
 
 
@@ -1357,7 +1362,9 @@ class TritonOps:
             return
         a = self.tiles["attn"]
         cs = int(a.get("split", 0))
-        if cs and cs & (cs - 1) == 0:
+        # not in a fused prefill (the rows of one prompt share a slot: a stride-0 cache view):
+        # its T rows x heads programs fill the GPU already, and the scratch has slot rows
+        if cs and cs & (cs - 1) == 0 and kc.stride(0) != 0:
             # flash-decoding: ``cs`` (>= 32: the scratch's size) positions per program, the
             # last of a (head, slot) combines; the scratch and counts are this kernel's own
             CS = min(max(cs, ATTN_MIN_SPLIT), _pow2(L))
@@ -1492,6 +1499,36 @@ class _PrefillView:
         shape = (g.num_layers, T, g.num_heads, g.max_len, g.head_dim)
         self.k = g.k[:, slot : slot + 1].expand(shape)
         self.v = g.v[:, slot : slot + 1].expand(shape)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._g, name)
+
+
+class _SlotView:
+    """Slots ``off .. off + n - 1`` of the runner as the fused kernels see them (slot 0 of
+    the view is slot ``off``): every per-slot buffer is a slice of the runner's, with the
+    same strides, so the kernels index it from 0; the split-K arrival counts are the view's
+    own (their tile indices would meet the other view's), the rest is the runner's. Two views
+    run one step of a batch as two branches (:attr:`TritonGPT.branches`)."""
+
+    #: per-slot buffers whose first dimension is the slot
+    ROWS = (
+        "h_last", "pos", "step", "min_new", "finished", "end_step", "hist", "out_codes",
+        "out_hidden", "hres", "q", "act", "ids", "logits", "att", "kscr", "slot_seed",
+        "force_ids",
+    )  # fmt: skip
+
+    def __init__(self, g: TritonGPT, off: int, n: int) -> None:
+        self._g = g
+        for name in self.ROWS:
+            setattr(self, name, getattr(g, name)[off : off + n])
+        self.k = g.k[:, off : off + n]
+        self.v = g.v[:, off : off + n]
+        self.ybuf = g.ybuf[:, :, off : off + n]
+        per = g.ascr.numel() // g.capacity  # the split attention's partials: slot-major
+        self.ascr = g.ascr[off * per : (off + n) * per]
+        self.acnt = g.acnt[off * g.num_heads : (off + n) * g.num_heads]
+        self.kcnt = torch.zeros_like(g.kcnt)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._g, name)
@@ -1760,8 +1797,11 @@ class TritonGPT(CudaGPT):
         graph.replay()
 
     #: several prompts admitted at once (a batch's first admission) prefill through one CUDA
-    #: graph per (count, prompt bucket) instead of eagerly (False: always eager)
-    batch_prefill_graphs = True
+    #: graph per (count, prompt bucket) instead of eagerly (False: always eager). Off until
+    #: a device run has checked it: ``bench/gpu.py``'s ``batch_prefill_check`` compares it
+    #: with the eager prefill (poisoned outputs) and times both (sessions 5 and 6 had no
+    #: device for it)
+    batch_prefill_graphs = False
 
     def _prefill_graph_batch(self, slots: list[int], embeds: list[torch.Tensor]) -> None:
         """``n > 1`` prompts through one CUDA graph per (n, prompt-length bucket): the torch
@@ -1816,17 +1856,73 @@ class TritonGPT(CudaGPT):
         self._pending_sums = pend
         super()._run_steps(b, L, n)
 
+    #: branches of a decode step at batch >= 4: the slots are cut into this many parts,
+    #: each part's kernels run on its own stream (parallel branches of the step's CUDA
+    #: graph), so one part's kernel ramps, tails and PDL waits overlap the other's work at
+    #: the price of reading each layer's weights once per part (from L2 when the parts keep
+    #: pace). 1: one chain over the whole batch; None: ``TILES["step"]["branches"]`` of the
+    #: Triton ops (1 for the torch twins). Session 6 wrote it without a device: one chain
+    #: until ``bench/gpu.py``'s sweep ("two branches") has timed it
+    branches: int | None = None
+
+    def _parts(self, b: int) -> list[tuple[int, int]]:
+        """(first slot, count) of each branch of a step at batch ``b`` (one part where the
+        parts would fall under the tensor-core batch: batch-1 parts leave sums pending)."""
+        nb = self.branches
+        if nb is None:
+            nb = getattr(self.ops, "tiles", {}).get("step", {}).get("branches", 1)
+        nb = max(1, int(nb))
+        least = max(2, getattr(self.ops, "min_dot_batch", 2))
+        if nb == 1 or b < 4 or b // nb < least:
+            return [(0, b)]
+        cuts = [b * i // nb for i in range(nb + 1)]
+        return [(cuts[i], cuts[i + 1] - cuts[i]) for i in range(nb)]
+
     def _step(self, b: int, L: int, noise: torch.Tensor | None = None) -> None:
+        parts = self._parts(b)
+        if len(parts) == 1:
+            self._step_rows(self, b, L, noise)
+            return
+        views = getattr(self, "_views", None)
+        if views is None or views[0] is not self.kscr:  # rebuilt after a reallocation
+            views = self._views = (self.kscr, {})
+        cuda = self.device.type == "cuda"
+        main = torch.cuda.current_stream(self.device) if cuda else None
+        for i, (off, n) in enumerate(parts):
+            v = views[1].get((off, n))
+            if v is None:
+                v = views[1][(off, n)] = _SlotView(self, off, n)
+            part_noise = None if noise is None else noise[off : off + n]
+            if not cuda or i == 0:
+                self._step_rows(v, n, L, part_noise)
+                continue
+            side = self._side_streams(len(parts))[i - 1]
+            side.wait_stream(main)  # captured as a fork of the graph
+            with torch.cuda.stream(side):
+                self._step_rows(v, n, L, part_noise)
+        if cuda:
+            for side in self._side_streams(len(parts)):
+                main.wait_stream(side)  # and the join
+
+    def _side_streams(self, n: int) -> list[torch.cuda.Stream]:
+        st = getattr(self, "_sides", [])
+        while len(st) < n - 1:
+            st.append(torch.cuda.Stream(self.device))
+        self._sides = st
+        return st[: n - 1]
+
+    def _step_rows(self, g: Any, b: int, L: int, noise: torch.Tensor | None) -> None:
+        """One decode step of slots ``[:b]`` of ``g`` (the runner or a :class:`_SlotView`)."""
         ops = self.ops
-        ops.head(self, b)
-        ops.sample(self, b, noise)
+        ops.head(g, b)
+        ops.sample(g, b, noise)
         last = self.num_layers - 1
         for li in range(self.num_layers):
-            ops.qkv_rope(self, li, b, L, li == 0)
-            ops.attention(self, li, b, L)
-            ops.oproj(self, li, b, L)
-            ops.gateup(self, li, b)
-            ops.down(self, li, b, li == last)
+            ops.qkv_rope(g, li, b, L, li == 0)
+            ops.attention(g, li, b, L)
+            ops.oproj(g, li, b, L)
+            ops.gateup(g, li, b)
+            ops.down(g, li, b, li == last)
 
     def kernels_per_step(self, b: int = 1) -> int:
         """Kernel launches of one decode step (the fused path's design figure)."""
@@ -1941,6 +2037,7 @@ def compare_ops(
     layers: Sequence[int] = (0, 1),
     pdl: bool = False,
     tiles: dict | None = None,
+    long: bool = False,
 ) -> dict[str, float]:
     """Run every fused op through :class:`TritonOps` and :class:`TorchOps` from the same state
     and return the worst relative error of each op's outputs (``sample``: 0 or inf, codes and
@@ -1954,7 +2051,10 @@ def compare_ops(
     gen = torch.Generator().manual_seed(seed)
     g._alloc(batch)
     g.set_sampling(CudaSampling(temperature=[0.3, 0.5, 0.7, 1.0], top_p=0.7, top_k=20))
-    lens = torch.randint(3, min(40, L - 8), (batch,), generator=gen)
+    # ``long``: prompts fill half the length bucket or more (the split attention's later
+    # position blocks hold rows), else short prompts of 3-39 tokens
+    lo, hi = (L // 2, L - 8) if long else (3, min(40, L - 8))
+    lens = torch.randint(lo, hi, (batch,), generator=gen)
     prompts = [
         g.emb_text[torch.randint(0, g.emb_text.shape[0], (int(n),), generator=gen)] for n in lens
     ]
@@ -2042,3 +2142,60 @@ def compare_ops(
         0.0 if bool(((g.ids[:batch] >= 0) & (g.ids[:batch] < g.num_audio)).all()) else math.inf
     )
     return worst
+
+
+def compare_branches(
+    g: TritonGPT, batch: int, L: int, *, parts: int = 2, steps: int = 2, seed: int = 0
+) -> dict[str, float]:
+    """Greedy decode steps of ``batch`` slots cut into ``parts`` branches
+    (:attr:`TritonGPT.branches`) against one chain over the whole batch, from the same state
+    (random prompts prefilled, random previous codes): worst relative error of the residual
+    stream, the output hiddens and the K/V cache rows, and the fraction of output codes that
+    differ (near-ties can flip under other summation orders). Through the runner's own step
+    (CUDA graphs when it uses them: the branches are then forks of the graph)."""
+    from mixvox.engines.chattts.gpt.cuda_graph import CudaSampling
+
+    gen = torch.Generator().manual_seed(seed)
+    g._alloc(batch)
+    g.set_sampling(CudaSampling(greedy=True, suppress_eos=True))
+    lens = torch.randint(3, min(40, L - 8 - steps), (batch,), generator=gen)
+    prompts = [
+        g.emb_text[torch.randint(0, g.emb_text.shape[0], (int(n),), generator=gen)] for n in lens
+    ]
+    g.prefill(list(range(batch)), prompts)
+    g.ids[:batch] = torch.randint(0, g.num_audio, (batch, g.num_vq), generator=gen).to(g.device)
+    keep = [*g._state(), g.out_codes, g.out_hidden]
+    saved = [t.clone() for t in keep]
+    kv = (g.k[:, :batch, :, :L].clone(), g.v[:, :batch, :, :L].clone())
+    was = g.branches
+    used: dict[int, int] = {}
+
+    def run(n: int) -> dict[str, torch.Tensor]:
+        for t, v in zip(keep, saved, strict=True):
+            t.copy_(v)
+        g.k[:, :batch, :, :L] = kv[0]
+        g.v[:, :batch, :, :L] = kv[1]
+        g.branches = n
+        g._graphs.clear()
+        used[n] = len(g._parts(batch))
+        g._run_steps(batch, L, steps)
+        if g.device.type == "cuda":
+            torch.cuda.synchronize(g.device)
+        return {
+            "hres": g.hres[:batch].clone(),
+            "out_hidden": g.out_hidden[:batch, :steps].clone(),
+            "k": g.k[:, :batch, :, :L].clone(),
+            "v": g.v[:, :batch, :, :L].clone(),
+            "codes": g.out_codes[:batch, :steps].clone(),
+        }
+
+    try:
+        ref = run(1)
+        got = run(parts)
+    finally:
+        g.branches = was
+        g._graphs.clear()
+    out = {k: _err(got[k], ref[k]) for k in ("hres", "out_hidden", "k", "v")}
+    out["codes_differ"] = float((got["codes"] != ref["codes"]).float().mean())
+    out["parts"] = float(used[parts])  # the branches the step really took
+    return out
