@@ -1883,24 +1883,25 @@ class TritonGPT(CudaGPT):
         if len(parts) == 1:
             self._step_rows(self, b, L, noise)
             return
+        views: tuple[torch.Tensor, dict[tuple[int, int], _SlotView]] | None
         views = getattr(self, "_views", None)
         if views is None or views[0] is not self.kscr:  # rebuilt after a reallocation
-            views = self._views = (self.kscr, {})
-        cuda = self.device.type == "cuda"
-        main = torch.cuda.current_stream(self.device) if cuda else None
+            views = (self.kscr, {})
+            self._views = views
+        main = torch.cuda.current_stream(self.device) if self.device.type == "cuda" else None
         for i, (off, n) in enumerate(parts):
             v = views[1].get((off, n))
             if v is None:
                 v = views[1][(off, n)] = _SlotView(self, off, n)
             part_noise = None if noise is None else noise[off : off + n]
-            if not cuda or i == 0:
+            if main is None or i == 0:
                 self._step_rows(v, n, L, part_noise)
                 continue
             side = self._side_streams(len(parts))[i - 1]
             side.wait_stream(main)  # captured as a fork of the graph
             with torch.cuda.stream(side):
                 self._step_rows(v, n, L, part_noise)
-        if cuda:
+        if main is not None:
             for side in self._side_streams(len(parts)):
                 main.wait_stream(side)  # and the join
 
