@@ -1064,9 +1064,10 @@ TILES: dict[str, dict[str, Any]] = {
         "w_down": 4,
         "stages": 4,
     },
-    # branches: parts of a batch-64 step on parallel streams (TritonGPT.branches; session
-    # 6, not yet timed on a device: 1)
-    "step": {"branches": 1},
+    # branches: parts of a batch-64 step on parallel streams (TritonGPT.branches);
+    # prefill_graphs: several prompts admitted at once prefill through one CUDA graph
+    # (TritonGPT.batch_prefill_graphs). Session 6, not yet timed on a device: both off
+    "step": {"branches": 1, "prefill_graphs": 0},
     # 16 warps: 371 us per batch-1 step against 397 with 4 (the sampler's ~30 reductions
     # over 1,024 logits run in 4 programs; sweep of 2026-12-01 12:58 UTC, H200)
     "sample": {"warps": 16},
@@ -1701,7 +1702,7 @@ class TritonGPT(CudaGPT):
         elif (
             n > 1
             and self.use_graphs
-            and self.batch_prefill_graphs
+            and self._batch_prefill_graphs()
             and n * _bucket(T, PREFILL_BUCKETS) <= BATCH_PREFILL_TOKENS
             and _bucket(T, PREFILL_BUCKETS) < self.max_len
         ):
@@ -1800,8 +1801,14 @@ class TritonGPT(CudaGPT):
     #: graph per (count, prompt bucket) instead of eagerly (False: always eager). Off until
     #: a device run has checked it: ``bench/gpu.py``'s ``batch_prefill_check`` compares it
     #: with the eager prefill (poisoned outputs) and times both (sessions 5 and 6 had no
-    #: device for it)
-    batch_prefill_graphs = False
+    #: device for it). None: ``TILES["step"]["prefill_graphs"]`` of the Triton ops (so a
+    #: tile-override file can switch it for a whole bench run)
+    batch_prefill_graphs: bool | None = None
+
+    def _batch_prefill_graphs(self) -> bool:
+        if self.batch_prefill_graphs is not None:
+            return bool(self.batch_prefill_graphs)
+        return bool(getattr(self.ops, "tiles", {}).get("step", {}).get("prefill_graphs", 0))
 
     def _prefill_graph_batch(self, slots: list[int], embeds: list[torch.Tensor]) -> None:
         """``n > 1`` prompts through one CUDA graph per (n, prompt-length bucket): the torch
