@@ -10,7 +10,9 @@ step is at most ``2 + 5 * layers`` kernels, JIT-compiled by Triton (users need n
    the codes just drawn and sets the end flags),
 2. decode attention over the cache, one (head, slot) per program, online softmax over
    chunks of up to 256 positions (a split over programs needed a combine pass that cost
-   more than it saved at these lengths: run 1 of 2026-12-01),
+   more than it saved at these lengths: run 1 of 2026-12-01; session 6 added, opt-in and not
+   yet timed, a split whose last program per (head, slot) combines, so no extra launch:
+   ``_attn_split_kernel``, ``TILES["attn"]["split"]``),
 3. O-projection GEMV + residual add,
 4. RMSNorm + gate/up GEMV + SiLU-mul,
 5. down GEMV + residual add (the last layer also advances positions and step counters),
