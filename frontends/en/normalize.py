@@ -1178,6 +1178,13 @@ class Normalizer:
             and (k == 0 or self._trails[k - 1])
         ):  # "Re: Q3 budget", "Fwd: notes": a mail subject's prefix (not the musical note)
             return "R E" if core.lower() == "re" else "forward"
+        if core == "v" and (
+            (_is_number(prev) and _is_number(nxt))
+            or (_is_capitalized(prev) and _is_capitalized(nxt))
+        ):  # 3 v 3, React v Vue, Roe v. Wade: versus (not the letter V)
+            if k < len(self._trails) and self._trails[k] == ".":
+                self._silent_trail.add(k)  # the abbreviation's dot, no sentence end
+            return "versus"
         if core == "Mt" and _is_capitalized(nxt):
             return "mount"  # Mt Fuji, Mt Hill (no dot): a mountain, whatever comes before
         if "." not in core and core in t.abbreviations:
