@@ -1185,6 +1185,10 @@ class Normalizer:
             if k < len(self._trails) and self._trails[k] == ".":
                 self._silent_trail.add(k)  # the abbreviation's dot, no sentence end
             return "versus"
+        if core in ("X", "XS", "XR") and (
+            prev == "iPhone" or (prev == "OS" and self._before_prev == "Mac")
+        ):  # iPhone X, iPhone XS, Mac OS X: Apple's "ten"
+            return " ".join(["ten", *core[1:]])
         if core == "Mt" and _is_capitalized(nxt):
             return "mount"  # Mt Fuji, Mt Hill (no dot): a mountain, whatever comes before
         if "." not in core and core in t.abbreviations:
