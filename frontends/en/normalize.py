@@ -291,6 +291,7 @@ _RE_PATH = re.compile(
     r"(?:~|\.{1,2})?/[\w.~-]+(?:/[\w.~-]*)*"  # /usr/bin, ~/.bashrc, ./build.sh, ../a
     r"|[A-Za-z]:\\[\w.\\ -]*"  # C:\Users\a.txt
     r"|[A-Za-z_][\w.-]*(?:/[\w.-]+)*/[\w-]+\.[A-Za-z][A-Za-z0-9]{0,7}"  # src/utils/io.py
+    r"|\.[A-Za-z][\w-]*(?:/[\w.-]+)+"  # .github/workflows/ci.yml, .vscode/settings.json
     r"|[A-Za-z][\w.-]*:\d{2,5}"  # localhost:8080
     r"|\d{1,3}(?:\.\d{1,3}){3}:\d{2,5}"  # 127.0.0.1:8000
 )
@@ -2575,7 +2576,11 @@ class Normalizer:
                         )
                     )
                 ):
-                    out.append(self.t.acronyms.get(run) or letters_spoken(run))
+                    out.append(
+                        self.t.acronyms.get(run)
+                        or ("_" in w and _PATH_WORDS.get(run))  # my_var, tmp_dir: var, temp
+                        or letters_spoken(run)
+                    )
                 else:
                     out.append(self.read_word(run))
             elif c == "." and out and i > 0 and w[i - 1].isdecimal() and j < n and w[j].isdecimal():
@@ -2596,6 +2601,8 @@ class Normalizer:
                 return Tok(i, i + 2, t.special[composed], reason="composed")
         if two in _MATH_PAIRS:
             return Tok(i, i + 2, _MATH_PAIRS[two])  # x<=5, a!=b
+        if c == "~" and s[i + 1 : i + 2] == "/":
+            return Tok(i, i + 1, "tilde")  # host:~/dir: a home directory, not "about"
         if c in "~～" and 0 < i and s[i - 1].isdecimal() and s[i + 1 : i + 2].isdecimal():
             return Tok(i, i + 1, "to")  # 5~10
         if c == "-" and 0 < i and s[i - 1].isalnum() and s[i + 1 : i + 2].isalnum():
@@ -3268,7 +3275,7 @@ _PHONE_CUES = frozenset(
 #: Parts of Unix paths said as words by the people who type them (``/usr`` "user").
 _PATH_WORDS = {
     "usr": "user", "tmp": "temp", "var": "var", "lib": "lib", "mnt": "mount", "pkg": "package",
-    "cfg": "config", "src": "S R C",
+    "cfg": "config", "src": "S R C", "dir": "dir",
 }  # fmt: skip
 #: Plural of a model code: a capital, up to five letters and three to five digits, then ``s``
 #: (``W26s`` is a serial number).
