@@ -502,6 +502,50 @@ def test_word_rules_accept_a_whole_word_and_the_clause_end() -> None:
     assert polyphone.after_word("还", "再", "说") is None
 
 
+def test_word_rules_with_two_words_on_one_side_match_whole_words_only() -> None:
+    # A+B on the right: 落/在/家里 is 'left behind at home'; 家里人 is another word
+    assert polyphone.after_word("落", "钥匙", "在", after=("家里",)) == "la4"
+    assert polyphone.after_word("落", "树叶", "在", after=("家里人",)) is None
+    assert polyphone.after_word("落", "树叶", "在", after=("地上",)) is None
+    # B spelt over two words (吐/了/一/地), never a word's first character (一地图)
+    assert polyphone.after_word("吐", "他", "了", after=("一", "地")) == "tu4"
+    assert polyphone.after_word("吐", "他", "了", after=("一", "地图")) is None
+    # *B+A on the left: 心里 a few words back makes 闷 mèn, 天气 mēn
+    assert polyphone.after_word("闷", "很", "", before=("我", "心里")) == "men4"
+    assert polyphone.after_word("闷", "很", "", before=("今天", "天气")) == "men1"
+    assert polyphone.after_word("闷", "很", "", before=("我的", "心里话", "说")) == "men1"
+    # *把+: 把 some words back, any previous word (把/作业/落/在)
+    assert polyphone.after_word("落", "作业", "在", before=("我", "把")) == "la4"
+    assert polyphone.after_word("落", "太阳", "在", before=("我们",)) is None
+    # ^: the start of the run (应/令 'should order' in an edict; 一首/应/令/诗 stays yìng)
+    assert polyphone.after_word("应", "", "令") == "ying1"
+    assert polyphone.after_word("应", "一首", "令") is None
+
+
+@pytest.mark.parametrize(
+    ("marked", "reading"),
+    [
+        ("晋文公的大臣赵[衰]", "cui1"),  # 赵衰 Zhào Cuī
+        ("国力逐渐[衰]落", "shuai1"),
+        ("[任]弼时同志", "ren2"),  # the surname 任 rén
+        ("他担[任]班长", "ren4"),
+        ("[应]令各地官府严加查办", "ying1"),  # 'should order' (edict style)
+        ("这是一首[应]令诗", "ying4"),  # a poem written on command
+        ("机器运[转]正常", "zhuan4"),  # XHC 运转 yùnzhuàn
+        ("地球绕着太阳运[转]", "zhuan4"),
+        ("她扎了个马[尾]", "wei3"),  # XHC 马尾 mǎwěi (yǐ only in 马尾儿)
+        ("在家里[待]着", "dai1"),
+        ("[待]会儿见", "dai1"),
+        ("他一家遭了[难]", "nan4"),
+        ("他大[号]一声", "hao2"),
+        ("一层又一[重]", "chong2"),
+    ],
+)
+def test_names_classical_and_stay_readings(marked: str, reading: str) -> None:
+    i = marked.index("[")
+    assert reading_at(marked.replace("[", "").replace("]", ""), i) == reading
+
+
 def test_word_rule_reading_must_have_a_syllable_per_character(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

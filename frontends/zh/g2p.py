@@ -248,6 +248,8 @@ class ZhG2P:
         prev: str = "",
         nxt: str = "",
         sure: Guess | None = None,
+        before: tuple[str, ...] = (),
+        after: tuple[str, ...] = (),
     ) -> list[str]:
         """Lexical pinyin of one word (simplified Han), using the text around it for context.
 
@@ -260,13 +262,15 @@ class ZhG2P:
         character ``k`` where it is near certain (``None`` otherwise); it overrules pypinyin's
         reading of a *rare* word (at most ``_RARE`` in jieba's counts, or none: 新圩镇 wei2,
         叶儿 er2), never our own table or a common word (相声, 妥当: chosen on CPP even lines).
+        ``before`` / ``after``: the words before ``prev`` and after ``nxt`` (word rules that
+        name two words on one side: 落/在/家里).
         """
         if len(word) == 1:
-            by_word = polyphone.after_word(word, prev, nxt)
+            by_word = polyphone.after_word(word, prev, nxt, before, after)
             if by_word:
                 return [by_word]
         else:
-            by_word = polyphone.after_word(word, prev, nxt)
+            by_word = polyphone.after_word(word, prev, nxt, before, after)
             if by_word:  # 背着/书包 bei1, 背着/父母 bei4: a word whose sense its object shows
                 return by_word.split()
             fixed = self._fixed.get(word)

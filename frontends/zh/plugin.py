@@ -380,7 +380,9 @@ class ZhFrontend:
                 sure = lambda k, a=a: sent.sure(a + k)  # noqa: E731
             prev = seg[wi - 1] if wi else ""
             nxt = seg[wi + 1] if wi + 1 < len(seg) else ""
-            py = self.g2p.word_pinyin(w, left, right, guess, prev, nxt, sure)
+            before = tuple(seg[max(0, wi - 4) : max(0, wi - 1)])
+            after = tuple(seg[wi + 2 : wi + 6])
+            py = self.g2p.word_pinyin(w, left, right, guess, prev, nxt, sure, before, after)
             if all(py):
                 b.words.append(Word(text[a:z], w, py, b.base + a, b.base + z, "zh"))
                 # the unit carries the surface layer's neutral tones (认识 shi5) into sandhi;

@@ -73,9 +73,21 @@ def word_rules() -> dict[str, list[WordRule]]:
     return out
 
 
-def _prev_hit(entry: str, prev: str) -> bool:
+def _prev_hit(entry: str, prev: str, before: tuple[str, ...] = ()) -> bool:
+    if "+" in entry and len(entry) > 1:
+        # B+A: the previous word is A and the word before it B (心里/很/闷); *B+A: B is one
+        # of the three words before A (心里/有点/很/闷 is 闷 men4, 天气/很/闷 men1); a
+        # trailing + (B+, *B+) accepts any previous word (*把+: 把/作业/落 la4)
+        far, _, near = entry.rpartition("+")
+        if not prev or (near and prev != near) or not before:
+            return False
+        if far.startswith("*"):
+            return far[1:] in before[-3:]
+        return before[-1] == far
     if entry == "*":
         return True
+    if entry == "^":
+        return not prev  # the start of the run of Han text
     if entry == "+":
         return bool(prev)
     if entry == "AA":
@@ -85,7 +97,26 @@ def _prev_hit(entry: str, prev: str) -> bool:
     return prev == entry
 
 
-def _next_hit(entry: str, nxt: str) -> bool:
+def _next_hit(entry: str, nxt: str, after: tuple[str, ...] = ()) -> bool:
+    if "+" in entry:
+        # A+B: the next word is A and the word after it B ($: nothing after A), or B is the
+        # next few words together (落/在/家里, 吐/了/一/地: whole words, never part of one);
+        # A+*B: B is one of the three words after A (扎/着/两个/小辫子)
+        near, _, far = entry.partition("+")
+        if nxt != near:
+            return False
+        if far == "$":
+            return not after
+        if far.startswith("*"):
+            return far[1:] in after[:3]
+        joined = ""
+        for w in after[:4]:
+            joined += w
+            if joined == far:
+                return True
+            if len(joined) >= len(far):
+                break
+        return False
     if entry == "$":
         return not nxt  # the end of the run of Han text (a clause end: 下次再/还。)
     if entry.endswith("…"):
@@ -93,17 +124,25 @@ def _next_hit(entry: str, nxt: str) -> bool:
     return nxt == entry
 
 
-def after_word(ch: str, prev: str, nxt: str = "") -> str | None:
+def after_word(
+    ch: str,
+    prev: str,
+    nxt: str = "",
+    before: tuple[str, ...] = (),
+    after: tuple[str, ...] = (),
+) -> str | None:
     """Reading of the one-character word ``ch`` decided by the whole words around it (also of
     a word with rules of its own, 背着: syllables joined by spaces, ``bei1 zhe5``).
 
     Works on words, not characters: ``prev`` and ``nxt`` are the complete neighbouring words
     ("" at the edge of a run of Han text), so 土地 or 地震 (one word each) never reach here and
-    递交/了/结案 is not 了结.
+    递交/了/结案 is not 了结. ``before`` / ``after``: the words before ``prev`` and after
+    ``nxt`` in text order (a few of each), for rules that name two words on one side
+    (落/在/家里 la4, 心里/很/闷 men4); those too match whole words only.
     """
     for reading, prevs, nexts, both in word_rules().get(ch, ()):
-        hit_p = any(_prev_hit(e, prev) for e in prevs)
-        hit_n = any(_next_hit(e, nxt) for e in nexts)
+        hit_p = any(_prev_hit(e, prev, before) for e in prevs)
+        hit_n = any(_next_hit(e, nxt, after) for e in nexts)
         if (hit_p and hit_n) if both else (hit_p or hit_n):
             return reading
     return None
