@@ -546,6 +546,13 @@ def test_names_classical_and_stay_readings(marked: str, reading: str) -> None:
     assert reading_at(marked.replace("[", "").replace("]", ""), i) == reading
 
 
+def test_a_reduplicated_verb_reads_as_the_verb_alone() -> None:
+    # 教教 is a rare word the model read jiao4 jiao4; 教/我 is jiao1 by a word rule
+    assert lexical("你教教我吧")[1:3] == ["jiao1", "jiao1"]
+    assert lexical("他在学校教书")[4] == "jiao1"
+    assert lexical("我们教室很大")[2] == "jiao4"  # 教室: a dictionary word, untouched
+
+
 def test_word_rule_reading_must_have_a_syllable_per_character(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

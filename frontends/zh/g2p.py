@@ -273,6 +273,12 @@ class ZhG2P:
             by_word = polyphone.after_word(word, prev, nxt, before, after)
             if by_word:  # 背着/书包 bei1, 背着/父母 bei4: a word whose sense its object shows
                 return by_word.split()
+            if len(word) == 2 and word[0] == word[1] and not self._in_dictionary(word):
+                # a reduplicated verb no dictionary lists (教教我, 量量体温) reads as the verb
+                # alone would in the same place (教/我 jiao1), not as the model's guess
+                by_verb = polyphone.after_word(word[0], prev, nxt, before, after)
+                if by_verb:
+                    return [by_verb, by_verb]
             fixed = self._fixed.get(word)
             if fixed is not None:
                 return list(fixed)
