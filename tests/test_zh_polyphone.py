@@ -323,6 +323,15 @@ def test_chattts_homophones_follow_the_everyday_rules() -> None:
     assert _chattts_text("他背着书包") == "他杯着书包"
 
 
+def test_chattts_homophones_follow_the_session6_rules() -> None:
+    assert _chattts_text("我把钥匙落在家里了") == "我把钥匙辣在家里了"  # la4 by a word rule
+    assert _chattts_text("树叶落在地上") == "树叶落在地上"  # luo4: the usual reading
+    assert _chattts_text("他吐了一地") == "他兔了一地"
+    assert _chattts_text("不要随地吐痰") == "不要随地吐痰"
+    assert _chattts_text("你待会儿再来吧") == "你呆会儿再来吧"
+    assert _chattts_text("他丢三落四的") == "他丢三落四的"  # a keep word
+
+
 def test_chattts_reads_a_kept_traditional_character_right() -> None:
     assert _chattts_text("閤门") == "阁门"  # 閤 kept for its reading, written 阁 for ChatTTS
 
