@@ -531,6 +531,24 @@ def test_word_rules_with_two_words_on_one_side_match_whole_words_only() -> None:
     assert polyphone.after_word("应", "一首", "令") is None
 
 
+def test_number_after_the_run_is_the_hash_word() -> None:
+    # "#": the run of Han text ends right before a number
+    assert polyphone.after_word("重", "笔记本", "", after=("#",)) == "zhong4"
+    assert polyphone.after_word("重", "笔记本", "") is None  # 很重 etc. decide elsewhere
+    assert polyphone.after_word("重", "笔记本", "约", after=("#",)) == "zhong4"
+    assert lexical("重3kg")[0] == "zhong4"
+
+
+def test_an_anywhere_rule_is_kept_in_a_rare_word_however_it_is_cut() -> None:
+    # 率 lv4 after any character of its word (利率, 准确率), even where the model, reading
+    # the digits around it, is near certain of shuai4; 草率 率领 keep shuai4
+    assert polyphone.anywhere_rule("率", "利", "") == "lv4"
+    assert polyphone.anywhere_rule("率", "草", "") is None  # 草率: the shuai4 rule comes first
+    assert polyphone.anywhere_rule("率", "", "领") is None
+    assert lexical("房贷利率下调0.25个百分点。")[3] == "lv4"
+    assert lexical("他做事很草率")[5] == "shuai4"
+
+
 @pytest.mark.parametrize(
     ("marked", "reading"),
     [

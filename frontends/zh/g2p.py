@@ -92,6 +92,10 @@ _SHORT = 4
 #: may overrule pypinyin's reading of it where it is near certain (chosen on CPP even lines).
 _RARE = 10
 
+#: Particles that jieba's word list glues to the end of a word (坦率地, 地走了): in a rare word
+#: our rule for them stands against the model's guess.
+_END_PARTICLES = frozenset("地得着了的")
+
 #: Most dictionary words whose reading a :class:`ZhG2P` keeps once made (a few MB at most).
 _FIXED_MAX = 50_000
 
@@ -399,6 +403,13 @@ class ZhG2P:
             if len(part) > 1 and part in self._own:
                 out.update(range(pos, pos + len(part)))
             pos += len(part)
+        # a rule that holds after any character (率 lv4: 房贷利率) does not depend on the cut
+        out.update(k for k in range(1, len(word)) if polyphone.anywhere_rule(
+            word[k], word[:k], word[k + 1 :]))  # fmt: skip
+        # nor does a particle that ends the word, read by its rule (jieba's fragment 坦率地: de5)
+        last = len(word) - 1
+        if word[last] in _END_PARTICLES and polyphone.rule(word[last], word[:last], ""):
+            out.add(last)
         return out
 
     def _phrase_split(self, word: str) -> list[str]:

@@ -10,7 +10,8 @@ conventions), not learnt from a test set:
 * ``polyphone_rules.tsv`` — context rules ``char, reading, left contexts, right contexts``: the
   first rule whose left context ends with one of its left strings, or whose right context starts
   with one of its right strings, wins (a fifth column ``both`` requires both). Contexts are the
-  neighbouring Han characters of the same run of text.
+  rest of the character's own word. A left context of only ``+`` means any character before
+  it in the word (率 lv4 after a noun: 利率, 准确率; the exceptions 轻率 草率 … come first).
 """
 
 from __future__ import annotations
@@ -48,7 +49,10 @@ def rule(ch: str, left: str, right: str) -> str | None:
     """
     _, rules = tables()
     for reading, lefts, rights, both in rules.get(ch, ()):
-        hit_l = bool(lefts) and left.endswith(lefts)
+        if lefts == ("+",):  # any character before it in the word (利率, 准确率: lv4)
+            hit_l = bool(left)
+        else:
+            hit_l = bool(lefts) and left.endswith(lefts)
         hit_r = bool(rights) and right.startswith(rights)
         if (hit_l and hit_r) if both else (hit_l or hit_r):
             return reading
@@ -119,6 +123,8 @@ def _next_hit(entry: str, nxt: str, after: tuple[str, ...] = ()) -> bool:
         return False
     if entry == "$":
         return not nxt  # the end of the run of Han text (a clause end: 下次再/还。)
+    if entry == "#":
+        return not nxt and after[:1] == ("#",)  # a number follows the run: 重/1.35kg
     if entry.endswith("…"):
         return nxt.startswith(entry[:-1])
     return nxt == entry
@@ -160,6 +166,21 @@ def heteronyms() -> dict[str, tuple[tuple[int, frozenset[str]], ...]]:
             raise ValueError(f"heteronyms.tsv: bad entry {cols!r} (entry {lineno})")
         out.setdefault(word, []).append((pos, readings))
     return {w: tuple(v) for w, v in out.items()}
+
+
+def anywhere_rule(ch: str, left: str, right: str) -> str | None:
+    """The reading of ``ch`` when the first context rule that matches is an any-left (``+``)
+    rule: it holds wherever the character stands after another in a word, so however a rare
+    word is cut (房贷利率, 准确率) it is kept against the model's guess."""
+    _, rules = tables()
+    for reading, lefts, rights, both in rules.get(ch, ()):
+        if lefts == ("+",):
+            return reading if left else None
+        hit_l = bool(lefts) and left.endswith(lefts)
+        hit_r = bool(rights) and right.startswith(rights)
+        if (hit_l and hit_r) if both else (hit_l or hit_r):
+            return None
+    return None
 
 
 def default(ch: str) -> str | None:
