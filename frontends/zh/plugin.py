@@ -383,7 +383,7 @@ class ZhFrontend:
                 sure = lambda k, a=a: sent.sure(a + k)  # noqa: E731
             prev = seg[wi - 1] if wi else ""
             nxt = seg[wi + 1] if wi + 1 < len(seg) else ""
-            before = tuple(seg[max(0, wi - 4) : max(0, wi - 1)])
+            before = tuple(seg[max(0, wi - 6) : max(0, wi - 1)])
             after = tuple(seg[wi + 2 : wi + 6]) + tail if wi + 1 < len(seg) else tail
             py = self.g2p.word_pinyin(w, left, right, guess, prev, nxt, sure, before, after)
             if all(py):

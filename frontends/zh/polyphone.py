@@ -77,16 +77,21 @@ def word_rules() -> dict[str, list[WordRule]]:
     return out
 
 
+#: How many words before the previous one a ``*B+A`` rule looks at (把/借/我/的/笔/还: 把 is
+#: the fourth word before 笔).
+_FAR = 5
+
+
 def _prev_hit(entry: str, prev: str, before: tuple[str, ...] = ()) -> bool:
     if "+" in entry and len(entry) > 1:
         # B+A: the previous word is A and the word before it B (心里/很/闷); *B+A: B is one
-        # of the three words before A (心里/有点/很/闷 is 闷 men4, 天气/很/闷 men1); a
+        # of the _FAR words before A (心里/有点/很/闷 is 闷 men4, 天气/很/闷 men1); a
         # trailing + (B+, *B+) accepts any previous word (*把+: 把/作业/落 la4)
         far, _, near = entry.rpartition("+")
         if not prev or (near and prev != near) or not before:
             return False
         if far.startswith("*"):
-            return far[1:] in before[-3:]
+            return far[1:] in before[-_FAR:]
         return before[-1] == far
     if entry == "*":
         return True
