@@ -398,8 +398,8 @@ class ZhG2P:
             # she2) is ours too; in a longer word the rule's context may be cut wrongly
             # (水分子: 分 fen4 by the rule for 水分, fen1 by the model)
             return {k for k in (0, 1) if polyphone.rule(word[k], word[:k], word[k + 1 :])}
-        if len(word) == 3 and word[1] in "不得" and polyphone.rule(word[0], "", word[1:]):
-            out.add(0)  # a verb with its potential complement (背不动 bei1): one clear cut
+        if len(word) == 3 and word[1] in "不得着了过" and polyphone.rule(word[0], "", word[1:]):
+            out.add(0)  # a verb, a particle, one more (背不动 bei1, 闷着头 men1): one clear cut
         pos = 0
         for part in self._phrase_split(word):
             if len(part) > 1 and part in self._own:
