@@ -122,6 +122,11 @@ _BIG = np.iinfo(np.int64).max
 SESSION_CONFIG: dict[str, str] = {}
 #: Runtime graph: q|k|v packed into GroupQueryAttention, which rotates them itself.
 _PACKED_GQA = True
+#: int4 graphs: a block size per kind of matrix that differs from the graph's (``wqkv``, ``wo``,
+#: ``wgu``: gate|up, ``wd``: down), e.g. ``{"wgu": 128}``; empty: every matrix takes the
+#: graph's block (the default). For A/Bs of the bytes-vs-agreement trade (``bench/gpt_cpu.py``
+#: ``+gu128``); part of the graph's cache key when set.
+_INT4_BLOCK_BY_MATRIX: dict[str, int] = {}
 #: int4 graphs: asymmetric blocks with zero points (:func:`_quantize_int4_blocks_zp`).
 _INT4_ZERO_POINTS = True
 #: int4 stacks: the code and text heads as 8-bit ``MatMulNBits`` too (:class:`OnnxHead`).
@@ -542,12 +547,13 @@ def build_runtime_graph(
         N, K = weight.shape
         assert block is not None
         bits = 8 if precision == "int8" else 4
+        blk = _INT4_BLOCK_BY_MATRIX.get(hint.split("_", 1)[-1], block) if bits == 4 else block
         if bits == 4 and _INT4_ZERO_POINTS:
-            q, scales, zp = _quantize_int4_blocks_zp(weight, block)
+            q, scales, zp = _quantize_int4_blocks_zp(weight, blk)
             extra = [g.const(hint + "_zp", zp)]
         else:
             quantize = _quantize_int8_blocks if bits == 8 else _quantize_int4_blocks
-            q, scales = quantize(weight, block)
+            q, scales = quantize(weight, blk)
             extra = []
         return g.op(
             "MatMulNBits",
@@ -559,7 +565,7 @@ def build_runtime_graph(
             K=K,
             N=N,
             bits=bits,
-            block_size=block,
+            block_size=blk,
             accuracy_level=4,
         )
 
@@ -759,6 +765,8 @@ def runtime_graph_path(
     }
     if _fused_code_head(precision):  # (new key part only when set: older graphs keep theirs)
         parts["code_head"] = "int8-fused"
+    if precision == "int4" and _INT4_BLOCK_BY_MATRIX:
+        parts["block_by_matrix"] = dict(sorted(_INT4_BLOCK_BY_MATRIX.items()))
     name = f"chattts-gpt-ort-{precision}" + (f"-b{block}" if precision == "int4" else "")
     base = cached_graph(
         name,
