@@ -119,6 +119,13 @@ def main() -> None:
     ap.add_argument("--cache-dir", type=Path, default=None)
     ap.add_argument("--agreement", type=int, default=0, metavar="N", help="teacher-forced frames")
     ap.add_argument(
+        "--agreement-seed",
+        type=int,
+        default=7,
+        help="seed of the agreement's random prompt (another seed: another fp32 sequence, to "
+        "see how much the agreement figures move with the sequence alone)",
+    )
+    ap.add_argument(
         "--stepwise",
         action="store_true",
         help="teacher forcing through decode steps (one per frame) instead of one prefill",
@@ -194,7 +201,7 @@ def main() -> None:
             )
         agree = None
         if args.agreement:
-            rng = np.random.default_rng(7)
+            rng = np.random.default_rng(args.agreement_seed)
             if ref is None:  # onnx:fp32 runs first: decode the reference sequence once
                 prompt = rng.integers(0, cfg.num_text_tokens, args.prompt)
                 greedy = SamplingParams(temperature=0.0, suppress_eos=True)

@@ -292,3 +292,24 @@ def test_int4_block_per_matrix_kind(wide_heads, tmp_path, monkeypatch) -> None:
     for a, b, r in zip(outs["64"], outs["mix"], ref, strict=True):
         assert not np.array_equal(a, b)  # the gate|up weights really differ
         assert rel(b, r) < 0.5 and rel(a, r) < 0.5  # both 4-bit approximations of fp32
+
+
+def test_int4_mlp_block_option(monkeypatch) -> None:
+    """``INT4_MLP_BLOCK`` / ``MIXVOX_INT4_MLP_BLOCK`` give gate|up and down their own block
+    (nothing when it equals the graph's); a bad value is a clear error."""
+    by = onnx_stack._int4_blocks_by_matrix
+    monkeypatch.delenv("MIXVOX_INT4_MLP_BLOCK", raising=False)
+    assert by(64) == {}  # the default: uniform
+    monkeypatch.setattr(onnx_stack, "INT4_MLP_BLOCK", 128)
+    assert by(64) == {"wgu": 128, "wd": 128}
+    assert by(128) == {}  # the same as the graph's block: a uniform graph, its usual key
+    monkeypatch.setattr(onnx_stack, "_INT4_BLOCK_BY_MATRIX", {"wd": 32})
+    assert by(64) == {"wgu": 128, "wd": 32}  # the per-kind table wins
+    monkeypatch.setattr(onnx_stack, "_INT4_BLOCK_BY_MATRIX", {})
+    monkeypatch.setattr(onnx_stack, "INT4_MLP_BLOCK", None)
+    monkeypatch.setenv("MIXVOX_INT4_MLP_BLOCK", "128")
+    assert by(64) == {"wgu": 128, "wd": 128}
+    for bad in ("96", "x"):
+        monkeypatch.setenv("MIXVOX_INT4_MLP_BLOCK", bad)
+        with pytest.raises(ValueError, match="MIXVOX_INT4_MLP_BLOCK"):
+            by(64)
