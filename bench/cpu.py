@@ -201,6 +201,8 @@ def run_config(model_dir: Path, backend: str, precision: str, args: argparse.Nam
     res = json.loads(proc.stdout.strip().splitlines()[-1])
     res["process_s"] = round(wall, 1)
     res["foreign_cpu_pct"] = foreign
+    if mlp:
+        res["int4_mlp_block"] = int(mlp)
     return res
 
 
@@ -215,6 +217,7 @@ def table(rows: list[dict], batches: list[int]) -> str:
         name = (
             f"{r['backend']} {r['precision']}"
             + (f"/{r['int4_block']}" if r.get("int4_block") else "")
+            + (f" mlp/{r['int4_mlp_block']}" if r.get("int4_mlp_block") else "")
             + (f" kv {r['kv_cache']}" if r.get("kv_cache") else "")
         )
         if "error" in r:
