@@ -165,7 +165,9 @@ def run_config(model_dir: Path, backend: str, precision: str, args: argparse.Nam
     unknown = [f for f in flags if f not in ("kv32", "kv8") and not f.startswith("mlp")]
     if unknown:
         return {"backend": backend, "precision": precision, "error": f"unknown flags {unknown}"}
-    env = {**os.environ, "MIXVOX_INT4_MLP_BLOCK": mlp} if mlp else None
+    env = {k: v for k, v in os.environ.items() if k != "MIXVOX_INT4_MLP_BLOCK"}  # only +mlp sets it
+    if mlp:
+        env["MIXVOX_INT4_MLP_BLOCK"] = mlp
     cmd = [
         sys.executable,
         "-c",
