@@ -18,7 +18,8 @@ One code frame is 1/46.875 s of audio, so real time needs 46.9 frames/s per stre
 from a shared or loaded machine are not comparable: check the load average printed first, and
 each run's ``foreign_cpu_pct`` (CPU time other processes used during that run, in % of one
 core; more than a few % means the run shared the cores). ``onnx:int4/128`` picks the int4
-block size, ``+kv32`` / ``+kv8`` the KV cache (``onnx:int4/128+kv32``).
+block size, ``+kv32`` / ``+kv8`` the KV cache (``onnx:int4/128+kv32``), ``+mlp128`` the block of
+the MLP's gate|up and down matrices alone (``onnx:int4+mlp128``: q|k|v and o at 64).
 """
 
 from __future__ import annotations
@@ -156,8 +157,17 @@ def run_reference(model_dir: Path, python: str, args: argparse.Namespace) -> dic
 
 
 def run_config(model_dir: Path, backend: str, precision: str, args: argparse.Namespace) -> dict:
-    precision, _, kv = precision.partition("+")  # "int4+kv32": fp32 KV cache (kv8: int8)
+    precision, *flags = precision.split("+")  # "int4+kv32": fp32 KV cache (kv8: int8)
     precision, _, block = precision.partition("/")  # "int4/128": that int4 block size
+    kv = next((f for f in flags if f in ("kv32", "kv8")), "")
+    # "int4+mlp128": gate|up and down with block 128 (q|k|v, o keep the config's block)
+    mlp = next((f[3:] for f in flags if f.startswith("mlp")), "")
+    unknown = [f for f in flags if f not in ("kv32", "kv8") and not f.startswith("mlp")]
+    if unknown:
+        return {"backend": backend, "precision": precision, "error": f"unknown flags {unknown}"}
+    env = {k: v for k, v in os.environ.items() if k != "MIXVOX_INT4_MLP_BLOCK"}  # only +mlp sets it
+    if mlp:
+        env["MIXVOX_INT4_MLP_BLOCK"] = mlp
     cmd = [
         sys.executable,
         "-c",
@@ -185,12 +195,16 @@ def run_config(model_dir: Path, backend: str, precision: str, args: argparse.Nam
         cmd += ["--int4-block", block]
     if kv:
         cmd += ["--kv-cache", {"kv32": "fp32", "kv8": "int8"}[kv]]
-    proc, wall, foreign = run_metered(cmd, capture_output=True, text=True, timeout=args.timeout)
+    proc, wall, foreign = run_metered(
+        cmd, capture_output=True, text=True, timeout=args.timeout, env=env
+    )
     if proc.returncode != 0:
         return {"backend": backend, "precision": precision, "error": proc.stderr.strip()[-500:]}
     res = json.loads(proc.stdout.strip().splitlines()[-1])
     res["process_s"] = round(wall, 1)
     res["foreign_cpu_pct"] = foreign
+    if mlp:
+        res["int4_mlp_block"] = int(mlp)
     return res
 
 
@@ -205,6 +219,7 @@ def table(rows: list[dict], batches: list[int]) -> str:
         name = (
             f"{r['backend']} {r['precision']}"
             + (f"/{r['int4_block']}" if r.get("int4_block") else "")
+            + (f" mlp/{r['int4_mlp_block']}" if r.get("int4_mlp_block") else "")
             + (f" kv {r['kv_cache']}" if r.get("kv_cache") else "")
         )
         if "error" in r:

@@ -10,7 +10,8 @@ code/text heads, huge pages for the weights, the sampler (0: the stable-argsort 
 the code heads fused into the stack graph, the int8 KV cache. ``00000:64`` is the int4 path
 as it was on main before session 4 (block 64), ``1111100:64`` as session 4 left it. The
 optional ``KEY=VALUE`` pairs are ONNX Runtime session config entries for that variant
-(e.g. ``session.dynamic_block_base=4``). Every variant is loaded into this one process, then each round
+(e.g. ``session.dynamic_block_base=4``), except ``mlp=N``: the int4 MLP matrices (gate|up, down)
+with block N (``onnx_stack.INT4_MLP_BLOCK``). Every variant is loaded into this one process, then each round
 runs one ``mixvox bench``-like decode per variant (the bench text with a speaker, 128 frames,
 prefill included) in rotating order, after waiting for the machine to be idle; a run during
 which other processes used more than ``--clean`` % of a core is reported and its round
@@ -139,7 +140,10 @@ def main() -> None:
         packed, zp, head8, huge, _, fused, kv8 = (c == "1" for c in bits)
         onnx_stack._PACKED_GQA, onnx_stack._INT4_ZERO_POINTS = packed, zp
         onnx_stack._INT8_HEADS, onnx_stack._FUSED_CODE_HEAD = head8, fused
-        onnx_stack.SESSION_CONFIG = dict(kv.split("=", 1) for c in conf for kv in c.split(";"))
+        pairs = dict(kv.split("=", 1) for c in conf for kv in c.split(";"))
+        mlp = pairs.pop("mlp", None)
+        onnx_stack.INT4_MLP_BLOCK = int(mlp) if mlp else None
+        onnx_stack.SESSION_CONFIG = pairs
         if not huge:
             os.environ["MIXVOX_NO_HUGEPAGES"] = "1"
         gpt = load_gpt(
@@ -151,6 +155,7 @@ def main() -> None:
             kv_cache="int8" if kv8 else "fp32",
         )
         onnx_stack.SESSION_CONFIG = {}
+        onnx_stack.INT4_MLP_BLOCK = None
         os.environ.pop("MIXVOX_NO_HUGEPAGES", None)
         fwd, heads = gpt.stack.forward, gpt.code_logits
 

@@ -13,12 +13,17 @@ inputs are code-frame embeddings of random codes after a 43-token text prompt, 1
 
 Variants (``--variants``, comma-separated): ``base`` (session 4: fp32 KV cache, head session),
 ``kv8`` (int8 KV cache), ``fused`` (code head in the stack graph), ``s5`` (both);
-``@KEY=VALUE`` appended to a name adds an ONNX Runtime session config entry.
+``@KEY=VALUE`` appended to a name adds an ONNX Runtime session config entry, ``@env:NAME=VALUE``
+sets an environment variable while that variant's session is made (ONNX Runtime kernels read
+some switches, e.g. ``ORT_GQA_DISABLE_FLASH_ATTENTION``, when they are constructed), and
+``@blk:KIND=N`` gives one kind of int4 matrix (``wqkv``, ``wo``, ``wgu``, ``wd``) its own block
+size (``onnx_stack._INT4_BLOCK_BY_MATRIX``).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from pathlib import Path
 
@@ -43,7 +48,14 @@ def main() -> None:
         name, *conf = spec.split("@")
         kind = name.split("+")[0]
         onnx_stack._FUSED_CODE_HEAD = kind in ("fused", "s5")
-        onnx_stack.SESSION_CONFIG = dict(c.split("=", 1) for c in conf)
+        plain = [c for c in conf if not c.startswith(("env:", "blk:"))]
+        onnx_stack.SESSION_CONFIG = dict(c.split("=", 1) for c in plain)
+        env = dict(c[4:].split("=", 1) for c in conf if c.startswith("env:"))
+        onnx_stack._INT4_BLOCK_BY_MATRIX = {
+            k: int(v) for k, v in (c[4:].split("=", 1) for c in conf if c.startswith("blk:"))
+        }
+        saved = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
         gpt = load_gpt(
             args.model_dir / "asset",
             precision="int4",
@@ -52,6 +64,12 @@ def main() -> None:
             kv_cache="int8" if kind in ("kv8", "s5") else "fp32",
         )
         onnx_stack.SESSION_CONFIG = {}
+        onnx_stack._INT4_BLOCK_BY_MATRIX = {}
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
         stack = gpt.stack
         fused = stack.last_code_logits() is not None  # type: ignore[attr-defined]
         variants[spec] = (gpt, stack, fused)

@@ -10,7 +10,9 @@ A config is ``backend:precision[/int4_block[+sym][+f32head]][@device]`` (device 
 cpu; the block size only for ``int4``: 32, 64 or 128; ``+sym``: symmetric 4-bit codes without
 zero points and ``+f32head``: float32 code/text heads, i.e. the int4 path before its
 asymmetric codes and 8-bit heads; ``+kv8`` / ``+kv32``: the int8 / fp32 KV cache, ``+kv8m2.0``
-the int8 one calibrated with margin 2.0; int4's default is int8). All configurations run in this one process, one
+the int8 one calibrated with margin 2.0; int4's default is int8; ``+gu128`` / ``+d128`` /
+``+qkv128`` / ``+o128``: that kind of matrix (gate|up, down, q|k|v, o) with block 128, the
+others with the config's block). All configurations run in this one process, one
 after the other, so their ratios are fair on a loaded machine. ASSET_DIR is a ChatTTS
 asset folder (``gpt/config.json``, ``gpt/model.safetensors``,
 ``Embed.safetensors``), e.g. a full-size random checkpoint. Sampling uses the code-stage
@@ -117,6 +119,13 @@ def main() -> None:
     ap.add_argument("--cache-dir", type=Path, default=None)
     ap.add_argument("--agreement", type=int, default=0, metavar="N", help="teacher-forced frames")
     ap.add_argument(
+        "--agreement-seed",
+        type=int,
+        default=7,
+        help="seed of the agreement's random prompt (another seed: another fp32 sequence, to "
+        "see how much the agreement figures move with the sequence alone)",
+    )
+    ap.add_argument(
         "--stepwise",
         action="store_true",
         help="teacher forcing through decode steps (one per frame) instead of one prefill",
@@ -153,6 +162,13 @@ def main() -> None:
         kv = "int8" if any(f.startswith("kv8") for f in flags) else None
         kv = "fp32" if "kv32" in flags else kv  # int4's default is int8 (session 5)
         onnx_stack.KV8_MARGIN = KV8_MARGIN
+        # +gu128 / +d128 / +qkv128 / +o128: that kind of matrix with its own block size
+        kinds = {"gu": "wgu", "d": "wd", "qkv": "wqkv", "o": "wo"}
+        onnx_stack._INT4_BLOCK_BY_MATRIX = {
+            kinds[f.rstrip("0123456789")]: int(f[len(f.rstrip("0123456789")) :])
+            for f in flags
+            if f.rstrip("0123456789") in kinds
+        }
         for f in flags:  # +kv8m2.0: the int8 KV cache with calibration margin 2.0
             if f.startswith("kv8m"):
                 onnx_stack.KV8_MARGIN = float(f[4:])
@@ -185,7 +201,7 @@ def main() -> None:
             )
         agree = None
         if args.agreement:
-            rng = np.random.default_rng(7)
+            rng = np.random.default_rng(args.agreement_seed)
             if ref is None:  # onnx:fp32 runs first: decode the reference sequence once
                 prompt = rng.integers(0, cfg.num_text_tokens, args.prompt)
                 greedy = SamplingParams(temperature=0.0, suppress_eos=True)

@@ -100,16 +100,24 @@ def parity_tiny(results: dict) -> None:
     variants += [
         ("fused_o_mlp_pdl_graphs", TritonGPT, True),
         ("fused_o_mlp_eager", TritonGPT, False),
+        # session 6's opt-ins: the attention split over 32 positions per program (at batch
+        # 1 too, with the separate attention kernel) and the batch prefill graphs (the
+        # continuous-batching run admits two prompts at once)
+        ("fused_s6_pdl_graphs", TritonGPT, True),
     ]
     for name, cls, graphs in variants:
         kw: dict = {"pdl": True} if "pdl" in name else {}
-        if name.startswith("fused_o_mlp"):  # + gate/up and down fused: 3 kernels a layer
+        if name.startswith("fused_s6"):
+            kw["tiles"] = {"fma": {"fuse_o": 0}, "attn": {"split": 32}}
+        elif name.startswith("fused_o_mlp"):  # + gate/up and down fused: 3 kernels a layer
             kw["tiles"] = {"fma": {"fuse_o": 16, "fuse_mlp": 16}}
         elif name.startswith("fused_o"):  # attention + O-projection fused (tiny: hidden 32)
             kw["tiles"] = {"fma": {"fuse_o": 16, "fuse_mlp": 0}}
         elif name.startswith("fused"):
             kw["tiles"] = {"fma": {"fuse_o": 0}}
         m = cls(tiny / "asset", precision="fp32", max_batch=1, use_graphs=graphs, max_len=512, **kw)
+        if name.startswith("fused_s6"):
+            m.batch_prefill_graphs = True
         # the prompt embedding computed on the GPU from the token ids must match too
         ids = torch.from_numpy(g["tok/code_spk/ids"])
         spk = torch.from_numpy(g["speaker/vector_f16"])
@@ -147,7 +155,12 @@ def parity_tiny(results: dict) -> None:
 
 def fused_kernels(ckpt: Path, results: dict) -> None:
     """Every fused Triton kernel against its plain-torch twin, full size, random states."""
-    from mixvox.engines.chattts.gpt.triton_decode import TritonGPT, compare_ops, compare_prefill
+    from mixvox.engines.chattts.gpt.triton_decode import (
+        TritonGPT,
+        compare_branches,
+        compare_ops,
+        compare_prefill,
+    )
 
     torch.backends.cuda.matmul.allow_tf32 = False
     out = {}
@@ -166,6 +179,28 @@ def fused_kernels(ckpt: Path, results: dict) -> None:
             key = f"{prec}_b{b}" + ("_pdl" if pdl else "")
             out[key] = errs
             log(f"fused kernels vs torch twins, {key}: {json.dumps(errs)}")
+        if prec in ("fp32", "fp16"):  # session 6: the split attention (opt-in), prompts
+            # of 128-247 tokens (every position block holds rows; 32 positions: 4-8 partials)
+            for cs in (32, 64):
+                errs = compare_ops(m, 64, 256, seed=cs, pdl=True, long=True,
+                                   tiles={"attn": {"split": cs}})  # fmt: skip
+                errs["pass"] = all(v <= limits[prec] for k, v in errs.items() if k != "pass")
+                out[f"{prec}_b64_pdl_long_split{cs}"] = errs
+                log(f"fused kernels vs torch twins, {prec} b64 split attention {cs}, long "
+                    f"prompts: {json.dumps(errs)}")  # fmt: skip
+            # session 6: the step in two branches (slot views, side stream; eager here, the
+            # sweep checks it graph-captured) against one chain
+            m.ops = type(m.ops)(2, True, None)
+            br = compare_branches(m, 64, 256, parts=2, steps=3, seed=64)
+            br["pass"] = (
+                br["parts"] == 2
+                and br["codes_differ"] <= 0.02
+                and all(
+                    v <= limits[prec] for k, v in br.items() if k not in ("parts", "codes_differ")
+                )
+            )
+            out[f"{prec}_b64_pdl_branches2"] = br
+            log(f"step in two branches vs one chain, {prec} b64: {json.dumps(br)}")
         for T in (7, 32, 200) if prec != "bf16" else (32,):  # the fused prefill (prompt
             # positions as batch rows)
             errs = compare_prefill(m, T, slot=3, seed=T)
@@ -210,6 +245,17 @@ SWEEP_B64 = [  # session 5: weights before the PDL wait where a split leaves one
     ("gu split 6, weights before the wait", "_gateup_kernel", {"dot": {"sk_gu": 6, "pre_gu": 1}}),
     ("down split 24 (one block, before the wait)", "_down_kernel", {"dot": {"sk_down": 24}}),
     ("o split 6 (one block, before the wait)", "_oproj_kernel", {"dot": {"sk_o": 6}}),
+    # session 6: attention split over positions (flash-decoding, _attn_split_kernel; off by
+    # default until measured here): positions per program, warps
+    ("attention split 32", "", {"attn": {"split": 32}}),
+    ("attention split 64", "", {"attn": {"split": 64}}),
+    ("attention split 128", "", {"attn": {"split": 128}}),
+    ("attention split 64, 2 warps", "", {"attn": {"split": 64, "w_split": 2}}),
+    # session 6: the step as two / four branches of 32 / 16 slots on parallel streams (forks
+    # of the step's graph; each branch checked against one chain first: compare_branches)
+    ("two branches", "", {"step": {"branches": 2}}),
+    ("four branches", "", {"step": {"branches": 4}}),
+    ("two branches + attention split 64", "", {"step": {"branches": 2}, "attn": {"split": 64}}),
     ("default again", "", {}),
 ]
 
@@ -227,7 +273,12 @@ def tile_sweep(ckpt: Path, results: dict) -> None:
     the torch twins first), the GPU time of the kernel each variant changes (profiler), and
     the best variant of each kernel combined; batch 1 and batch 64, every slot at position
     150 (the 100 timed replays walk it to 250, the late part of a 200-frame request)."""
-    from mixvox.engines.chattts.gpt.triton_decode import TritonGPT, TritonOps, compare_ops
+    from mixvox.engines.chattts.gpt.triton_decode import (
+        TritonGPT,
+        TritonOps,
+        compare_branches,
+        compare_ops,
+    )
 
     m = TritonGPT(ckpt / "asset", precision="fp16", max_batch=64, pdl=True)
     only = os.environ.get("SWEEP_ONLY")
@@ -238,6 +289,13 @@ def tile_sweep(ckpt: Path, results: dict) -> None:
         errs = compare_ops(m, b, 256, seed=b, pdl=True, tiles=tiles)
         ok = all(v <= 2e-2 for v in errs.values())
         m.ops = TritonOps(2, True, tiles)
+        if "step" in tiles:  # branches: the graph-captured step against one chain
+            br = compare_branches(m, b, 256, parts=tiles["step"]["branches"], steps=3, seed=b)
+            log(f"tile sweep b{b} {name}: branches vs one chain (graphs) {json.dumps(br)}")
+            errs.update({f"branches_{k}": v for k, v in br.items() if k != "parts"})
+            ok = ok and br["parts"] == tiles["step"]["branches"]
+            ok = ok and all(v <= 2e-2 for k, v in br.items() if k not in ("parts", "codes_differ"))
+            ok = ok and br["codes_differ"] <= 0.02
         m._graphs.clear()
         m.pos[:b] = 150
         us = graph_step_us(m, b, 256)
@@ -554,6 +612,10 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
         ("fp8", True, "triton-pdl"),
         ("fp16", True, "ops"),  # gpu_decoder=graphs
         ("bf16", True, "triton-pdl"),  # bf16 weights, fp32 activations
+        # session 6's opt-ins (not defaults until measured): the attention split over 64
+        # positions per program and the batch prefill in CUDA graphs; batch >= 8 only
+        ("fp16", True, "triton-pdl-s6"),
+        ("fp16", True, "triton-pdl-s6b"),  # + the step in two branches
     ]
     sel = os.environ.get("DECODE_CONFIGS")  # indices into configs (a short device run)
     if sel:
@@ -561,12 +623,21 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
     for prec, graphs, fused in configs:
         if fused.startswith("triton"):
             name = f"mixvox fused Triton {prec} graphs" + (" + PDL" if "pdl" in fused else "")
+            s6 = "-s6" in fused
+            tiles: dict | None = {"attn": {"split": 64}} if s6 else None
+            if fused.endswith("-s6b"):
+                tiles = {"attn": {"split": 64}, "step": {"branches": 2}}
             m = TritonGPT(
                 ckpt / "asset",
                 precision=prec,
                 max_batch=max(batches),
                 pdl="pdl" in fused,
+                tiles=tiles,
             )
+            if s6:
+                name += " + split attention 64 + batch prefill graphs"
+                name += " + two branches" if fused.endswith("-s6b") else ""
+                m.batch_prefill_graphs = True
         else:
             name = f"mixvox torch {prec} " + (f"graphs+{fused}" if graphs else "no graphs")
             m = CudaGPT(
@@ -577,10 +648,14 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
                 fused=fused,
             )
         emb = m.embed_prompt(ids, None, None)
+        if fused == "triton-pdl" and prec == "fp16" and max(batches) >= 8:
+            results["batch_prefill"] = batch_prefill_check(m, max(batches))
         for b in batches:
             if (not graphs and b > 8) or (prec != "fp16" and b not in (1, 64)):
                 continue
             if fused in ("stack", "triton-dot1") and b not in (1, 64):
+                continue
+            if "-s6" in fused and b < 8:  # batch 1 takes none of the opt-ins
                 continue
             reqs = [CodeRequest(emb, max_new=frames, min_new=frames) for _ in range(b)]
             m.generate(reqs, samp, seed=0, max_batch=b)  # warm-up: captures graphs
@@ -614,6 +689,48 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
         torch.cuda.empty_cache()
     results["decode"] = rows
     log("kernels per decode step (batch 1):", results.get("kernels_per_step"))
+
+
+def batch_prefill_check(m, n: int) -> dict:
+    """The graph-captured prefill of ``n`` prompts at once (a batch's first admission)
+    against the eager one: same residual stream, normalised last hidden and K/V rows of each
+    prompt (NaN-poisoned before the graph run), and the time of each."""
+    from mixvox.engines.chattts.gpt.triton_decode import _err
+
+    gen = torch.Generator().manual_seed(7)
+    lens = torch.randint(20, 33, (n,), generator=gen)
+    embeds = [
+        m.emb_text[torch.randint(0, 20000, (int(t),), generator=gen).to(m.device)] for t in lens
+    ]
+    slots = list(range(n))
+    was = m.batch_prefill_graphs  # restored at the end (off by default until checked here)
+
+    def run(graph: bool) -> dict:
+        m.batch_prefill_graphs = graph
+        m.prefill(slots, embeds)
+        torch.cuda.synchronize()
+        kv = [torch.cat([c[:, i, :, : int(t)].flatten() for i, t in enumerate(lens)])
+              for c in (m.k, m.v)]  # fmt: skip
+        return {"hres": m.hres[:n].clone(), "h_last": m.h_last[:n].clone(), "k": kv[0],
+                "v": kv[1], "pos": m.pos[:n].clone()}  # fmt: skip
+
+    ref = run(False)
+    m.hres[:n] = float("nan")  # poisoned: an entry the graph fails to write shows up
+    m.h_last[:n] = float("nan")
+    m.k[:, :n] = float("nan")
+    m.v[:, :n] = float("nan")
+    m.pos[:n] = -1
+    got = run(True)
+    out = {k: _err(got[k], ref[k]) for k in ref}
+    te = cuda_time(lambda: (setattr(m, "batch_prefill_graphs", False), m.prefill(slots, embeds)),
+                   warmup=1, repeat=5)  # fmt: skip
+    tg = cuda_time(lambda: (setattr(m, "batch_prefill_graphs", True), m.prefill(slots, embeds)),
+                   warmup=1, repeat=5)  # fmt: skip
+    out.update({"n": n, "eager_ms": te * 1e3, "graph_ms": tg * 1e3})
+    m.batch_prefill_graphs = was
+    out["pass"] = all(out[k] <= 2e-2 for k in ("hres", "h_last", "k", "v", "pos"))
+    log(f"batch prefill, {n} prompts, graph vs eager: {json.dumps(out)}")
+    return out
 
 
 def graph_step_us(m, b: int, L: int, n: int = 100) -> float:

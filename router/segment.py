@@ -946,7 +946,14 @@ def _is_english_phrase(words: list[str], toks: list[_Tok], f: str) -> bool:
             and tb.rstrip(".,;:!?") not in _VERSION_WORDS
         ):
             return True  # 3 apples: a count and its noun (not Android 15 beta: a version)
+    titles = [k for k, w in enumerate(words) if _is_title_word(w)]
+    if len(titles) >= 2 and any(w in _TITLE_FUNCTION_WORDS for w in words[titles[0] + 1 :]):
+        return True  # Top 10 AI Tools in 2025, Pride and Prejudice: a title in English
     return sum(1 for w in words if is_word(w)) >= 2
+
+
+#: Lower-case function words of English titles (``Tools in 2025``, ``Lord of the Rings``).
+_TITLE_FUNCTION_WORDS = frozenset("in of to for and the with on at from by".split())
 
 
 def _day_digits(tok: str) -> str:

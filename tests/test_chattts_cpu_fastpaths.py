@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -230,3 +231,85 @@ def test_int8_head_is_close_to_the_float_head() -> None:
         got = head(x)
         assert got.shape == want.shape
         assert 0 < rel(got, want) < 0.03  # 8-bit weights and activations: ~1 %
+
+
+# -- int4: a block size per kind of matrix ---------------------------------------------------
+
+
+def test_int4_block_per_matrix_kind(wide_heads, tmp_path, monkeypatch) -> None:
+    """``_INT4_BLOCK_BY_MATRIX`` gives the named kind of matrix (here gate|up) its own block
+    size: those MatMulNBits nodes and initializers are the block-128 graph's, every other one
+    the block-64 graph's; the graph has its own cache key and decodes close to both."""
+    import onnx
+    from onnx import numpy_helper
+
+    w = wide_heads
+
+    def graph(block: int, by_matrix: dict[str, int]) -> tuple[Path, onnx.ModelProto]:
+        monkeypatch.setattr(onnx_stack, "_INT4_BLOCK_BY_MATRIX", by_matrix)
+        path = onnx_stack.runtime_graph_path(w, "int4", tmp_path, int4_block=block, kv_cache="fp32")
+        return path, onnx.load(str(path))
+
+    p64, g64 = graph(64, {})
+    p128, g128 = graph(128, {})
+    pmix, gmix = graph(64, {"wgu": 128})
+    assert len({p64, p128, pmix}) == 3  # own cache keys
+    kind = re.compile(r"^l\d+_(wqkv|wo|wgu|wd)_")  # the layers' weights, scales, zero points
+    seen = set()
+    for n in gmix.graph.node:
+        m = kind.match(n.input[1]) if n.op_type == "MatMulNBits" else None
+        if m:
+            block = {a.name: a.i for a in n.attribute}["block_size"]
+            assert block == (128 if m.group(1) == "wgu" else 64), n.input[1]
+            seen.add(m.group(1))
+    assert seen == {"wqkv", "wo", "wgu", "wd"}
+    inits = {
+        name: {i.name: numpy_helper.to_array(i) for i in g.graph.initializer}
+        for name, g in (("64", g64), ("128", g128), ("mix", gmix))
+    }
+    n_checked = 0
+    for name, arr in inits["mix"].items():
+        m = kind.match(name)
+        if m:
+            src = "128" if m.group(1) == "wgu" else "64"
+            np.testing.assert_array_equal(arr, inits[src][name])
+            n_checked += 1
+    assert n_checked >= 2 * 4 * 3  # 2 layers x 4 matrices x (codes, scales, zero points)
+    monkeypatch.setattr(onnx_stack, "_INT4_BLOCK_BY_MATRIX", {})
+    rng = np.random.default_rng(3)
+    H = w.config.hidden_size
+    x = rng.standard_normal((1, 6, H)).astype(np.float32)
+    steps = [rng.standard_normal((1, 1, H)).astype(np.float32) for _ in range(3)]
+    mask = np.ones((1, 6), np.int64)
+    ref = _decode(onnx_stack.OnnxStack(w, cache_dir=tmp_path, kv_cache="fp32"), x, mask, steps)
+    outs = {}
+    for name, by in (("64", {}), ("mix", {"wgu": 128})):
+        monkeypatch.setattr(onnx_stack, "_INT4_BLOCK_BY_MATRIX", by)
+        st = onnx_stack.OnnxStack(
+            w, precision="int4", cache_dir=tmp_path, int4_block=64, kv_cache="fp32"
+        )
+        outs[name] = _decode(st, x, mask, steps)
+    for a, b, r in zip(outs["64"], outs["mix"], ref, strict=True):
+        assert not np.array_equal(a, b)  # the gate|up weights really differ
+        assert rel(b, r) < 0.5 and rel(a, r) < 0.5  # both 4-bit approximations of fp32
+
+
+def test_int4_mlp_block_option(monkeypatch) -> None:
+    """``INT4_MLP_BLOCK`` / ``MIXVOX_INT4_MLP_BLOCK`` give gate|up and down their own block
+    (nothing when it equals the graph's); a bad value is a clear error."""
+    by = onnx_stack._int4_blocks_by_matrix
+    monkeypatch.delenv("MIXVOX_INT4_MLP_BLOCK", raising=False)
+    assert by(64) == {}  # the default: uniform
+    monkeypatch.setattr(onnx_stack, "INT4_MLP_BLOCK", 128)
+    assert by(64) == {"wgu": 128, "wd": 128}
+    assert by(128) == {}  # the same as the graph's block: a uniform graph, its usual key
+    monkeypatch.setattr(onnx_stack, "_INT4_BLOCK_BY_MATRIX", {"wd": 32})
+    assert by(64) == {"wgu": 128, "wd": 32}  # the per-kind table wins
+    monkeypatch.setattr(onnx_stack, "_INT4_BLOCK_BY_MATRIX", {})
+    monkeypatch.setattr(onnx_stack, "INT4_MLP_BLOCK", None)
+    monkeypatch.setenv("MIXVOX_INT4_MLP_BLOCK", "128")
+    assert by(64) == {"wgu": 128, "wd": 128}
+    for bad in ("96", "x"):
+        monkeypatch.setenv("MIXVOX_INT4_MLP_BLOCK", bad)
+        with pytest.raises(ValueError, match="MIXVOX_INT4_MLP_BLOCK"):
+            by(64)

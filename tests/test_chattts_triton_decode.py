@@ -177,7 +177,11 @@ for name, asset, b, prec in (("tiny_b1", tiny, 1, "fp32"), ("mid_b1", mid / "ass
         out[name + "_3k"] = compare_ops(m, b, 128, seed=b, tiles={"fma": {"fuse_o": 32}})
     else:  # split-K tensor-core GEMMs (fp32 partial sums by atomics, last program finishes)
         sk = {"bk": 16, "sk_qkv": 2, "sk_o": 2, "sk_gu": 2, "sk_down": 4}
-        out[name + "_splitk"] = compare_ops(m, b, 128, seed=b, tiles={"dot": sk})
+        # + the attention split over 32 positions per program (flash-decoding, opt-in) on
+        # prompts of 64-119 tokens: 2-4 partials per (head, slot), the last one combines
+        out[name + "_splitk"] = compare_ops(
+            m, b, 128, seed=b, tiles={"dot": sk, "attn": {"split": 32}}, long=True
+        )
         # the norm's row statistic applied after the K loop (QKV, gate/up), with and without
         # split-K (the per-tile sums of squares meet in the scratch)
         post = {"bk": 16, "post_qkv": 1, "post_gu": 1}
@@ -256,3 +260,20 @@ def test_triton_kernels_equal_torch_twins_in_interpreter(golden, tmp_path):
         assert set(errs) >= {"head", "sample", "sample_top_p_only"} | ops
         for op, e in errs.items():
             assert e < 1e-5, (name, op, e)
+
+
+@pytest.mark.parametrize("batch,parts", [(4, 2), (6, 3)])
+def test_step_in_branches_equals_one_chain(batch, parts):
+    """A decode step cut into parallel branches (slot views of the runner, each with its
+    own split-K counts) writes what one chain over the whole batch writes: the torch twins,
+    two greedy steps; a batch too small for the parts stays one chain."""
+    from mixvox.engines.chattts.gpt.triton_decode import compare_branches
+
+    m = _torch_twins(max_batch=batch)
+    errs = compare_branches(m, batch, 128, parts=parts, steps=2, seed=batch)
+    assert errs["parts"] == parts
+    assert errs["codes_differ"] == 0.0, errs
+    for k in ("hres", "out_hidden", "k", "v"):
+        assert errs[k] < 1e-5, (k, errs)
+    m.branches = 2
+    assert m._parts(3) == [(0, 3)] and m._parts(8) == [(0, 4), (4, 4)]

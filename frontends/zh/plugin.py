@@ -387,6 +387,9 @@ class ZhFrontend:
             b.sentence = (simp, SentenceReadings(self.model, simp))
         sent = b.sentence[1] if b.sentence is not None else None
         seg = self.g2p.segment(s)
+        # a number right after the run (这款笔记本重1.35kg) is the word rules' "#"
+        nxt_ch = simp[p.end : p.end + 1]
+        tail = ("#",) if nxt_ch.isdigit() else ()
         for wi, w in enumerate(seg):
             a, z = p.start + pos, p.start + pos + len(w)
             left = simp[max(p.start, a - _CTX) : a]
@@ -397,7 +400,9 @@ class ZhFrontend:
                 sure = lambda k, a=a: sent.sure(a + k)  # noqa: E731
             prev = seg[wi - 1] if wi else ""
             nxt = seg[wi + 1] if wi + 1 < len(seg) else ""
-            py = self.g2p.word_pinyin(w, left, right, guess, prev, nxt, sure)
+            before = tuple(seg[max(0, wi - 6) : max(0, wi - 1)])
+            after = tuple(seg[wi + 2 : wi + 6]) + tail if wi + 1 < len(seg) else tail
+            py = self.g2p.word_pinyin(w, left, right, guess, prev, nxt, sure, before, after)
             if wi == 0 and w in _MEASURE_AFTER_NUMBER and _after_number(b, p):
                 py = [_MEASURE_AFTER_NUMBER[w]]  # 3只猫 zhi1, 第3行 hang2: the measure word
             if all(py):

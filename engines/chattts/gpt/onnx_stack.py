@@ -122,6 +122,17 @@ _BIG = np.iinfo(np.int64).max
 SESSION_CONFIG: dict[str, str] = {}
 #: Runtime graph: q|k|v packed into GroupQueryAttention, which rotates them itself.
 _PACKED_GQA = True
+#: int4 graphs: a block size per kind of matrix that differs from the graph's (``wqkv``, ``wo``,
+#: ``wgu``: gate|up, ``wd``: down), e.g. ``{"wgu": 128}``; empty: every matrix takes the
+#: graph's block (the default). For A/Bs of the bytes-vs-agreement trade (``bench/gpt_cpu.py``
+#: ``+gu128``); part of the graph's cache key when set. Wins over :data:`INT4_MLP_BLOCK`.
+_INT4_BLOCK_BY_MATRIX: dict[str, int] = {}
+#: int4 graphs: the block size of the MLP matrices (gate|up and down, 75 % of the weights);
+#: None: the graph's block for every matrix (the default). ``128`` with the default block 64
+#: keeps q|k|v and o at 64: why, and what it costs, in BENCHMARKS.md ("CPU: session 6"). The
+#: environment variable ``MIXVOX_INT4_MLP_BLOCK`` (one of :data:`INT4_BLOCKS`) overrides it,
+#: so a benchmark subprocess can choose it (``bench/cpu.py`` config ``onnx:int4+mlp128``).
+INT4_MLP_BLOCK: int | None = None
 #: int4 graphs: asymmetric blocks with zero points (:func:`_quantize_int4_blocks_zp`).
 _INT4_ZERO_POINTS = True
 #: int4 stacks: the code and text heads as 8-bit ``MatMulNBits`` too (:class:`OnnxHead`).
@@ -447,6 +458,25 @@ def _quantize_int4_blocks_zp(
     return packed, scales.reshape(-1), np.ascontiguousarray(zp)
 
 
+def _int4_blocks_by_matrix(block: int | None) -> dict[str, int]:
+    """The block sizes of the int4 matrices that differ from the graph's ``block``, by kind
+    (``wqkv``, ``wo``, ``wgu``, ``wd``): :data:`INT4_MLP_BLOCK` (or ``MIXVOX_INT4_MLP_BLOCK``)
+    for the MLP's two, then :data:`_INT4_BLOCK_BY_MATRIX`; empty for a uniform graph."""
+    mlp: int | None = INT4_MLP_BLOCK
+    env = os.environ.get("MIXVOX_INT4_MLP_BLOCK", "").strip()
+    if env:
+        if not env.isdigit() or int(env) not in INT4_BLOCKS:
+            raise ValueError(
+                f"MIXVOX_INT4_MLP_BLOCK={env!r}: expected one of {', '.join(map(str, INT4_BLOCKS))}"
+            )
+        mlp = int(env)
+    if mlp is not None and mlp not in INT4_BLOCKS:
+        raise ValueError(f"INT4_MLP_BLOCK {mlp}: expected one of {INT4_BLOCKS} or None")
+    out = {k: mlp for k in ("wgu", "wd")} if mlp is not None else {}
+    out.update(_INT4_BLOCK_BY_MATRIX)
+    return {k: v for k, v in out.items() if v != block}
+
+
 def _fused_code_head(precision: str) -> bool:
     """Whether the runtime graph of ``precision`` computes the code logits itself (int4 with
     8-bit heads: the head :class:`OnnxHead` would run, moved into the step's one call)."""
@@ -485,6 +515,7 @@ def build_runtime_graph(
     from onnx import helper
 
     block = _check_precision(precision, int4_block)
+    by_matrix = _int4_blocks_by_matrix(block) if precision == "int4" else {}
     cfg: GPTConfig = w.config
     H, nh, D, L = cfg.hidden_size, cfg.num_heads, cfg.head_dim, cfg.num_layers
     rows = rope_rows or 2 * cfg.max_position_embeddings
@@ -542,12 +573,13 @@ def build_runtime_graph(
         N, K = weight.shape
         assert block is not None
         bits = 8 if precision == "int8" else 4
+        blk = by_matrix.get(hint.split("_", 1)[-1], block) if bits == 4 else block
         if bits == 4 and _INT4_ZERO_POINTS:
-            q, scales, zp = _quantize_int4_blocks_zp(weight, block)
+            q, scales, zp = _quantize_int4_blocks_zp(weight, blk)
             extra = [g.const(hint + "_zp", zp)]
         else:
             quantize = _quantize_int8_blocks if bits == 8 else _quantize_int4_blocks
-            q, scales = quantize(weight, block)
+            q, scales = quantize(weight, blk)
             extra = []
         return g.op(
             "MatMulNBits",
@@ -559,7 +591,7 @@ def build_runtime_graph(
             K=K,
             N=N,
             bits=bits,
-            block_size=block,
+            block_size=blk,
             accuracy_level=4,
         )
 
@@ -759,6 +791,9 @@ def runtime_graph_path(
     }
     if _fused_code_head(precision):  # (new key part only when set: older graphs keep theirs)
         parts["code_head"] = "int8-fused"
+    by_matrix = _int4_blocks_by_matrix(block) if precision == "int4" else {}
+    if by_matrix:  # (a key part only when set: the uniform graphs keep theirs)
+        parts["block_by_matrix"] = dict(sorted(by_matrix.items()))
     name = f"chattts-gpt-ort-{precision}" + (f"-b{block}" if precision == "int4" else "")
     base = cached_graph(
         name,

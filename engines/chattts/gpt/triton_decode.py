@@ -10,7 +10,9 @@ step is at most ``2 + 5 * layers`` kernels, JIT-compiled by Triton (users need n
    the codes just drawn and sets the end flags),
 2. decode attention over the cache, one (head, slot) per program, online softmax over
    chunks of up to 256 positions (a split over programs needed a combine pass that cost
-   more than it saved at these lengths: run 1 of 2026-12-01),
+   more than it saved at these lengths: run 1 of 2026-12-01; session 6 added, opt-in and not
+   yet timed, a split whose last program per (head, slot) combines, so no extra launch:
+   ``_attn_split_kernel``, ``TILES["attn"]["split"]``),
 3. O-projection GEMV + residual add,
 4. RMSNorm + gate/up GEMV + SiLU-mul,
 5. down GEMV + residual add (the last layer also advances positions and step counters),
@@ -79,6 +81,12 @@ except Exception:  # pragma: no cover - depends on the environment
 WIN = 16  # repetition-penalty window (frames)
 #: prompt-length buckets of the graph-captured prefill (longer prompts run eagerly)
 PREFILL_BUCKETS = (16, 32, 64, 128, 256, 512)
+#: several prompts prefill through one CUDA graph when count x bucket is at most this many
+#: tokens; at most this many such graphs are kept (each holds its activations' memory)
+BATCH_PREFILL_TOKENS = 4096
+BATCH_PREFILL_GRAPHS = 4
+#: fewest cache positions per program of the split attention (sizes its scratch)
+ATTN_MIN_SPLIT = 32
 
 
 def _pow2(n: int) -> int:
@@ -428,6 +436,75 @@ if HAVE_TRITON:
             den = den * alpha + tl.sum(pe, 0)
             mrun = mn
         tl.store(att_ptr + m * H + head * HD + dd, (acc / den).to(att_ptr.dtype.element_ty))
+
+    @triton.jit
+    def _attn_split_kernel(
+        q_ptr, kc_ptr, vc_ptr, pos_ptr, att_ptr, scr_ptr, cnt_ptr, Lm1, scale,
+        s_cb, s_ch, s_cp,
+        H: tl.constexpr, HD: tl.constexpr, NH: tl.constexpr, CS: tl.constexpr,
+        NS: tl.constexpr, NSP: tl.constexpr, PDL: tl.constexpr,
+    ):  # fmt: skip
+        """Decode attention split over positions (flash-decoding), batch >= 2: program
+        (head, slot, s) takes the cache positions ``s*CS .. s*CS+CS-1`` of one (head, slot),
+        so a short batch of long caches fills the GPU with ``NS`` times more programs, each
+        with ``CS`` rows in registers instead of the whole cache.
+
+        The rows before the slot's position (written by earlier steps) and the position are
+        read before the PDL wait, like the batch-1 fused attention (``PRE``); only the query
+        and the newest K/V row (this layer's QKV kernel wrote them just before) after it.
+        Each program writes its partial result (unnormalised fp32 sums of ``HD`` values, the
+        running maximum, the denominator) to the scratch ``scr`` [slot, head, split] and
+        counts its arrival; the last program of a (head, slot) combines the ``NS`` partials
+        (a split past the position holds no row: maximum -inf, weight 0) and writes the
+        output, as the split-K GEMMs finish their tiles."""
+        head = tl.program_id(0)
+        m = tl.program_id(1)
+        s = tl.program_id(2)
+        dd = tl.arange(0, HD)
+        base = m * s_cb + head * s_ch
+        p = tl.minimum(tl.load(pos_ptr + m), Lm1)
+        t = s * CS + tl.arange(0, CS)
+        old = t < p
+        off = base + t[:, None] * s_cp + dd[None, :]
+        kk = tl.load(kc_ptr + off, mask=old[:, None], other=0.0).to(tl.float32)
+        vv = tl.load(vc_ptr + off, mask=old[:, None], other=0.0).to(tl.float32)
+        _gdc(PDL)
+        q = tl.load(q_ptr + m * H + head * HD + dd).to(tl.float32)
+        mine = (dd >= 0) & (p // CS == s)  # row p (just written) belongs to this split
+        kp = tl.load(kc_ptr + base + p * s_cp + dd, mask=mine, other=0.0).to(tl.float32)
+        vp = tl.load(vc_ptr + base + p * s_cp + dd, mask=mine, other=0.0).to(tl.float32)
+        sc = tl.sum(kk * q[None, :], axis=1) * scale
+        sc = tl.where(old, sc, float("-inf"))
+        sp = tl.sum(kp * q, 0) * scale
+        sp = tl.where(p // CS == s, sp, float("-inf"))
+        mx = tl.maximum(tl.max(sc, 0), sp)
+        ms = tl.where(mx == float("-inf"), 0.0, mx)  # an empty split: every weight 0
+        pe = tl.exp(sc - ms)
+        pp = tl.exp(sp - ms)
+        acc = tl.sum(pe[:, None] * vv, axis=0) + pp * vp
+        den = tl.sum(pe, 0) + pp
+        if NS == 1:
+            tl.store(att_ptr + m * H + head * HD + dd, (acc / den).to(att_ptr.dtype.element_ty))
+        else:
+            tile = m * NH + head
+            rec = scr_ptr + tile * (NS * (HD + 2))
+            tl.store(rec + s * (HD + 2) + dd, acc)
+            tl.store(rec + s * (HD + 2) + HD, mx)
+            tl.store(rec + s * (HD + 2) + HD + 1, den)
+            if _sk_arrive(cnt_ptr, tile, NS):
+                ss = tl.arange(0, NSP)
+                sm = ss < NS
+                # .cg: read at L2, where the other programs' partials landed
+                mxs = tl.load(rec + ss * (HD + 2) + HD, mask=sm, other=float("-inf"),
+                              cache_modifier=".cg")  # fmt: skip
+                dens = tl.load(rec + ss * (HD + 2) + HD + 1, mask=sm, other=0.0,
+                               cache_modifier=".cg")  # fmt: skip
+                accs = tl.load(rec + ss[:, None] * (HD + 2) + dd[None, :], mask=sm[:, None],
+                               other=0.0, cache_modifier=".cg")  # fmt: skip
+                mt = tl.max(mxs, 0)  # finite: split 0 holds position 0
+                wt = tl.exp(mxs - mt)
+                o = tl.sum(wt[:, None] * accs, axis=0) / tl.sum(wt * dens, 0)
+                tl.store(att_ptr + m * H + head * HD + dd, o.to(att_ptr.dtype.element_ty))
 
     @triton.jit
     def _attn_o_kernel(
@@ -989,12 +1066,21 @@ TILES: dict[str, dict[str, Any]] = {
         "w_down": 4,
         "stages": 4,
     },
+    # branches: parts of a batch-64 step on parallel streams (TritonGPT.branches);
+    # prefill_graphs: several prompts admitted at once prefill through one CUDA graph
+    # (TritonGPT.batch_prefill_graphs). Session 6, not yet timed on a device: both off
+    "step": {"branches": 1, "prefill_graphs": 0},
     # 16 warps: 371 us per batch-1 step against 397 with 4 (the sampler's ~30 reductions
     # over 1,024 logits run in 4 programs; sweep of 2026-12-01 12:58 UTC, H200)
     "sample": {"warps": 16},
     # decode attention without the O-projection (batch >= 2): positions per chunk of the
-    # online softmax and warps (0: 4 up to 4,096 chunk elements, else 8)
-    "attn": {"ch": 256, "warps": 0},
+    # online softmax and warps (0: 4 up to 4,096 chunk elements, else 8); split: positions
+    # per program of the split attention (flash-decoding, _attn_split_kernel; 0: one
+    # program per (head, slot) walks the whole cache, the session-5 kernel), w_split its
+    # warps (0: as warps). Session 6 wrote the split but got no device to time it: it is
+    # checked against the twin in the CPU interpreter only, so it stays off by default
+    # until bench/gpu.py's sweep ("attention split ...") has measured it
+    "attn": {"ch": 256, "warps": 0, "split": 0, "w_split": 0},
 }
 
 
@@ -1278,6 +1364,22 @@ class TritonOps:
             )  # fmt: skip
             return
         a = self.tiles["attn"]
+        cs = int(a.get("split", 0))
+        # not in a fused prefill (the rows of one prompt share a slot: a stride-0 cache view):
+        # its T rows x heads programs fill the GPU already, and the scratch has slot rows
+        if cs and cs & (cs - 1) == 0 and kc.stride(0) != 0:
+            # flash-decoding: ``cs`` (>= 32: the scratch's size) positions per program, the
+            # last of a (head, slot) combines; the scratch and counts are this kernel's own
+            CS = min(max(cs, ATTN_MIN_SPLIT), _pow2(L))
+            NS = -(-L // CS)
+            _attn_split_kernel[(g.num_heads, b, NS)](
+                g.q, kc, vc, g.pos, g.att, g.ascr, g.acnt, L - 1, g.head_dim**-0.5,
+                kc.stride(0), kc.stride(1), kc.stride(2),
+                H=g.hidden_size, HD=g.head_dim, NH=g.num_heads, CS=CS, NS=NS, NSP=_pow2(NS),
+                num_warps=int(a.get("w_split", 0)) or (4 if CS * g.head_dim <= 4096 else 8),
+                **self._pdl,
+            )  # fmt: skip
+            return
         CH = min(int(a.get("ch", 256)), _pow2(L))
         warps = int(a.get("warps", 0)) or (4 if CH * g.head_dim <= 4096 else 8)
         _attn_kernel[(g.num_heads, b)](
@@ -1405,6 +1507,36 @@ class _PrefillView:
         return getattr(self._g, name)
 
 
+class _SlotView:
+    """Slots ``off .. off + n - 1`` of the runner as the fused kernels see them (slot 0 of
+    the view is slot ``off``): every per-slot buffer is a slice of the runner's, with the
+    same strides, so the kernels index it from 0; the split-K arrival counts are the view's
+    own (their tile indices would meet the other view's), the rest is the runner's. Two views
+    run one step of a batch as two branches (:attr:`TritonGPT.branches`)."""
+
+    #: per-slot buffers whose first dimension is the slot
+    ROWS = (
+        "h_last", "pos", "step", "min_new", "finished", "end_step", "hist", "out_codes",
+        "out_hidden", "hres", "q", "act", "ids", "logits", "att", "kscr", "slot_seed",
+        "force_ids",
+    )  # fmt: skip
+
+    def __init__(self, g: TritonGPT, off: int, n: int) -> None:
+        self._g = g
+        for name in self.ROWS:
+            setattr(self, name, getattr(g, name)[off : off + n])
+        self.k = g.k[:, off : off + n]
+        self.v = g.v[:, off : off + n]
+        self.ybuf = g.ybuf[:, :, off : off + n]
+        per = g.ascr.numel() // g.capacity  # the split attention's partials: slot-major
+        self.ascr = g.ascr[off * per : (off + n) * per]
+        self.acnt = g.acnt[off * g.num_heads : (off + n) * g.num_heads]
+        self.kcnt = torch.zeros_like(g.kcnt)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._g, name)
+
+
 def compare_prefill(g: TritonGPT, T: int, *, slot: int = 0, seed: int = 0) -> dict[str, float]:
     """The fused prefill (Triton kernels, prompt positions as batch rows) against the torch
     prefill of the same random prompt: worst relative error of the slot's residual stream,
@@ -1523,6 +1655,12 @@ class TritonGPT(CudaGPT):
         sc = max(2 * self.inter, 3 * H) + 4096
         self.kscr = torch.zeros(S, sc, device=dev, dtype=torch.float32)
         self.kcnt = torch.zeros(4096, device=dev, dtype=torch.int32)
+        # split attention (batch >= 2): fp32 partials [slot, head, split, head_dim + 2],
+        # sized for the longest cache at the fewest positions per split, and one arrival
+        # count per (slot, head)
+        ns = -(-self.max_len // ATTN_MIN_SPLIT)
+        self.ascr = torch.zeros(S * self.num_heads * ns * (self.head_dim + 2), device=dev)
+        self.acnt = torch.zeros(S * self.num_heads, device=dev, dtype=torch.int32)
         self.slot_seed = torch.zeros(S, device=dev, dtype=torch.long)
         self.force_on = torch.zeros((), device=dev, dtype=torch.bool)
         self.force_ids = torch.zeros(S, self.num_vq, device=dev, dtype=torch.long)
@@ -1563,6 +1701,14 @@ class TritonGPT(CudaGPT):
             and _bucket(T, PREFILL_BUCKETS) < self.max_len
         ):
             self._prefill_graph(slots[0], embeds[0])
+        elif (
+            n > 1
+            and self.use_graphs
+            and self._batch_prefill_graphs()
+            and n * _bucket(T, PREFILL_BUCKETS) <= BATCH_PREFILL_TOKENS
+            and _bucket(T, PREFILL_BUCKETS) < self.max_len
+        ):
+            self._prefill_graph_batch(slots, embeds)
         else:
             x = torch.zeros(n, T, self.hidden_size, device=self.device, dtype=self.dtype)
             for i, e in enumerate(embeds):
@@ -1653,6 +1799,61 @@ class TritonGPT(CudaGPT):
             bufs[key] = (x, row, ln, view, graph)
         graph.replay()
 
+    #: several prompts admitted at once (a batch's first admission) prefill through one CUDA
+    #: graph per (count, prompt bucket) instead of eagerly (False: always eager). Off until
+    #: a device run has checked it: ``bench/gpu.py``'s ``batch_prefill_check`` compares it
+    #: with the eager prefill (poisoned outputs) and times both (sessions 5 and 6 had no
+    #: device for it). None: ``TILES["step"]["prefill_graphs"]`` of the Triton ops (so a
+    #: tile-override file can switch it for a whole bench run)
+    batch_prefill_graphs: bool | None = None
+
+    def _batch_prefill_graphs(self) -> bool:
+        if self.batch_prefill_graphs is not None:
+            return bool(self.batch_prefill_graphs)
+        return bool(getattr(self.ops, "tiles", {}).get("step", {}).get("prefill_graphs", 0))
+
+    def _prefill_graph_batch(self, slots: list[int], embeds: list[torch.Tensor]) -> None:
+        """``n > 1`` prompts through one CUDA graph per (n, prompt-length bucket): the torch
+        prefill (:meth:`_prefill_into`) over the right-padded prompts, replayed instead of
+        ~700 launches from Python (an eager prefill of 64 prompts took 17-30 ms on an H200,
+        BENCHMARKS.md session 4). Padding is harmless as in :meth:`_prefill_into`."""
+        n = len(slots)
+        T = max(int(e.shape[0]) for e in embeds)
+        Tb = _bucket(T, PREFILL_BUCKETS)
+        bufs = getattr(self, "_pf_bufs", None)
+        if bufs is None:
+            bufs = self._pf_bufs = {}
+        key = ("batch", n, Tb)
+        if key not in bufs:
+            # each graph keeps its activations in a private pool: keep the latest few only
+            old = [k for k in bufs if k[0] == "batch"]
+            for k in old[: max(0, len(old) - BATCH_PREFILL_GRAPHS + 1)]:
+                del bufs[k]
+            x = torch.zeros(n, Tb, self.hidden_size, device=self.device, dtype=self.dtype)
+            rows = torch.zeros(n, dtype=torch.long, device=self.device)
+            lens = torch.ones(n, dtype=torch.long, device=self.device)
+            bufs[key] = (x, rows, lens, None)
+        x, rows, lens, graph = bufs[key]
+        x.zero_()
+        if all(int(e.shape[0]) == T for e in embeds):
+            x[:, :T] = torch.stack([e.to(device=self.device, dtype=self.dtype) for e in embeds])
+        else:
+            for i, e in enumerate(embeds):
+                x[i, : e.shape[0]] = e.to(device=self.device, dtype=self.dtype)
+        rows.copy_(torch.tensor(slots, dtype=torch.long))
+        lens.copy_(torch.tensor([int(e.shape[0]) for e in embeds], dtype=torch.long))
+        if graph is None:
+            s = torch.cuda.Stream(self.device)
+            s.wait_stream(torch.cuda.current_stream(self.device))
+            with torch.cuda.stream(s):  # warm-up (kernel selection) outside the capture
+                self._prefill_into(x, rows, lens)
+            torch.cuda.current_stream(self.device).wait_stream(s)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph, capture_error_mode="thread_local"):
+                self._prefill_into(x, rows, lens)
+            bufs[key] = (x, rows, lens, graph)
+        graph.replay()
+
     def _run_steps(self, b: int, L: int, n: int) -> None:
         # A step of the 3-kernel layer (batch 1) leaves the last layer's O and MLP sums
         # pending in ``ybuf`` (the next step's head and attention fold them in); a step on
@@ -1664,17 +1865,74 @@ class TritonGPT(CudaGPT):
         self._pending_sums = pend
         super()._run_steps(b, L, n)
 
+    #: branches of a decode step at batch >= 4: the slots are cut into this many parts,
+    #: each part's kernels run on its own stream (parallel branches of the step's CUDA
+    #: graph), so one part's kernel ramps, tails and PDL waits overlap the other's work at
+    #: the price of reading each layer's weights once per part (from L2 when the parts keep
+    #: pace). 1: one chain over the whole batch; None: ``TILES["step"]["branches"]`` of the
+    #: Triton ops (1 for the torch twins). Session 6 wrote it without a device: one chain
+    #: until ``bench/gpu.py``'s sweep ("two branches") has timed it
+    branches: int | None = None
+
+    def _parts(self, b: int) -> list[tuple[int, int]]:
+        """(first slot, count) of each branch of a step at batch ``b`` (one part where the
+        parts would fall under the tensor-core batch: batch-1 parts leave sums pending)."""
+        nb = self.branches
+        if nb is None:
+            nb = getattr(self.ops, "tiles", {}).get("step", {}).get("branches", 1)
+        nb = max(1, int(nb))
+        least = max(2, getattr(self.ops, "min_dot_batch", 2))
+        if nb == 1 or b < 4 or b // nb < least:
+            return [(0, b)]
+        cuts = [b * i // nb for i in range(nb + 1)]
+        return [(cuts[i], cuts[i + 1] - cuts[i]) for i in range(nb)]
+
     def _step(self, b: int, L: int, noise: torch.Tensor | None = None) -> None:
+        parts = self._parts(b)
+        if len(parts) == 1:
+            self._step_rows(self, b, L, noise)
+            return
+        views: tuple[torch.Tensor, dict[tuple[int, int], _SlotView]] | None
+        views = getattr(self, "_views", None)
+        if views is None or views[0] is not self.kscr:  # rebuilt after a reallocation
+            views = (self.kscr, {})
+            self._views = views
+        main = torch.cuda.current_stream(self.device) if self.device.type == "cuda" else None
+        for i, (off, n) in enumerate(parts):
+            v = views[1].get((off, n))
+            if v is None:
+                v = views[1][(off, n)] = _SlotView(self, off, n)
+            part_noise = None if noise is None else noise[off : off + n]
+            if main is None or i == 0:
+                self._step_rows(v, n, L, part_noise)
+                continue
+            side = self._side_streams(len(parts))[i - 1]
+            side.wait_stream(main)  # captured as a fork of the graph
+            with torch.cuda.stream(side):
+                self._step_rows(v, n, L, part_noise)
+        if main is not None:
+            for side in self._side_streams(len(parts)):
+                main.wait_stream(side)  # and the join
+
+    def _side_streams(self, n: int) -> list[torch.cuda.Stream]:
+        st = getattr(self, "_sides", [])
+        while len(st) < n - 1:
+            st.append(torch.cuda.Stream(self.device))
+        self._sides = st
+        return st[: n - 1]
+
+    def _step_rows(self, g: Any, b: int, L: int, noise: torch.Tensor | None) -> None:
+        """One decode step of slots ``[:b]`` of ``g`` (the runner or a :class:`_SlotView`)."""
         ops = self.ops
-        ops.head(self, b)
-        ops.sample(self, b, noise)
+        ops.head(g, b)
+        ops.sample(g, b, noise)
         last = self.num_layers - 1
         for li in range(self.num_layers):
-            ops.qkv_rope(self, li, b, L, li == 0)
-            ops.attention(self, li, b, L)
-            ops.oproj(self, li, b, L)
-            ops.gateup(self, li, b)
-            ops.down(self, li, b, li == last)
+            ops.qkv_rope(g, li, b, L, li == 0)
+            ops.attention(g, li, b, L)
+            ops.oproj(g, li, b, L)
+            ops.gateup(g, li, b)
+            ops.down(g, li, b, li == last)
 
     def kernels_per_step(self, b: int = 1) -> int:
         """Kernel launches of one decode step (the fused path's design figure)."""
@@ -1789,6 +2047,7 @@ def compare_ops(
     layers: Sequence[int] = (0, 1),
     pdl: bool = False,
     tiles: dict | None = None,
+    long: bool = False,
 ) -> dict[str, float]:
     """Run every fused op through :class:`TritonOps` and :class:`TorchOps` from the same state
     and return the worst relative error of each op's outputs (``sample``: 0 or inf, codes and
@@ -1802,7 +2061,10 @@ def compare_ops(
     gen = torch.Generator().manual_seed(seed)
     g._alloc(batch)
     g.set_sampling(CudaSampling(temperature=[0.3, 0.5, 0.7, 1.0], top_p=0.7, top_k=20))
-    lens = torch.randint(3, min(40, L - 8), (batch,), generator=gen)
+    # ``long``: prompts fill half the length bucket or more (the split attention's later
+    # position blocks hold rows), else short prompts of 3-39 tokens
+    lo, hi = (L // 2, L - 8) if long else (3, min(40, L - 8))
+    lens = torch.randint(lo, hi, (batch,), generator=gen)
     prompts = [
         g.emb_text[torch.randint(0, g.emb_text.shape[0], (int(n),), generator=gen)] for n in lens
     ]
@@ -1890,3 +2152,60 @@ def compare_ops(
         0.0 if bool(((g.ids[:batch] >= 0) & (g.ids[:batch] < g.num_audio)).all()) else math.inf
     )
     return worst
+
+
+def compare_branches(
+    g: TritonGPT, batch: int, L: int, *, parts: int = 2, steps: int = 2, seed: int = 0
+) -> dict[str, float]:
+    """Greedy decode steps of ``batch`` slots cut into ``parts`` branches
+    (:attr:`TritonGPT.branches`) against one chain over the whole batch, from the same state
+    (random prompts prefilled, random previous codes): worst relative error of the residual
+    stream, the output hiddens and the K/V cache rows, and the fraction of output codes that
+    differ (near-ties can flip under other summation orders). Through the runner's own step
+    (CUDA graphs when it uses them: the branches are then forks of the graph)."""
+    from mixvox.engines.chattts.gpt.cuda_graph import CudaSampling
+
+    gen = torch.Generator().manual_seed(seed)
+    g._alloc(batch)
+    g.set_sampling(CudaSampling(greedy=True, suppress_eos=True))
+    lens = torch.randint(3, min(40, L - 8 - steps), (batch,), generator=gen)
+    prompts = [
+        g.emb_text[torch.randint(0, g.emb_text.shape[0], (int(n),), generator=gen)] for n in lens
+    ]
+    g.prefill(list(range(batch)), prompts)
+    g.ids[:batch] = torch.randint(0, g.num_audio, (batch, g.num_vq), generator=gen).to(g.device)
+    keep = [*g._state(), g.out_codes, g.out_hidden]
+    saved = [t.clone() for t in keep]
+    kv = (g.k[:, :batch, :, :L].clone(), g.v[:, :batch, :, :L].clone())
+    was = g.branches
+    used: dict[int, int] = {}
+
+    def run(n: int) -> dict[str, torch.Tensor]:
+        for t, v in zip(keep, saved, strict=True):
+            t.copy_(v)
+        g.k[:, :batch, :, :L] = kv[0]
+        g.v[:, :batch, :, :L] = kv[1]
+        g.branches = n
+        g._graphs.clear()
+        used[n] = len(g._parts(batch))
+        g._run_steps(batch, L, steps)
+        if g.device.type == "cuda":
+            torch.cuda.synchronize(g.device)
+        return {
+            "hres": g.hres[:batch].clone(),
+            "out_hidden": g.out_hidden[:batch, :steps].clone(),
+            "k": g.k[:, :batch, :, :L].clone(),
+            "v": g.v[:, :batch, :, :L].clone(),
+            "codes": g.out_codes[:batch, :steps].clone(),
+        }
+
+    try:
+        ref = run(1)
+        got = run(parts)
+    finally:
+        g.branches = was
+        g._graphs.clear()
+    out = {k: _err(got[k], ref[k]) for k in ("hres", "out_hidden", "k", "v")}
+    out["codes_differ"] = float((got["codes"] != ref["codes"]).float().mean())
+    out["parts"] = float(used[parts])  # the branches the step really took
+    return out
