@@ -937,6 +937,7 @@ class _Scanner:
                     and not gap.strip(" ")
                     and _is_digit(t[a.end - 1])
                     and _is_digit(t[p.start])
+                    and not (a.end - a.start == 1 and p.end - p.start == 1)  # 2 0 2 4: digits
                 ):
                     out.append(Piece(a.end, p.start, "punct", "，"))
             out.append(p)
