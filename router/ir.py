@@ -219,6 +219,11 @@ def is_cjk(ch: str) -> bool:
     )
 
 
+def _opens(ch: str) -> bool:
+    """An opening bracket or quotation mark (Unicode Ps/Pi): ``(`` ``[`` ``“`` ``‘`` ``«``."""
+    return unicodedata.category(ch) in ("Ps", "Pi")
+
+
 def _needs_space(left: str, right: str) -> bool:
     a, b = left[-1], right[0]
     if a.isspace() or b.isspace():
@@ -227,10 +232,14 @@ def _needs_space(left: str, right: str) -> bool:
         return False
     if left.endswith("]") and left.rfind("[") != -1:  # control token: [uv_break]
         return False
-    if right.startswith("["):
+    if right.startswith("[") and len(right) > 1:  # a control token, not a lone bracket
         return False
     if is_cjk(a) and is_cjk(b):
         return False
+    if _opens(b) and not (is_cjk(a) or is_cjk(b) or _opens(a)):
+        return True  # "Call (415) …", 'said “hi”': an opening bracket or quote starts a word
+    if right in ("—", "–") and not (is_cjk(a) or _opens(a)):
+        return True  # "was — how": a dash standing for a pause stands apart
     if unicodedata.category(b).startswith("P") and not b.isalnum():
         return False
     return True

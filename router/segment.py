@@ -102,17 +102,18 @@ around it that decide on their own, and keeps its own guess when there is none.
 from __future__ import annotations
 
 import ipaddress
+import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from mixvox.controls import Atom, scan_atoms
 from mixvox.ir import CTRL, EN, ZH, Sentence, Span, Utterance
-from mixvox.langid import matrix_decision, predict, script_score
+from mixvox.langid import EN_FUNCTION, matrix_decision, predict, script_score
 from mixvox.textutil import UNITS as _TEXT_UNITS
 from mixvox.textutil import fold_width, is_emoji, is_han, is_latin_letter
 
-__all__ = ["TOKEN_RULES", "UNITS", "segment", "split_sentences"]
+__all__ = ["ARCH_NAME", "TOKEN_RULES", "UNITS", "segment", "split_sentences"]
 
 # --- character classes -------------------------------------------------------------------------
 
@@ -673,6 +674,24 @@ def _resolve(
     if matrix == ZH:
         _zh_code_islands(toks, f, crossable)
         for k, t in enumerate(toks):
+            if _time_glued_by_ampm(toks, k, f):
+                t.lang = ZH  # 12:30 AM上线: the time is Chinese, so is its AM (below)
+        for k in range(n - 4):
+            a, ap, dash, b, bp = toks[k : k + 5]
+            if (
+                a.kind == b.kind == _NUM
+                and ap.kind == bp.kind == _EN
+                and dash.kind == _PUNCT
+                and f[dash.start : dash.end] in ("-", "~", "–", "—", "～")
+                and ap.gap == dash.gap == b.gap == bp.gap == "space"
+                and all(":" in f[x.start : x.end] for x in (a, b))
+                and all(f[x.start : x.end].lower().rstrip(".") in _AMPM_WORDS for x in (ap, bp))
+                and ZH in (a.lang, b.lang)
+            ):
+                # 营业时间8:00 AM - 5:00 PM: one end glued to Chinese makes the range Chinese
+                # (上午八点到下午五点), never half English with its dash lost
+                a.lang = b.lang = ZH
+        for k, t in enumerate(toks):
             if t.kind == _EN and _zh_latin_token(toks, k, f):
                 t.lang = ZH
     # punctuation: with the token before; opening marks with the token after
@@ -718,6 +737,8 @@ _NUMERO = frozenset(("No.", "no.", "NO."))
 _AMPM_WORDS = frozenset(("am", "pm", "a.m", "p.m"))
 #: Chinese (full-width) clause punctuation, as written (width folding turns ，into ,).
 _ZH_PUNCT = frozenset("，。、；：！？…⋯")
+#: Full-width clause marks: a sentence of codes and names joined by them is Chinese.
+_FULLWIDTH_CLAUSE_MARKS = frozenset("，、；：（）")
 _ORDINAL_TOKEN = frozenset(("st", "nd", "rd", "th"))
 
 
@@ -843,6 +864,16 @@ def is_network(tok: str) -> bool:
     return True
 
 
+#: CPU architecture names as package and build names write them (``x86_64``, ``arm64``,
+#: ``aarch64``, ``amd64``, ``i386``, ``ppc64le``, ``riscv64``, ``s390x``): no identifier to be read
+#: by parts in English; the zh frontend says their digits one by one (x 八六 六四, arm 六四).
+ARCH_NAME = re.compile(
+    r"(?:x86[_-]64|x86|x64|amd64|arm64|arm32|armv[5-9]l?|armhf|aarch64|aarch32|i[3-6]86"
+    r"|ppc64(?:le)?|riscv64|riscv32|loongarch64|mips64(?:el)?|s390x)(?![A-Za-z0-9_])",
+    re.IGNORECASE | re.ASCII,
+)
+
+
 def _is_identifier(tok: str) -> bool:
     """URL, e-mail, path, ``snake_case``, ``a.b``: read by parts in English, never as a code.
 
@@ -850,6 +881,8 @@ def _is_identifier(tok: str) -> bool:
     """
     if is_rate(tok) or _is_per_unit(tok) or _is_letter_pair(tok) or _is_slash_code(tok):
         return False
+    if ARCH_NAME.fullmatch(tok.rstrip(".,;:!?")):
+        return False  # x86_64, aarch64: an architecture, read by the zh rules
     if _is_unit_ratio(tok):
         return False  # 3.8 mmol/L, mg/dL: a lab value's unit, read by the zh rules
     if _is_price_per(tok):
@@ -913,7 +946,14 @@ def _is_english_phrase(words: list[str], toks: list[_Tok], f: str) -> bool:
             and tb.rstrip(".,;:!?") not in _VERSION_WORDS
         ):
             return True  # 3 apples: a count and its noun (not Android 15 beta: a version)
+    titles = [k for k, w in enumerate(words) if _is_title_word(w)]
+    if len(titles) >= 2 and any(w in _TITLE_FUNCTION_WORDS for w in words[titles[0] + 1 :]):
+        return True  # Top 10 AI Tools in 2025, Pride and Prejudice: a title in English
     return sum(1 for w in words if is_word(w)) >= 2
+
+
+#: Lower-case function words of English titles (``Tools in 2025``, ``Lord of the Rings``).
+_TITLE_FUNCTION_WORDS = frozenset("in of to for and the with on at from by".split())
 
 
 def _day_digits(tok: str) -> str:
@@ -968,6 +1008,40 @@ def _is_day_before_month(d: _Tok, m: _Tok, f: str) -> bool:
         and m.gap == "space"
         and f[m.start : m.end].rstrip(".,").lower() in _MONTH_WORDS
     )
+
+
+def _time_glued_by_ampm(toks: list[_Tok], k: int, f: str) -> bool:
+    """A clock time with a spaced AM/PM that is glued to Chinese on the side the rules for
+    ``时间是10:00 AM`` do not see: its am/pm glued to the Han text after it (``12:30 AM上线``,
+    also at the start of a sentence), or the time glued to a Chinese clause mark after Han
+    (``上线时间：12:30 AM``). Glued to Chinese, the time is read in Chinese with 上午/下午/凌晨
+    (CONVENTIONS.md, dates and times); spaced off on both sides it stays an English island."""
+    t = toks[k]
+    x = f[t.start : t.end]
+    if t.kind != _NUM or ":" not in x or not x[-1:].isdigit() or k + 1 >= len(toks):
+        return False
+    ap = toks[k + 1]
+    if ap.kind != _EN or ap.gap != "space":
+        return False
+    word, dash, rest = f[ap.start : ap.end].replace("~", "-").partition("-")
+    if word.lower() not in _AMPM_WORDS:
+        return False
+    after = k + 2
+    if dash:  # 8:00 AM-5:00 PM营业: the range's end and its am/pm decide for both
+        if not (rest[:1].isdigit() and ":" in rest) or k + 2 >= len(toks):
+            return False
+        end_ap = toks[k + 2]
+        if end_ap.kind != _EN or f[end_ap.start : end_ap.end].lower() not in _AMPM_WORDS:
+            return False
+        after = k + 3
+    if after < len(toks) and toks[after].gap == "adj" and toks[after].kind == _ZH:
+        return True
+    if k >= 2 and t.gap == "adj" and toks[k - 1].kind == _PUNCT:
+        mark = f[toks[k - 1].start : toks[k - 1].end]
+        return (
+            mark in ("：", "，", "、", ":") and toks[k - 1].gap == "adj" and toks[k - 2].kind == _ZH
+        )
+    return False
 
 
 def _zh_latin_token(toks: list[_Tok], k: int, f: str) -> bool:
@@ -1034,6 +1108,57 @@ def _zh_latin_token(toks: list[_Tok], k: int, f: str) -> bool:
     return f[prev.end - 1] in "点分秒半刻" and tok.lower().rstrip(".") in _AMPM_WORDS
 
 
+#: Capital function words that make a run of capital words an English phrase (``GO TO LINE``,
+#: ``DO NOT PRESS``, ``PRESS ANY KEY``); the English frontend then decides word or letters.
+_CAPS_FUNCTION = frozenset(w.upper() for w in EN_FUNCTION if len(w) >= 2) | frozenset(
+    "GO UP OFF OUT NOW GET".split()
+)
+
+
+def _caps_phrase_tokens(island: list[_Tok], f: str) -> tuple[set[int], bool]:
+    """Indexes of the island's capital words that form an English phrase (issue 7), and
+    whether the phrase is English text (its numbers English too).
+
+    Two or more all-capital words of two or more letters in a row, spaced, with a capital
+    function word among them (``GO TO LINE 10``, ``PRESS ANY KEY``, ``GPU AND CPU``): they stay
+    one English span, which the English frontend reads as words (``go to line``) where they
+    are words and spells where they are acronyms. Handed over one at a time, ``GO`` and ``TO``
+    looked like acronyms (G O T O). The phrase is text, like the same words in lower case
+    (``go to line 10`` is English: "ten"), when it has two function words or a longer word
+    with a vowel (``LINE``, ``SIGNAL``); a function word between two short codes (``GPU AND
+    CPU``, ``TCP OR UDP``) leaves the numbers around it to the matrix language.
+    """
+
+    def caps(t: _Tok) -> bool:
+        x = f[t.start : t.end]
+        return t.kind == _EN and len(x) >= 2 and x.isascii() and x.isalpha() and x.isupper()
+
+    out: set[int] = set()
+    text = False
+    k = 0
+    while k < len(island):
+        if not caps(island[k]):
+            k += 1
+            continue
+        j = k + 1
+        while j < len(island) and caps(island[j]) and island[j].gap == "space":
+            j += 1
+        words = [f[island[x].start : island[x].end] for x in range(k, j)]
+        function = [w for w in words if w in _CAPS_FUNCTION]
+        if len(words) >= 2 and function:
+            out.update(range(k, j))
+            text = (
+                text
+                or len(function) >= 2
+                or any(
+                    len(w) >= 4 and w not in _CAPS_FUNCTION and any(c in "AEIOUY" for c in w)
+                    for w in words
+                )
+            )
+        k = j
+    return out, text
+
+
 def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok], bool]) -> None:
     """In a zh sentence, codes and numbers next to Latin words follow the matrix language.
 
@@ -1060,7 +1185,8 @@ def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok],
         en = [x for t, x in zip(island, texts, strict=True) if t.kind == _EN]
         words = [x for x in en if x.replace("-", "").replace("'", "").isalpha()]
         continues = english_before and toks[i].gap == "space" and f[toks[i - 1].end - 1] in ",;:"
-        english = continues or (bool(en) and _is_english_phrase(words, island, f))
+        phrase, caps_text = _caps_phrase_tokens(island, f)
+        english = continues or caps_text or (bool(en) and _is_english_phrase(words, island, f))
         # "Input voltage 100-240 V, 50/60 Hz": the part after an ASCII comma of an English
         # phrase is English too (the comma ends no Chinese clause)
         english_before = (
@@ -1078,8 +1204,8 @@ def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok],
             if t.kind in (_EN, _NUM)
         ):
             if not english:
-                for t, x in zip(island, texts, strict=True):
-                    if t.kind not in (_EN, _NUM) or _is_identifier(x):
+                for idx, (t, x) in enumerate(zip(island, texts, strict=True)):
+                    if t.kind not in (_EN, _NUM) or _is_identifier(x) or idx in phrase:
                         continue
                     if t.kind == _EN and x.lstrip("0123456789").lower() in _ORDINAL_TOKEN:
                         continue
@@ -1297,6 +1423,11 @@ def segment(text: str) -> Utterance:
             # only codes/acronyms/names (a table cell ``A100``, a heading ``RTX 4090``): no
             # English grammar, so the neighbouring sentences decide when they can
             codes_only = not mine and score.plain_words == 0
+            inner = text[s:e].rstrip().rstrip("。！？")
+            if codes_only and any(c in _FULLWIDTH_CLAUSE_MARKS for c in inner):
+                # RAM 16G，ROM 512G。: codes and names whose clauses are joined by a Chinese
+                # comma (not only ended by a 。) are a Chinese sentence
+                matrices[-1], codes_only = ZH, False
             _check_foreign(utt, probe, s, e)
         weak.append(codes_only)
     resolved = _fill_matrices(matrices, weak)

@@ -99,6 +99,9 @@ def test_word_acronyms_and_lexicon_words_are_not_spelled() -> None:
         ("an object", "object", "AA1 B JH EH0 K T"),
         ("I used to live there", "used", "Y UW1 S T"),
         ("the content of the page", "content", "K AA1 N T EH0 N T"),
+        ("Send the update.", "update", "AH1 P D EY2 T"),  # the noun: first syllable
+        ("Please update the app.", "update", "AH0 P D EY1 T"),  # the verb
+        ("The input is invalid.", "invalid", "IH0 N V AE1 L AH0 D"),  # not "IN-valid"
     ],
 )
 def test_homographs_in_context(text: str, word: str, expected: str) -> None:

@@ -85,7 +85,7 @@ def analyze(text: str, start: int = 0, lexicon: Lexicon | None = None):
         ("11th", "eleventh"),
         ("22nd", "twenty second"),
         ("101st", "one hundred first"),
-        ("2th", "two th"),  # wrong suffix is not an ordinal
+        ("2th", "two T H"),  # wrong suffix is not an ordinal: its letters spelled
         # money
         ("$5.99", "five dollars ninety nine cents"),
         ("$1", "one dollar"),
@@ -452,10 +452,10 @@ def test_identifiers_after_cue_words(text: str, spoken: str) -> None:
         # parenthesised area codes: every group digit by digit, spread over several chunks
         ("(123) 456-7890", "(one two three) four five six, seven eight nine zero"),
         ("(555)555-5555", "(five five five, five five five, five five five five"),
-        ("+1 (123)-123-5678", "plus one(one two three, one two three, five six seven eight"),
+        ("+1 (123)-123-5678", "plus one (one two three, one two three, five six seven eight"),
         (
             "call 1 (800) 555-0199 now",
-            "call one(eight zero zero) five five five, zero one nine nine now",
+            "call one (eight zero zero) five five five, zero one nine nine now",
         ),
         # a parenthesised number that is not a phone number stays a number
         ("(123) apples", "(one hundred and twenty three) apples"),

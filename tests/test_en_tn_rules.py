@@ -91,7 +91,7 @@ def test_us_style_drops_every_and_of_numbers() -> None:
     [
         ("open 9-17 daily", "open nine to seventeen daily"),
         ("ISBN prefix 979-1", "I S B N prefix nine hundred and seventy nine one"),  # descending
-        ("they won 4-2", "they won four two"),
+        ("they won 4-2", "they won four to two"),
         ("0.25-0.75 mm", "zero point two five to zero point seven five millimeters"),
         ("a 21:9 screen", "a twenty one to nine screen"),
         ("mix 1:100 with water", "mix one to one hundred with water"),
@@ -111,7 +111,7 @@ def test_us_style_drops_every_and_of_numbers() -> None:
         ("results for 2H24", "results for the second half of twenty four"),
         ('a 15" laptop', "a fifteen inch laptop"),  # an adjective: singular
         ('the screen is 15" wide', "the screen is fifteen inches wide"),
-        ('she said "it is 15"', 'she said" it is fifteen"'),  # a closing quote, not inches
+        ('she said "it is 15"', "she said “it is fifteen”"),  # a closing quote, not inches
         ("it was 30º outside", "it was thirty degrees outside"),
         ("½ of 3⁄4", "one half of three quarters"),
         ("from -8--2 degrees", "from minus eight to minus two degrees"),
@@ -204,7 +204,7 @@ def test_identifiers_words_dates(text: str, spoken: str) -> None:
             "ring plus three three one four five six eight one two three four",
         ),
         ("open 24/7", "open twenty four seven"),
-        ("3 tsp (approx. 15 ml)", "three teaspoons(approximately fifteen milliliters)"),
+        ("3 tsp (approx. 15 ml)", "three teaspoons (approximately fifteen milliliters)"),
         ("CO2 at 420 ppm", "C O two at four hundred and twenty parts per million"),
         ("renew by 6/30 please", "renew by June thirtieth please"),
         ("on 2/3 of the nights", "on two thirds of the nights"),  # "of": a fraction
@@ -412,8 +412,8 @@ def test_model_and_variant_numbers(text: str, spoken: str) -> None:
         ("then x - y", "then X minus Y"),
         ("seats 30 - 40 people", "seats thirty to forty people"),  # going up: a range
         ("ran 2015 - 2019", "ran twenty fifteen to twenty nineteen"),
-        ("they won 4 - 1", "they won four- one"),  # a score: a pause
-        ("a 9 - 5 shift", "a nine- five shift"),  # before a noun: no sum
+        ("they won 4 - 1", "they won four to one"),  # a score: "to"
+        ("a 9 - 5 shift", "a nine to five shift"),  # clock hours before a noun: no sum
         ("a - b", "a- B"),  # "a" is the article
     ],
 )
@@ -675,14 +675,14 @@ def test_units_in_compounds_with_without(text: str, spoken: str) -> None:
 @pytest.mark.parametrize(
     ("text", "spoken"),
     [
-        ("g(t) grows", "G of T) grows"),  # the ")" stays a (silent) punctuation word
-        ("in O(n) time", "in O of N) time"),
-        ("take sqrt(x)", "take square root of X)"),
-        ("call obj.f(x)", "call O B J dot F(X)"),  # code: no "of"
+        ("g(t) grows", "G of T grows"),  # the ")" stays a (silent) punctuation word
+        ("in O(n) time", "in O of N time"),
+        ("take sqrt(x)", "take square root of X"),
+        ("call obj.f(x)", "call O B J dot F (X)"),  # code: no "of"
         ("if x ∈ S", "if X is in S"),
         ("as n → ∞", "as N to infinity"),
         ("so a*b", "so a times B"),
-        ("pick (A) or (B)", "pick(A) or(B)"),  # a letter before punctuation is no article
+        ("pick (A) or (B)", "pick (A) or (B)"),  # a letter before punctuation is no article
     ],
 )
 def test_formula_words(text: str, spoken: str) -> None:

@@ -382,3 +382,49 @@ def test_random_text_keeps_the_contract(text: str) -> None:
 
 
 _PROP_FE = ZhFrontend()
+
+
+@pytest.mark.parametrize(
+    ("text", "words", "pinyin"),
+    [
+        # app and aviation words jieba's list lacks: the split decided a reading (书记/得 de2)
+        (
+            "发小红书记得带上",
+            ["发", "小红书", "记得", "带上"],
+            "fa1 xiao3 hong2 shu1 ji4 de5 dai4 shang4",
+        ),
+        ("这次执飞机型是", ["这次", "执飞", "机型", "是"], "zhe4 ci4 zhi2 fei1 ji1 xing2 shi4"),
+        ("钉钉打卡", ["钉钉", "打卡"], "ding1 ding1 da2 ka3"),
+    ],
+)
+def test_words_missing_from_jieba_are_words(text: str, words: list[str], pinyin: str) -> None:
+    from mixvox.frontends.zh.g2p import ZhG2P
+
+    assert ZhG2P().segment(text) == words
+    assert " ".join(g2p_zh(text)) == pinyin
+
+
+@pytest.mark.parametrize(
+    ("text", "pinyin"),
+    [
+        # lines of text and code are háng; a measure word after a number reads as one
+        ("第3行", "di4 san1 hang2"),
+        ("3只猫", "san1 zhi1 mao1"),
+        ("这个数字3只是例子", "zhe4 ge5 shu4 zi4 san1 zhi3 shi4 li4 zi5"),  # 只是: a word
+        ("这行代码有问题", "zhe4 hang2 dai4 ma2 you3 wen4 ti2"),  # 码有: third-tone sandhi
+        ("多行注释", "duo1 hang2 zhu4 shi4"),
+        ("命令行", "ming4 ling4 hang2"),
+        ("五行", "wu3 xing2"),  # the five phases
+        ("单行道", "dan1 xing2 dao4"),
+        ("执行代码", "zhi2 xing2 dai4 ma3"),
+        # programming words in their programming sense
+        ("按空格键", "an4 kong4 ge2 jian4"),
+        ("参数调优", "can1 shu4 tiao2 you1"),
+        ("函数重载", "han2 shu4 chong2 zai4"),
+        ("重构代码", "chong2 gou4 dai4 ma3"),
+        ("重命名文件", "chong2 ming4 ming2 wen2 jian4"),
+        ("重载铁路", "zhong4 zai4 tie3 lu4"),  # heavy haul: 重 zhòng
+    ],
+)
+def test_lines_of_code_and_measure_words_after_numbers(text: str, pinyin: str) -> None:
+    assert " ".join(g2p_zh(text)) == pinyin

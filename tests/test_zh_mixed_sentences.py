@@ -841,7 +841,7 @@ def test_probe_failures_of_the_18h_round(text: str, expected: str) -> None:
         ("HK$ 100 港币。", "一百港币"),
         ("成本降到 $0.002/token 。", "成本降到零点零零二美元每<token>"),
         ("订阅价格 $19.99/month 。", "订阅价格十九点九九美元每月"),
-        ("日志里有Epoch 3/10, loss 0.234。", "日志里有<Epoch>十分之三<loss>零点二三四"),
+        ("日志里有Epoch 3/10, loss 0.234。", "日志里有<Epoch>三共十<loss>零点二三四"),
     ],
 )
 def test_blind_batch_3_and_4_failures(text: str, expected: str) -> None:
@@ -854,3 +854,128 @@ def test_subscripts_and_hashtag_marks_are_neither_lost_nor_read() -> None:
     words = [w for s in utt.sentences for sp in s.spans for w in sp.words]
     assert [w.spoken for w in words if w.text == "₂"] == ["二"]
     assert [w.spoken for w in words if w.text == "#"] == [""]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # issue 7, 21h round (tnzh): capital phrases, progress counts, glued am/pm times
+        ("屏幕上写着GO TO LINE 10", "屏幕上写着<go><to><line><ten>"),  # not G O T O
+        ("弹窗提示PRESS ANY KEY 3次", "弹窗提示<press><any><key>三次"),
+        ("同时支持TCP OR UDP 53", "同时支持<T C P><or><U D P>五十三"),  # codes: numbers Chinese
+        ("按下GO键", "按下<G O>键"),  # one capital word alone is no phrase
+        ("训练到Epoch 3/10了", "训练到<Epoch>三共十了"),
+        ("当前Step 500/1000", "当前<Step>五百共一千"),
+        ("正在看第3/10集", "正在看第三集共十集"),
+        ("进度3/10", "进度十分之三"),  # a share, no progress word
+        ("12:30 AM上线。", "凌晨零点三十分上线"),
+        ("上线时间：12:30 AM", "上线时间凌晨零点三十分"),
+        ("会议 10:00 AM 开始", "会议<ten><A M>开始"),  # spaced on both sides: English
+        ("8:00 AM - 5:00 PM营业", "上午八点到下午五点营业"),  # one glued end: both Chinese
+        ("营业时间8:00 AM - 5:00 PM。", "营业时间上午八点到下午五点"),
+        ("8:00 AM-5:00 PM营业", "上午八点到下午五点营业"),
+        ("营业时间 8:00 AM - 5:00 PM 。", "营业时间<eight><A M><to><five><P M>"),
+        ("服务器配了2 x RTX 4090", "服务器配了两张<R T X>四零九零"),
+        ("双路2 x Xeon Gold 6348", "双路两颗<Xeon><Gold>六三四八"),
+        ("存储4 x NVMe SSD", "存储四块<NVMe><S S D>"),
+        ("支持2 x USB-C接口", "支持两个<U S B C>接口"),
+        ("内存2 x 16GB", "内存二乘十六<G B>"),  # sizes on both sides: a product of sizes
+        ("性能提升2x Faster", "性能提升两倍<Faster>"),  # an English word: 倍
+        ("下载x86_64版本的安装包", "下载<X>八六六四版本的安装包"),
+        ("镜像支持ARM64", "镜像支持<arm>六四"),
+        ("支持riscv64", "支持<risk five>六四"),
+        ("用s390x", "用<S>三九零<X>"),
+        # a measure character that starts a noun after a code (笔记本, 处理器) counts nothing
+        ("RTX 4090笔记本", "<R T X>四零九零笔记本"),
+        ("Xeon 6348处理器", "<Xeon>六三四八处理器"),
+        ("GPU 2 张", "<G P U>两张"),  # a measure word: still a count
+        ("用i9 13900K", "用<I>九一三九零零<K>"),  # a model suffix, not K for thousand
+        ("Mate60 4500mAh电池", "<Mate>六十四千五百毫安时电池"),  # a unit: still a quantity
+        # codes joined by a Chinese comma are a Chinese sentence; a final 。 alone is not
+        ("RAM 16G，ROM 512G。", "<ram>十六<G><rom>五百一十二<G>"),
+        ("Kindle Paperwhite 5。", "<Kindle><Paperwhite><five>"),
+        # a cue in the span before (ID is English) still makes digit groups an identifier
+        ("Zoom会议ID是123 456 7890。", "<Zoom>会议<I D>是幺二三四五六七八九零"),
+        ("华为Mate 70 Pro+搭载麒麟9020。", "华为<Mate>七十<Pro><plus>搭载麒麟九零二零"),
+        ("上传速度10Mb/s。", "上传速度十兆比特每秒"),  # bits, not M B (bytes)
+        ("读速7000MB/s", "读速七千<M B>每秒"),
+        ("Llama 3.1 8B可以在单卡4090上跑。", "<Llama>三点一八<B>可以在单卡四零九零上跑"),
+        ("刷卡4090元", "刷卡四千零九十元"),
+        ("面积是3+2平方米", "面积是三加二平方米"),
+    ],
+)
+def test_tnzh_21h_round(text: str, expected: str) -> None:
+    assert marked(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("内存用了28/32GB。", "内存用了二十八，共三十二GB。"),
+        ("已完成3/5个任务。", "已完成三个，共五个任务。"),
+        ("用了3/4的内存", "用了四分之三的内存"),  # no unit after: a share
+        ("吃了1/2个西瓜", "吃了二分之一个西瓜"),  # no word of use: half a melon
+    ],
+)
+def test_amount_used_out_of_a_total(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected
+
+
+def test_progress_count_pauses_at_its_slash() -> None:
+    assert normalize_zh("Epoch 3/10") == "Epoch 三，共十"
+    assert normalize_zh("第3/10集") == "第三集，共十集"
+    assert "共" not in normalize_zh("第12/10集")  # over its total: no progress count
+
+
+def test_a_capital_after_a_lower_case_letter_keeps_its_case() -> None:
+    assert normalize_zh("溶液的pH值为7") == "溶液的pH值为七"
+    assert normalize_zh("这附近有Atm") == "这附近有ATM"
+    assert normalize_zh("这首歌叫Shape of You") == "这首歌叫Shape of You"  # words, no OF YOU
+    assert normalize_zh("用gpu跑") == "用GPU跑"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # blind batch 6 (mixed_b6, zh_tn_b5) failures, and probes of the same rules
+        ("他1米75，体重68公斤。", "他一米七五，体重六十八公斤。"),
+        ("姚明2米26。", "姚明两米二六。"),
+        ("跳远成绩8米95", "跳远成绩八米九五"),
+        ("1米75厘米", "一米七十五厘米"),  # a unit after: centimetres said as a number
+        ("2023-2024学年第一学期", "二零二三到二零二四学年第一学期"),
+        ("2024~2025赛季", "二零二四到二零二五赛季"),
+        ("2000-3000款", "两千到三千款"),  # no years: a range of amounts
+        ("运单号SF1234567890", "运单号SF幺二三四五六七八九零"),
+        ("型号是A1234", "型号是A一二三四"),  # a model number, no identifier
+        ("错误码E2101表示余额不足。", "错误码E二一零一表示余额不足。"),  # a code of a kind
+        ("淘宝88VIP一年只要88元。", "淘宝八八VIP一年只要八十八元。"),
+        ("京东618大促", "京东六一八大促"),
+        ("扫地机618期间", "扫地机六一八期间"),
+        ("今年618你买了什么", "今年六一八你买了什么"),
+        ("618元", "六百一十八元"),  # counted: a number
+        ("今年618人参加", "今年六百一十八人参加"),
+        ("第618期", "第六百一十八期"),
+        ("苏宁818发烧节", "苏宁八一八发烧节"),
+        ("818元", "八百一十八元"),
+        # identifiers with a letter before or after their digits; a letter building's flat
+        ("身份证号码：11010519491231002X。", "身份证号码：幺幺零幺零五幺九四九幺二三幺零零二X。"),
+        ("航班号MU5101", "航班号MU五幺零幺"),
+        ("他住3号A1203", "他住三号A一二零三"),  # 3号 is an address, no identifier word
+        ("科技园南区A栋1201。", "科技园南区A栋幺二零幺。"),
+        ("A栋100人", "A栋一百人"),  # counted: a number
+        # a dash after a power is a minus: it was silent (x²-2x) or 到 (10²-1)
+        ("函数f(x)=x²-2x+1", "函数F(X)等于X的平方减二X加一"),
+        ("10²-1", "十的平方减一"),
+        # dates without a zero or without separators, a short fiscal year
+        ("11.11当天", "十一月十一日当天"),
+        ("11.11元", "十一点一一元"),  # money: a decimal
+        ("生产日期：20241115", "生产日期：二零二四年十一月十五日"),
+        ("金额20241115元", "金额两千零二十四万一千一百一十五元"),
+        ("24财年", "二四财年"),
+        ("市值$3.5T", "市值三点五万亿美元"),  # T after a currency sign: a trillion
+        ("开关ON/OFF", "开关on/OFF"),  # the word on, not O N
+        ("TO B 2个项目", "to B 两个项目"),
+    ],
+)
+def test_blind_batch_6_failures(text: str, expected: str) -> None:
+    assert normalize_zh(text) == expected

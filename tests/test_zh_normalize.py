@@ -170,7 +170,7 @@ CASES += [
     ("Wi-Fi 6", "Wi-Fi 六"),
     ("GPT-4o", "GPT四O"),  # a dash joining a code is silent
     ("Python 3.12", "Python 三点一二"),
-    ("iOS 18", "IOS 十八"),
+    ("iOS 18", "iOS 十八"),  # a capital after a lower-case letter keeps the written case
     ("C++20", "C++二十"),
     ("Q3营收", "Q三营收"),
     ("Windows 2000", "Windows 两千"),  # brands.tsv: cardinal

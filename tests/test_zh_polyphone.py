@@ -323,6 +323,15 @@ def test_chattts_homophones_follow_the_everyday_rules() -> None:
     assert _chattts_text("他背着书包") == "他杯着书包"
 
 
+def test_chattts_homophones_follow_the_session6_rules() -> None:
+    assert _chattts_text("我把钥匙落在家里了") == "我把钥匙辣在家里了"  # la4 by a word rule
+    assert _chattts_text("树叶落在地上") == "树叶落在地上"  # luo4: the usual reading
+    assert _chattts_text("他吐了一地") == "他兔了一地"
+    assert _chattts_text("不要随地吐痰") == "不要随地吐痰"
+    assert _chattts_text("你待会儿再来吧") == "你呆会儿再来吧"
+    assert _chattts_text("他丢三落四的") == "他丢三落四的"  # a keep word
+
+
 def test_chattts_reads_a_kept_traditional_character_right() -> None:
     assert _chattts_text("閤门") == "阁门"  # 閤 kept for its reading, written 阁 for ChatTTS
 
@@ -500,6 +509,75 @@ def test_word_rules_accept_a_whole_word_and_the_clause_end() -> None:
     assert polyphone.after_word("背着", "他", "走") is None  # no cue: the model decides
     assert polyphone.after_word("还", "再", "") == "huan2"
     assert polyphone.after_word("还", "再", "说") is None
+
+
+def test_word_rules_with_two_words_on_one_side_match_whole_words_only() -> None:
+    # A+B on the right: 落/在/家里 is 'left behind at home'; 家里人 is another word
+    assert polyphone.after_word("落", "钥匙", "在", after=("家里",)) == "la4"
+    assert polyphone.after_word("落", "树叶", "在", after=("家里人",)) is None
+    assert polyphone.after_word("落", "树叶", "在", after=("地上",)) is None
+    # B spelt over two words (吐/了/一/地), never a word's first character (一地图)
+    assert polyphone.after_word("吐", "他", "了", after=("一", "地")) == "tu4"
+    assert polyphone.after_word("吐", "他", "了", after=("一", "地图")) is None
+    # *B+A on the left: 心里 a few words back makes 闷 mèn, 天气 mēn
+    assert polyphone.after_word("闷", "很", "", before=("我", "心里")) == "men4"
+    assert polyphone.after_word("闷", "很", "", before=("今天", "天气")) == "men1"
+    assert polyphone.after_word("闷", "很", "", before=("我的", "心里话", "说")) == "men1"
+    # *把+: 把 some words back, any previous word (把/作业/落/在)
+    assert polyphone.after_word("落", "作业", "在", before=("我", "把")) == "la4"
+    assert polyphone.after_word("落", "太阳", "在", before=("我们",)) is None
+    # ^: the start of the run (应/令 'should order' in an edict; 一首/应/令/诗 stays yìng)
+    assert polyphone.after_word("应", "", "令") == "ying1"
+    assert polyphone.after_word("应", "一首", "令") is None
+
+
+def test_number_after_the_run_is_the_hash_word() -> None:
+    # "#": the run of Han text ends right before a number
+    assert polyphone.after_word("重", "笔记本", "", after=("#",)) == "zhong4"
+    assert polyphone.after_word("重", "笔记本", "") is None  # 很重 etc. decide elsewhere
+    assert polyphone.after_word("重", "笔记本", "约", after=("#",)) == "zhong4"
+    assert lexical("重3kg")[0] == "zhong4"
+
+
+def test_an_anywhere_rule_is_kept_in_a_rare_word_however_it_is_cut() -> None:
+    # 率 lv4 after any character of its word (利率, 准确率), even where the model, reading
+    # the digits around it, is near certain of shuai4; 草率 率领 keep shuai4
+    assert polyphone.anywhere_rule("率", "利", "") == "lv4"
+    assert polyphone.anywhere_rule("率", "草", "") is None  # 草率: the shuai4 rule comes first
+    assert polyphone.anywhere_rule("率", "", "领") is None
+    assert lexical("房贷利率下调0.25个百分点。")[3] == "lv4"
+    assert lexical("他做事很草率")[5] == "shuai4"
+
+
+@pytest.mark.parametrize(
+    ("marked", "reading"),
+    [
+        ("晋文公的大臣赵[衰]", "cui1"),  # 赵衰 Zhào Cuī
+        ("国力逐渐[衰]落", "shuai1"),
+        ("[任]弼时同志", "ren2"),  # the surname 任 rén
+        ("他担[任]班长", "ren4"),
+        ("[应]令各地官府严加查办", "ying1"),  # 'should order' (edict style)
+        ("这是一首[应]令诗", "ying4"),  # a poem written on command
+        ("机器运[转]正常", "zhuan4"),  # XHC 运转 yùnzhuàn
+        ("地球绕着太阳运[转]", "zhuan4"),
+        ("她扎了个马[尾]", "wei3"),  # XHC 马尾 mǎwěi (yǐ only in 马尾儿)
+        ("在家里[待]着", "dai1"),
+        ("[待]会儿见", "dai1"),
+        ("他一家遭了[难]", "nan4"),
+        ("他大[号]一声", "hao2"),
+        ("一层又一[重]", "chong2"),
+    ],
+)
+def test_names_classical_and_stay_readings(marked: str, reading: str) -> None:
+    i = marked.index("[")
+    assert reading_at(marked.replace("[", "").replace("]", ""), i) == reading
+
+
+def test_a_reduplicated_verb_reads_as_the_verb_alone() -> None:
+    # 教教 is a rare word the model read jiao4 jiao4; 教/我 is jiao1 by a word rule
+    assert lexical("你教教我吧")[1:3] == ["jiao1", "jiao1"]
+    assert lexical("他在学校教书")[4] == "jiao1"
+    assert lexical("我们教室很大")[2] == "jiao4"  # 教室: a dictionary word, untouched
 
 
 def test_word_rule_reading_must_have_a_syllable_per_character(

@@ -220,7 +220,7 @@ _RE_VERSION = re.compile(r"[vV](\d+(?:\.\d+)*)(?:\.x)?")
 _RE_DOTTED = re.compile(r"\d+(?:\.\d+){2,}")
 _RE_DOTTED_ANY = re.compile(r"\d+(?:\.\d+)+")
 _RE_FRACTION = re.compile(r"(\d+)[/⁄](\d+)")  # also U+2044 FRACTION SLASH
-_RE_FRACTION_ORD = re.compile(r"(\d+)[/⁄](\d+)(?:st|nd|rd|th)", re.I)
+_RE_FRACTION_ORD = re.compile(r"(\d+)[/⁄](\d+)(?:st|nd|rd|th)(s?)", re.I)
 _RE_DIGIT_GROUPS = re.compile(r"\+?\d{1,4}(?:[-.]\d{1,4}){2,5}")
 _RE_PHONE = re.compile(r"(?:\+?1[-.])?(?:\(\d{3}\)|\d{3})[-.]\d{3}[-.]\d{4}|\d{3}-\d{4}")
 _RE_DECIMAL_RANGE = re.compile(r"\d{1,6}\.\d{1,6}-\d{1,6}(?:\.\d{1,6})?|\d{1,6}-\d{1,6}\.\d{1,6}")
@@ -291,6 +291,7 @@ _RE_PATH = re.compile(
     r"(?:~|\.{1,2})?/[\w.~-]+(?:/[\w.~-]*)*"  # /usr/bin, ~/.bashrc, ./build.sh, ../a
     r"|[A-Za-z]:\\[\w.\\ -]*"  # C:\Users\a.txt
     r"|[A-Za-z_][\w.-]*(?:/[\w.-]+)*/[\w-]+\.[A-Za-z][A-Za-z0-9]{0,7}"  # src/utils/io.py
+    r"|\.[A-Za-z][\w-]*(?:/[\w.-]+)+"  # .github/workflows/ci.yml, .vscode/settings.json
     r"|[A-Za-z][\w.-]*:\d{2,5}"  # localhost:8080
     r"|\d{1,3}(?:\.\d{1,3}){3}:\d{2,5}"  # 127.0.0.1:8000
 )
@@ -517,6 +518,10 @@ class Normalizer:
             while j < n and not folded[j].isspace():
                 if j > i and folded[j] in "<[" and _markup_at(folded, j):
                     break  # go<noise/>home
+                if text[j] == "—" and not url:
+                    if j == i:
+                        j += 1  # "was—how": an em dash stands between words, a pause
+                    break
                 if (
                     folded[j] == "-"
                     and folded.startswith("--", j)
@@ -593,9 +598,14 @@ class Normalizer:
                     last = pieces[-1]
                     last.spoken = f"{last.spoken} {self._pending_suffix[k]}".strip()
                 out += pieces
+            raw = text[chunks[k][0] : chunks[k][1]]
             dash = (
                 _spaced_dash(
-                    folded[chunks[k][0] : chunks[k][1]], core_texts, k, equation, self._trails
+                    raw if raw in ("–", "—") else folded[chunks[k][0] : chunks[k][1]],
+                    core_texts,
+                    k,
+                    equation,
+                    self._trails,
                 )
                 if cb == ca
                 else None
@@ -607,6 +617,11 @@ class Normalizer:
             elif trails[k]:
                 self._read_trail(folded, trails[k], core_texts, k, equation)
             out += trails[k]
+        for t in out:  # a dash read as a pause keeps its own form (was—how: an em dash)
+            if t.kind == "punct" and t.spoken == "-" and text[t.start : t.end] in ("–", "—"):
+                t.spoken = text[t.start]
+        _curl_quotes(folded, out)
+        _close_function_parens(folded, out)
         self.issues = _stray_marks(folded, out) + self._format_chars
         return out
 
@@ -787,22 +802,51 @@ class Normalizer:
         out: set[int] = set()
         run: list[int] = []
 
+        def article(words: list[str], j: int) -> bool:
+            # GOT A MINUTE, THIS IS A TEST: "a" before a word; PLAN A, TYPE A IS: the letter
+            return (
+                words[j] == "A"
+                and j + 1 < len(words)
+                and not (j and words[j - 1].lower() in _LETTER_LABELS)
+            )
+
         def flush() -> None:
             # cut the run at capitals that are no word (AI FOR ALL: "A I" then "for all")
             words = [cores[i] for i in run]
             seg: list[int] = []
             for j, w in enumerate(words + [""]):
-                if w and self._caps_wordish(w, words[j + 1 : j + 2]):
+                if w and (
+                    article(words, j) if w == "A" else self._caps_wordish(w, words[j + 1 : j + 2])
+                ):
                     seg.append(j)
                     continue
-                if len(seg) >= 2 and any(words[x] in _CAPS_PHRASE_FUNCTION for x in seg):
+                if len(seg) >= 2 and any(
+                    words[x] in _CAPS_PHRASE_FUNCTION
+                    or words[x] == "A"
+                    or self._caps_word(words[x])  # LOW BATTERY, WET PAINT, DRY RUN
+                    for x in seg
+                ):
                     out.update(run[x] for x in seg)
                 seg = []
+            # THE ROI OF SEO, HOW TO USE AI IN 2024: a run with a function word that is no
+            # acronym (THE, FOR, HOW ...) is English in capitals, so its short function words
+            # are words even between acronyms (OF, IN, A)
+            if len(words) >= 2 and any(self._strong_function(w) for w in words):
+                out.update(
+                    run[j]
+                    for j, w in enumerate(words)
+                    if (w in _CAPS_FUNCTION_WORDS or article(words, j))
+                )
             run.clear()
 
         for k, c in enumerate(cores):
             base = c.replace("'", "")
-            if len(base) >= 2 and base.isalpha() and base.isupper() and c[0] != "'":
+            if (
+                (len(base) >= 2 or base == "A")
+                and base.isalpha()
+                and base.isupper()
+                and c[0] != "'"
+            ):
                 if run and (self._trails[run[-1]] or leads[k]):
                     flush()
                 run.append(k)
@@ -810,6 +854,11 @@ class Normalizer:
                 flush()
         flush()
         return out
+
+    def _strong_function(self, w: str) -> bool:
+        """A capital function word of three or more letters that is never an acronym."""
+        said = self.t.acronyms.get(w)
+        return len(w) >= 3 and w in _CAPS_PHRASE_FUNCTION and said is not None and said.islower()
 
     def _caps_wordish(self, w: str, after: list[str]) -> bool:
         """``w`` (all capitals) can be read as a word inside a capital phrase."""
@@ -837,6 +886,17 @@ class Normalizer:
 
     def _read_core(self, s: str, a: int, b: int, cores: list[str], k: int) -> list[Tok]:
         core = s[a:b]
+        if (
+            b - a == 2
+            and core.isdecimal()
+            and a > 0
+            and s[a - 1] == "'"
+            and (a == 1 or s[a - 2].isspace() or s[a - 2] in _OPENERS)
+        ):  # in '69, class of '05: a year without its century ("oh five", not "zero five")
+            if core == "00":
+                return [Tok(a, b, "two thousand")]
+            short = f"oh {num.cardinal(core[1])}" if core[0] == "0" else num.cardinal(core)
+            return [Tok(a, b, short)]
         prev = cores[k - 1] if k > 0 else ""
         self._before_prev = cores[k - 2] if k >= 2 else ""  # "Pharaoh Seti II"
         nxt = cores[k + 1] if k + 1 < len(cores) else ""
@@ -931,6 +991,9 @@ class Normalizer:
             # ``/٣``) go to the fallback, which reads or reports them one by one.
             if _RE_EMAIL.fullmatch(core) or _RE_URL.fullmatch(core):
                 return self.read_electronic(core)
+        m = _RE_HANDLE.fullmatch(core) if core[0] == "@" else None
+        if m:  # @openai, @elonmusk, @john_doe: a handle, "at" and the name as it is said
+            return "at " + self._handle_name(m.group(1))
         m = _RE_CLI_OPT.fullmatch(core) if core[0] == "-" else None
         if m and k < len(self._cli_ok) and self._cli_ok[k]:
             dashes = "dash dash" if core.startswith("--") else "dash"
@@ -1069,6 +1132,8 @@ class Normalizer:
         if core == "#" and _is_number(nxt):
             return "number"  # "account #: 99812"
         if core in ("x", "X", "×") and _is_number(prev) and _is_number(nxt):
+            if "=" in cores:
+                return "times"  # 3 x 4 = 12: a product in an equation (a 2 x 4 board: by)
             return "by"
         if core == "*" and _is_number(prev) and _is_number(nxt):
             return "times"
@@ -1107,6 +1172,26 @@ class Normalizer:
             and not (_is_capitalized(prev) or _is_number(prev) or _RE_ORDINAL.fullmatch(prev))
         ):  # St Louis, Dr Smith (no dot): a title, not CMUdict's first "street" / "drive"
             return "saint" if core == "St" else "doctor"
+        if (
+            core.lower() in ("re", "fwd", "fw")
+            and k < len(self._trails)
+            and self._trails[k] == ":"
+            and (k == 0 or self._trails[k - 1])
+        ):  # "Re: Q3 budget", "Fwd: notes": a mail subject's prefix (not the musical note)
+            return "R E" if core.lower() == "re" else "forward"
+        if core == "v" and (
+            (_is_number(prev) and _is_number(nxt))
+            or (_is_capitalized(prev) and _is_capitalized(nxt))
+        ):  # 3 v 3, React v Vue, Roe v. Wade: versus (not the letter V)
+            if k < len(self._trails) and self._trails[k] == ".":
+                self._silent_trail.add(k)  # the abbreviation's dot, no sentence end
+            return "versus"
+        if core in ("X", "XS", "XR") and (
+            prev == "iPhone" or (prev == "OS" and self._before_prev == "Mac")
+        ):  # iPhone X, iPhone XS, Mac OS X: Apple's "ten"
+            return " ".join(["ten", *core[1:]])
+        if core == "Mt" and _is_capitalized(nxt):
+            return "mount"  # Mt Fuji, Mt Hill (no dot): a mountain, whatever comes before
         if "." not in core and core in t.abbreviations:
             return t.abbreviations[core]
         street = _STREET.get(core.rstrip(".").lower())
@@ -1479,6 +1564,14 @@ class Normalizer:
             r = _time(m.group(1), m.group(2), m.group(3), m.group(4), nxt)
             if r:
                 return r
+            if m.group(3) is None and m.group(4) is None and int(m.group(2)) < 60:
+                # 25:30, 42:15 (no hour of a clock): a time of a race or a video, minutes
+                # and seconds (was "twenty five: thirty", the colon a pause)
+                mins, secs = m.group(1), m.group(2)
+                return (
+                    f"{num.cardinal(mins)} minutes and {num.cardinal(secs)} "
+                    f"{'second' if int(secs) == 1 else 'seconds'}"
+                )
         if core == "1:1" and (
             nxt.lower().rstrip("s") in _ONE_ON_ONE_NOUNS
             or (prev.lower() in ("weekly", "a", "our", "my", "your", "monthly") and not nxt)
@@ -1515,7 +1608,9 @@ class Normalizer:
                 if self._month_of(nxt, lenient=True) and not self._month_of(prev, lenient=True):
                     return words if prev.lower() == "the" else f"the {words}"
                 return words
-            return f"{num.cardinal(digits)} {suf}"
+            # 111st, 21th, 3nd: no ordinal; read as written, the suffix's letters spelled (NeMo
+            # reads it so; "twenty first" for 21th would guess what the writer meant)
+            return f"{num.cardinal(digits)} {letters_spoken(suf)}"
         before = cores[k - 2].lower() if k >= 2 and k - 2 < len(cores) else ""
         if core in _ROUND_PLURALS and (
             nxt.lower() == "of"
@@ -1589,6 +1684,12 @@ class Normalizer:
             ):
                 if not (_RE_DOTTED.fullmatch(core) and sum(map(len, groups)) < 7):
                     return ("plus " if core.startswith("+") else "") + _phone(core)
+            if _RE_LOCAL_PHONE.fullmatch(core) and (
+                core.startswith("555")
+                or core[4] == "0"
+                or any(c.lower().rstrip(".:,") in _PHONE_CUES for c in cores[max(0, k - 3) : k])
+            ):  # call me at 555-1234, 867-5309: a local number (not "100-1000 users")
+                return _phone(core)
         if version:
             return _version_parts(core.split("."))
         m = _RE_DOTTED.fullmatch(core)
@@ -1598,7 +1699,7 @@ class Normalizer:
         m = _RE_FRACTION_ORD.fullmatch(core)
         if m:
             words = num.fraction(m.group(1), m.group(2))
-            return f"and {words}" if prev.isdecimal() else words  # "23 4/5th"
+            return f"and {words}" if prev.isdecimal() else words  # "23 4/5th", "2/3rds"
         m = _RE_FRACTION.fullmatch(core)
         if (
             m
@@ -1662,7 +1763,11 @@ class Normalizer:
                     and not self._hours_range(m.group(1), m.group(2), prev, nxt)
                 ):
                     # "978-0", "3-1": a range goes up, so this is a code or a score and the
-                    # hyphen is silent (unless a unit follows: "1980-1970 kg" is a range)
+                    # hyphen is silent (unless a unit follows: "1980-1970 kg" is a range);
+                    # a score is said with "to" (beat them 108-102, won 4-2, a 52-48 vote)
+                    back = [c.lower() for c in cores[max(0, k - 3) : k]]
+                    if _is_score(m.group(1), m.group(2), back, nxt):
+                        return f"{left} to {right}"
                     return f"{left} {right}"
                 return f"{left} to {right}"
         r = self._plain_number(core, prev, nxt, k, cores, as_year=True)
@@ -2062,6 +2167,8 @@ class Normalizer:
         t = self.t
         if w in t.acronyms:
             return t.acronyms[w]
+        if len(w) > 1 and w.isalpha() and w.casefold() in t.special_folded:
+            return t.special_folded[w.casefold()]  # RoBERTa-large: a part with its reading
         base = w.replace("'", "")
         if len(w) == 1:
             if (
@@ -2072,7 +2179,11 @@ class Normalizer:
             ):
                 return "a"  # "A cat"; but "1 A or B", "Type A personality": the letter
             return w.upper() if w not in ("a", "I") else w
+        if _RE_LAUGH.fullmatch(w):
+            return w.lower()  # HAHAHA, HEHE, Hahaha: laughter, never the letters H A H A
         if base.isupper() and base.isalpha():
+            if w == "IT" and prev.lower() in _DETERMINERS:
+                return "I T"  # THE IT TEAM, OUR IT DEPARTMENT: information technology
             if self._shouting and w.lower() in cmudict() and not _spelled_in_cmudict(w.lower()):
                 return w.lower()  # a headline; but HTML, SQL stay spelled (CMUdict spells them)
             if w in _CAPS_FUNCTION_WORDS and any(self._caps_word(x) for x in (prev, nxt)):
@@ -2082,7 +2193,8 @@ class Normalizer:
             # GPUs, APIs: plural of an acronym
             stem = base[:-1]  # GPUs, GPU's, CPUs' (a plural possessive)
             sp = t.acronyms.get(stem) or self._acronym(stem)
-            return sp + ("'s" if " " in sp or len(sp) == 1 else "s")
+            apostrophe = " " in sp or len(sp) == 1 or w.endswith("'s")
+            return sp + ("'s" if apostrophe else "s")  # NVIDIA's: nvidia's (was "nvidias")
         low = w.lower()
         if len(w) <= 5 and w.isalpha() and not _has_vowel(w) and low not in cmudict():
             return letters_spoken(w)  # ssh, npm, IPv: no vowel, no word: said letter by letter
@@ -2094,8 +2206,17 @@ class Normalizer:
                 # cc, pr, hr, ui, api, url (CMUdict's first reading is the letters), qa, ux
                 # (no word at all): spelled in ``spoken`` too, so text engines spell them
                 return letters_spoken(w)
+        if w.islower() and len(w) >= 8 and w.isascii() and not _dict_word(w):
+            # lower case only: a capitalised name is more often no compound (Coursera)
+            parts = _compound_split(w)
+            if parts:
+                # elasticsearch, typescript, dataloader: two CMUdict words written together
+                # (the neural model garbled them: "typescript" T AY1 S P IH2 K T R AH2 P)
+                return " ".join(parts)
         if w.islower() or (w[0].isupper() and w[1:].islower()):
             return w
+        if len(w) == 2 and w[0].islower() and w[1].isupper():
+            return letters_spoken(w)  # pH, dB, eV (no number before: no unit): the letters
         parts = _camel_split(w)
         # iOS, macOS, ChatGPT: a capitals part is an acronym, so split even if CMUdict knows
         # the whole spelling (it has "ios" the island); iPhone, YouTube stay whole.
@@ -2110,6 +2231,8 @@ class Normalizer:
         ):
             return low  # ZeRO, GaN: a word with capitals for style, not "Ze R O"
         if low in cmudict() and not has_acronym_part:
+            if _spelled_in_cmudict(low):
+                return letters_spoken(w)  # PhD, MiB: CMUdict spells it, so text engines must
             return w
         if len(parts) > 1:
             return " ".join(self.read_word(p) for p in parts)
@@ -2131,6 +2254,16 @@ class Normalizer:
             and not _spelled_in_cmudict(letters_only.lower())
         ):  # WARNING, ERROR, LOCK, RETRIES: words; HTML, ESPN: CMUdict spells them, so do we
             return letters_only.lower()
+        rest = letters_only[1:].lower()
+        if (
+            letters_only == w
+            and len(rest) >= 4
+            and _has_vowel(rest)
+            and rest in cmudict()
+            and not _spelled_in_cmudict(rest)
+            and not _dict_word(letters_only.lower())
+        ):  # VLOOKUP, XLOOKUP, ECOMMERCE, ETRADE: a letter and a word ("V lookup")
+            return f"{w[0]} {rest}"
         return letters_spoken(w)
 
     def _roman(self, core: str, prev: str, nxt: str = "x") -> str | None:
@@ -2197,6 +2330,28 @@ class Normalizer:
             i = j
         return " ".join(x for x in out if x)
 
+    def _handle_name(self, name: str) -> str:
+        """The name of a social-media handle, part by part (``_`` and ``.`` are silent).
+
+        A part with a fixed reading keeps it (``openai`` -> open A I, as the brand is said);
+        a lower-case part is read like a label of an address (``elonmusk`` -> elon musk,
+        ``nasa`` -> Nasa); capitals, camelCase and digits as everywhere (``OpenAIDevs``,
+        ``user42``)."""
+        t = self.t
+        out: list[str] = []
+        for part in re.split(r"[_.]+", name):
+            if not part:
+                continue
+            if part.casefold() in t.special_folded:
+                out.append(t.special_folded[part.casefold()])
+            elif part.isalpha() and part.islower() and part.upper() in t.acronyms:
+                out.append(t.acronyms[part.upper()])
+            elif part.isalpha() and part.islower() and len(part) > 3:
+                out.append(self._url_word(part))
+            else:
+                out.append(self._alnum(part))
+        return " ".join(out)
+
     def _url_word(self, w: str) -> str:
         low = w.lower()
         if low in ("www", "http", "https", "ftp"):
@@ -2205,6 +2360,10 @@ class Normalizer:
             return low
         if low in ("jpg", "jpeg"):
             return "jay peg"
+        if w == low and low in self.t.acronyms:
+            return self.t.acronyms[low]  # report.docx: doc X; aws.amazon.com: A W S
+        if low in _PATH_WORDS:
+            return _PATH_WORDS[low]  # /usr/local/bin: slash user slash local slash bin
         if low in _SHORT_WORDS and not w.isupper():
             return low  # /home/my_files: "my" is a word, "io" "js" are spelled
         if len(low) <= 2 or (len(low) == 3 and low not in cmudict()) or _primary_spelled(low):
@@ -2288,6 +2447,11 @@ class Normalizer:
             return self._alnum_inner(w)
 
     def _alnum_inner(self, w: str) -> str:
+        m = _RE_CODE_PLURAL.fullmatch(w)
+        if m:  # H100s, A100s, F150s: more than one of the model ("H one hundreds")
+            said = self._alnum_inner(m.group(1))
+            if said.split()[-1].isalpha() and said.split()[-1].islower():
+                return num.plural_of_words(said)
         if w.isalpha() or _is_wordlike(w):
             return self._read_alpha(w, "", "")
         if "-" in w and len(w) <= 200:
@@ -2399,6 +2563,8 @@ class Normalizer:
                     out.append(run.lower())  # LD_LIBRARY_PATH, MAX_RETRIES: words of a name
                 elif "_" in w and run in _CAPS_FUNCTION_WORDS and len(w) > len(run) + 3:
                     out.append(run.lower())  # IS_LOADED, TIME_TO_LIVE: "is loaded", "to"
+                elif "_" in w and run.lower() in ("id", "ids"):
+                    out.append("I D's" if len(run) == 3 else "I D")  # user_id, item_ids
                 elif (
                     run.isupper()
                     or not _has_vowel(run)
@@ -2410,7 +2576,11 @@ class Normalizer:
                         )
                     )
                 ):
-                    out.append(self.t.acronyms.get(run) or letters_spoken(run))
+                    out.append(
+                        self.t.acronyms.get(run)
+                        or ("_" in w and _PATH_WORDS.get(run))  # my_var, tmp_dir: var, temp
+                        or letters_spoken(run)
+                    )
                 else:
                     out.append(self.read_word(run))
             elif c == "." and out and i > 0 and w[i - 1].isdecimal() and j < n and w[j].isdecimal():
@@ -2431,6 +2601,8 @@ class Normalizer:
                 return Tok(i, i + 2, t.special[composed], reason="composed")
         if two in _MATH_PAIRS:
             return Tok(i, i + 2, _MATH_PAIRS[two])  # x<=5, a!=b
+        if c == "~" and s[i + 1 : i + 2] == "/":
+            return Tok(i, i + 1, "tilde")  # host:~/dir: a home directory, not "about"
         if c in "~～" and 0 < i and s[i - 1].isdecimal() and s[i + 1 : i + 2].isdecimal():
             return Tok(i, i + 1, "to")  # 5~10
         if c == "-" and 0 < i and s[i - 1].isalnum() and s[i + 1 : i + 2].isalnum():
@@ -2463,6 +2635,14 @@ class Normalizer:
             and not s[i + 2 : i + 3].isalpha()
         ):
             return Tok(i, i + 1, "times")  # a*b, 2*x: one-character terms
+        if (
+            c == "*"
+            and prev
+            and (i == 0 or s[i - 1].isspace())
+            and (i + 1 == len(s) or s[i + 1].isspace())
+        ):
+            return Tok(i, i + 1, "star")  # SELECT * FROM, rm -rf *: a wildcard (a bullet
+            # "* item" at the start of a span, with nothing before it, stays silent)
         if c == "^" and 0 < i and s[i - 1].isalnum() and s[i + 1 : i + 2].isalnum():
             # x^2 -> x squared, 2^10 -> two to the power of ten
             exp = s[i + 1]
@@ -2646,6 +2826,24 @@ def _dict_split(word: str, max_parts: int = 3, min_len: int = 4) -> list[str] | 
         best[i] = found
     out = best.get(0)
     return out if out and len(out) > 1 else None
+
+
+def _compound_split(word: str) -> list[str] | None:
+    """Two CMUdict words of four or more letters written as one (``elasticsearch``,
+    ``dataloader``), or ``None``. Of several cuts the first part is rather no plural
+    (``timestamp`` is time stamp, not times tamp; ``namespace`` name space), then the shorter
+    part is as long as possible."""
+    cmu = cmudict()
+    best: tuple[tuple[bool, int, int], list[str]] | None = None
+    for i in range(4, len(word) - 3):
+        a, b = word[:i], word[i:]
+        if a not in cmu or b not in cmu or _spelled_in_cmudict(a) or _spelled_in_cmudict(b):
+            continue
+        plural_first = a.endswith("s") and a[:-1] in cmu
+        key = (not plural_first, min(len(a), len(b)), len(b))
+        if best is None or key > best[0]:
+            best = (key, [a, b])
+    return best[1] if best else None
 
 
 def _plain_number(s: str) -> str:
@@ -2989,6 +3187,59 @@ def _is_weekday(w: str) -> bool:
     return low in _WEEKDAYS or low in {d.lower() for d in _WEEKDAYS.values()}
 
 
+_OPENERS = frozenset("([{<«“‘")
+
+
+def _close_function_parens(s: str, toks: list[Tok]) -> None:
+    """The ``)`` that closes a ``(`` read "of" (``f(x)``, ``sqrt(2)``) is silent: "F of X
+    equals two", not a pause after X (``F of X) equals``)."""
+    closers = {t.start: t for t in toks if t.kind == "punct" and t.spoken == ")"}
+    for t in toks:
+        if t.spoken != "of" or t.end - t.start != 1 or s[t.start] != "(":
+            continue
+        depth = 0
+        for j in range(t.start, min(len(s), t.start + 200)):
+            depth += (s[j] == "(") - (s[j] == ")")
+            if depth == 0:
+                if j in closers:
+                    closers[j].spoken = ""
+                break
+
+
+def _curl_quotes(s: str, toks: list[Tok]) -> None:
+    """Straight quotation marks left as punctuation become typographic ones in ``spoken``.
+
+    A joiner of spoken pieces cannot tell an opening ``"`` from a closing one (``said "hi"``
+    came out ``said" hi"``); the source can: a mark after a space (or an opening bracket) and
+    before a word opens, one after a word closes, one standing alone between spaces opens when
+    the quotation marks before it are paired. ``'`` is only curled where it is clearly a
+    quotation mark (``'hi'``), never inside a word (``don't`` is no punctuation here anyway).
+    """
+    n = len(s)
+    for t in toks:
+        if t.kind != "punct" or t.end - t.start != 1 or t.spoken not in ('"', "'"):
+            continue
+        before = s[t.start - 1] if t.start else " "
+        after = s[t.end] if t.end < n else " "
+        starts = before.isspace() or before in _OPENERS
+        ends = after.isspace() or _is_punct_char(after)
+        if t.spoken == '"':
+            if starts and not ends:
+                t.spoken = "“"
+            elif ends and not starts:
+                t.spoken = "”"
+            elif starts and ends:
+                t.spoken = "“" if _open_quotes(s, t.start) % 2 == 0 else "”"
+        elif starts and after.isalpha():
+            t.spoken = "‘"
+        elif (
+            starts and s[t.end : t.end + 2].isdecimal() and not s[t.end + 2 : t.end + 3].isdecimal()
+        ):
+            t.spoken = ""  # in '69: the elided century, no quotation mark
+        elif ends and before.isalnum():
+            t.spoken = "’"
+
+
 def _open_quotes(s: str, end: int) -> int:
     """Double quotes before ``end`` that are quotation marks (not inch marks after a digit)."""
     return sum(1 for i in range(end) if s[i] == '"' and not (i and s[i - 1].isdecimal()))
@@ -3012,6 +3263,25 @@ def _descending(a: str, b: str) -> bool:
 
 
 #: Dot files: ``.env``, ``.gitignore``, ``.eslintrc.json`` (a leading dot and a lower-case name).
+#: Laughter written out: ``haha``, ``HAHAHA``, ``hehehe``, ``hihi`` (two or more syllables).
+_RE_LAUGH = re.compile(r"(?:[hH][aA]){2,}[hH]?|(?:[hH][eE]){2,}[hH]?|(?:[hH][iI]){2,}", re.I)
+#: A local phone number of three and four digits (``555-1234``), a phone number only after a
+#: cue of :data:`_PHONE_CUES` (or 555-, or a last group starting with 0): else a range.
+_RE_LOCAL_PHONE = re.compile(r"\d{3}-\d{4}")
+_PHONE_CUES = frozenset(
+    "call dial phone tel telephone fax text reach contact mobile cell ring number line "
+    "hotline extension".split()
+)
+#: Parts of Unix paths said as words by the people who type them (``/usr`` "user").
+_PATH_WORDS = {
+    "usr": "user", "tmp": "temp", "var": "var", "lib": "lib", "mnt": "mount", "pkg": "package",
+    "cfg": "config", "src": "S R C", "dir": "dir",
+}  # fmt: skip
+#: Plural of a model code: a capital, up to five letters and three to five digits, then ``s``
+#: (``W26s`` is a serial number).
+_RE_CODE_PLURAL = re.compile(r"([A-Z][A-Za-z]{0,5}\d{3,5})s")
+#: A handle: ``@`` and a name of letters, digits, ``_`` and inner dots (not an e-mail).
+_RE_HANDLE = re.compile(r"@([A-Za-z0-9_](?:[A-Za-z0-9_.]{0,48}[A-Za-z0-9_])?)")
 _RE_DOTFILE = re.compile(r"\.[a-z][a-z0-9_-]{1,30}(?:\.[a-z0-9]{1,8})?")
 #: Hex literals, colours and UUIDs, read character by character.
 _RE_HEX = re.compile(r"0[xX]([0-9a-fA-F]{1,32})")
@@ -3075,7 +3345,7 @@ _LABEL_WORDS = frozenset(
 #: Words before a spaced ``3 - 1`` that make it a score, not a subtraction.
 _SCORE_CUES = frozenset(
     "won win wins beat beats lost lose loses drew draw tied tie score scored scores final "
-    "led leads leading trailed trailing victory defeat record".split()
+    "led leads leading trailed trailing victory defeat record up down".split()
 )
 #: Words after ``5 - 3`` that make it a sum to be worked out ("5 - 3 is 2").
 _RESULT_WORDS = frozenset("is equals = gives makes was yields".split())
@@ -3126,7 +3396,32 @@ def _spaced_dash(
         return "to"  # 10 - 20 people, 2019 - 2023
     if minus_ok and not before & _SCORE_CUES and (not after or after in _OPERATORS):
         return "minus"  # 5 - 3 (but "won 3 - 1", "a 9 - 5 job")
+    if numbers and Normalizer._hours_range(prev, nxt, cores[k - 2] if k >= 2 else "", after):
+        return "to"  # a 9 - 5 shift: clock hours
+    if numbers and _is_score(prev, nxt, sorted(before), after):
+        return "to"  # won 4 - 1: a score
     return None
+
+
+#: Words after ``108-102`` that make it a score or a vote (``a 108-102 win``).
+_SCORE_NOUNS = frozenset(
+    "win wins victory loss losses defeat lead decision vote votes margin final thriller "
+    "result scoreline".split()
+)
+
+
+def _is_score(a: str, b: str, before: list[str], nxt: str) -> bool:
+    """``108-102``, ``4-2``, ``52-48`` as a score or a vote: two whole numbers going down, no
+    larger than scores get (``978-0`` is a code), after a score word (``won beat lost final
+    score voted …`` up to three words back) or before one (``a 108-102 win``), or both of
+    two or three digits (``Lakers 108-102 Celtics``; ``3-1`` alone may be a code)."""
+    if not (a.isdecimal() and b.isdecimal()) or (len(b) > 1 and b[0] == "0") or a[0] == "0":
+        return False
+    if int(a) > 200 or int(a) <= int(b):
+        return False
+    cue = any(w.rstrip(".,:") in _SCORE_CUES or w in ("voted", "vote", "passed") for w in before)
+    noun = nxt.lower().rstrip(".,;:!?") in _SCORE_NOUNS
+    return cue or noun or (len(a) >= 2 and len(b) >= 2)
 
 
 _OPERATORS = frozenset("+ - * / × ÷ ( ) =".split())

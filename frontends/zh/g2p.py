@@ -92,6 +92,10 @@ _SHORT = 4
 #: may overrule pypinyin's reading of it where it is near certain (chosen on CPP even lines).
 _RARE = 10
 
+#: Particles that jieba's word list glues to the end of a word (坦率地, 地走了): in a rare word
+#: our rule for them stands against the model's guess.
+_END_PARTICLES = frozenset("地得着了的")
+
 #: Most dictionary words whose reading a :class:`ZhG2P` keeps once made (a few MB at most).
 _FIXED_MAX = 50_000
 
@@ -248,6 +252,8 @@ class ZhG2P:
         prev: str = "",
         nxt: str = "",
         sure: Guess | None = None,
+        before: tuple[str, ...] = (),
+        after: tuple[str, ...] = (),
     ) -> list[str]:
         """Lexical pinyin of one word (simplified Han), using the text around it for context.
 
@@ -260,15 +266,23 @@ class ZhG2P:
         character ``k`` where it is near certain (``None`` otherwise); it overrules pypinyin's
         reading of a *rare* word (at most ``_RARE`` in jieba's counts, or none: 新圩镇 wei2,
         叶儿 er2), never our own table or a common word (相声, 妥当: chosen on CPP even lines).
+        ``before`` / ``after``: the words before ``prev`` and after ``nxt`` (word rules that
+        name two words on one side: 落/在/家里).
         """
         if len(word) == 1:
-            by_word = polyphone.after_word(word, prev, nxt)
+            by_word = polyphone.after_word(word, prev, nxt, before, after)
             if by_word:
                 return [by_word]
         else:
-            by_word = polyphone.after_word(word, prev, nxt)
+            by_word = polyphone.after_word(word, prev, nxt, before, after)
             if by_word:  # 背着/书包 bei1, 背着/父母 bei4: a word whose sense its object shows
                 return by_word.split()
+            if len(word) == 2 and word[0] == word[1] and not self._in_dictionary(word):
+                # a reduplicated verb no dictionary lists (教教我, 量量体温) reads as the verb
+                # alone would in the same place (教/我 jiao1), not as the model's guess
+                by_verb = polyphone.after_word(word[0], prev, nxt, before, after)
+                if by_verb:
+                    return [by_verb, by_verb]
             fixed = self._fixed.get(word)
             if fixed is not None:
                 return list(fixed)
@@ -384,11 +398,20 @@ class ZhG2P:
             # she2) is ours too; in a longer word the rule's context may be cut wrongly
             # (水分子: 分 fen4 by the rule for 水分, fen1 by the model)
             return {k for k in (0, 1) if polyphone.rule(word[k], word[:k], word[k + 1 :])}
+        if len(word) == 3 and word[1] in "不得着了过" and polyphone.rule(word[0], "", word[1:]):
+            out.add(0)  # a verb, a particle, one more (背不动 bei1, 闷着头 men1): one clear cut
         pos = 0
         for part in self._phrase_split(word):
             if len(part) > 1 and part in self._own:
                 out.update(range(pos, pos + len(part)))
             pos += len(part)
+        # a rule that holds after any character (率 lv4: 房贷利率) does not depend on the cut
+        out.update(k for k in range(1, len(word)) if polyphone.anywhere_rule(
+            word[k], word[:k], word[k + 1 :]))  # fmt: skip
+        # nor does a particle that ends the word, read by its rule (jieba's fragment 坦率地: de5)
+        last = len(word) - 1
+        if word[last] in _END_PARTICLES and polyphone.rule(word[last], word[:last], ""):
+            out.add(last)
         return out
 
     def _phrase_split(self, word: str) -> list[str]:

@@ -25,6 +25,8 @@ from functools import lru_cache
 from importlib import resources
 
 from mixvox.frontends.zh.numbers import read_cardinal, read_digits, read_number
+from mixvox.langid import EN_FUNCTION
+from mixvox.segment import ARCH_NAME
 from mixvox.segment import UNITS as _SEGMENT_UNITS
 from mixvox.textutil import fold_width, is_emoji, is_han, is_latin_letter, script_of
 
@@ -70,6 +72,12 @@ _LIANG_NEXT = set(
     "句段页列组颗粒片根棵架艘匹头口群周岁亿万千百桶盒包袋箱节门期届轮层栋户克吨角毛"
     "核路卡帧行夜晚处款道笔例档局盘集枚番圈亩升成拳脚刀眼声顿封幅串排盆锅壶罐扇面堵室厅卫房"
 )
+#: Nouns that begin with a measure character: after a product code they are what the code
+#: names (``RTX 4090笔记本``, ``Xeon 6348处理器``), not a count (``CPU 3000 元``, ``GPU 2 张``).
+_MEASURE_LED_NOUNS = (
+    "处理器", "笔记本", "台式机", "台式电脑", "路由器", "卡顿", "套装", "套件", "核显", "核心",
+    "头显", "面板", "系列", "版本", "机型", "型号", "芯片", "显卡", "主板",
+)  # fmt: skip
 #: Letter units after which a bare ``2`` is 两 too (``2GB`` -> 两 G B, ``2K`` -> 两 K).
 _LIANG_LETTER_UNITS = frozenset(
     "B KB MB GB TB PB K k M G T W kW V A mA ms s min h km m cm mm kg g mg t L l ml mL kV MW GW "
@@ -127,6 +135,53 @@ _DASH_SCORE_AFTER = (
     "获胜", "取胜", "战胜", "击败", "告负", "落败", "胜出", "赢", "输", "胜", "负", "战平",
 )  # fmt: skip
 #: After a 3-4 digit number: a room number, read digit by digit (302会议室 三零二).
+#: Latin words of progress before ``3/10`` (a count out of its total, 三，共十).
+_PROGRESS_WORDS = frozenset(
+    "epoch epochs step steps iter iters iteration iterations batch round episode ep page part "
+    "stage trial lap".split()
+)
+#: Words before ``28/32GB``, ``3/5个``: an amount used or done out of a total (二十八，共三十二GB).
+_USED_CUES = (
+    "用了", "已用", "占用", "使用了", "已使用", "完成了", "已完成", "上了", "看了", "读了", "做了",
+    "下载了", "已下载", "上传了", "已上传", "答对了", "通过了",
+)  # fmt: skip
+#: Measure words after ``第3/10``: said after both numbers (第三集，共十集).
+_PROGRESS_MEASURES = frozenset("集话轮步章页节期季部题局场回课关层级次篇卷段名个位")
+#: ``2 x RTX 4090``: a count, a multiplication sign and a product name starting with a capital
+#: (``x``/``×`` glued or spaced; ``X``/``*`` spaced on both sides).
+_RE_COUNT_TIMES = re.compile(r" ?([x×]) ?(?=[A-Z])| ([X*]) (?=[A-Z])", re.ASCII)
+
+
+@lru_cache(maxsize=1)
+def _counted_products() -> tuple[tuple[re.Pattern[str], str], ...]:
+    """``data/counted_products.tsv``: product-name patterns and their measure words."""
+    rows: list[tuple[re.Pattern[str], str]] = []
+    path = resources.files("mixvox.frontends.zh").joinpath("data").joinpath("counted_products.tsv")
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        pattern, measure = line.split("\t")[:2]
+        rows.append((re.compile(pattern + r"(?![a-z])", re.ASCII), measure))
+    return tuple(rows)
+
+
+def _product_measure(name: str) -> str | None:
+    """The measure word for a counted product (张 for a graphics card, 颗 for a processor, 块 for
+    a drive, 条 for a memory module; 个 for another code-like name: ``USB-C``, ``10GbE``), or
+    ``None`` when the name is no product (``2x Faster``: an English word, 倍)."""
+    for pattern, measure in _counted_products():
+        if pattern.match(name):
+            return measure
+    word = re.match(r"[A-Za-z][A-Za-z0-9.+-]*", name)
+    if word and (
+        any(c.isdigit() for c in word.group()) or sum(c.isupper() for c in word.group()) >= 2
+    ):
+        return "个"
+    return None
+
+
+#: Names whose ``+`` is part of the name (``Mate 70 Pro+``, ``Disney+``, ``Apple TV+``).
+_PLUS_NAMES = "Pro|Ultra|Max|Lite|Note|Mini|TV|Disney|Paramount|ESPN|Discovery|AMC|Peacock|Plus"
 _ROOM_NEXT = ("室", "会议室", "房间", "教室", "宿舍", "病房", "号房", "号会议室", "号房间")
 #: Words right before ``N-M`` that make it a chapter-numbered figure, table or formula.
 _FIGURE_WORDS = (
@@ -140,6 +195,17 @@ _SLANG_NUMBERS: dict[str, tuple[str, ...]] = {
     "666": (), "6666": (), "996": (), "886": (), "1314": (), "5201314": (),
     "520": ("那天", "当天", "这天", "节", "表白", "快乐", "礼物"),
     "521": ("那天", "当天", "这天", "节", "表白", "快乐", "礼物"),
+    "88": ("VIP",),  # 淘宝88VIP: the membership's name, 八八 VIP
+    # the mid-year shopping festival, like 双十一 (6·18 with its dot is a date rule)
+    "618": ("期间", "大促", "活动", "购物节", "当天", "那天", "狂欢", "促销", "预售", "开门红", "秒杀",
+            "囤货", "优惠", "返场", "和双", "前后", "之前", "以后", "之后"),
+    "818": ("发烧节", "购物节", "大促", "期间", "活动", "当天"),  # Suning's August festival
+}  # fmt: skip
+#: Words right before a number of :data:`_SLANG_NUMBERS` that make it the word too
+#: (``京东618``, ``今年618你买了什么``, ``双11和618``), when no measure word or unit follows.
+_SLANG_BEFORE: dict[str, tuple[str, ...]] = {
+    "618": ("京东", "天猫", "淘宝", "拼多多", "今年", "去年", "明年", "双11和", "双十一和", "年中"),
+    "818": ("苏宁",),
 }  # fmt: skip
 #: Words before a number that make it a count or an amount.
 _COUNT_BEFORE = (
@@ -169,6 +235,23 @@ _SLASH_DATE_BEFORE = (
 _SLASH_DATE_AFTER = (
     "开始", "起", "前", "后", "那天", "当天", "这天", "截止", "上线", "发布", "举行", "举办", "放假",
     "开学", "生日", "圣诞", "晚上", "上午", "下午", "凌晨", "中午", "早上", "晚",
+)  # fmt: skip
+#: Words before ``20241115`` that make eight digits a date (生产日期：20241115).
+_DATE_WORDS = (
+    "日期",
+    "生日",
+    "出生于",
+    "有效期至",
+    "有效期",
+    "到期日",
+    "截止日",
+    "发布日",
+    "签发日",
+)
+#: Words after a dotted ``MM.DD`` without a zero (``11.11当天``) that make it a date, not a decimal.
+_DOTTED_DATE_AFTER = (
+    "当天", "那天", "这天", "当晚", "零点", "期间", "大促", "活动", "购物节", "晚会", "前后", "之前",
+    "之后", "开始", "截止", "上线", "发布",
 )  # fmt: skip
 #: After a four-digit year that names something (2024届 二零二四届, 2025款, 2024赛季).
 _YEAR_NAMED_NEXT = (
@@ -245,6 +328,7 @@ _UNITS: dict[str, str] = {
     "mL": "毫升", "°C": "摄氏度", "℃": "摄氏度", "°F": "华氏度", "℉": "华氏度", "°": "度",
     "mmol": "毫摩尔", "μmol": "微摩尔", "mol": "摩尔",
     "Gbps": "吉比特每秒", "Mbps": "兆比特每秒", "Kbps": "千比特每秒", "kbps": "千比特每秒",
+    "Gb/s": "吉比特每秒", "Mb/s": "兆比特每秒", "Kb/s": "千比特每秒", "kb/s": "千比特每秒",
     "kcal": "千卡", "cal": "卡", "kJ": "千焦", "rpm": "转每分钟", "k㎡": "平方千米",
     "′": "分", "″": "秒",
     "kV": "千伏", "GW": "吉瓦", "MW": "兆瓦", "GWh": "吉瓦时", "MWh": "兆瓦时", "TWh": "太瓦时",
@@ -603,7 +687,11 @@ class _Scanner:
 
     # -- context helpers --------------------------------------------------------------------
     def before(self, i: int, k: int = 4) -> str:
-        return self.t[max(0, i - k) : i]
+        """The ``k`` characters before ``i``, reaching into the text before the span (its
+        sentence's other spans: ``会议ID是123 456 7890``, where ``ID`` is an English span)."""
+        if i >= k or not self.context:
+            return self.t[max(0, i - k) : i]
+        return (self.context[-(k - i) :] + self.t[:i])[-k:]
 
     def after(self, j: int, k: int = 3) -> str:
         return self.t[j : j + k]
@@ -798,6 +886,10 @@ class _Scanner:
             ):
                 self.add(i, i + 1, "punct", "")  # 2024-06-01T10:00:00: ISO 8601's T is silent
                 i += 1
+            elif cls == "latin" and self._architecture(i):
+                i = self._era_end
+            elif cls == "latin" and self._caps_function_word(i):
+                i = self._era_end
             elif cls == "latin" and self._ampm_after_han_time(i):
                 i = self._era_end
             elif cls == "latin" and self._era_after_date(i):
@@ -1009,12 +1101,68 @@ class _Scanner:
                     ps[k] = Piece(p.start, p.end, "num", "减")  # n-1, i-2: a variable minus
                     continue
                 if (
+                    c == "-"
+                    and a.kind == "num"
+                    and a.spoken.endswith(("平方", "立方", "次方"))
+                    and b.kind in ("latin", "num")
+                    and a.end == p.start == b.start - 1
+                ):
+                    ps[k] = Piece(p.start, p.end, "num", "减")  # x²-2x+1: a power minus a term
+                    continue
+                if (
                     a.end == p.start
                     and b.start == p.end
                     and a.kind in ("latin", "num")
                     and b.kind in ("latin", "num")
                 ):
                     ps[k] = Piece(p.start, p.end, "punct", "")
+
+    def _caps_function_word(self, i: int) -> bool:
+        """``TO B``/``TO C``/``TO G`` (business jargon: to businesses, to consumers) and
+        ``ON/OFF``: the capital function word is the English word (to, on), not letters
+        (T O, O N). Sets ``_era_end``."""
+        t = self.t
+        if i > 0 and t[i - 1].isascii() and t[i - 1].isalnum():
+            return False
+        if (
+            t.startswith("TO ", i)
+            and i + 3 < self.n
+            and t[i + 3] in "BCGD"
+            and not (i + 4 < self.n and (t[i + 4].isascii() and t[i + 4].isalnum()))
+        ):
+            self.add(i, i + 2, "latin", "to")
+            self._era_end = i + 2
+            return True
+        if re.match(r"ON ?/ ?OFF(?![A-Za-z])", t[i : i + 12]):
+            self.add(i, i + 2, "latin", "on")
+            self._era_end = i + 2
+            return True
+        return False
+
+    def _architecture(self, i: int) -> bool:
+        """``x86_64``, ``arm64``, ``aarch64``, ``amd64``, ``i386``, ``s390x`` (not glued after a
+        letter or digit): the letters as Latin words, the digits one by one as people say them
+        (x 八六 六四, arm 六四: never 六十四, nor 三百九十倍 for s390x), the ``_``/``-`` silent.
+        ``aarch``, ``loongarch`` and ``riscv`` are said by their parts (A arch, loong arch,
+        RISC-V); ``ARM`` is the word "arm", as its maker says it. Sets ``_era_end`` to the end."""
+        t = self.t
+        if i > 0 and (t[i - 1].isascii() and (t[i - 1].isalnum() or t[i - 1] == "_")):
+            return False
+        m = ARCH_NAME.match(t, i)
+        if not m:
+            return False
+        for part in re.finditer(r"(?i)a(?=arch)|loong(?=arch)|arm(?=v)|[a-z]+|\d+|[_-]", m.group()):
+            a, b = i + part.start(), i + part.end()
+            word = part.group()
+            if word in "_-":
+                self.add(a, b, "punct", "")
+            elif word.isdigit():
+                self.add(a, b, "num", read_digits(word))
+            else:
+                said = {"riscv": "RISC-V", "arm": "arm"}.get(word.lower(), word)
+                self.add(a, b, "latin", said)  # ARM64: the company's name is said "arm"
+        self._era_end = m.end()
+        return True
 
     def _latin_end(self, i: int) -> int:
         """End of the Latin word at ``i``: letters, inner hyphens (Wi-Fi), ``++``/``#`` (C++)."""
@@ -1153,7 +1301,9 @@ class _Scanner:
                         word = "到"
                     ps[k] = Piece(p.start, p.end, "num", word)
                 elif a.kind == "num" and b.kind == "num" and not code:
-                    ps[k] = Piece(p.start, p.end, "num", "到")
+                    # 10²-1: after a power the dash is a minus, not a range
+                    power = a.spoken.endswith(("平方", "立方", "次方"))
+                    ps[k] = Piece(p.start, p.end, "num", "减" if power else "到")
                 elif (
                     a.kind == "latin"
                     and a.spoken in ("k", "K")
@@ -1210,6 +1360,16 @@ class _Scanner:
     def symbol(self, i: int, cls: str) -> int:
         t, orig = self.t, self.orig
         c = orig[i]
+        if (
+            c == "+"
+            and re.search(r"(?<![A-Za-z])(?:" + _PLUS_NAMES + r")$", t[max(0, i - 12) : i])
+            and not (i + 1 < self.n and (t[i + 1].isascii() and t[i + 1].isalnum()))
+            and not (i + 1 < self.n and t[i + 1] in "+=")
+        ):
+            # Mate 70 Pro+, Disney+, Apple TV+: the plus of a name, said "plus" as in English
+            # (GPT+插件, a+b keep 加: a sum of two things)
+            self.add(i, i + 1, "latin", "plus")
+            return i + 1
         if c in "-−" and t.startswith(("百分之", "千分之", "万分之"), i + 1):
             prev = t[i - 1] if i > 0 else ""
             if not (prev and prev.isascii() and prev.isalnum()):
@@ -1362,6 +1522,13 @@ class _Scanner:
                     end += 2
                 elif end < self.n and t[end] in "万亿":
                     mult = t[end]
+                    end += 1
+                elif (
+                    end < self.n
+                    and t[end] == "T"
+                    and not (end + 1 < self.n and is_latin_letter(t[end + 1]))
+                ):
+                    mult = "万亿"  # $3T, $3.5T: a trillion, 三万亿 / 三点五万亿美元
                     end += 1
                 elif (
                     end < self.n
@@ -1600,7 +1767,10 @@ class _Scanner:
             and not self._dotted_date_follows(m.end())
         ):
             m = None  # 10.05元, 涨了10.08%, 共计12.06万: a decimal
-        if m and "0" in (m.group(1)[0], m.group(3)[0]):
+        if m and (
+            "0" in (m.group(1)[0], m.group(3)[0])
+            or self.t.startswith(_DOTTED_DATE_AFTER, m.end())  # 11.11当天, 12.12大促
+        ):
             if _valid_md(int(m.group(1)), int(m.group(3))):
                 self.add(i, m.end(), "num", _read_month_day(m.group(1), m.group(3)))
                 return m.end()
@@ -1765,6 +1935,8 @@ class _Scanner:
             return m.end()
         if i > 0 and self.t[i - 1] in "/.":
             return i
+        if self._progress_count(i, m):
+            return m.end()
         unit = self.unit_at(m.end())
         if unit and unit[0] in _TEMPERATURE_UNITS and " " not in m.group():
             # 气温15/25℃: a forecast's low and high, 十五到二十五摄氏度
@@ -1817,6 +1989,49 @@ class _Scanner:
             return unit[1]
         self.add(i, m.end(), "num", spoken)
         return m.end()
+
+    def _progress_count(self, i: int, m: re.Match[str]) -> bool:
+        """``Epoch 3/10``, ``Step 500/1000``, ``第3/10集``: a count out of its total after a word
+        of progress, read 三，共十 / 第三集，共十集 (the third of ten), never 十分之三.
+
+        The word before is a Latin progress word (epoch, step, iter, batch, round, episode,
+        page, part, stage, trial; one space or none) or 第 (then a measure word after the total
+        is said with both numbers: 第三集，共十集), or a word of use or progress (用了, 已用, 占用,
+        已完成, 上了 …) with a unit or measure word after the total (``内存用了28/32GB`` 二十八，共
+        三十二GB, ``已完成3/5个任务`` 三个，共五个任务; ``用了3/4`` stays 四分之三). The count is at most
+        its total. Adds the pieces (the slash a short pause) and says whether it did.
+        """
+        a, b = m.group(1), m.group(2)
+        if int(a) == 0 or int(a) > int(b) or a.startswith("0") or b.startswith("0"):
+            return False
+        before = self.before(i, 12).rstrip(" ")
+        nxt = self.t[m.end() : m.end() + 1]
+        if before.endswith("第") and len(before) == len(self.before(i, 12)):
+            measure = nxt if nxt in _PROGRESS_MEASURES else ""
+        elif (
+            before.endswith(_USED_CUES)
+            and nxt
+            and (nxt in _PROGRESS_MEASURES or is_latin_letter(nxt) or self.unit_at(m.end()))
+        ):
+            # 内存用了28/32GB, 已完成3/5个任务: so much used or done of a total, 二十八，共三十二GB
+            measure = nxt if nxt in _PROGRESS_MEASURES else ""
+        else:
+            word = re.search(r"([A-Za-z]+)$", before)
+            if word is None or word.group(1).lower() not in _PROGRESS_WORDS:
+                return False
+            if word.end() != len(before) or len(self.before(i, 12)) - len(before) > 1:
+                return False
+            if word.start() > 0 and not (
+                before[word.start() - 1] in " ([" or _is_cjkish(before[word.start() - 1])
+            ):
+                return False
+            measure = ""
+        a_end = i + len(a)
+        b_start = m.end() - len(b)
+        self.add(i, a_end, "num", read_cardinal(a, liang_bai=False) + measure)
+        self.add(a_end, b_start, "punct", "，")
+        self.add(b_start, m.end(), "num", "共" + read_cardinal(b, liang_bai=False))
+        return True
 
     def _r_version_pair(self, i: int) -> int:
         """``Windows 10/11``, ``iOS 17/18``, ``PCIe 4.0/5.0``: a slash between two ascending
@@ -1907,6 +2122,17 @@ class _Scanner:
             self.add(i, i + len(a), "num", read_digits(a, yao=True))
             self.add(i + len(a), i + len(a) + 1, "punct", "")
             self.add(i + len(a) + 1, end, "num", read_digits(b, yao=True))
+            return end
+        if (
+            len(a) == len(b) == 4
+            and a.isdigit()
+            and b.isdigit()
+            and 1900 <= int(a) < int(b) <= 2099
+            and self.after(end, 2).startswith(_YEAR_NAMED_NEXT)
+            and not unit
+        ):
+            # 2023-2024学年, 2024~2025赛季: two years naming a school year, a season
+            self.add(i, end, "num", read_digits(a) + "到" + read_digits(b))
             return end
         ordinal = self.before(i, 2).rstrip(" ").endswith("第")  # 第2-4名: ordinals never take 两
         ra = self._read_plain(a, end, year_ok=True, liang=not ordinal)
@@ -2038,6 +2264,21 @@ class _Scanner:
             # 2.5B美元 -> 二十五亿美元, 300M元: K/M/B before a currency word are a magnitude
             self.add(i, end + 1, "num", read_number(_scaled(raw, _MAGNITUDES[mag.group(1)])))
             return end + 1
+        counted = _RE_COUNT_TIMES.match(t, end)
+        measure = _product_measure(t[counted.end() : counted.end() + 24]) if counted else None
+        if (
+            counted
+            and measure
+            and "." not in raw
+            and len(raw) <= 2
+            and raw != "0"
+            and (counted.group(1) in "x×" or counted.group().startswith(" "))
+            and not (i > 0 and (is_latin_letter(t[i - 1]) or t[i - 1] in "x×*"))
+        ):
+            # 2 x RTX 4090, 8×H100: a count of a product, 两张 RTX 四零九零 (the measure word by the
+            # product's kind, data/counted_products.tsv), not 二 X / 二乘 / 两倍
+            self.add(i, counted.end(), "num", read_number(raw, liang=True) + measure)
+            return counted.end()
         nxt2 = self.after(end, 2)
         if (
             nxt2[:1] in ("x", "×")
@@ -2137,6 +2378,18 @@ class _Scanner:
         ):
             self.add(i, end, "num", read_cardinal(raw))  # 座位号是32F: row 三十二, seat F
             return end
+        if (
+            len(raw) == 2
+            and i > 1
+            and t[i - 1] == "米"
+            and _is_digit(t[i - 2])
+            and not (end < self.n and (t[end] in "./" or _is_digit(t[end])))
+            and not self.unit_at(end)
+            and not self.liang_next(end)
+            and not self.after(end, 2).startswith(("公分", "厘米", "毫米", "分米"))
+        ):
+            self.add(i, end, "num", read_digits(raw, yao=False))  # 1米75 -> 一米七五 (cm)
+            return end
         code = self._code_reading(raw, i, end)
         if code is not None:
             self.add(i, end, "num", code)
@@ -2149,6 +2402,14 @@ class _Scanner:
         before the number (``cpu: 500m``, ``CPU requests设为500m``), so ``m`` is millicores."""
         before = (self.context[-24:] + self.t[max(0, i - 24) : i]).lower()
         return any(w in before for w in ("cpu", "millicore", "核心", "vcpu"))
+
+    def _model_suffix_at(self, j: int) -> bool:
+        """Capitals glued after a number that are no unit: a model's suffix (the ``K`` of
+        ``i9 13900K``, ``KF``; not the ``mAh`` of ``4500mAh``)."""
+        k = j
+        while k < self.n and k - j < 3 and self.t[k].isascii() and self.t[k].isupper():
+            k += 1
+        return k > j and not (k < self.n and is_latin_letter(self.t[k])) and not self.unit_at(j)
 
     def _after_spaced_code(self, i: int) -> bool:
         """The number at ``i`` follows a code (letters and digits, ending in a digit: ``M.2``,
@@ -2351,6 +2612,18 @@ class _Scanner:
             end += 1  # "2024 年 3 月" (spaces around numbers, as tech writing does)
         nxt = self.after(end, 3)
         nxt1 = nxt[:1]
+        if (
+            len(raw) == 8
+            and 1900 <= int(raw[:4]) <= 2099
+            and _valid_md(int(raw[4:6]), int(raw[6:]))
+            and prev.rstrip(" :：是为").endswith(_DATE_WORDS)
+        ):
+            # 生产日期：20241115: a date written without separators, 二零二四年十一月十五日
+            return _read_year(raw[:4]) + _read_month_day(raw[4:6], raw[6:])
+        if len(raw) == 2 and nxt.startswith("财年"):
+            return read_digits(
+                raw
+            )  # 24财年: a fiscal year written short, 二四财年 (as 86年 八六年)
         if nxt1 and nxt1 in "月日号" and len(raw) <= 2:
             return read_cardinal(raw)  # 08月 -> 八月
         if len(raw) > 1 and raw[0] == "0":
@@ -2361,12 +2634,21 @@ class _Scanner:
             return read_digits(raw)  # ICLR'24, Summer '25: a year written with two digits
         if (
             raw in _SLANG_NUMBERS
-            and (not _SLANG_NUMBERS[raw] or self.after(end, 2).startswith(_SLANG_NUMBERS[raw]))
-            and nxt1 not in _QUANTITY_NEXT
-            and not self.liang_next(end)
-            and not self.unit_at(end)
+            and (
+                bool(_SLANG_NUMBERS[raw])
+                and self.t.startswith(_SLANG_NUMBERS[raw], end)
+                or (
+                    (
+                        not _SLANG_NUMBERS[raw]
+                        or prev.endswith(_SLANG_BEFORE.get(raw, ()) or ("\0",))
+                    )
+                    and nxt1 not in _QUANTITY_NEXT
+                    and not self.liang_next(end)
+                    and not self.unit_at(end)
+                )
+            )
             and not prev.endswith(_COUNT_BEFORE)
-        ):
+        ):  # a word of the table after it (618期间) wins over the measure word 期
             return read_digits(raw)  # 这波操作666, 996工作制, 520那天: said digit by digit
         if prev.endswith("第"):
             return read_cardinal(raw, liang_bai=False)  # 第二百: ordinals never take 两
@@ -2438,13 +2720,17 @@ class _Scanner:
         if (
             3 <= len(raw) <= 4
             and any(
-                prev.endswith(w) and _is_digit(prev[: -len(w)][-1:] or " ")
+                prev.endswith(w)
+                and (
+                    _is_digit(prev[: -len(w)][-1:] or " ")
+                    or (prev[: -len(w)][-1:].isascii() and prev[: -len(w)][-1:].isupper())
+                )
                 for w in _ADDRESS_BEFORE_ROOM
             )
             and nxt1 not in _QUANTITY_NEXT
             and not self.liang_next(end)
         ):
-            return read_digits(raw, yao=True)  # 3号楼2单元501: the flat's number
+            return read_digits(raw, yao=True)  # 3号楼2单元501, A栋1201: the flat's number
         if raw in _SERVICE_NUMBERS and (
             nxt.startswith(_EMERGENCY_NEXT)
             or (
@@ -2498,11 +2784,13 @@ class _Scanner:
             return read_cardinal(raw)  # 太古汇2座2306室: a building's number in an address, 二座
         if (
             re.fullmatch(r"[1-5]0[5-9]0", raw)
-            and (self.before(i, 2).rstrip(" ").endswith(("张", "块")) or nxt.startswith("显卡"))
+            and (
+                self.before(i, 2).rstrip(" ").endswith(("张", "块", "卡")) or nxt.startswith("显卡")
+            )
             and nxt1 not in _QUANTITY_NEXT
             and not self.liang_next(end)
         ):
-            return read_digits(raw)  # 一张4090, 两块3090, 4090显卡: a graphics card's number
+            return read_digits(raw)  # 一张4090, 单卡4090, 4090显卡: a graphics card's number
         label = self._brand_before(i)
         if label is not None and not label[1] and label[0].casefold() in _LABEL_WORDS:
             if len(raw) in (3, 4) and label[0].casefold() in ("room", "gate", "line"):
@@ -2585,6 +2873,18 @@ class _Scanner:
         after = t[end] if end < self.n else ""
         if i > 1 and t[i - 1] in "·・•" and is_latin_letter(t[i - 2]) and len(raw) >= 3:
             return read_digits(raw)  # 沪A·88888: a licence plate
+        k = i
+        while k > 0 and i - k < 4 and t[k - 1].isascii() and t[k - 1].isupper():
+            k -= 1
+        if len(raw) >= 4 and "." not in raw and not (k > 0 and is_latin_letter(t[k - 1])):
+            cue = self.before(k, 8).rstrip(" \t\u3000是为:：")
+            named = cue.endswith(("号", "码")) and len(cue) >= 2 and is_han(cue[-2])
+            if (cue.endswith(_ID_CUES_WORDS) or named) and not cue.endswith(
+                ("型号", "端口", "端口号", "错误码", "状态码", "返回码", "代码", "编码")
+            ):  # a code of a kind (错误码E1003) is said with 一, as its number is
+                # 运单号是YT7523186490213, 航班号MU5101, 身份证号码：…002X: an identifier with a
+                # letter before or after its digits, 幺 for 1
+                return read_digits(raw, yao=True)
         if (
             len(raw) == 4
             and raw[0] != "0"
@@ -2600,15 +2900,18 @@ class _Scanner:
             and not (i > 2 and is_latin_letter(t[i - 3]))
         ):
             return read_digits(raw)  # H.264, H.265: the codec's number (H 点二六四)
+        noun_next = self.after(end + 1 if self.after(end, 1) == " " else end, 4).startswith(
+            _MEASURE_LED_NOUNS
+        )
         if (
-            len(raw) == 4
-            and raw[2:] != "00"  # DDR5 6000 is 六千: a round figure is said as a number
+            # DDR5 6000 is 六千: a round figure is said as a number
+            ((len(raw) == 4 and raw[2:] != "00") or (len(raw) == 5 and raw[2:] != "000"))
             and self._after_spaced_code(i)
-            and not self.liang_next(end)
+            and (noun_next or not self.liang_next(end) or self._model_suffix_at(end))
         ):
             nxt = self.after(end + 1 if self.after(end, 1) == " " else end, 1)
-            if nxt not in _QUANTITY_NEXT:
-                return read_digits(raw)  # M.2 2280, DDR5 6000: a spec after a code
+            if noun_next or nxt not in _QUANTITY_NEXT:
+                return read_digits(raw)  # M.2 2280, i9 13900K: a spec after a code
         brand = self._brand_before(i)
         resolution = raw in ("240", "360", "480", "576", "720", "1080", "1440", "2160", "4320")
         if (
@@ -2661,6 +2964,7 @@ class _Scanner:
         if (
             brand is not None
             and not brand[1]
+            and not noun_next  # RTX 4090笔记本, Xeon 6348处理器: 笔/处 start a noun
             and (nxt in _QUANTITY_NEXT or self.liang_next(end) or self.unit_at(end))
         ):
             return None  # "CPU 3000 元", "GPU 2 张": a quantity after a name, not a code
@@ -2814,8 +3118,10 @@ def normalize_zh(text: str) -> str:
     """Written -> spoken Chinese: ``2024年1月5日 3:30`` -> ``二零二四年一月五日三点三十分``.
 
     Punctuation is kept as written; Latin letter runs that are acronyms (see
-    :func:`is_acronym`) are upper-cased because the frontend reads them letter by letter
-    (``gpu`` -> ``GPU``); longer words are kept as written; unreadable characters are dropped here (the frontend warns).
+    :func:`is_acronym`) are upper-cased when written in lower case, because the frontend reads
+    them letter by letter (``gpu`` -> ``GPU``; ``pH``, ``mA`` with a capital after a lower-case
+    letter keep their case); longer words are
+    kept as written; unreadable characters are dropped here (the frontend warns).
     Spaces between two Chinese pieces disappear; elsewhere one space is kept.
     """
     out: list[str] = []
@@ -2825,7 +3131,14 @@ def normalize_zh(text: str) -> str:
         if gap and out and not (_is_cjkish(out[-1][-1]) and _is_cjkish(_first(p))):
             out.append(" ")
         if p.kind == "latin":
-            keep = " to " in p.spoken or not is_acronym(p.spoken)
+            # pH, mA, dB: a capital after a lower-case letter is the written form's meaning
+            # and is kept; other acronyms are written in capitals (gpu, Atm -> GPU, ATM)
+            inner_cap = any(
+                a.islower() and b.isupper() for a, b in zip(p.spoken, p.spoken[1:], strict=False)
+            )
+            # of, you, The, Are: English function words are words, never letters (Shape of You)
+            word = len(p.spoken) > 1 and p.spoken.lower() in EN_FUNCTION and not p.spoken.isupper()
+            keep = " to " in p.spoken or not is_acronym(p.spoken) or inner_cap or word
             out.append(p.spoken if keep else p.spoken.upper())
         elif p.spoken:
             out.append(p.spoken)

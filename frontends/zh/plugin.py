@@ -47,6 +47,23 @@ __all__ = ["ZhFrontend", "g2p_zh", "mixvox_register_frontends", "normalize_zh"]
 #: An invisible format character read through inside a number (``12\u202e34``).
 _FORMAT_CHAR_MESSAGE = "invisible formatting character U+{:04X} inside a number is ignored"
 _CTX = 4  # characters of context each side for polyphone rules
+#: Polyphonic measure words read as such right after a number (``3只猫`` zhī, ``第3行`` háng):
+#: the number is a piece of its own, so the Han text's rules never see it before them.
+_MEASURE_AFTER_NUMBER = {"只": "zhi1", "行": "hang2"}
+
+
+def _after_number(b: _Builder, p: Piece) -> bool:
+    """The Han piece ``p`` is glued right after a number the zh rules read (三, 第三, 二十)."""
+    if not b.words:
+        return False
+    last = b.words[-1]
+    return (
+        last.end == b.base + p.start
+        and last.lang == "zh"
+        and last.kind == "word"
+        and any(c.isdigit() for c in last.text)
+        and last.spoken[-1:] in "零一二三四五六七八九十百千万两几"
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -370,6 +387,9 @@ class ZhFrontend:
             b.sentence = (simp, SentenceReadings(self.model, simp))
         sent = b.sentence[1] if b.sentence is not None else None
         seg = self.g2p.segment(s)
+        # a number right after the run (这款笔记本重1.35kg) is the word rules' "#"
+        nxt_ch = simp[p.end : p.end + 1]
+        tail = ("#",) if nxt_ch.isdigit() else ()
         for wi, w in enumerate(seg):
             a, z = p.start + pos, p.start + pos + len(w)
             left = simp[max(p.start, a - _CTX) : a]
@@ -380,7 +400,11 @@ class ZhFrontend:
                 sure = lambda k, a=a: sent.sure(a + k)  # noqa: E731
             prev = seg[wi - 1] if wi else ""
             nxt = seg[wi + 1] if wi + 1 < len(seg) else ""
-            py = self.g2p.word_pinyin(w, left, right, guess, prev, nxt, sure)
+            before = tuple(seg[max(0, wi - 6) : max(0, wi - 1)])
+            after = tuple(seg[wi + 2 : wi + 6]) + tail if wi + 1 < len(seg) else tail
+            py = self.g2p.word_pinyin(w, left, right, guess, prev, nxt, sure, before, after)
+            if wi == 0 and w in _MEASURE_AFTER_NUMBER and _after_number(b, p):
+                py = [_MEASURE_AFTER_NUMBER[w]]  # 3只猫 zhi1, 第3行 hang2: the measure word
             if all(py):
                 b.words.append(Word(text[a:z], w, py, b.base + a, b.base + z, "zh"))
                 # the unit carries the surface layer's neutral tones (认识 shi5) into sandhi;
@@ -474,6 +498,13 @@ class ZhFrontend:
                 w.text, w.start, w.end = text[p.start : p.end], b.base + p.start, b.base + p.end
             return words
         word = text[p.start : p.end]
+        if p.spoken != word and p.spoken.replace("-", "").lower() == word.lower():
+            # riscv: the zh rules give the written form people read (RISC-V, "risk five")
+            words = self._en.analyze(Span("en", p.spoken, b.base + p.start, b.base + p.end), ctx)
+            for w in words:
+                w.text, w.start, w.end = word, b.base + p.start, b.base + p.end
+            if any(w.spoken for w in words):
+                return words
         if _cut_into_letters(word):
             # ZeRO, PaLM: capitals that would cut an English word into single letters (Ze R O)
             words = self._en.analyze(

@@ -10,7 +10,8 @@ conventions), not learnt from a test set:
 * ``polyphone_rules.tsv`` — context rules ``char, reading, left contexts, right contexts``: the
   first rule whose left context ends with one of its left strings, or whose right context starts
   with one of its right strings, wins (a fifth column ``both`` requires both). Contexts are the
-  neighbouring Han characters of the same run of text.
+  rest of the character's own word. A left context of only ``+`` means any character before
+  it in the word (率 lv4 after a noun: 利率, 准确率; the exceptions 轻率 草率 … come first).
 """
 
 from __future__ import annotations
@@ -48,7 +49,10 @@ def rule(ch: str, left: str, right: str) -> str | None:
     """
     _, rules = tables()
     for reading, lefts, rights, both in rules.get(ch, ()):
-        hit_l = bool(lefts) and left.endswith(lefts)
+        if lefts == ("+",):  # any character before it in the word (利率, 准确率: lv4)
+            hit_l = bool(left)
+        else:
+            hit_l = bool(lefts) and left.endswith(lefts)
         hit_r = bool(rights) and right.startswith(rights)
         if (hit_l and hit_r) if both else (hit_l or hit_r):
             return reading
@@ -73,9 +77,26 @@ def word_rules() -> dict[str, list[WordRule]]:
     return out
 
 
-def _prev_hit(entry: str, prev: str) -> bool:
+#: How many words before the previous one a ``*B+A`` rule looks at (把/借/我/的/笔/还: 把 is
+#: the fourth word before 笔).
+_FAR = 5
+
+
+def _prev_hit(entry: str, prev: str, before: tuple[str, ...] = ()) -> bool:
+    if "+" in entry and len(entry) > 1:
+        # B+A: the previous word is A and the word before it B (心里/很/闷); *B+A: B is one
+        # of the _FAR words before A (心里/有点/很/闷 is 闷 men4, 天气/很/闷 men1); a
+        # trailing + (B+, *B+) accepts any previous word (*把+: 把/作业/落 la4)
+        far, _, near = entry.rpartition("+")
+        if not prev or (near and prev != near) or not before:
+            return False
+        if far.startswith("*"):
+            return far[1:] in before[-_FAR:]
+        return before[-1] == far
     if entry == "*":
         return True
+    if entry == "^":
+        return not prev  # the start of the run of Han text
     if entry == "+":
         return bool(prev)
     if entry == "AA":
@@ -85,25 +106,54 @@ def _prev_hit(entry: str, prev: str) -> bool:
     return prev == entry
 
 
-def _next_hit(entry: str, nxt: str) -> bool:
+def _next_hit(entry: str, nxt: str, after: tuple[str, ...] = ()) -> bool:
+    if "+" in entry:
+        # A+B: the next word is A and the word after it B ($: nothing after A), or B is the
+        # next few words together (落/在/家里, 吐/了/一/地: whole words, never part of one);
+        # A+*B: B is one of the three words after A (扎/着/两个/小辫子)
+        near, _, far = entry.partition("+")
+        if nxt != near:
+            return False
+        if far == "$":
+            return not after
+        if far.startswith("*"):
+            return far[1:] in after[:3]
+        joined = ""
+        for w in after[:4]:
+            joined += w
+            if joined == far:
+                return True
+            if len(joined) >= len(far):
+                break
+        return False
     if entry == "$":
         return not nxt  # the end of the run of Han text (a clause end: 下次再/还。)
+    if entry == "#":
+        return not nxt and after[:1] == ("#",)  # a number follows the run: 重/1.35kg
     if entry.endswith("…"):
         return nxt.startswith(entry[:-1])
     return nxt == entry
 
 
-def after_word(ch: str, prev: str, nxt: str = "") -> str | None:
+def after_word(
+    ch: str,
+    prev: str,
+    nxt: str = "",
+    before: tuple[str, ...] = (),
+    after: tuple[str, ...] = (),
+) -> str | None:
     """Reading of the one-character word ``ch`` decided by the whole words around it (also of
     a word with rules of its own, 背着: syllables joined by spaces, ``bei1 zhe5``).
 
     Works on words, not characters: ``prev`` and ``nxt`` are the complete neighbouring words
     ("" at the edge of a run of Han text), so 土地 or 地震 (one word each) never reach here and
-    递交/了/结案 is not 了结.
+    递交/了/结案 is not 了结. ``before`` / ``after``: the words before ``prev`` and after
+    ``nxt`` in text order (a few of each), for rules that name two words on one side
+    (落/在/家里 la4, 心里/很/闷 men4); those too match whole words only.
     """
     for reading, prevs, nexts, both in word_rules().get(ch, ()):
-        hit_p = any(_prev_hit(e, prev) for e in prevs)
-        hit_n = any(_next_hit(e, nxt) for e in nexts)
+        hit_p = any(_prev_hit(e, prev, before) for e in prevs)
+        hit_n = any(_next_hit(e, nxt, after) for e in nexts)
         if (hit_p and hit_n) if both else (hit_p or hit_n):
             return reading
     return None
@@ -121,6 +171,21 @@ def heteronyms() -> dict[str, tuple[tuple[int, frozenset[str]], ...]]:
             raise ValueError(f"heteronyms.tsv: bad entry {cols!r} (entry {lineno})")
         out.setdefault(word, []).append((pos, readings))
     return {w: tuple(v) for w, v in out.items()}
+
+
+def anywhere_rule(ch: str, left: str, right: str) -> str | None:
+    """The reading of ``ch`` when the first context rule that matches is an any-left (``+``)
+    rule: it holds wherever the character stands after another in a word, so however a rare
+    word is cut (房贷利率, 准确率) it is kept against the model's guess."""
+    _, rules = tables()
+    for reading, lefts, rights, both in rules.get(ch, ()):
+        if lefts == ("+",):
+            return reading if left else None
+        hit_l = bool(lefts) and left.endswith(lefts)
+        hit_r = bool(rights) and right.startswith(rights)
+        if (hit_l and hit_r) if both else (hit_l or hit_r):
+            return None
+    return None
 
 
 def default(ch: str) -> str | None:
