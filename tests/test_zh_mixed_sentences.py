@@ -908,6 +908,17 @@ def test_tnzh_21h_round(text: str, expected: str) -> None:
     assert marked(text) == expected
 
 
+def test_two_spaced_numbers_get_a_pause_between() -> None:
+    # run together they are heard as one number (三点一八, 二十三)
+    assert normalize_zh("Llama 3.1 8B") == "Llama 三点一，八B"
+    assert normalize_zh("Llama 2 13B") == "Llama 二，十三B"
+    words = [
+        w for s in mixvox.route("超过了Llama 2 13B").sentences for sp in s.spans for w in sp.words
+    ]
+    assert [w.spoken for w in words if w.kind == "punct"] == ["，"]
+    assert normalize_zh("在 2024 年 3 月") == "在二零二四年三月"  # Han between: no pause
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [

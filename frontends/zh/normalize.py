@@ -918,7 +918,29 @@ class _Scanner:
                 i = self.symbol(i, cls)
         self._dash_ranges()
         self._silent_marks()
+        self._pause_between_numbers()
         return self.pieces
+
+    def _pause_between_numbers(self) -> None:
+        """Two numbers that only a space separates (``Llama 3.1 8B``, ``Llama 2 13B``, ``GPT-4
+        32K``) get a short pause there: run together they are heard as one number (三点一八,
+        二十三). Read as two numbers, each keeps its own reading."""
+        ps, t = self.pieces, self.t
+        out: list[Piece] = []
+        for k, p in enumerate(ps):
+            if k and out:
+                a = out[-1]
+                gap = t[a.end : p.start]
+                if (
+                    a.kind == p.kind == "num"
+                    and gap
+                    and not gap.strip(" ")
+                    and _is_digit(t[a.end - 1])
+                    and _is_digit(t[p.start])
+                ):
+                    out.append(Piece(a.end, p.start, "punct", "，"))
+            out.append(p)
+        self.pieces = out
 
     def _subscript(self, i: int) -> int:
         """``CO₂``, ``H₂O``, ``C₆H₁₂O₆``, ``PM₂.₅``: subscript digits (a formula's counts) are read
