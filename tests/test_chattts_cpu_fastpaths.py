@@ -309,7 +309,9 @@ def test_int4_mlp_block_option(monkeypatch) -> None:
     monkeypatch.setattr(onnx_stack, "INT4_MLP_BLOCK", None)
     monkeypatch.setenv("MIXVOX_INT4_MLP_BLOCK", "128")
     assert by(64) == {"wgu": 128, "wd": 128}
-    for bad in ("96", "x"):
+    monkeypatch.setenv("MIXVOX_INT4_MLP_BLOCK", "256")  # offered for the MLP alone
+    assert by(32) == {"wgu": 256, "wd": 256}
+    for bad in ("96", "512", "x"):
         monkeypatch.setenv("MIXVOX_INT4_MLP_BLOCK", bad)
         with pytest.raises(ValueError, match="MIXVOX_INT4_MLP_BLOCK"):
             by(64)

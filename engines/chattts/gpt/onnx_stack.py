@@ -130,9 +130,12 @@ _INT4_BLOCK_BY_MATRIX: dict[str, int] = {}
 #: int4 graphs: the block size of the MLP matrices (gate|up and down, 75 % of the weights);
 #: None: the graph's block for every matrix (the default). ``128`` with the default block 64
 #: keeps q|k|v and o at 64: why, and what it costs, in BENCHMARKS.md ("CPU: session 6"). The
-#: environment variable ``MIXVOX_INT4_MLP_BLOCK`` (one of :data:`INT4_BLOCKS`) overrides it,
+#: environment variable ``MIXVOX_INT4_MLP_BLOCK`` (one of :data:`INT4_MLP_BLOCKS`) overrides it,
 #: so a benchmark subprocess can choose it (``bench/cpu.py`` config ``onnx:int4+mlp128``).
 INT4_MLP_BLOCK: int | None = None
+#: Block sizes the MLP matrices may take: :data:`INT4_BLOCKS` and 256 (MatMulNBits takes any
+#: power of two from 16; 256 is offered for the MLP alone, whose 4-bit error matters least).
+INT4_MLP_BLOCKS = (*INT4_BLOCKS, 256)
 #: int4 graphs: asymmetric blocks with zero points (:func:`_quantize_int4_blocks_zp`).
 _INT4_ZERO_POINTS = True
 #: int4 stacks: the code and text heads as 8-bit ``MatMulNBits`` too (:class:`OnnxHead`).
@@ -465,13 +468,12 @@ def _int4_blocks_by_matrix(block: int | None) -> dict[str, int]:
     mlp: int | None = INT4_MLP_BLOCK
     env = os.environ.get("MIXVOX_INT4_MLP_BLOCK", "").strip()
     if env:
-        if not env.isdigit() or int(env) not in INT4_BLOCKS:
-            raise ValueError(
-                f"MIXVOX_INT4_MLP_BLOCK={env!r}: expected one of {', '.join(map(str, INT4_BLOCKS))}"
-            )
+        if not env.isdigit() or int(env) not in INT4_MLP_BLOCKS:
+            choices = ", ".join(map(str, INT4_MLP_BLOCKS))
+            raise ValueError(f"MIXVOX_INT4_MLP_BLOCK={env!r}: expected one of {choices}")
         mlp = int(env)
-    if mlp is not None and mlp not in INT4_BLOCKS:
-        raise ValueError(f"INT4_MLP_BLOCK {mlp}: expected one of {INT4_BLOCKS} or None")
+    if mlp is not None and mlp not in INT4_MLP_BLOCKS:
+        raise ValueError(f"INT4_MLP_BLOCK {mlp}: expected one of {INT4_MLP_BLOCKS} or None")
     out = {k: mlp for k in ("wgu", "wd")} if mlp is not None else {}
     out.update(_INT4_BLOCK_BY_MATRIX)
     return {k: v for k, v in out.items() if v != block}
