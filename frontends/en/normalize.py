@@ -2356,7 +2356,9 @@ class Normalizer:
         low = w.lower()
         if low in ("www", "http", "https", "ftp"):
             return letters_spoken(low)
-        if low in ("com", "org", "net", "edu", "gov", "info", "co"):
+        if low == "edu":
+            return "E D U"  # mit.edu, pku.edu.cn: "dot E D U" (was the word, EH1 D Y UW0)
+        if low in ("com", "org", "net", "gov", "info", "co"):
             return low
         if low in ("jpg", "jpeg"):
             return "jay peg"
