@@ -71,7 +71,13 @@ _LIANG_NEXT = set(
     "个位只条本张件次天种台辆座家名人块元斤米倍把支双对份杯瓶碗篇部首项套批场遍趟回下步点所间"
     "句段页列组颗粒片根棵架艘匹头口群周岁亿万千百桶盒包袋箱节门期届轮层栋户克吨角毛"
     "核路卡帧行夜晚处款道笔例档局盘集枚番圈亩升成拳脚刀眼声顿封幅串排盆锅壶罐扇面堵室厅卫房"
+    "勺匙滴碟撮瓣"
 )
+#: Words after a code's number that make it a flight or train number, said digit by digit
+#: even when short and spaced (``AA 128航班``, ``MU 583次航班``).
+_FLIGHT_AFTER = ("航班", "次航班", "号航班", "次列车", "次高铁", "次动车")
+#: Measure words that take a size in front (``2大碗`` -> 两大碗, ``2小勺`` -> 两小勺).
+_LIANG_SIZED = frozenset("碗勺杯块盘瓶袋箱包盒碟把片张桶壶匙串根瓣颗粒口步堆捆车")
 #: Nouns that begin with a measure character: after a product code they are what the code
 #: names (``RTX 4090笔记本``, ``Xeon 6348处理器``), not a count (``CPU 3000 元``, ``GPU 2 张``).
 _MEASURE_LED_NOUNS = (
@@ -746,6 +752,8 @@ class _Scanner:
             while k > 0 and (_is_digit(self.t[k - 1]) or self.t[k - 1] == " "):
                 k -= 1
             return not (k > 0 and self.t[k - 1] in "点时")  # 考了2分 两分; 2点2分 二分
+        if nxt[:1] in ("大", "小") and self.after(j + 1, 1) in _LIANG_SIZED:
+            return True  # 2大碗面 两大碗, 2小勺盐 两小勺 (but 2小组, 2大学: not measures)
         return bool(nxt) and (nxt[0] in _LIANG_NEXT or nxt.startswith(_LIANG_NEXT_WORDS))
 
     def code_letter_after(self, j: int) -> bool:
@@ -2983,6 +2991,15 @@ class _Scanner:
                 if not (suffix_j < self.n and is_han(t[suffix_j]) and len(suffix) > 2):
                     return read_digits(raw)  # 7950X, 4070Ti
             return None
+        if (
+            brand is not None
+            and brand[0].isupper()
+            and len(brand[0]) <= 3
+            and self.after(end + 1 if self.after(end, 1) == " " else end, 3).startswith(
+                _FLIGHT_AFTER
+            )
+        ):
+            return read_digits(raw)  # AA 128航班, MU 583次航班: a flight or train number
         nxt = self.after(end + 1 if self.after(end, 1) == " " else end, 1)
         if (
             brand is not None
