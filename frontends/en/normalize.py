@@ -446,6 +446,13 @@ def letters_spoken(s: str) -> str:
     return " ".join(c.upper() for c in s if c.isalpha())
 
 
+#: Three-consonant runs that English words do have (``strap``, ``latch``, ``sixths``): a short
+#: address label with one of these may be a word; with any other run it is spelled.
+_SAYABLE_CLUSTERS = (
+    r"str|scr|spl|spr|squ|thr|chr|shr|sch|nch|tch|ght|ngs|nks|nts|nds|rst|rch|rth|lth|mpt|ndl"
+)
+
+
 def _has_vowel(s: str) -> bool:
     return any(c in "aeiouyAEIOUY" for c in s)
 
@@ -2374,6 +2381,13 @@ class Normalizer:
             return self._acronym(w)
         if not _has_vowel(low) and low not in cmudict():
             return letters_spoken(low)  # WgXcQ (a video id), xkcd: no vowel, no word
+        if (
+            4 <= len(low) <= 5
+            and low not in cmudict()
+            and re.search(r"[^aeiouy]{3}", low)
+            and not re.search(_SAYABLE_CLUSTERS, low)
+        ):
+            return letters_spoken(low)  # icbc.com.cn, ipfs.io: three consonants no word has
         if len(low) >= 6 and low not in cmudict():
             parts = _dict_split(low) if len(low) >= 8 else None
             if parts:
