@@ -769,6 +769,20 @@ def _is_letter_pair(tok: str) -> bool:
     )
 
 
+def _is_code_pair(tok: str) -> bool:
+    """``B1/B2`` (visas), ``P0/P1`` (priorities), ``A2/B1`` (language levels): two short codes
+    of letters and digits around one slash, no path: each code is read by the sentence's rules."""
+    left, sep, right = tok.rstrip(",.;:!?").partition("/")
+    return bool(sep) and all(
+        0 < len(x) <= 4
+        and x.isascii()
+        and x.isalnum()
+        and is_latin_letter(x[0])
+        and any(c.isdigit() for c in x)
+        for x in (left, right)
+    )
+
+
 def _is_slash_code(tok: str) -> bool:
     """``ViT-L/16``, ``ViT-B/32``: a model name, one slash, then only digits."""
     left, sep, right = tok.rstrip(",.;:!?").partition("/")
@@ -881,6 +895,8 @@ def _is_identifier(tok: str) -> bool:
     """
     if is_rate(tok) or _is_per_unit(tok) or _is_letter_pair(tok) or _is_slash_code(tok):
         return False
+    if _is_code_pair(tok):
+        return False  # B1/B2签证, P0/P1: two codes, not a path
     if ARCH_NAME.fullmatch(tok.rstrip(".,;:!?")):
         return False  # x86_64, aarch64: an architecture, read by the zh rules
     if _is_unit_ratio(tok):
