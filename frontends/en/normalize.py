@@ -446,6 +446,8 @@ def letters_spoken(s: str) -> str:
     return " ".join(c.upper() for c in s if c.isalpha())
 
 
+#: A number with one decimal point and nothing else (``0.93``).
+_RE_PLAIN_DECIMAL = re.compile(r"[0-9]+\.[0-9]+")
 #: Three-consonant runs that English words do have (``strap``, ``latch``, ``sixths``): a short
 #: address label with one of these may be a word; with any other run it is spelled.
 _SAYABLE_CLUSTERS = (
@@ -2439,7 +2441,17 @@ class Normalizer:
                 i += 1
                 continue
             if alnum_start is not None:
-                pieces.append(Tok(alnum_start, i, self._alnum(s[alnum_start:i])))
+                run = s[alnum_start:i]
+                if (
+                    _RE_PLAIN_DECIMAL.fullmatch(run)
+                    and alnum_start >= 2
+                    and s[alnum_start - 1] == "="
+                    and s[alnum_start - 2] not in "=!<>:"
+                ):  # p=0.93, AUC=0.93: a value, "zero point nine three" (numpy==1.26: a version)
+                    whole, _, frac = run.partition(".")
+                    pieces.append(Tok(alnum_start, i, num.decimal(whole, frac)))
+                else:
+                    pieces.append(Tok(alnum_start, i, self._alnum(run)))
                 alnum_start = None
             if i < b:
                 sym = self._symbol(s, i, prev, nxt)
