@@ -514,8 +514,10 @@ def test_word_rules_accept_a_whole_word_and_the_clause_end() -> None:
 def test_word_rules_with_two_words_on_one_side_match_whole_words_only() -> None:
     # A+B on the right: 落/在/家里 is 'left behind at home'; 家里人 is another word
     assert polyphone.after_word("落", "钥匙", "在", after=("家里",)) == "la4"
-    assert polyphone.after_word("落", "树叶", "在", after=("家里人",)) is None
-    assert polyphone.after_word("落", "树叶", "在", after=("地上",)) is None
+    assert polyphone.after_word("落", "羽毛", "在", after=("家里人",)) is None
+    assert polyphone.after_word("落", "羽毛", "在", after=("地上",)) is None
+    # what falls (树叶, 雨点, 太阳) is luo4 before any left-behind rule
+    assert polyphone.after_word("落", "树叶", "在", after=("家里",)) == "luo4"
     # B spelt over two words (吐/了/一/地), never a word's first character (一地图)
     assert polyphone.after_word("吐", "他", "了", after=("一", "地")) == "tu4"
     assert polyphone.after_word("吐", "他", "了", after=("一", "地图")) is None
@@ -525,7 +527,8 @@ def test_word_rules_with_two_words_on_one_side_match_whole_words_only() -> None:
     assert polyphone.after_word("闷", "很", "", before=("我的", "心里话", "说")) == "men1"
     # *把+: 把 some words back, any previous word (把/作业/落/在)
     assert polyphone.after_word("落", "作业", "在", before=("我", "把")) == "la4"
-    assert polyphone.after_word("落", "太阳", "在", before=("我们",)) is None
+    assert polyphone.after_word("落", "羽毛", "在", before=("我们",)) is None
+    assert polyphone.after_word("落", "太阳", "在", before=("我们",)) == "luo4"  # what falls
     # ^: the start of the run (应/令 'should order' in an edict; 一首/应/令/诗 stays yìng)
     assert polyphone.after_word("应", "", "令") == "ying1"
     assert polyphone.after_word("应", "一首", "令") is None
