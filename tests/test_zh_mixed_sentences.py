@@ -396,7 +396,7 @@ def test_blood_pressure_mmol_ratio_sign_extensions_plates(text: str, expected: s
     ("text", "expected"),
     [
         ("新功能将在October 2025上线", "新功能将在<October><twenty twenty five>上线"),
-        ("直播时间是8:30 PM", "直播时间是下午八点三十分"),
+        ("直播时间是8:30 PM", "直播时间是晚上八点三十分"),
         ("年费$49.99/年", "年费四十九点九九美元每年"),
         ("融资$3.5M", "融资三百五十万美元"),
         ("市值$2.1B", "市值二十一亿美元"),

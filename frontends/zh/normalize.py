@@ -637,12 +637,19 @@ def _valid_md(m: int, d: int) -> bool:
 
 
 def _ampm_hour(prefix: str, h: int) -> str:
-    """The day part and the hour: ``12 PM`` is noon (中午十二点), ``12 AM`` midnight (凌晨零点, the
-    hour that starts the day, as a 24-hour clock says it); otherwise 上午/下午 + the hour."""
+    """The day part and the hour, as Mandarin speakers divide the day: ``12 PM`` is noon
+    (中午十二点), ``12 AM`` midnight (凌晨零点, the hour that starts the day, as a 24-hour clock
+    says it), 1-5 AM 凌晨 (凌晨三点: nobody says 上午三点), 7-11 PM 晚上 (晚上八点, not 下午八点;
+    6 PM stays 下午六点, the end of a working day); otherwise 上午/下午 + the hour. WeText says
+    上午 for 1 AM (``1:02:36am``): a documented difference (CONVENTIONS.md)."""
     if h == 12 and prefix == "下午":
         return "中午十二"
     if h == 12 and prefix == "上午":
         return "凌晨零"
+    if prefix == "上午" and 1 <= h <= 5:
+        prefix = "凌晨"
+    elif prefix == "下午" and 7 <= h <= 11:
+        prefix = "晚上"
     return prefix + read_cardinal(str(h), liang=True)
 
 
