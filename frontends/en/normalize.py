@@ -2195,6 +2195,8 @@ class Normalizer:
                 return "I T"  # THE IT TEAM, OUR IT DEPARTMENT: information technology
             if self._shouting and w.lower() in cmudict() and not _spelled_in_cmudict(w.lower()):
                 return w.lower()  # a headline; but HTML, SQL stay spelled (CMUdict spells them)
+            if w == "TO" and nxt in ("B", "C", "G", "b", "c", "g"):
+                return "to"  # TO B, TO C: business jargon (to businesses, to consumers)
             if w in _CAPS_FUNCTION_WORDS and any(self._caps_word(x) for x in (prev, nxt)):
                 return w.lower()  # DO NOT, GO TO: a shouted phrase, not the letters D O
             return self._acronym(w)
