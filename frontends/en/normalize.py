@@ -450,9 +450,10 @@ def letters_spoken(s: str) -> str:
 _RE_PLAIN_DECIMAL = re.compile(r"[0-9]+\.[0-9]+")
 #: Three-consonant runs that English words do have (``strap``, ``latch``, ``sixths``): a short
 #: address label with one of these may be a word; with any other run it is spelled.
-_SAYABLE_CLUSTERS = (
+_RE_SAYABLE_CLUSTER = re.compile(
     r"str|scr|spl|spr|squ|thr|chr|shr|sch|nch|tch|ght|ngs|nks|nts|nds|rst|rch|rth|lth|mpt|ndl"
 )
+_RE_THREE_CONSONANTS = re.compile(r"[^aeiouy]{3}")
 
 
 def _has_vowel(s: str) -> bool:
@@ -2388,8 +2389,8 @@ class Normalizer:
         if (
             4 <= len(low) <= 5
             and low not in cmudict()
-            and re.search(r"[^aeiouy]{3}", low)
-            and not re.search(_SAYABLE_CLUSTERS, low)
+            and _RE_THREE_CONSONANTS.search(low)
+            and not _RE_SAYABLE_CLUSTER.search(low)
         ):
             return letters_spoken(low)  # icbc.com.cn, ipfs.io: three consonants no word has
         if len(low) >= 6 and low not in cmudict():

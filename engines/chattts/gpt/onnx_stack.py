@@ -321,23 +321,38 @@ def stack_graph_path(
     return cached_graph("chattts-gpt-int8", parts, quantize, cache)
 
 
-def _int8_matmul(g: GraphBuilder, x: str, hint: str, w_nk: np.ndarray) -> str:
-    """``x @ w_nk.T`` as one 8-bit ``MatMulNBits`` node (initializers ``hint`` and
-    ``hint_scales``): the layout the int8 stack uses, shared by the code heads."""
+def _nbits_matmul(
+    g: GraphBuilder, x: str, hint: str, w_nk: np.ndarray, bits: int, block: int
+) -> str:
+    """``x @ w_nk.T`` as one ``MatMulNBits`` node of ``bits`` 8 or 4 (initializers ``hint``,
+    ``hint_scales`` and, for 4-bit blocks with zero points, ``hint_zp``): the one place the
+    quantized stacks and the 8-bit heads lay out their weights."""
     N, K = w_nk.shape
-    q, scales = _quantize_int8_blocks(w_nk, INT8_BLOCK)
+    if bits == 4 and _INT4_ZERO_POINTS:
+        q, scales, zp = _quantize_int4_blocks_zp(w_nk, block)
+        extra = [g.const(hint + "_zp", zp)]
+    else:
+        quantize = _quantize_int8_blocks if bits == 8 else _quantize_int4_blocks
+        q, scales = quantize(w_nk, block)
+        extra = []
     return g.op(
         "MatMulNBits",
         x,
         g.const(hint, q),
         g.const(hint + "_scales", scales),
+        *extra,
         domain=_MS,
         K=K,
         N=N,
-        bits=8,
-        block_size=INT8_BLOCK,
+        bits=bits,
+        block_size=block,
         accuracy_level=4,
     )
+
+
+def _int8_matmul(g: GraphBuilder, x: str, hint: str, w_nk: np.ndarray) -> str:
+    """``x @ w_nk.T`` in the int8 stack's layout (8-bit, :data:`INT8_BLOCK`), for the heads."""
+    return _nbits_matmul(g, x, hint, w_nk, 8, INT8_BLOCK)
 
 
 def _quantize_int8_blocks(weight: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray]:
@@ -572,30 +587,10 @@ def build_runtime_graph(
         if precision == "fp32":
             # constant [K, N] initializer: ORT prepacks it for MLAS once, at load
             return g.op("MatMul", v, g.const(hint, np.ascontiguousarray(weight.T)))
-        N, K = weight.shape
         assert block is not None
         bits = 8 if precision == "int8" else 4
         blk = by_matrix.get(hint.split("_", 1)[-1], block) if bits == 4 else block
-        if bits == 4 and _INT4_ZERO_POINTS:
-            q, scales, zp = _quantize_int4_blocks_zp(weight, blk)
-            extra = [g.const(hint + "_zp", zp)]
-        else:
-            quantize = _quantize_int8_blocks if bits == 8 else _quantize_int4_blocks
-            q, scales = quantize(weight, blk)
-            extra = []
-        return g.op(
-            "MatMulNBits",
-            v,
-            g.const(hint, q),
-            g.const(hint + "_scales", scales),
-            *extra,
-            domain=_MS,
-            K=K,
-            N=N,
-            bits=bits,
-            block_size=blk,
-            accuracy_level=4,
-        )
+        return _nbits_matmul(g, v, hint, weight, bits, blk)
 
     def skip_norm(branch: str, residual: str, weight: np.ndarray, hint: str) -> tuple[str, str]:
         """RMSNorm(residual + branch) and the sum itself (the new residual stream)."""
