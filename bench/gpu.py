@@ -100,7 +100,7 @@ def parity_tiny(results: dict) -> None:
     variants += [
         ("fused_o_mlp_pdl_graphs", TritonGPT, True),
         ("fused_o_mlp_eager", TritonGPT, False),
-        # session 6's opt-ins: the attention split over 32 positions per program (at batch
+        # the attention split over 32 positions per program (an option, off: at batch
         # 1 too, with the separate attention kernel) and the batch prefill graphs (the
         # continuous-batching run admits two prompts at once)
         ("fused_s6_pdl_graphs", TritonGPT, True),
@@ -612,10 +612,9 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
         ("fp8", True, "triton-pdl"),
         ("fp16", True, "ops"),  # gpu_decoder=graphs
         ("bf16", True, "triton-pdl"),  # bf16 weights, fp32 activations
-        # session 6's opt-ins (not defaults until measured): the attention split over 64
-        # positions per program and the batch prefill in CUDA graphs; batch >= 8 only
-        ("fp16", True, "triton-pdl-s6"),
-        ("fp16", True, "triton-pdl-s6b"),  # + the step in two branches
+        # the default with the batch prefill eager (the session-5 default), side by side
+        # with the batch prefill in CUDA graphs (the default since 2026-12-02); batch >= 8
+        ("fp16", True, "triton-pdl-eagerprefill"),
     ]
     sel = os.environ.get("DECODE_CONFIGS")  # indices into configs (a short device run)
     if sel:
@@ -623,10 +622,8 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
     for prec, graphs, fused in configs:
         if fused.startswith("triton"):
             name = f"mixvox fused Triton {prec} graphs" + (" + PDL" if "pdl" in fused else "")
-            s6 = "-s6" in fused
-            tiles: dict | None = {"attn": {"split": 64}} if s6 else None
-            if fused.endswith("-s6b"):
-                tiles = {"attn": {"split": 64}, "step": {"branches": 2}}
+            eager_prefill = fused.endswith("-eagerprefill")
+            tiles: dict | None = None
             m = TritonGPT(
                 ckpt / "asset",
                 precision=prec,
@@ -634,10 +631,9 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
                 pdl="pdl" in fused,
                 tiles=tiles,
             )
-            if s6:
-                name += " + split attention 64 + batch prefill graphs"
-                name += " + two branches" if fused.endswith("-s6b") else ""
-                m.batch_prefill_graphs = True
+            if eager_prefill:
+                name += ", batch prefill eager (session 5)"
+                m.batch_prefill_graphs = False
         else:
             name = f"mixvox torch {prec} " + (f"graphs+{fused}" if graphs else "no graphs")
             m = CudaGPT(
@@ -655,7 +651,7 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
                 continue
             if fused in ("stack", "triton-dot1") and b not in (1, 64):
                 continue
-            if "-s6" in fused and b < 8:  # batch 1 takes none of the opt-ins
+            if eager_prefill and b < 8:  # batch 1 prefills one prompt: no difference
                 continue
             reqs = [CodeRequest(emb, max_new=frames, min_new=frames) for _ in range(b)]
             m.generate(reqs, samp, seed=0, max_batch=b)  # warm-up: captures graphs
@@ -703,7 +699,7 @@ def batch_prefill_check(m, n: int) -> dict:
         m.emb_text[torch.randint(0, 20000, (int(t),), generator=gen).to(m.device)] for t in lens
     ]
     slots = list(range(n))
-    was = m.batch_prefill_graphs  # restored at the end (off by default until checked here)
+    was = m.batch_prefill_graphs  # restored at the end (the engine's own setting)
 
     def run(graph: bool) -> dict:
         m.batch_prefill_graphs = graph

@@ -1066,10 +1066,13 @@ TILES: dict[str, dict[str, Any]] = {
         "w_down": 4,
         "stages": 4,
     },
-    # branches: parts of a batch-64 step on parallel streams (TritonGPT.branches);
+    # branches: parts of a batch-64 step on parallel streams (TritonGPT.branches): off,
+    # two branches took 1,884 us per step against 978 for one chain (four 1,592; H200,
+    # 2026-12-02 00:30 UTC), the kernels of one branch stretch instead of overlapping;
     # prefill_graphs: several prompts admitted at once prefill through one CUDA graph
-    # (TritonGPT.batch_prefill_graphs). Session 6, not yet timed on a device: both off
-    "step": {"branches": 1, "prefill_graphs": 0},
+    # (TritonGPT.batch_prefill_graphs): on, 64 prompts 24.4 -> 7.3 ms, outputs equal to
+    # the eager prefill bit for bit (same run)
+    "step": {"branches": 1, "prefill_graphs": 1},
     # 16 warps: 371 us per batch-1 step against 397 with 4 (the sampler's ~30 reductions
     # over 1,024 logits run in 4 programs; sweep of 2026-12-01 12:58 UTC, H200)
     "sample": {"warps": 16},
@@ -1077,9 +1080,10 @@ TILES: dict[str, dict[str, Any]] = {
     # online softmax and warps (0: 4 up to 4,096 chunk elements, else 8); split: positions
     # per program of the split attention (flash-decoding, _attn_split_kernel; 0: one
     # program per (head, slot) walks the whole cache, the session-5 kernel), w_split its
-    # warps (0: as warps). Session 6 wrote the split but got no device to time it: it is
-    # checked against the twin in the CPU interpreter only, so it stays off by default
-    # until bench/gpu.py's sweep ("attention split ...") has measured it
+    # warps (0: as warps). Off: on the H200 (2026-12-02 00:30 UTC, batch 64, positions
+    # 150-250) the split was slower than one program per (head, slot): attention 326 us
+    # unsplit, split 32 / 64 / 128: 587 / 431 / 463 us, 64 with 2 warps 370 us (768
+    # programs per layer already fill the 132 SMs; the partials and the combine add work)
     "attn": {"ch": 256, "warps": 0, "split": 0, "w_split": 0},
 }
 
@@ -1800,11 +1804,11 @@ class TritonGPT(CudaGPT):
         graph.replay()
 
     #: several prompts admitted at once (a batch's first admission) prefill through one CUDA
-    #: graph per (count, prompt bucket) instead of eagerly (False: always eager). Off until
-    #: a device run has checked it: ``bench/gpu.py``'s ``batch_prefill_check`` compares it
-    #: with the eager prefill (poisoned outputs) and times both (sessions 5 and 6 had no
-    #: device for it). None: ``TILES["step"]["prefill_graphs"]`` of the Triton ops (so a
-    #: tile-override file can switch it for a whole bench run)
+    #: graph per (count, prompt bucket) instead of eagerly (False: always eager). On by
+    #: default since the H200 run of 2026-12-02: ``bench/gpu.py``'s ``batch_prefill_check``
+    #: found it equal to the eager prefill (poisoned outputs, max difference 0) and 64
+    #: prompts took 7.3 ms instead of 24.4. None: ``TILES["step"]["prefill_graphs"]`` of the
+    #: Triton ops (so a tile-override file can switch it for a whole bench run)
     batch_prefill_graphs: bool | None = None
 
     def _batch_prefill_graphs(self) -> bool:
