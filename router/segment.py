@@ -684,7 +684,7 @@ def _resolve(
                 and dash.kind == _PUNCT
                 and f[dash.start : dash.end] in ("-", "~", "–", "—", "～")
                 and ap.gap == dash.gap == b.gap == bp.gap == "space"
-                and all(":" in f[x.start : x.end] for x in (a, b))
+                and all(_clock_time(f[x.start : x.end]) for x in (a, b))
                 and all(f[x.start : x.end].lower().rstrip(".") in _AMPM_WORDS for x in (ap, bp))
                 and ZH in (a.lang, b.lang)
             ):
@@ -735,6 +735,14 @@ _MATH = frozenset("<>≤≥≈≠=±×÷")
 _SCALE_WORDS = frozenset("thousand million billion trillion".split())
 _NUMERO = frozenset(("No.", "no.", "NO."))
 _AMPM_WORDS = frozenset(("am", "pm", "a.m", "p.m"))
+
+
+def _clock_time(x: str) -> bool:
+    """A clock time that an am/pm can follow: ``3:30``, ``10:00:00``, or a bare hour 1-12
+    (``5 PM``: read like ``5:00 PM``, so the two are never routed differently)."""
+    if ":" in x:
+        return x[-1:].isdigit()
+    return x.isascii() and x.isdigit() and len(x) <= 2 and 1 <= int(x) <= 12
 #: Chinese (full-width) clause punctuation, as written (width folding turns ，into ,).
 _ZH_PUNCT = frozenset("，。、；：！？…⋯")
 #: Full-width clause marks: a sentence of codes and names joined by them is Chinese.
@@ -953,8 +961,8 @@ def _is_english_phrase(words: list[str], toks: list[_Tok], f: str) -> bool:
             and len(tb.rstrip(".,;:!?")) >= 3
         ):
             return True  # Input voltage 100-240 V: a capitalised word and a lower-case word
-        if a.kind == _NUM and ":" in ta and tb.lower().replace(".", "") in ("am", "pm"):
-            return True  # 3:30 PM (DESIGN.md: a time with AM/PM is an English island)
+        if a.kind == _NUM and _clock_time(ta) and tb.lower().replace(".", "") in ("am", "pm"):
+            return True  # 3:30 PM, 5 PM (DESIGN.md: a time with AM/PM is an English island)
         if (
             a.kind == _NUM
             and b.kind == _EN
@@ -1034,7 +1042,7 @@ def _time_glued_by_ampm(toks: list[_Tok], k: int, f: str) -> bool:
     (CONVENTIONS.md, dates and times); spaced off on both sides it stays an English island."""
     t = toks[k]
     x = f[t.start : t.end]
-    if t.kind != _NUM or ":" not in x or not x[-1:].isdigit() or k + 1 >= len(toks):
+    if t.kind != _NUM or not _clock_time(x) or k + 1 >= len(toks):
         return False
     ap = toks[k + 1]
     if ap.kind != _EN or ap.gap != "space":
@@ -1044,7 +1052,7 @@ def _time_glued_by_ampm(toks: list[_Tok], k: int, f: str) -> bool:
         return False
     after = k + 2
     if dash:  # 8:00 AM-5:00 PM营业: the range's end and its am/pm decide for both
-        if not (rest[:1].isdigit() and ":" in rest) or k + 2 >= len(toks):
+        if not _clock_time(rest) or k + 2 >= len(toks):
             return False
         end_ap = toks[k + 2]
         if end_ap.kind != _EN or f[end_ap.start : end_ap.end].lower() not in _AMPM_WORDS:
@@ -1090,10 +1098,7 @@ def _zh_latin_token(toks: list[_Tok], k: int, f: str) -> bool:
     ):
         return True  # #OOTD的话题, #MWC2026#: a hashtag in a Chinese sentence, its # silent
     prev_time = (
-        k > 0
-        and toks[k - 1].lang == ZH
-        and ":" in f[toks[k - 1].start : toks[k - 1].end]
-        and f[toks[k - 1].end - 1].isdigit()
+        k > 0 and toks[k - 1].lang == ZH and _clock_time(f[toks[k - 1].start : toks[k - 1].end])
     )
     if toks[k].gap == "space" and tok.lower().rstrip(".") in _AMPM_WORDS and prev_time:
         return True  # 时间是10:00 AM: the time is Chinese (glued to 是), so is its AM
