@@ -2942,8 +2942,9 @@ class _Scanner:
             _MEASURE_LED_NOUNS
         )
         if (
-            # DDR5 6000 is 六千: a round figure is said as a number
-            ((len(raw) == 4 and raw[2:] != "00") or (len(raw) == 5 and raw[2:] != "000"))
+            # DDR5 6000 is 六千 (a round thousand is said as a number); DDR5 6400, DDR4 3200
+            # 六四零零, 三二零零 (a memory speed: digits, blind session 6 leftover)
+            ((len(raw) == 4 and raw[1:] != "000") or (len(raw) == 5 and raw[2:] != "000"))
             and self._after_spaced_code(i)
             and (noun_next or not self.liang_next(end) or self._model_suffix_at(end))
         ):
