@@ -75,6 +75,8 @@ _LIANG_NEXT = set(
 )
 #: Words after a code's number that make it a flight or train number, said digit by digit
 #: even when short and spaced (``AA 128航班``, ``MU 583次航班``).
+#: Words near ``N95``/``P99`` that make it a respirator class (digit by digit), no chip.
+_MASK_WORDS = ("口罩", "面罩", "防护", "防尘", "呼吸", "戴", "医用", "过滤", "防疫", "雾霾", "颗粒")
 _FLIGHT_AFTER = ("航班", "次航班", "号航班", "次列车", "次高铁", "次动车")
 #: Measure words that take a size in front (``2大碗`` -> 两大碗, ``2小勺`` -> 两小勺).
 _LIANG_SIZED = frozenset("碗勺杯块盘瓶袋箱包盒碟把片张桶壶匙串根瓣颗粒口步堆捆车")
@@ -2901,6 +2903,21 @@ class _Scanner:
                     return mode
         return None
 
+    def _mask_rating(self, letters: str, raw: str, i: int, end: int) -> bool:
+        """A respirator's filter class (``N95``, ``KN95``, ``KF94``, ``N99``): said digit by
+        digit (N九五, as in 戴N95口罩), not as the number (N九十五). ``KN``/``KF``/``KP`` are
+        only mask classes; a bare ``N``/``P``/``R`` (Intel's ``N95``/``N100`` chips) needs a
+        word of masks or protection in the sentence."""
+        if len(raw) != 2 or raw[0] not in "89" or end < self.n and _is_digit(self.t[end]):
+            return False
+        up = letters.upper()
+        if up in ("KN", "KF", "KP"):
+            return True
+        if up not in ("N", "P", "R"):
+            return False
+        near = self.before(i, 16) + self.t[end : end + 16]
+        return any(w in near for w in _MASK_WORDS)
+
     def _code_reading(self, raw: str, i: int, end: int) -> str | None:
         """Digits inside a product or model code, or ``None`` when the number is no code.
 
@@ -3022,6 +3039,8 @@ class _Scanner:
         if mode is None and brand is not None and brand[1]:
             # 空客A320, 复兴号CR400: a Chinese brand name before the code's letters
             mode = self._han_brand_before(i - len(brand[0]))
+        if brand is not None and brand[1] and self._mask_rating(brand[0], raw, i, end):
+            return read_digits(raw)  # N95, KN95, KF94 口罩: a respirator class, N九五
         if mode == "standard" and brand is not None and brand[1] and len(raw) <= 3:
             mode = None  # GB200 (a chip): a standard's number is spaced or long (GB 2760, GB18030)
         if brand is not None and brand[0].upper() == "ISO" and self._camera_iso(raw, i):
