@@ -919,6 +919,9 @@ def _is_identifier(tok: str) -> bool:
         return False  # 2001:db8::/32, 10.0.0.0/8: an address and its prefix, read by the zh rules
     if _is_number_pair(tok):
         return False  # Windows 10/11, 3/4: numbers around a slash, read by the zh rules
+    parts = tok.rstrip(".,;:!?").split("/")
+    if len(parts) == 3 and all(p.isascii() and p.isdigit() and len(p) <= 4 for p in parts):
+        return False  # KDA 5/2/10, 12/25/2024: a score or a date, no path (the zh rules)
     if any(c in "/\\@_" for c in tok) or "://" in tok:
         return True
     host, sep, port = tok.partition(":")
