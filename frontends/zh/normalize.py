@@ -797,6 +797,10 @@ class _Scanner:
                     k -= 1
                 caps = t[k:i].isupper() and i - k <= 3 and not (k > 0 and is_latin_letter(t[k - 1]))
                 single = not (i + 2 < n and (_is_digit(t[i + 2]) or t[i + 2] == "."))
+                if t[k:i] == "ID" and single and not (k > 0 and is_latin_letter(t[k - 1])):
+                    self.add(i, i + 1, "punct", "")  # 大众ID.4: the model is said "ID 四"
+                    i += 1
+                    continue
                 if not (i > 1 and is_latin_letter(t[i - 2])) or (caps and single):
                     # M.2, BA.5 (not Node.js 18, XBB.1.5)
                     self.add(i, i + 1, "num", "点")
