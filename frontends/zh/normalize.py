@@ -983,6 +983,9 @@ class _Scanner:
             self.add(i, k, "num", read_number(digits + "." + frac))
             return k
         self.add(i, j, "num", read_cardinal(digits) if len(digits) <= 2 else read_digits(digits))
+        if j < self.n and _is_digit(t[j]):
+            # log₁₀100, log₂8: a base and then the argument, two numbers (十，一百; not 十一百)
+            self.pieces.append(Piece(j, j, "punct", "，"))
         return j
 
     def vulgar_fraction(self, i: int) -> None:
