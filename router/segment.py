@@ -743,6 +743,8 @@ def _clock_time(x: str) -> bool:
     if ":" in x:
         return x[-1:].isdigit()
     return x.isascii() and x.isdigit() and len(x) <= 2 and 1 <= int(x) <= 12
+
+
 #: Chinese (full-width) clause punctuation, as written (width folding turns ，into ,).
 _ZH_PUNCT = frozenset("，。、；：！？…⋯")
 #: Full-width clause marks: a sentence of codes and names joined by them is Chinese.
