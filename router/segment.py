@@ -837,6 +837,8 @@ _LAB_UNITS = frozenset("mmol μmol µmol umol mol u iu miu dl ng pg μg µg ug m
 def _is_unit_ratio(tok: str) -> bool:
     """``mmol/L``, ``3.8mmol/L``, ``mg/dL``, ``U/L``, ``km/h``: a unit per a unit, no path."""
     left, sep, right = tok.rstrip(",.;:!?").lstrip("0123456789.").partition("/")
+    if right.startswith("100") and not right[3:4].isdigit():
+        right = right[3:]  # 2000kJ/100g, 7.5L/100km: per hundred of a unit
     units = UNITS | _LAB_UNITS
     return bool(sep) and left.lower() in units and right.lower() in units and "/" not in right
 

@@ -629,6 +629,7 @@ _RE_MAC = re.compile(
 )
 _RE_PORT = re.compile(r"[:：](\d{1,5})(?![\d.:])", re.ASCII)
 _RE_PER_TIME = re.compile(r"(s|h|min|ms|d)(?![A-Za-z])", re.ASCII)
+_RE_PRIME_PAIR = re.compile(r"'\d{1,2}(?:\.\d+)?(?:\"|'')", re.ASCII)
 _RE_TEMP_RANGE_END = re.compile(rf"[~～\-到至/](-?)({_NUM})(°C|℃|°F|℉)", re.ASCII)
 
 
@@ -718,6 +719,17 @@ class _Scanner:
         """A unit symbol starting at ``j`` (one optional space before it)."""
         t = self.t
         k = j + 1 if j < self.n and t[j] == " " else j
+        if k == j and j > 0 and _is_digit(t[j - 1]) and j < self.n and t[j] in "'\"":
+            # 5'30", 39°54'27": ASCII marks for ′ and ″ (minutes and seconds of a pace, an
+            # angle or a race time), only as a pair, never a lone quote
+            if _RE_PRIME_PAIR.match(t, j):
+                return "′", j + 1
+            if t[j] == '"' or t.startswith("''", j):
+                m = k0 = j - 1
+                while m > 0 and j - m < 3 and _is_digit(t[m - 1]):
+                    m -= 1
+                if m > 0 and t[m - 1] in "'′" and k0 - m < 2:
+                    return "″", j + (1 if t[j] == '"' else 2)
         for u in _UNIT_KEYS:
             if t.startswith(u, k):
                 end = k + len(u)
@@ -1441,6 +1453,28 @@ class _Scanner:
         if (
             c == "/"
             and 0 < i < self.n - 1
+            and _is_digit(t[i + 1])
+            and self.pieces
+            and self.pieces[-1].end == i
+            and (
+                (self.pieces[-1].kind == "num" and is_latin_letter(t[i - 1]))
+                or (is_han(t[i - 1]) and any(_is_digit(x) for x in self.before(i, 5)))
+            )
+        ):
+            m = _RE_NUMBER.match(t, i + 1)
+            unit = self.unit_at(m.end()) if m and "," not in m.group() else None
+            if m and unit and not (m.end() < self.n and t[m.end()] == " "):
+                # 12元/500g, 5mg/10kg, 2000千焦/100g: an amount per a measured amount (每);
+                # 7.5L/100km is 每百公里 (百公里油耗, as a fuel figure is said)
+                name = "公里" if unit[0] == "km" else _UNITS[unit[0]]
+                if m.group() == "100":
+                    self.add(i, unit[1], "num", "每百" + name)
+                else:
+                    self.add(i, unit[1], "num", "每" + read_number(m.group()) + name)
+                return unit[1]
+        if (
+            c == "/"
+            and 0 < i < self.n - 1
             and is_latin_letter(t[i + 1])
             and self.pieces
             and self.pieces[-1].end == i
@@ -1477,7 +1511,7 @@ class _Scanner:
             and self.pieces
             and self.pieces[-1].end == i
             and self.pieces[-1].kind == "num"
-            and (is_latin_letter(t[i - 1]) or t[i - 1] in _SUPERSCRIPT_DIGITS)
+            and (is_latin_letter(t[i - 1]) or t[i - 1] in _SUPERSCRIPT_DIGITS or t[i - 1] in "″\"'")
         ):
             unit = self.unit_at(i + 1)
             if unit and (i + 1 >= self.n or t[i + 1] != " "):
