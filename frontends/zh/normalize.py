@@ -190,6 +190,7 @@ def _product_measure(name: str) -> str | None:
 
 #: Names whose ``+`` is part of the name (``Mate 70 Pro+``, ``Disney+``, ``Apple TV+``).
 _PLUS_NAMES = "Pro|Ultra|Max|Lite|Note|Mini|TV|Disney|Paramount|ESPN|Discovery|AMC|Peacock|Plus"
+_ROAD_WORDS = ("国道", "省道", "县道")
 _ROOM_NEXT = ("室", "会议室", "房间", "教室", "宿舍", "病房", "号房", "号会议室", "号房间")
 #: Words right before ``N-M`` that make it a chapter-numbered figure, table or formula.
 _FIGURE_WORDS = (
@@ -2812,6 +2813,10 @@ class _Scanner:
             and not self.liang_next(end)
         ):
             return read_digits(raw)  # 9秒83: hundredths of a second, 九秒八三
+        if len(raw) == 3 and (
+            self.after(end, 2) in _ROAD_WORDS or self.before(i, 3).rstrip(" ").endswith(_ROAD_WORDS)
+        ):
+            return read_digits(raw)  # 318国道, 国道318: a national road's number, 三一八
         if 3 <= len(raw) <= 4 and self.after(end, 4).startswith(_ROOM_NEXT):
             return read_digits(raw, yao=True)  # 302会议室, 1203房间: room numbers
         if (
