@@ -630,6 +630,7 @@ _RE_MAC = re.compile(
 )
 _RE_PORT = re.compile(r"[:：](\d{1,5})(?![\d.:])", re.ASCII)
 _RE_PER_TIME = re.compile(r"(s|h|min|ms|d)(?![A-Za-z])", re.ASCII)
+_RE_HEX_LITERAL = re.compile(r"0[xX]([0-9a-fA-F]{1,16})(?![0-9A-Za-z_])", re.ASCII)
 _RE_PRIME_PAIR = re.compile(r"'\d{1,2}(?:\.\d+)?(?:\"|'')", re.ASCII)
 _RE_TEMP_RANGE_END = re.compile(rf"[~～\-到至/](-?)({_NUM})(°C|℃|°F|℉)", re.ASCII)
 
@@ -748,6 +749,15 @@ class _Scanner:
                 return u, end
         return None
 
+    def _letter_unit_at(self, j: int) -> bool:
+        """A unit written in capital letters, read as letters, glued at ``j``: ``MB``,
+        ``GB/s``, ``TB`` (the router's units; not a code's suffix like ``Ti``)."""
+        k = j
+        while k < self.n and k - j < 5 and is_latin_letter(self.t[k]):
+            k += 1
+        letters = self.t[j:k]
+        return 2 <= len(letters) <= 4 and letters[-1] == "B" and letters.lower() in _SEGMENT_UNITS
+
     def _plain_number_before(self, j: int) -> bool:
         """The number ending at ``j`` stands after Han text or a space after Han, not after a
         Latin word (``超时30 s``, not ``iPhone 6 s``)."""
@@ -798,6 +808,14 @@ class _Scanner:
                 j = self._hex_address(i)
                 if j > i:
                     i = j
+                    continue
+            if c == "0" and not (i > 0 and (t[i - 1].isascii() and t[i - 1].isalnum())):
+                m = _RE_HEX_LITERAL.match(t, i)
+                if m:  # 0x80070005, 0xFF: a hexadecimal literal, 零 X then digit by digit
+                    self.add(i, i + 1, "num", "零")
+                    self.add(i + 1, i + 2, "latin", "X")
+                    self._hex_digits(i + 2, m.group(1))
+                    i = m.end()
                     continue
             if "0" <= c <= "9" or self._sign_or_currency_starts_number(i):
                 j = self.number(i)
@@ -2076,6 +2094,20 @@ class _Scanner:
                 spoken += _UNITS[unit[0]]
             self.add(i, unit[1], "num", spoken)
             return unit[1]
+        if (
+            unit is None
+            and len(m.group(1)) >= 2
+            and len(m.group(2)) >= 2
+            and " " not in m.group()
+            and self._letter_unit_at(m.end())
+        ):
+            # 7000/6500MB/s, 256/512GB: two sizes or speeds before a letter unit (the letters
+            # are read next); 读写 names a read and a write figure: 和, else alternatives: 或
+            word = "和" if "读写" in self.before(i, 12) else "或"
+            self.add(
+                i, m.end(), "num", read_cardinal(m.group(1)) + word + read_cardinal(m.group(2))
+            )
+            return m.end()
         # "拉齐奥 2/2" style scores are not handled; a fraction is the common reading
         spoken = (
             read_cardinal(m.group(2), liang_bai=False)
