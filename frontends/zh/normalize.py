@@ -2815,6 +2815,17 @@ class _Scanner:
             and self.after(end, 1) in "〕]］"
         ):
             return read_digits(raw)  # 国发〔2024〕5号: the year of a document number
+        if (
+            len(raw) == 4
+            and 1900 <= int(raw) <= 2099
+            and self.before(i, 1) in ("(", "（")
+            and self.after(end, 1) in (")", "）")
+            and (
+                self.before(i - 1, 1) in ("》", "”", '"', "」")
+                or is_latin_letter(self.before(i - 1, 2).rstrip(" ")[-1:] or "0")
+            )
+        ):
+            return read_digits(raw)  # 《流浪地球》（2019）, Endgame (2019): a work's year
         if nxt1 == "年" and len(raw) == 2 and self._short_year(prev, end, raw[0] in "56789"):
             return read_digits(raw)  # 86年出生 -> 八六年
         if nxt1 == "后" and len(raw) == 2 and raw[1] in "05":
