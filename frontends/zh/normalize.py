@@ -2424,10 +2424,18 @@ class _Scanner:
             nxt2[:1] == "+"
             and "." not in raw
             and not (nxt2[1:] and nxt2[1].isascii() and nxt2[1].isalnum())
-            and ((len(raw) >= 4 and self._brand_before(i) is not None) or self._glued_to_letter(i))
+            and (
+                (
+                    len(raw) >= 4
+                    and (self._brand_before(i) is not None or self._han_brand_before(i) is not None)
+                )
+                or self._glued_to_letter(i)
+            )
         )
         if code_plus:  # Xeon 8480+, P7+, S24+: the plus is part of the model name
             code = self._code_reading(raw, i, end) if len(raw) < 4 else None
+            if code is None and self._han_brand_before(i) == "cardinal":
+                code = read_cardinal(raw, liang_bai=False)
             self.add(i, end, "num", code or read_digits(raw))
             self.add(end, end + 1, "latin", "plus")
             return end + 1
