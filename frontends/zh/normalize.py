@@ -399,6 +399,7 @@ _RE_MAGNITUDE_MONEY = re.compile(r"([KMB])(?=美元|元|人民币|欧元|英镑|
 #: Symbols read as words wherever they stand in a zh span.
 _SYMBOLS: dict[str, str] = {
     "<=": "小于等于", ">=": "大于等于", "!=": "不等于", "≤": "小于等于", "≥": "大于等于",
+    "==": "等于",  # a==b: the comparison of code, said once (it was 等于等于)
     "<<": "左移", ">>": "右移",
     "≠": "不等于", "≈": "约等于", "+": "加", "=": "等于", "<": "小于", ">": "大于", "×": "乘",
     "÷": "除以", "±": "正负", "%": "百分号", "‰": "千分号", "°": "度", "℃": "摄氏度",
@@ -1560,6 +1561,10 @@ class _Scanner:
         if c in ">→»›" and self._menu_step(i):
             self.add(i, i + 1, "punct", "")  # File > Settings: a menu path, a pause
             return i + 1
+        if t.startswith(("===", "!=="), i):
+            # a === b: strict equality of JavaScript, 全等于 (不全等于), not 等于等于等于
+            self.add(i, i + 3, "num", "全等于" if c == "=" else "不全等于")
+            return i + 3
         two = t[i : i + 2]
         if len(two) == 2 and two in _SYMBOLS:
             self.add(i, i + 2, "num", _SYMBOLS[two])
