@@ -1197,7 +1197,19 @@ class _Scanner:
                     and a.kind in ("latin", "num")
                     and b.kind in ("latin", "num")
                 ):
-                    ps[k] = Piece(p.start, p.end, "punct", "")
+                    # Llama-2-7B, Llama-3.1-8B, 6.8.0-45: after a version, or before a size,
+                    # the joiner between two numbers is a short pause, as a space there is
+                    # (二，七B; 三点一，八B: not 二七B, 三点一八B); GB/T 7714-2015 stays joined
+                    size_next = k + 2 < len(ps) and ps[k + 2].kind == "latin"
+                    size_next = size_next and ps[k + 2].start == b.end
+                    pause = (
+                        "，"
+                        if a.kind == b.kind == "num"
+                        and c == "-"
+                        and ("点" in a.spoken or size_next)
+                        else ""
+                    )
+                    ps[k] = Piece(p.start, p.end, "punct", pause)
 
     def _caps_function_word(self, i: int) -> bool:
         """``TO B``/``TO C``/``TO G`` (business jargon: to businesses, to consumers) and
@@ -1469,6 +1481,17 @@ class _Scanner:
             and any(_is_digit(x) for x in self.before(i, 8))
         ):
             self.add(i, i + 1, "num", "每")  # 3.5元/斤 -> 三点五元每斤
+            return i + 1
+        count = _RE_NUMBER.match(t, i + 1) if c == "/" else None
+        if (
+            count
+            and self.pieces
+            and self.pieces[-1].end == i
+            and self.pieces[-1].kind == "num"
+            and self.pieces[-1].spoken.endswith(("元", "美元", "欧元", "英镑", "港元"))
+            and is_latin_letter(self.after(count.end(), 1) or "0")
+        ):
+            self.add(i, i + 1, "num", "每")  # $0.15/1M tokens: a price per a count, 每一M
             return i + 1
         if (
             c == "/"
