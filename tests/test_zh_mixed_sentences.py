@@ -215,7 +215,10 @@ def test_cells_and_bullets_get_a_pause_and_say_no_marks() -> None:
 
 
 def test_code_dashes_are_silent_but_ranges_and_signs_are_read() -> None:
-    assert normalize_zh("Qwen2.5-7B") == "Qwen二点五七B"
+    # between a version and a size the dash is a short pause: 二点五七B would be 2.57B
+    assert normalize_zh("Qwen2.5-7B") == "Qwen二点五，七B"
+    assert normalize_zh("GPT-4o") == "GPT四O"
+    assert normalize_zh("GB/T 7714-2015") == "GBT 七七一四二零一五"
     assert normalize_zh("3-5天") == "三到五天"
     assert normalize_zh("温度-5℃") == "温度零下五摄氏度"
     assert normalize_zh("ResNet-50") == "ResNet五十"
