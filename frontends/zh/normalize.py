@@ -823,6 +823,16 @@ class _Scanner:
                 if j > i:
                     i = j
                     continue
+            if (
+                c == "."
+                and 0 < i < n - 1
+                and _is_digit(t[i - 1])
+                and t[i + 1] in "xX"
+                and not (i + 2 < n and (t[i + 2].isascii() and t[i + 2].isalnum()))
+            ):
+                self.add(i, i + 1, "num", "点")  # TypeScript 5.x, 1.x.x: a version wildcard
+                i += 1
+                continue
             if c == "." and 0 < i < n - 1 and is_latin_letter(t[i - 1]) and _is_digit(t[i + 1]):
                 k = i
                 while k > 0 and i - k < 4 and is_latin_letter(t[k - 1]):
