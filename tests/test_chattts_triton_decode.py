@@ -277,3 +277,59 @@ def test_step_in_branches_equals_one_chain(batch, parts):
         assert errs[k] < 1e-5, (k, errs)
     m.branches = 2
     assert m._parts(3) == [(0, 3)] and m._parts(8) == [(0, 4), (4, 4)]
+
+
+def test_batch_lookahead_decodes_the_same(golden, monkeypatch):
+    """``batch_lookahead``: with several requests in flight and none waiting, the next
+    window is enqueued before the end flags are read. The results (codes, hidden states,
+    end flags) and the streamed frames equal those of the loop without it, when requests
+    end by the end code inside a window (greedy, end code allowed: 69 / 27 / 20 / 43
+    frames), by their caps, when the slot that limited the window run ahead ended early
+    (``run`` then enqueues the steps the others still need) and after refills."""
+    from mixvox.engines.chattts.gpt.cuda_graph import CudaSteps
+
+    emb = torch.from_numpy(golden["code_spk/emb"])
+    m = _torch_twins(max_batch=4)
+    ahead: list[tuple] = []
+    poll = CudaSteps.poll
+
+    def spy(self, active):
+        out = poll(self, active)
+        if self._ahead is not None:
+            ahead.append(self._ahead)
+        return out
+
+    monkeypatch.setattr(CudaSteps, "poll", spy)
+    cases = [
+        ([100, 100, 100, 100], 4),
+        ([100, 40, 100, 100], 4),  # slot 1 limits the window run ahead and ends at 27
+        ([100, 40, 100, 100, 50], 3),  # refills first
+        ([24, 10], 2),  # caps only
+    ]
+    samp = CudaSampling(greedy=True)
+    for caps, cap in cases:
+        reqs = [CodeRequest(emb[: len(emb) - k], max_new=n) for k, n in zip(
+            range(len(caps)), caps, strict=True)]  # fmt: skip
+        runs = []
+        for on in (False, True):
+            m.batch_lookahead = on
+            ahead.clear()
+            seen: list[tuple] = []
+            rs = m.generate(
+                reqs, samp, max_batch=cap,
+                on_frames=lambda t, c, h, d, seen=seen: seen.append((t, c.clone(), d)),
+            )  # fmt: skip
+            runs.append((rs, seen, list(ahead)))
+        (ra, sa, aa), (rb, sb, ab) = runs
+        assert not aa and ab, (caps, ab)  # it ran ahead only when switched on
+        for x, y in zip(ra, rb, strict=True):
+            assert torch.equal(x.codes, y.codes) and x.finished == y.finished
+            # a window may run at another batch or length bucket (an ended slot rides
+            # along), which moves the float sums' order only
+            assert (x.hidden - y.hidden).abs().max() <= 1e-5 * x.hidden.abs().max()
+        for r, n in zip(rb, caps, strict=True):
+            assert len(r.codes) <= n and (r.finished or len(r.codes) == n)
+            assert not (r.codes == 625).any()
+        assert [(t, d) for t, _, d in sa] == [(t, d) for t, _, d in sb]
+        assert all(torch.equal(c1, c2) for (_, c1, _), (_, c2, _) in zip(sa, sb, strict=True))
+    m.batch_lookahead = False

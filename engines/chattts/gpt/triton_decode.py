@@ -408,9 +408,14 @@ if HAVE_TRITON:
     def _attn_kernel(
         q_ptr, kc_ptr, vc_ptr, pos_ptr, att_ptr, Lm1, scale, s_cb, s_ch, s_cp,
         H: tl.constexpr, HD: tl.constexpr, CH: tl.constexpr, NCH: tl.constexpr,
-     PDL: tl.constexpr,
+        DYN: tl.constexpr, PDL: tl.constexpr,
     ):  # fmt: skip
-        """One (head, slot) per program: online softmax over the cache in chunks of CH."""
+        """One (head, slot) per program: online softmax over the cache in chunks of CH.
+
+        ``DYN``: only the chunks up to the slot's position (a loop bound read at run time),
+        instead of all ``NCH`` chunks of the length bucket with the rows past the position
+        masked: masked rows cost no memory traffic but every program still walks them (at
+        batch 64 the attention took ~200 us per step at position ~0, 326 us at 150)."""
         head = tl.program_id(0)
         m = tl.program_id(1)
         _gdc(PDL)
@@ -421,7 +426,11 @@ if HAVE_TRITON:
         den = tl.sum(tl.zeros([CH], tl.float32), 0)
         acc = tl.zeros([HD], tl.float32)
         base = m * s_cb + head * s_ch
-        for c in range(NCH):
+        if DYN:
+            nch = p // CH + 1
+        else:
+            nch = NCH
+        for c in range(nch):
             t = c * CH + tl.arange(0, CH)
             valid = t <= p
             off = base + t[:, None] * s_cp + dd[None, :]
@@ -1083,8 +1092,10 @@ TILES: dict[str, dict[str, Any]] = {
     # warps (0: as warps). Off: on the H200 (2026-12-02 00:30 UTC, batch 64, positions
     # 150-250) the split was slower than one program per (head, slot): attention 326 us
     # unsplit, split 32 / 64 / 128: 587 / 431 / 463 us, 64 with 2 warps 370 us (768
-    # programs per layer already fill the 132 SMs; the partials and the combine add work)
-    "attn": {"ch": 256, "warps": 0, "split": 0, "w_split": 0},
+    # programs per layer already fill the 132 SMs; the partials and the combine add work).
+    # dyn: walk only the chunks up to the slot's position (a run-time loop bound; session 7,
+    # off until timed: bench/gpu.py's batch-64 sweep and decode config)
+    "attn": {"ch": 256, "warps": 0, "split": 0, "w_split": 0, "dyn": 0},
 }
 
 
@@ -1390,7 +1401,7 @@ class TritonOps:
             g.q, kc, vc, g.pos, g.att, L - 1, g.head_dim**-0.5,
             kc.stride(0), kc.stride(1), kc.stride(2),
             H=g.hidden_size, HD=g.head_dim, CH=CH, NCH=-(-L // CH),
-            num_warps=warps, **self._pdl,
+            DYN=bool(a.get("dyn", 0)), num_warps=warps, **self._pdl,
         )  # fmt: skip
 
     def oproj(self, g, li: int, b: int, L: int) -> None:
