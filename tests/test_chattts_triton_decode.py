@@ -187,6 +187,11 @@ for name, asset, b, prec in (("tiny_b1", tiny, 1, "fp32"), ("mid_b1", mid / "ass
         post = {"bk": 16, "post_qkv": 1, "post_gu": 1}
         out[name + "_post"] = compare_ops(m, b, 128, seed=b, tiles={"dot": post})
         out[name + "_post_splitk"] = compare_ops(m, b, 128, seed=b, tiles={"dot": {**sk, **post}})
+        # the attention walking only the chunks up to each slot's position (opt-in: a run-time
+        # loop bound), chunks of 32 on prompts of 64-119 tokens: 2-4 chunks per (head, slot)
+        out[name + "_dynattn"] = compare_ops(
+            m, b, 128, seed=b, tiles={"attn": {"dyn": 1, "ch": 32}}, long=True
+        )
     # the fused prefill (prompt positions as batch rows: CUDA-core tiles on tiny, tensor-core
     # tiles on mid) against the torch prefill, into slot 1
     m = TritonGPT(asset, kernels="torch", device="cpu", precision=prec, max_batch=2,
@@ -247,7 +252,7 @@ def test_triton_kernels_equal_torch_twins_in_interpreter(golden, tmp_path):
         limit = 2e-3 if name.endswith("fp8") else 1e-5  # fp8 weights: fp16 activations
         assert max(errs.values()) < limit, (name, errs)
     want = {"tiny_b1_3k", "mid_b1_fp8_3k", "mid_b2_dot_splitk", "mid_b2_dot_post_splitk"}
-    want |= {"mid_b2_dot_bf16w_prew_splitk"}
+    want |= {"mid_b2_dot_bf16w_prew_splitk", "mid_b2_dot_dynattn"}
     assert want <= set(res)
     for name, errs in res.items():
         ops = {"attention", "oproj", "gateup", "down"}

@@ -405,10 +405,27 @@ if HAVE_TRITON:
             tl.store(base + HD // 2, nhi, mask=mmask[:, None])
 
     @triton.jit
+    def _attn_chunk(q, kc_ptr, vc_ptr, base, s_cp, dd, c, p, scale, acc, den, mrun, CH: tl.constexpr):
+        """Cache positions ``c*CH ..`` (those up to ``p``) into the online softmax."""
+        t = c * CH + tl.arange(0, CH)
+        valid = t <= p
+        off = base + t[:, None] * s_cp + dd[None, :]
+        kk = tl.load(kc_ptr + off, mask=valid[:, None], other=0.0).to(tl.float32)
+        vv = tl.load(vc_ptr + off, mask=valid[:, None], other=0.0).to(tl.float32)
+        sc = tl.sum(kk * q[None, :], axis=1) * scale
+        sc = tl.where(valid, sc, float("-inf"))
+        mn = tl.maximum(mrun, tl.max(sc, 0))  # chunk 0 always holds position 0
+        alpha = tl.exp(mrun - mn)
+        pe = tl.exp(sc - mn)
+        acc = acc * alpha + tl.sum(pe[:, None] * vv, axis=0)
+        den = den * alpha + tl.sum(pe, 0)
+        return acc, den, mn
+
+    @triton.jit
     def _attn_kernel(
         q_ptr, kc_ptr, vc_ptr, pos_ptr, att_ptr, Lm1, scale, s_cb, s_ch, s_cp,
         H: tl.constexpr, HD: tl.constexpr, CH: tl.constexpr, NCH: tl.constexpr,
-        DYN: tl.constexpr, PDL: tl.constexpr,
+        DYN: tl.constexpr, INTERP: tl.constexpr, PDL: tl.constexpr,
     ):  # fmt: skip
         """One (head, slot) per program: online softmax over the cache in chunks of CH.
 
@@ -426,24 +443,23 @@ if HAVE_TRITON:
         den = tl.sum(tl.zeros([CH], tl.float32), 0)
         acc = tl.zeros([HD], tl.float32)
         base = m * s_cb + head * s_ch
-        if DYN:
-            nch = p // CH + 1
+        if DYN and INTERP:  # the interpreter cannot take a tensor as a range() bound
+            c = p * 0
+            while c * CH <= p:
+                acc, den, mrun = _attn_chunk(
+                    q, kc_ptr, vc_ptr, base, s_cp, dd, c, p, scale, acc, den, mrun, CH
+                )
+                c += 1
+        elif DYN:
+            for c in range(p // CH + 1):
+                acc, den, mrun = _attn_chunk(
+                    q, kc_ptr, vc_ptr, base, s_cp, dd, c, p, scale, acc, den, mrun, CH
+                )
         else:
-            nch = NCH
-        for c in range(nch):
-            t = c * CH + tl.arange(0, CH)
-            valid = t <= p
-            off = base + t[:, None] * s_cp + dd[None, :]
-            kk = tl.load(kc_ptr + off, mask=valid[:, None], other=0.0).to(tl.float32)
-            vv = tl.load(vc_ptr + off, mask=valid[:, None], other=0.0).to(tl.float32)
-            sc = tl.sum(kk * q[None, :], axis=1) * scale
-            sc = tl.where(valid, sc, float("-inf"))
-            mn = tl.maximum(mrun, tl.max(sc, 0))  # chunk 0 always holds position 0
-            alpha = tl.exp(mrun - mn)
-            pe = tl.exp(sc - mn)
-            acc = acc * alpha + tl.sum(pe[:, None] * vv, axis=0)
-            den = den * alpha + tl.sum(pe, 0)
-            mrun = mn
+            for c in range(NCH):
+                acc, den, mrun = _attn_chunk(
+                    q, kc_ptr, vc_ptr, base, s_cp, dd, c, p, scale, acc, den, mrun, CH
+                )
         tl.store(att_ptr + m * H + head * HD + dd, (acc / den).to(att_ptr.dtype.element_ty))
 
     @triton.jit
@@ -1401,7 +1417,8 @@ class TritonOps:
             g.q, kc, vc, g.pos, g.att, L - 1, g.head_dim**-0.5,
             kc.stride(0), kc.stride(1), kc.stride(2),
             H=g.hidden_size, HD=g.head_dim, CH=CH, NCH=-(-L // CH),
-            DYN=bool(a.get("dyn", 0)), num_warps=warps, **self._pdl,
+            DYN=bool(a.get("dyn", 0)), INTERP=os.environ.get("TRITON_INTERPRET") == "1",
+            num_warps=warps, **self._pdl,
         )  # fmt: skip
 
     def oproj(self, g, li: int, b: int, L: int) -> None:
