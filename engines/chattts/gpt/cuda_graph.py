@@ -840,11 +840,7 @@ class CudaSteps:
         # with steps left, as long as the fewest steps left among them. A slot that ends now
         # (end code) rides along for nothing; ``run`` then gets a subset of these slots and at
         # least as many steps (what the remaining slots still need is enqueued after).
-        elif (
-            g.batch_lookahead
-            and len(active) > 1
-            and self.admitted >= len(self.requests)
-        ):
+        elif g.batch_lookahead and len(active) > 1 and self.admitted >= len(self.requests):
             rest = tuple(s for s in active if self.cap[s] - self.taken[s] > 0)
             if rest:
                 n = min(self.window, min(self.cap[s] - self.taken[s] for s in rest))

@@ -405,7 +405,9 @@ if HAVE_TRITON:
             tl.store(base + HD // 2, nhi, mask=mmask[:, None])
 
     @triton.jit
-    def _attn_chunk(q, kc_ptr, vc_ptr, base, s_cp, dd, c, p, scale, acc, den, mrun, CH: tl.constexpr):
+    def _attn_chunk(
+        q, kc_ptr, vc_ptr, base, s_cp, dd, c, p, scale, acc, den, mrun, CH: tl.constexpr
+    ):
         """Cache positions ``c*CH ..`` (those up to ``p``) into the online softmax."""
         t = c * CH + tl.arange(0, CH)
         valid = t <= p
