@@ -822,32 +822,26 @@ class CudaSteps:
 
     def poll(self, active: Sequence[int]) -> tuple[list[bool], list[int]]:
         g = self.gpt
-        then = None
+        rest: tuple[int, ...] = ()
         # One request alone (the latency case): run its next window ahead, before waiting for
         # this window's end flags. If it ended, the extra window only touched its own slot,
         # which is released (or refilled by a prefill, ordered after it on the stream).
         if g.lookahead and len(active) == 1 and g.device.type == "cuda":
-            s = active[0]
-            left = self.cap[s] - self.taken[s]
-            if left > 0:
-                n = min(self.window, left)
-
-                def then(s: int = s, n: int = n) -> None:
-                    self._enqueue([s], n)
-                    self._ahead = ((s,), n)
-
+            rest = tuple(active)
         # Several requests, none waiting (``batch_lookahead``): the next window of the slots
         # with steps left, as long as the fewest steps left among them. A slot that ends now
         # (end code) rides along for nothing; ``run`` then gets a subset of these slots and at
         # least as many steps (what the remaining slots still need is enqueued after).
         elif g.batch_lookahead and len(active) > 1 and self.admitted >= len(self.requests):
-            rest = tuple(s for s in active if self.cap[s] - self.taken[s] > 0)
-            if rest:
-                n = min(self.window, min(self.cap[s] - self.taken[s] for s in rest))
+            rest = tuple(active)
+        rest = tuple(s for s in rest if self.cap[s] - self.taken[s] > 0)
+        then = None
+        if rest:
+            n = min(self.window, min(self.cap[s] - self.taken[s] for s in rest))
 
-                def then(rest: tuple[int, ...] = rest, n: int = n) -> None:
-                    self._enqueue(list(rest), n)
-                    self._ahead = (rest, n)
+            def then(rest: tuple[int, ...] = rest, n: int = n) -> None:
+                self._enqueue(list(rest), n)
+                self._ahead = (rest, n)
 
         return g._poll(self._b, then)
 
