@@ -642,12 +642,12 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
         # the default with the batch prefill eager (the session-5 default), side by side
         # with the batch prefill in CUDA graphs (the default since 2026-12-02); batch >= 8
         ("fp16", True, "triton-pdl-eagerprefill"),
-        # session 7 (batch >= 8), side by side with the default above: the next window
-        # enqueued before the end flags are read (``batch_lookahead``), the attention over
-        # the chunks up to each slot's position only (``attn.dyn``), and both
-        ("fp16", True, "triton-pdl-batchahead"),
+        # session 7 (batch >= 8), side by side with the default above: the loop without the
+        # next window enqueued before the end flags are read (``batch_lookahead``, the
+        # default since session 7), and the attention over the chunks up to each slot's
+        # position only (``attn.dyn``, off: slower at long caches and at batch 8)
+        ("fp16", True, "triton-pdl-nobatchahead"),
         ("fp16", True, "triton-pdl-dynattn"),
-        ("fp16", True, "triton-pdl-batchahead-dynattn"),
     ]
     sel = os.environ.get("DECODE_CONFIGS")  # indices into configs (a short device run)
     if sel:
@@ -658,7 +658,7 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
             if fused.startswith("triton"):
                 name = f"mixvox fused Triton {prec} graphs" + (" + PDL" if "pdl" in fused else "")
                 eager_prefill = fused.endswith("-eagerprefill")
-                s7 = "batchahead" in fused or "dynattn" in fused
+                s7 = "nobatchahead" in fused or "dynattn" in fused
                 tiles: dict | None = None
                 if "dynattn" in fused:
                     tiles = {"attn": dyn_tiles(results)}
@@ -672,9 +672,9 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
                 if eager_prefill:
                     name += ", batch prefill eager (session 5)"
                     m.batch_prefill_graphs = False
-                if "batchahead" in fused:
-                    name += " + batch lookahead"
-                    m.batch_lookahead = True
+                if "nobatchahead" in fused:
+                    name += ", no batch lookahead (session 6)"
+                    m.batch_lookahead = False
                 if "dynattn" in fused:
                     at = tiles["attn"]  # type: ignore[index]
                     name += " + attention dyn " + ", ".join(
@@ -785,17 +785,24 @@ def loop_gap(m, reqs: list, samp, b: int, frames: int, t_generate: float) -> dic
         from mixvox.engines.chattts.gpt.cuda_graph import CodeRequest
 
         eos = [CodeRequest(r.embeds, max_new=frames, min_new=0) for r in reqs]
+
+        def same(xs: list, ys: list) -> str:
+            n = sum(
+                bool(torch.equal(x.codes, y.codes)) and x.finished == y.finished
+                for x, y in zip(xs, ys, strict=True)
+            )
+            return f"{n}/{b}"
+
         for key, rq in (("same_windows", reqs), ("end_codes", eos)):
             got = {}
-            for on in (False, True):
-                m.batch_lookahead = on
+            for on in (False, True, "off again"):
+                m.batch_lookahead = on is True
                 got[on] = m.generate(rq, samp, seed=0, max_batch=b)
             m.batch_lookahead = True
-            same = sum(
-                bool(torch.equal(x.codes, y.codes)) and x.finished == y.finished
-                for x, y in zip(got[False], got[True], strict=True)
-            )
-            out[f"codes_equal_{key}"] = f"{same}/{b}"
+            out[f"codes_equal_{key}"] = same(got[False], got[True])
+            # the control: the loop without lookahead twice (the fp16 split-K sums land by
+            # atomics in no fixed order, so a sampled trajectory may part after a near-tie)
+            out[f"codes_equal_{key}_control_off_off"] = same(got[False], got["off again"])
             if key == "end_codes":
                 out["end_code_lengths"] = sorted(len(x.codes) for x in got[True])[:: max(1, b // 8)]
     log(f"loop b{b}: {json.dumps(out)}")

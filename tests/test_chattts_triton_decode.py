@@ -337,4 +337,4 @@ def test_batch_lookahead_decodes_the_same(golden, monkeypatch):
             assert not (r.codes == 625).any()
         assert [(t, d) for t, _, d in sa] == [(t, d) for t, _, d in sb]
         assert all(torch.equal(c1, c2) for (_, c1, _), (_, c2, _) in zip(sa, sb, strict=True))
-    m.batch_lookahead = False
+    assert _torch_twins(max_batch=1).batch_lookahead  # the default since session 7

@@ -370,9 +370,11 @@ class CudaGPT:
         #: end flags are read, so the GPU does not idle while the host waits for the flags'
         #: copy, reads them and runs the loop (one such gap per window at batch 64 before).
         #: A slot that drew the end code in the window just read rides along in the window
-        #: run ahead (its rows are its own; the frames past its end are not read). Off until
-        #: ``bench/gpu.py`` (decode, "batch lookahead") has timed it on the device
-        self.batch_lookahead = False
+        #: run ahead (its rows are its own; the frames past its end are not read). On since
+        #: the H200 run of 2026-12-02 01:00 UTC (BENCHMARKS.md, GPU session 7): batch 64
+        #: 61,628 -> 66,276 frames/s, batch 8 12,954 -> 14,510; the time outside the GPU's
+        #: own work per generate 20.2 -> 6.7 ms (batch 64), 14.2 -> 0.9 ms (batch 8)
+        self.batch_lookahead = True
         self._alloc(max_batch)
 
     # ------------------------------------------------------------------------------------------

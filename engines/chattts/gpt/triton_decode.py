@@ -1111,8 +1111,12 @@ TILES: dict[str, dict[str, Any]] = {
     # 150-250) the split was slower than one program per (head, slot): attention 326 us
     # unsplit, split 32 / 64 / 128: 587 / 431 / 463 us, 64 with 2 warps 370 us (768
     # programs per layer already fill the 132 SMs; the partials and the combine add work).
-    # dyn: walk only the chunks up to the slot's position (a run-time loop bound; session 7,
-    # off until timed: bench/gpu.py's batch-64 sweep and decode config)
+    # dyn: walk only the chunks up to the slot's position (a run-time loop bound; session 7).
+    # Off: on the H200 (2026-12-02 01:00 UTC) it is faster at short caches only: batch 64
+    # graph step at positions 0-100 832 -> 744 us (ch 64, 2 warps; attention 205 -> 77 us),
+    # but at the generate's mean position (132) 910 vs 912 us, at 150-250 1,018 vs 983 us
+    # (ch 32 / 64 / 128 with 4 warps: 1,232 / 1,045 / 1,068), batch 8 generate 12,954 ->
+    # 11,582 frames/s: the chunks of one program run one after the other
     "attn": {"ch": 256, "warps": 0, "split": 0, "w_split": 0, "dyn": 0},
 }
 
