@@ -373,7 +373,9 @@ class CudaGPT:
         #: run ahead (its rows are its own; the frames past its end are not read). On since
         #: the H200 run of 2026-12-02 01:00 UTC (BENCHMARKS.md, GPU session 7): batch 64
         #: 61,628 -> 66,276 frames/s, batch 8 12,954 -> 14,510; the time outside the GPU's
-        #: own work per generate 20.2 -> 6.7 ms (batch 64), 14.2 -> 0.9 ms (batch 8)
+        #: own work per generate 20.2 -> 6.7 ms (batch 64), 14.2 -> 0.9 ms (batch 8). The
+        #: price: when the last requests end by the end code, their window run ahead (up to
+        #: ``sync_every`` steps) runs for nothing before the results are ready (not timed)
         self.batch_lookahead = True
         self._alloc(max_batch)
 
