@@ -284,6 +284,19 @@ def test_step_in_branches_equals_one_chain(batch, parts):
     assert m._parts(3) == [(0, 3)] and m._parts(8) == [(0, 4), (4, 4)]
 
 
+def test_branches_with_the_split_attention_are_refused(monkeypatch):
+    """The step in branches together with the split attention gave unequal K rows on an
+    H200 (a race between the two options): asking for both is a clear error, not a wrong
+    decode."""
+    m = _torch_twins(max_batch=8)
+    m.branches = 2
+    monkeypatch.setattr(m.ops, "tiles", {"attn": {"split": 64}}, raising=False)
+    with pytest.raises(ValueError, match="split attention"):
+        m._parts(8)
+    monkeypatch.setattr(m.ops, "tiles", {"attn": {"split": 0}}, raising=False)
+    assert m._parts(8) == [(0, 4), (4, 4)]
+
+
 def test_batch_lookahead_decodes_the_same(golden, monkeypatch):
     """``batch_lookahead``: with several requests in flight and none waiting, the next
     window is enqueued before the end flags are read. The results (codes, hidden states,

@@ -1908,8 +1908,10 @@ class TritonGPT(CudaGPT):
     #: graph), so one part's kernel ramps, tails and PDL waits overlap the other's work at
     #: the price of reading each layer's weights once per part (from L2 when the parts keep
     #: pace). 1: one chain over the whole batch; None: ``TILES["step"]["branches"]`` of the
-    #: Triton ops (1 for the torch twins). Session 6 wrote it without a device: one chain
-    #: until ``bench/gpu.py``'s sweep ("two branches") has timed it
+    #: Triton ops (1 for the torch twins). Measured on an H200 (2026-12-02): two branches
+    #: took 1,884 us per batch-64 step against 978 for one chain, so it stays an option; with
+    #: the split attention as well it gave unequal K rows there (a race between the two
+    #: options), so that combination is refused
     branches: int | None = None
 
     def _parts(self, b: int) -> list[tuple[int, int]]:
@@ -1919,6 +1921,12 @@ class TritonGPT(CudaGPT):
         if nb is None:
             nb = getattr(self.ops, "tiles", {}).get("step", {}).get("branches", 1)
         nb = max(1, int(nb))
+        split = getattr(self.ops, "tiles", {}).get("attn", {}).get("split", 0)
+        if nb > 1 and split:
+            raise ValueError(
+                f"a step in {nb} branches with the split attention (split {split}) is not "
+                "supported: the two gave unequal results on an H200; use one of them"
+            )
         least = max(2, getattr(self.ops, "min_dot_batch", 2))
         if nb == 1 or b < 4 or b // nb < least:
             return [(0, b)]
