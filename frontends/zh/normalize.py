@@ -631,6 +631,8 @@ _RE_MAC = re.compile(
 )
 _RE_PORT = re.compile(r"[:：](\d{1,5})(?![\d.:])", re.ASCII)
 _RE_PER_TIME = re.compile(r"(s|h|min|ms|d)(?![A-Za-z])", re.ASCII)
+_ERROR_CODE_CUES = ("错误码", "错误代码", "故障码", "故障代码", "状态码", "报错")
+_RE_LAST_DIGITS = re.compile(r"[前后末尾][0-9一二三四五六七八九十]{1,2}位[是为:：]?$")
 _RE_HEX_LITERAL = re.compile(r"0[xX]([0-9a-fA-F]{1,16})(?![0-9A-Za-z_])", re.ASCII)
 _RE_PRIME_PAIR = re.compile(r"'\d{1,2}(?:\.\d+)?(?:\"|'')", re.ASCII)
 _RE_TEMP_RANGE_END = re.compile(rf"[~～\-到至/](-?)({_NUM})(°C|℃|°F|℉)", re.ASCII)
@@ -3077,6 +3079,21 @@ class _Scanner:
         """
         t = self.t
         after = t[end] if end < self.n else ""
+        if (
+            "." not in raw
+            and _RE_LAST_DIGITS.search(self.before(i, 7).rstrip(" "))
+            and not self.liang_next(end)
+        ):
+            return read_digits(raw, yao=True)  # 身份证号码后六位是03251X: an identifier's digits
+        k = i - 1 if i > 1 and t[i - 1] == "-" and is_latin_letter(t[i - 2]) else i
+        while k > 0 and i - k < 5 and t[k - 1].isascii() and t[k - 1].isupper():
+            k -= 1
+        if (
+            k < i
+            and "." not in raw
+            and self.before(k, 6).rstrip(" 是为:：").endswith(_ERROR_CODE_CUES)
+        ):
+            return read_digits(raw)  # 错误代码E-402, 故障码P0420: a code's digits, 四零二
         if i > 1 and t[i - 1] in "·・•" and is_latin_letter(t[i - 2]) and len(raw) >= 3:
             return read_digits(raw)  # 沪A·88888: a licence plate
         k = i
@@ -3175,7 +3192,10 @@ class _Scanner:
                 _FLIGHT_AFTER
             )
         ):
-            return read_digits(raw)  # AA 128航班, MU 583次航班: a flight or train number
+            glued_train = brand[1] and self.after(end, 3) in ("次列车", "次高铁", "次动车")
+            # AA 128航班, MU 583次航班: a flight or train number; K1158次列车 is said with
+            # 幺 as station announcements say a train (as 车次G1234)
+            return read_digits(raw, yao=glued_train)
         nxt = self.after(end + 1 if self.after(end, 1) == " " else end, 1)
         if (
             brand is not None
