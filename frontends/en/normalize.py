@@ -29,6 +29,7 @@ from functools import lru_cache
 
 from mixvox.frontends.en import numbers as num
 from mixvox.frontends.en.g2p import cmudict
+from mixvox.frontends.en.sayable import sayable
 from mixvox.phonetics import ARPABET_CONSONANTS, ARPABET_VOWELS
 from mixvox.textutil import fold_width, is_emoji, is_latin_letter
 
@@ -157,6 +158,10 @@ _SEQUENCE_WORDS = frozenset(
 _RE_INT = re.compile(r"\d+")
 _SUBSCRIPT_DIGITS = "₀₁₂₃₄₅₆₇₈₉"
 _SUBSCRIPT_TABLE = str.maketrans(_SUBSCRIPT_DIGITS, "0123456789")
+#: ``log₂``, ``log₁₀``: a logarithm whose subscript is its base.
+_RE_LOG_BASE = re.compile(r"(log|lg)([₀-₉]+)")
+#: A programming language of ``special.tsv`` glued to its version: ``C#12``, ``C++20``.
+_RE_LANGUAGE_VERSION = re.compile(r"(C\+\+|C#|F#|\.NET)(\d{1,2}(?:\.\d{1,2})?)")
 _RE_DIGITS_LETTER = re.compile(r"\d+[A-Za-z]")
 _ROUND_PLURALS = {
     "100s": "hundreds",
@@ -911,10 +916,26 @@ class Normalizer:
         self._before_prev = cores[k - 2] if k >= 2 else ""  # "Pharaoh Seti II"
         nxt = cores[k + 1] if k + 1 < len(cores) else ""
         if any(c in _SUBSCRIPT_DIGITS for c in core) and any(c.isalpha() for c in core):
+            m = _RE_LOG_BASE.search(core)
+            if m and m.start() > 0 and not core[m.start() - 1].isalnum():
+                # O(log₂ n): what stands before the logarithm, then the logarithm
+                cut = a + m.start()
+                return self._read_core(s, a, cut, cores, k) + self._read_core(s, cut, b, cores, k)
+            if m and m.start() == 0 and (m.end() < len(core) or nxt[:1].isalnum() or nxt[:1] == "("):
+                # log₂8 = 3, log₁₀ x: the subscript after log is the base, "log base two of
+                # eight" (it was "log twenty eight": base and argument run together)
+                head = Tok(a, a + m.end(), f"{m.group(1)} base {num.cardinal(m.group(2).translate(_SUBSCRIPT_TABLE))} of")
+                if m.end() == len(core):
+                    return [head]
+                return [head, *self._read_core(s, a + m.end(), b, cores, k)]
             plain = core.translate(_SUBSCRIPT_TABLE)
             if plain.isascii():  # CO₂, PM₂.₅, x₁: a formula's subscripts are its digits
-                reading = self._read_whole(plain, prev, nxt, k, cores) or self._alnum(plain)
-                return [Tok(a, b, reading)]
+                reading = self._read_whole(plain, prev, nxt, k, cores)
+                if reading is None and not all(c.isalnum() or c in ".-'" for c in plain):
+                    # CO₂=5, a₁+a₂: an equation glued to a formula; read by runs like its
+                    # ASCII form, so no sign is lost (the = used to vanish)
+                    return self._fallback(s[:a] + plain + s[b:], a, b, prev, nxt)
+                return [Tok(a, b, reading or self._alnum(plain))]
         if not core.isascii():
             clean = self._clean_word(core)
             if clean is not None:
@@ -989,6 +1010,11 @@ class Normalizer:
     def _read_whole(self, core: str, prev: str, nxt: str, k: int, cores: list[str]) -> str | None:
         """Spoken text for the whole core, or ``None`` to cut it up generically."""
         t = self.t
+        if len(core) == 2 and core[1] == "-" and core[0].isupper() and _suspends(k, cores):
+            return core[0]  # Vitamin A- and B-rich: a suspended hyphen, not the grade A minus
+        m = _RE_LANGUAGE_VERSION.fullmatch(core)
+        if m:  # C#12, C++20, .NET8: the language and its version ("C sharp twelve")
+            return f"{t.special[m.group(1)]} {_version_parts(m.group(2).split('.'))}"
         if core in t.special:
             said = t.special[core]
             if said.startswith("is ") and prev.lower() in _COPULA_VERBS:
@@ -1146,6 +1172,16 @@ class Normalizer:
                 return "times"  # 3 x 4 = 12: a product in an equation (a 2 x 4 board: by)
             return "by"
         if core == "*" and _is_number(prev) and _is_number(nxt):
+            return "times"
+        if (
+            core in ("x", "X", "×")
+            and prev.isdecimal()
+            and len(prev) <= 4
+            and nxt[:1].isalpha()
+            and "=" not in cores
+            and not self._trails[k - 1]
+            and not self._trails[k]
+        ):  # 2 x RTX 4090, 4 x A100, 3 x daily: a multiplier, "two times" (was "two X")
             return "times"
         if core.lower() in ("am", "pm", "a.m.", "p.m.", "a.m", "p.m") and _RE_INT.fullmatch(
             prev.replace(":", "").replace("-", "")  # 10:30 am, 9-11 am, 9:00-10:30 am
@@ -1737,7 +1773,11 @@ class Normalizer:
                 prev.lower() in _SCORE_FRACTION_CUES or nxt.lower() in _SCORE_FRACTION_UNITS
             ) and int(a_) <= int(b_) <= 100:  # scored 3/5, 4/5 stars: a score
                 return f"{num.cardinal(a_)} out of {num.cardinal(b_)}"
-            if prev.lower() in _PROGRESS_CUES and int(a_) <= int(b_) <= 999:
+            if (
+                prev.lower() in _PROGRESS_CUES
+                and int(a_) <= int(b_) <= 999
+                and nxt.lower() != "of"  # "file 3/4 of the set": a part of it
+            ):
                 return f"{num.cardinal(a_)} of {num.cardinal(b_)}"  # step 2/5: two of five
             if prev.isdecimal() and len(b_) <= 2:
                 return f"and {num.fraction(a_, b_)}"
@@ -2184,6 +2224,7 @@ class Normalizer:
             if (
                 w == "A"
                 and nxt[:1].islower()
+                and nxt.lower() not in _NO_ARTICLE_BEFORE
                 and not _is_number(prev)
                 and prev.lower() not in _LETTER_LABELS
             ):
@@ -2276,6 +2317,23 @@ class Normalizer:
             and not _dict_word(letters_only.lower())
         ):  # VLOOKUP, XLOOKUP, ECOMMERCE, ETRADE: a letter and a word ("V lookup")
             return f"{w[0]} {rest}"
+        low = letters_only.lower()
+        if letters_only == w and len(w) >= 4 and low not in cmudict():
+            head = low[:-1]
+            if (
+                len(head) >= 4
+                and w[-1] in "BCDFGJKMNPQRTVXZ"
+                and head in cmudict()
+                and not _spelled_in_cmudict(head)
+            ):
+                return f"{head} {w[-1]}"  # TYPEC, LINKERD: a word and a letter ("type C")
+            parts = _compound_split(low) if len(w) >= 8 else None
+            if parts:
+                return " ".join(parts)  # PYTHONPATH, CHANGELOG: two words in capitals
+            if sayable(w):
+                # OPPO, LENOVO, XIAOMI, SOTA, POSIX: letters that make syllables are said as
+                # a word (it was O P P O); CMUdict's own acronyms stay spelled (see sayable)
+                return low
         return letters_spoken(w)
 
     def _roman(self, core: str, prev: str, nxt: str = "x") -> str | None:
@@ -3079,6 +3137,12 @@ _LETTER_LABELS = frozenset(
     "type plan class option vitamin group tier category grade section part model series "
     "exhibit appendix block row seat gate zone wing level".split()
 )
+#: Words no article stands before: a capital ``A`` before one is the letter ("from A to B",
+#: "A and B", "A is the answer"; it was read "a to B").
+_NO_ARTICLE_BEFORE = frozenset(
+    "to and or is are was were vs versus through thru nor then than has had will would can "
+    "could should must may does did with from into onto via minus plus times equals".split()
+)
 #: Function words that may start a sentence before a number ("About 101 people").
 _SMALL_WORDS = frozenset(
     "about over under only all with for of in on at to by from and or but nearly almost some "
@@ -3090,7 +3154,10 @@ _SEAT_CUES = frozenset("seat seats gate row apt apartment unit suite room flat b
 _ONE_ON_ONE_NOUNS = frozenset("meeting chat call session interview coaching sync talk".split())
 #: Words before ``2/5`` that count through a sequence: "step two of five".
 _PROGRESS_CUES = frozenset(
-    "step steps part page slide question episode round game level stage day week lap".split()
+    "step steps part page slide question episode round game level stage day week lap "
+    # training and job logs: "Epoch 3/10", "Fold 2/5", "Shard 4/16", "Retry 1/3"
+    "epoch iteration iter batch shard fold trial attempt retry chapter lesson module task job "
+    "item track phase problem exercise sample image file downloading processing".split()
 )
 #: Verbs that start a command; a capital word after one is a name, not a roman numeral.
 _COMMAND_VERBS = frozenset(
@@ -3508,6 +3575,17 @@ def _is_day_range(core: str) -> bool:
     """``24-26``, ``1-Mar``: days of a month written as a range (after a month name)."""
     a, sep, b = core.rstrip(",").partition("-")
     return bool(sep) and _is_day(a) and (_is_day(b) or bool(_RE_DAY_MONTH.fullmatch(core)))
+
+
+def _suspends(k: int, cores: list[str]) -> bool:
+    """Whether a word ending in a hyphen at ``k`` shares the second part of a compound
+    that follows after ``and``/``or``/``to`` (``A- and B-rich``, ``A-, B- or C-grade``)."""
+    for c in cores[k + 1 : k + 6]:
+        if c.lower() in ("and", "or", "to", "nor", "&") or (len(c) > 1 and c.endswith("-")):
+            continue
+        head, dash, tail = c.partition("-")
+        return bool(dash) and head.isalnum() and tail[:2].isalpha() and tail.islower()
+    return False
 
 
 def _is_plural_noun(core: str) -> bool:
