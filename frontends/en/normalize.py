@@ -921,10 +921,15 @@ class Normalizer:
                 # O(log₂ n): what stands before the logarithm, then the logarithm
                 cut = a + m.start()
                 return self._read_core(s, a, cut, cores, k) + self._read_core(s, cut, b, cores, k)
-            if m and m.start() == 0 and (m.end() < len(core) or nxt[:1].isalnum() or nxt[:1] == "("):
+            if (
+                m
+                and m.start() == 0
+                and (m.end() < len(core) or nxt[:1].isalnum() or nxt[:1] == "(")
+            ):
                 # log₂8 = 3, log₁₀ x: the subscript after log is the base, "log base two of
                 # eight" (it was "log twenty eight": base and argument run together)
-                head = Tok(a, a + m.end(), f"{m.group(1)} base {num.cardinal(m.group(2).translate(_SUBSCRIPT_TABLE))} of")
+                base = num.cardinal(m.group(2).translate(_SUBSCRIPT_TABLE))
+                head = Tok(a, a + m.end(), f"{m.group(1)} base {base} of")
                 if m.end() == len(core):
                     return [head]
                 return [head, *self._read_core(s, a + m.end(), b, cores, k)]

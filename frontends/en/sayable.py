@@ -79,6 +79,7 @@ def _inner_cluster(g: str) -> bool:
         return True
     return any(g[:i] in _CODAS and g[i:] in _ONSETS for i in range(1, len(g)))
 
+
 def english_sayable(w: str) -> bool:
     """Whether ``w`` (lower-case letters) is two or more syllables English allows."""
     groups = _RE_GROUPS.findall(w)
