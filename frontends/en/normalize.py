@@ -250,7 +250,7 @@ _RE_CODE = re.compile(r"[A-Za-z0-9]{1,32}(?:-[A-Za-z0-9]{1,32}){0,4}")
 _MATH_PAIRS = {
     "<=": "is less than or equal to", ">=": "is greater than or equal to",
     "!=": "is not equal to", "==": "equals", "=>": "implies", "->": "to",
-    "<>": "is not equal to",
+    "<>": "is not equal to", "&&": "and", "||": "or", "<-": "gets",
 }  # fmt: skip
 _WEEKDAYS = {
     "mon": "Monday", "tue": "Tuesday", "tues": "Tuesday", "wed": "Wednesday",
@@ -727,6 +727,7 @@ class Normalizer:
                 cb - ca > n
                 and s.startswith(sign, ca)
                 and (s[ca + n].isdecimal() or s[ca + n] in "$€£¥.-")
+                and s[ca:cb] not in _MATH_PAIRS  # "x <- 5": an assignment arrow, "gets"
             ):
                 # "~5 ms", "≈3.2%", "±0.2 mm", "≥5 years", "<5%": a sign before a number is
                 # a word of its own, so that the number and its unit are read as usual
@@ -2288,6 +2289,14 @@ class Normalizer:
             and not _spelled_in_cmudict(low)
         ):
             return low  # ZeRO, GaN: a word with capitals for style, not "Ze R O"
+        if (
+            len(parts) >= 2
+            and len(parts[-1]) == 1
+            and parts[-1].isupper()
+            and len(w) >= 5
+            and "".join(parts[:-1]).lower() in cmudict()
+        ):  # SpaceX: the word and the letter (CMUdict's "spacex" is S P EY1 S AH0 K S)
+            return f"{self.read_word(''.join(parts[:-1]))} {parts[-1]}"
         if low in cmudict() and not has_acronym_part:
             if _spelled_in_cmudict(low):
                 return letters_spoken(w)  # PhD, MiB: CMUdict spells it, so text engines must
@@ -2693,14 +2702,16 @@ class Normalizer:
             composed = unicodedata.normalize("NFC", two)
             if len(composed) == 1 and composed in t.special:
                 return Tok(i, i + 2, t.special[composed], reason="composed")
-        if two in _MATH_PAIRS:
-            return Tok(i, i + 2, _MATH_PAIRS[two])  # x<=5, a!=b
+        if two in _MATH_PAIRS and not (two == "<-" and s[i + 2 : i + 3].isdecimal()):
+            return Tok(i, i + 2, _MATH_PAIRS[two])  # x<=5, a!=b; x<-5 is "less than minus"
         if c == "~" and s[i + 1 : i + 2] == "/":
             return Tok(i, i + 1, "tilde")  # host:~/dir: a home directory, not "about"
         if c in "~～" and 0 < i and s[i - 1].isdecimal() and s[i + 1 : i + 2].isdecimal():
             return Tok(i, i + 1, "to")  # 5~10
         if c == "-" and 0 < i and s[i - 1].isalnum() and s[i + 1 : i + 2].isalnum():
             return Tok(i, i + 1, "minus")  # only reached in equations (see _fallback)
+        if c in "-−" and 0 < i and s[i - 1] in "<>=≤≥≠*/+(" and s[i + 1 : i + 2].isdecimal():
+            return Tok(i, i + 1, "minus")  # x<-5, a=-3, 2*-4: a sign after an operator
         if c == "#":
             if s[i + 1 : i + 2].isdecimal():
                 return Tok(i, i + 1, "number")
