@@ -250,7 +250,7 @@ _RE_CODE = re.compile(r"[A-Za-z0-9]{1,32}(?:-[A-Za-z0-9]{1,32}){0,4}")
 _MATH_PAIRS = {
     "<=": "is less than or equal to", ">=": "is greater than or equal to",
     "!=": "is not equal to", "==": "equals", "=>": "implies", "->": "to",
-    "<>": "is not equal to", "&&": "and", "||": "or", "<-": "gets",
+    "<>": "is not equal to", "&&": "and", "||": "or", "<-": "gets", "~=": "tilde equals",
 }  # fmt: skip
 _WEEKDAYS = {
     "mon": "Monday", "tue": "Tuesday", "tues": "Tuesday", "wed": "Wednesday",
@@ -327,6 +327,12 @@ _RE_INITIALS = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]\.?")
 _RE_DOMAIN = re.compile(r"[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.([A-Za-z]{2,})(?:/\S*)?")
 _RE_MONTH_RANGE = re.compile(r"([A-Za-z]{3,9})\.?[-–]([A-Za-z]{3,9})\.?")
 _RE_MONTH_DAY = re.compile(r"([A-Za-z]{3,9})\.?-(\d{1,2})(?:-(\d{4}))?")
+#: Counted things written short before a rate (``100 req/s``, ``50 tok/s``, tqdm's ``it/s``).
+_RATE_COUNTS = {
+    "req": "requests", "reqs": "requests", "tok": "tokens", "toks": "tokens", "it": "iterations",
+    "img": "images", "imgs": "images", "op": "operations", "ops": "operations",
+    "msg": "messages", "msgs": "messages", "pkt": "packets", "pkts": "packets",
+}  # fmt: skip
 _RATE_UNITS = {
     "mo": "month", "month": "month", "yr": "year", "year": "year", "wk": "week", "week": "week",
     "d": "day", "day": "day", "hr": "hour", "h": "hour", "hour": "hour", "min": "minute",
@@ -1277,9 +1283,17 @@ class Normalizer:
             one = _is_one(prev) or _unit_adjective(before, nxt) or _proper_fraction(prev, before)
             return sing if one else plur  # 1/2 tsp: one half teaspoon
         m = _RE_WORD_RATE.fullmatch(core)
-        if m and _is_number(prev) and m.group(2).lower() in _RATE_UNITS:
-            # "8 glasses/day", "3 times/week"
-            return f"{self.read_word(m.group(1))} per {_RATE_UNITS[m.group(2).lower()]}"
+        if (
+            m
+            and _is_number(prev.lstrip("~≈<>≤≥±+"))
+            and (m.group(2).lower() in _RATE_UNITS or m.group(1).lower() in _RATE_COUNTS)
+        ):
+            # "8 glasses/day", "3 times/week"; "100 req/s", "50 tok/s", "52 min/year"
+            what = m.group(1)
+            unit = self._unit(what, spaced=True) if what.lower() not in _RATE_COUNTS else None
+            said = _RATE_COUNTS.get(what.lower()) or (unit[1] if unit else self.read_word(what))
+            per = _RATE_UNITS.get(m.group(2).lower()) or self.read_word(m.group(2))
+            return f"{said} per {per}"
         if core == "in" and k >= 3 and cores[k - 2] in ("ft", "feet", "foot") and prev.isdecimal():
             return "inch" if prev == "1" else "inches"  # 6 ft 1 in
         if core in ("N", "S", "E", "W") and prev.endswith(("°", "º")) and prev[0].isdecimal():
@@ -2706,6 +2720,8 @@ class Normalizer:
             return Tok(i, i + 2, _MATH_PAIRS[two])  # x<=5, a!=b; x<-5 is "less than minus"
         if c == "~" and s[i + 1 : i + 2] == "/":
             return Tok(i, i + 1, "tilde")  # host:~/dir: a home directory, not "about"
+        if c == "~" and 0 < i and s[i - 1].isalpha() and s[i + 1 : i + 2].isdecimal():
+            return Tok(i, i + 1, "tilde")  # HEAD~3, numpy~=1.26: git's and pip's tilde
         if c in "~～" and 0 < i and s[i - 1].isdecimal() and s[i + 1 : i + 2].isdecimal():
             return Tok(i, i + 1, "to")  # 5~10
         if c == "-" and 0 < i and s[i - 1].isalnum() and s[i + 1 : i + 2].isalnum():
@@ -3188,12 +3204,19 @@ _NOT_NOUNS = frozenset(
 )
 
 
+_RE_ACRONYM_NOUN = re.compile(r"[A-Z]{2,6}(?:-[A-Z0-9]{1,4})?")
+_TIME_ZONE_CAPS = frozenset(z.upper() for z in ("am", "pm", "utc", "gmt", "est", "pst", "cet"))
+
+
 def _unit_adjective(before: str, nxt: str) -> bool:
     """A measure between a determiner and a noun is an adjective, said in the singular
     (``a 65W charger`` -> sixty five watt, ``the 3.5mm jack``, ``a 7nm process``)."""
-    return (
-        before.lower() in _DETERMINERS and nxt.isalpha() and nxt.islower() and nxt not in _NOT_NOUNS
-    )
+    if before.lower() not in _DETERMINERS:
+        return False
+    if nxt.isalpha() and nxt.islower():
+        return nxt not in _NOT_NOUNS
+    # a 65W USB-C charger, a 500GB SSD, a 10 MB PDF: an acronym is a noun too
+    return bool(_RE_ACRONYM_NOUN.fullmatch(nxt)) and nxt not in _TIME_ZONE_CAPS
 
 
 def _proper_fraction(core: str, before: str) -> bool:
