@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from mixvox.frontends import chem
 from mixvox.frontends.en import numbers as num
 from mixvox.frontends.en.g2p import cmudict
 from mixvox.frontends.en.sayable import sayable
@@ -1034,6 +1035,9 @@ class Normalizer:
             return said
         if len(core) > 1 and core.casefold() in t.special_folded:
             return t.special_folded[core.casefold()]
+        formula = self._formula(core)
+        if formula is not None:
+            return formula  # NaCl, H2SO4: element symbols spelled, subscripts as numbers
         if core.isascii() and ("@" in core or "://" in core or core.lower().startswith("www.")):
             # ASCII only: read_electronic names ASCII symbols; other characters (``com²``,
             # ``/٣``) go to the fallback, which reads or reports them one by one.
@@ -1331,6 +1335,21 @@ class Normalizer:
         return None
 
     # -- identifiers ------------------------------------------------------------------------
+
+    def _formula(self, core: str) -> str | None:
+        """A chemical formula read symbol by symbol (``NaCl`` -> N A C L, ``H2SO4`` -> H two S O
+        four), or ``None``; tokens of the tables and CMUdict words that are not spelled
+        letters (``NaN``, ``GaN``) are no formulas (:mod:`mixvox.frontends.chem`)."""
+        if core in self.t.acronyms or core in self.t.special:
+            return None
+        parts = chem.parse(core)
+        if parts is None:
+            return None
+        if core.isalpha() and core.lower() in cmudict() and not _spelled_in_cmudict(core.lower()):
+            return None
+        return " ".join(
+            chem.spelled(p.text) if p.kind == "symbol" else num.cardinal(p.text) for p in parts
+        )
 
     def _after_id_cue(self, k: int, cores: list[str]) -> bool:
         """True when core ``k`` follows a cue that makes it an identifier read character by
