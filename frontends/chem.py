@@ -45,6 +45,10 @@ ELEMENTS = frozenset(
 #: the HeLa cell line, LiPo batteries (said "lie-po").
 NOT_FORMULAS = frozenset({"CoV", "HeLa", "LiPo"})
 
+#: Element symbols that are English words: alone they stay words, even next to a ``+``
+#: (``In+Out``, ``He+She``); ``Fe``, ``Mg``, ``Cu`` alone in an equation are symbols.
+_WORD_SYMBOLS = frozenset("He In As At Be No Am Re Os Pa Po Ho La Ta Ti Mo".split())
+
 _TOKEN = re.compile(r"[A-Z][A-Za-z0-9()]*")
 _PART = re.compile(r"[A-Z][a-z]?|\d+|[()]")
 
@@ -57,9 +61,16 @@ class Part:
     text: str
 
 
-def parse(token: str) -> list[Part] | None:
+#: Signs of a chemical equation: next to one, a lone symbol with a count is a molecule
+#: (``2H2+O2=2H2O``: H2 and O2).
+EQUATION_SIGNS = frozenset("+=→⇌⟶↑↓")
+
+
+def parse(token: str, *, equation: bool = False) -> list[Part] | None:
     """The parts of ``token`` if the whole of it is a chemical formula by the rules of this
-    module, else ``None``. Parentheses are not parts: ``Ca(OH)2`` -> Ca O H 2."""
+    module, else ``None``. Parentheses are not parts: ``Ca(OH)2`` -> Ca O H 2. With
+    ``equation`` (the token stands next to a sign of :data:`EQUATION_SIGNS`), one symbol with
+    a count or of two letters is a formula too (``O2``, ``Cl2``, ``Mg``)."""
     if not token or not _TOKEN.fullmatch(token) or token in NOT_FORMULAS:
         return None
     pieces = _PART.findall(token)
@@ -98,8 +109,15 @@ def parse(token: str) -> list[Part] | None:
         return None  # a group without a count after it: (OH) is no formula
     symbols = [p for p in parts if p.kind == "symbol"]
     counts = [p for p in parts if p.kind == "count"]
-    if len(symbols) < 2:
-        return None
+    if len(symbols) < 2 and not (
+        equation
+        and len(symbols) == 1
+        and (
+            (len(counts) == 1 and len(counts[0].text) == 1)
+            or (not counts and len(token) == 2 and token not in _WORD_SYMBOLS)
+        )
+    ):
+        return None  # 2Mg+O2: Mg and O2 in an equation
     if not counts and not any(len(s.text) == 2 for s in symbols):
         return None  # CPU, SOS: capitals without digits are an acronym
     if any(len(c.text) == 2 for c in counts) and counts_at < 2:

@@ -97,3 +97,29 @@ def test_formulas_in_chinese(text: str, expected: list[tuple[str, str]]) -> None
 )
 def test_formula_or_business_word_in_chinese(text: str, spoken: str) -> None:
     assert mixvox.route(text).spoken == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("2H2 + O2 → 2H2O", "two H two plus O two to two H two O"),
+        ("Fe + CuSO4 = FeSO4 + Cu", "F E plus C U S O four equals F E S O four plus C U"),
+        ("CuSO4·5H2O", "C U S O four dot five H two O"),
+        ("In + Out", "In plus Out"),  # a symbol that is an English word stays the word
+        ("a 2B pencil and 4K video", "a two B pencil and four K video"),
+    ],
+)
+def test_equations_coefficients_hydrates_in_english(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("2H2+O2=2H2O。", "二 H 二加 O 二等于二 H 二 O。"),  # was 二 H 二多 … 二 H to O
+        ("Fe+CuSO4=FeSO4+Cu。", " F E 加 C U S O 四等于 F E S O 四加 C U。"),
+        ("A+B=C。", " A 加 B 等于 C。"),
+    ],
+)
+def test_equations_in_chinese(text: str, spoken: str) -> None:
+    assert mixvox.route("反应" + text).spoken == "反应" + spoken

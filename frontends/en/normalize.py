@@ -1035,7 +1035,7 @@ class Normalizer:
             return said
         if len(core) > 1 and core.casefold() in t.special_folded:
             return t.special_folded[core.casefold()]
-        formula = self._formula(core)
+        formula = self._formula(core, prev, nxt)
         if formula is not None:
             return formula  # NaCl, H2SO4: element symbols spelled, subscripts as numbers
         if core.isascii() and ("@" in core or "://" in core or core.lower().startswith("www.")):
@@ -1336,20 +1336,38 @@ class Normalizer:
 
     # -- identifiers ------------------------------------------------------------------------
 
-    def _formula(self, core: str) -> str | None:
+    def _formula(self, core: str, prev: str = "", nxt: str = "") -> str | None:
         """A chemical formula read symbol by symbol (``NaCl`` -> N A C L, ``H2SO4`` -> H two S O
-        four), or ``None``; tokens of the tables and CMUdict words that are not spelled
-        letters (``NaN``, ``GaN``) are no formulas (:mod:`mixvox.frontends.chem`)."""
+        four, ``2H2O`` two H two O, ``CuSO4·5H2O`` … dot five H two O), or ``None``; tokens of
+        the tables and CMUdict words that are not spelled letters (``NaN``, ``GaN``) are no
+        formulas. Next to ``+ = →`` a lone symbol with a count is one (``O2``, ``Fe``):
+        :mod:`mixvox.frontends.chem`."""
         if core in self.t.acronyms or core in self.t.special:
             return None
-        parts = chem.parse(core)
-        if parts is None:
-            return None
-        if core.isalpha() and core.lower() in cmudict() and not _spelled_in_cmudict(core.lower()):
-            return None
-        return " ".join(
-            chem.spelled(p.text) if p.kind == "symbol" else num.cardinal(p.text) for p in parts
-        )
+        equation = prev in chem.EQUATION_SIGNS or nxt in chem.EQUATION_SIGNS
+        said: list[str] = []
+        for piece in _RE_HYDRATE_DOT.split(core):
+            m = _RE_COEFFICIENT.fullmatch(piece)
+            if m is None:
+                return None
+            coefficient, formula = m.groups()
+            parts = chem.parse(formula, equation=equation)
+            if parts is None:
+                return None
+            low = formula.lower()
+            if formula.isalpha() and low in cmudict() and not _spelled_in_cmudict(low):
+                if not (equation and len(formula) == 2):
+                    return None  # NaN, GaN: the word (but Fe, Cu in an equation: symbols)
+            said.append(
+                " ".join(
+                    ([num.cardinal(coefficient)] if coefficient else [])
+                    + [
+                        chem.spelled(p.text) if p.kind == "symbol" else num.cardinal(p.text)
+                        for p in parts
+                    ]
+                )
+            )
+        return " dot ".join(said)
 
     def _after_id_cue(self, k: int, cores: list[str]) -> bool:
         """True when core ``k`` follows a cue that makes it an identifier read character by
@@ -2861,6 +2879,11 @@ def _markup_at(s: str, i: int) -> int:
         if (arpabet and len(parts) >= 2) or any(c in _IPA_ONLY for c in inner):
             return m.end()
     return 0
+
+
+#: The dot of a hydrate (``CuSO4·5H2O``) and a formula's coefficient (``2H2O``).
+_RE_HYDRATE_DOT = re.compile(r"[·•∙]")
+_RE_COEFFICIENT = re.compile(r"([2-9]|[1-9][0-9])?([A-Z].*)")
 
 
 @lru_cache(maxsize=4096)

@@ -1167,7 +1167,10 @@ class _Scanner:
         the English frontend (:mod:`mixvox.frontends.chem`); formulas without digits (``NaCl``)
         go to it whole. Sets ``_era_end``."""
         t = self.t
-        if i > 0 and t[i - 1].isascii() and t[i - 1].isalnum():
+        k = i
+        while k > 0 and i - k < 3 and _is_digit(t[k - 1]):
+            k -= 1  # 2H2O, CuSO4·5H2O: a coefficient, read by the number rules before
+        if (k < i and t[k] == "0") or (k > 0 and t[k - 1].isascii() and t[k - 1].isalnum()):
             return False
         j = i
         while j < self.n and (
@@ -1177,9 +1180,19 @@ class _Scanner:
         token = t[i:j].translate(_SUBSCRIPT_TO_ASCII)
         while token.endswith("(") or (token.endswith(")") and token.count(")") > token.count("(")):
             token, j = token[:-1], j - 1  # H2O): a closing bracket of the sentence
-        if not any(c.isdigit() for c in token):
+        # a sign between two terms (2H2+O2=2H2O; not the plus of a model name: P9+上市)
+        left, right = t[:k].rstrip(" "), t[i + len(token) :].lstrip(" ")
+        equation = (
+            left[-1:] in chem.EQUATION_SIGNS and left[-2:-1].isascii() and left[-2:-1].isalnum()
+        ) or (
+            right[:1] in chem.EQUATION_SIGNS
+            and right[1:].lstrip(" ")[:1].isascii()
+            and (right[1:].lstrip(" ")[:1].isupper() or right[1:].lstrip(" ")[:1].isdigit())
+        )
+        j = i + len(token)
+        if not (equation or any(c.isdigit() for c in token)):
             return False
-        parts = chem.parse(token)
+        parts = chem.parse(token, equation=equation)
         if parts is None:
             return False
         if (
