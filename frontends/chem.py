@@ -66,11 +66,29 @@ class Part:
 EQUATION_SIGNS = frozenset("+=→⇌⟶↑↓")
 
 
-def parse(token: str, *, equation: bool = False) -> list[Part] | None:
+_SUPERSCRIPT_DIGITS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
+_CHARGE = re.compile(r"(.+?)([⁰¹²³⁴⁵⁶⁷⁸⁹]?)([⁺⁻])")
+
+
+def split_charge(token: str) -> tuple[str, str, str] | None:
+    """An ion's body, charge digits and sign (``SO4²⁻`` -> ``SO4``, ``2``, ``minus``;
+    ``Na⁺`` -> ``Na``, ``""``, ``plus``), or ``None`` without a superscript charge. ASCII
+    ``Na+`` is left alone: it is as often "Na plus" something."""
+    m = _CHARGE.fullmatch(token)
+    if m is None:
+        return None
+    body, digits, sign = m.groups()
+    if digits == "¹":
+        return None
+    return body, digits.translate(_SUPERSCRIPT_DIGITS), "plus" if sign == "⁺" else "minus"
+
+
+def parse(token: str, *, equation: bool = False, ion: bool = False) -> list[Part] | None:
     """The parts of ``token`` if the whole of it is a chemical formula by the rules of this
     module, else ``None``. Parentheses are not parts: ``Ca(OH)2`` -> Ca O H 2. With
     ``equation`` (the token stands next to a sign of :data:`EQUATION_SIGNS`), one symbol with
-    a count or of two letters is a formula too (``O2``, ``Cl2``, ``Mg``)."""
+    a count or of two letters is a formula too (``O2``, ``Cl2``, ``Mg``). With ``ion`` (a
+    superscript charge follows), one symbol is a formula (``H⁺``, ``Fe³⁺``)."""
     if not token or not _TOKEN.fullmatch(token) or token in NOT_FORMULAS:
         return None
     pieces = _PART.findall(token)
@@ -109,7 +127,9 @@ def parse(token: str, *, equation: bool = False) -> list[Part] | None:
         return None  # a group without a count after it: (OH) is no formula
     symbols = [p for p in parts if p.kind == "symbol"]
     counts = [p for p in parts if p.kind == "count"]
-    if len(symbols) < 2 and not (
+    if len(symbols) == 1 and ion:
+        pass  # Na⁺, Fe³⁺, Cl⁻
+    elif len(symbols) < 2 and not (
         equation
         and len(symbols) == 1
         and (
@@ -118,7 +138,7 @@ def parse(token: str, *, equation: bool = False) -> list[Part] | None:
         )
     ):
         return None  # 2Mg+O2: Mg and O2 in an equation
-    if not counts and not any(len(s.text) == 2 for s in symbols):
+    if not counts and not ion and not any(len(s.text) == 2 for s in symbols):
         return None  # CPU, SOS: capitals without digits are an acronym
     if any(len(c.text) == 2 for c in counts) and counts_at < 2:
         return None  # KN95, SN74: a model number, not a subscript

@@ -123,3 +123,22 @@ def test_equations_coefficients_hydrates_in_english(text: str, spoken: str) -> N
 )
 def test_equations_in_chinese(text: str, spoken: str) -> None:
     assert mixvox.route("反应" + text).spoken == "反应" + spoken
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("Na⁺ and Cl⁻ ions", "N A plus and C L minus ions"),  # the charge was lost
+        ("SO4²⁻ and Fe³⁺", "S O four two minus and F E three plus"),  # was "so four squared"
+        ("H⁺ and OH⁻", "H plus and O H minus"),
+    ],
+)
+def test_ions_in_english(text: str, spoken: str) -> None:
+    assert normalize_en(text) == spoken
+
+
+def test_ion_charges_are_not_split_from_a_non_formula() -> None:
+    assert chem.split_charge("Na⁺") == ("Na", "", "plus")
+    assert chem.split_charge("SO4²⁻") == ("SO4", "2", "minus")
+    assert chem.split_charge("Na+") is None  # ASCII plus: "Na plus" something
+    assert chem.parse("Xy", ion=True) is None

@@ -1345,6 +1345,16 @@ class Normalizer:
         if core in self.t.acronyms or core in self.t.special:
             return None
         equation = prev in chem.EQUATION_SIGNS or nxt in chem.EQUATION_SIGNS
+        charge = chem.split_charge(core)
+        if charge is not None:  # SO4²⁻: S O four two minus; Na⁺ N A plus
+            body, digits, sign = charge
+            parts = chem.parse(body, ion=True)
+            if parts is None or body in self.t.acronyms:
+                return None
+            said_ion = [
+                chem.spelled(p.text) if p.kind == "symbol" else num.cardinal(p.text) for p in parts
+            ]
+            return " ".join(said_ion + ([num.cardinal(digits)] if digits else []) + [sign])
         said: list[str] = []
         for piece in _RE_HYDRATE_DOT.split(core):
             m = _RE_COEFFICIENT.fullmatch(piece)
