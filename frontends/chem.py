@@ -49,7 +49,7 @@ NOT_FORMULAS = frozenset({"CoV", "HeLa", "LiPo"})
 #: (``In+Out``, ``He+She``); ``Fe``, ``Mg``, ``Cu`` alone in an equation are symbols.
 _WORD_SYMBOLS = frozenset("He In As At Be No Am Re Os Pa Po Ho La Ta Ti Mo".split())
 
-_TOKEN = re.compile(r"[A-Z][A-Za-z0-9()]*")
+_TOKEN = re.compile(r"\(?[A-Z][A-Za-z0-9()]*")  # (NH4)2SO4 starts with a group
 _PART = re.compile(r"[A-Z][a-z]?|\d+|[()]")
 
 

@@ -35,7 +35,7 @@ def test_formulas_parse(token: str, parts: list[str]) -> None:
         "KN95", "SN74",  # a two-digit number after two symbols is a model number
         "H100", "H20", "A100", "CPU1",  # one symbol, three digits, a subscript 1
         "CPU", "SOS",  # capitals without digits: an acronym
-        "CoV", "HeLa", "PoE", "iOS", "Ca(OH)", "(OH)2", "H2O((",
+        "CoV", "HeLa", "PoE", "iOS", "Ca(OH)", "(OH)", "(H2O)", "H2O((",
     ],
 )  # fmt: skip
 def test_not_formulas(token: str) -> None:
@@ -78,6 +78,7 @@ def _words(text: str) -> list[tuple[str, str]]:
         ("C6H12O6", [("en", "C"), ("zh", "六"), ("en", "H"), ("zh", "十二"), ("en", "O"),
                      ("zh", "六")]),
         ("Ca(OH)2", [("en", "C A"), ("en", "O H"), ("zh", "二")]),
+        ("(NH4)2SO4", [("en", "N H"), ("zh", "四"), ("zh", "二"), ("en", "S O"), ("zh", "四")]),
     ],
 )  # fmt: skip
 def test_formulas_in_chinese(text: str, expected: list[tuple[str, str]]) -> None:

@@ -866,7 +866,7 @@ class _Scanner:
                     j += 1
                 self.add(i, j, "han", self.orig[i:j])
                 i = j
-            elif cls == "latin" and self._chemical_formula(i):
+            elif (cls == "latin" or c == "(") and self._chemical_formula(i):
                 i = self._era_end  # H2SO4 -> H 二 S O 四 (mixvox.frontends.chem; tnen)
             elif (
                 cls == "latin"
