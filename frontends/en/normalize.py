@@ -1038,6 +1038,9 @@ class Normalizer:
         formula = self._formula(core, prev, nxt)
         if formula is not None:
             return formula  # NaCl, H2SO4: element symbols spelled, subscripts as numbers
+        m = _RE_FORMULA_COMPOUND.fullmatch(core)
+        if m and (formula := self._formula(m.group(1))) is not None:
+            return f"{formula} {self.read_word(m.group(2))}"  # NaCl-based, H2O-soluble
         if core.isascii() and ("@" in core or "://" in core or core.lower().startswith("www.")):
             # ASCII only: read_electronic names ASCII symbols; other characters (``com²``,
             # ``/٣``) go to the fallback, which reads or reports them one by one.
@@ -2894,6 +2897,8 @@ def _markup_at(s: str, i: int) -> int:
 #: The dot of a hydrate (``CuSO4·5H2O``) and a formula's coefficient (``2H2O``).
 _RE_HYDRATE_DOT = re.compile(r"[·•∙]")
 _RE_COEFFICIENT = re.compile(r"([2-9]|[1-9][0-9])?([A-Z].*)")
+#: A formula and a lower-case word joined by a hyphen (``NaCl-based``).
+_RE_FORMULA_COMPOUND = re.compile(r"([A-Z][A-Za-z0-9]*)-([a-z]{2,})")
 
 
 @lru_cache(maxsize=4096)
