@@ -51,6 +51,7 @@ def test_not_formulas(token: str) -> None:
         ("Glucose is C6H12O6.", "Glucose is C six H twelve O six."),
         ("SO₂ and CO₂ levels", "S O two and C O two levels"),
         ("Ca(OH)2 is lime.", "C A O H two is lime."),
+        ("CaO and MgO", "C A O and M G O"),  # an oxide, although CMUdict has Cao
         # no formulas: left to the word and code rules
         ("NaN values on a GaN charger", "NaN values on a GaN charger"),
         ("a KN95 mask", "a K N ninety five mask"),
@@ -120,6 +121,7 @@ def test_equations_coefficients_hydrates_in_english(text: str, spoken: str) -> N
         ("2H2+O2=2H2O。", "二 H 二加 O 二等于二 H 二 O。"),  # was 二 H 二多 … 二 H to O
         ("Fe+CuSO4=FeSO4+Cu。", " F E 加 C U S O 四等于 F E S O 四加 C U。"),
         ("A+B=C。", " A 加 B 等于 C。"),
+        ("C+O2→CO2。", " C 加 O 二生成 C O 二。"),  # the arrow was silent
     ],
 )
 def test_equations_in_chinese(text: str, spoken: str) -> None:

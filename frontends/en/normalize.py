@@ -1369,8 +1369,8 @@ class Normalizer:
                 return None
             low = formula.lower()
             if formula.isalpha() and low in cmudict() and not _spelled_in_cmudict(low):
-                if not (equation and len(formula) == 2):
-                    return None  # NaN, GaN: the word (but Fe, Cu in an equation: symbols)
+                if not (equation and len(formula) == 2) and not _RE_OXIDE.fullmatch(formula):
+                    return None  # NaN, GaN: the word (but Fe, Cu in an equation, CaO: symbols)
             said.append(
                 " ".join(
                     ([num.cardinal(coefficient)] if coefficient else [])
@@ -2897,6 +2897,9 @@ def _markup_at(s: str, i: int) -> int:
 #: The dot of a hydrate (``CuSO4·5H2O``) and a formula's coefficient (``2H2O``).
 _RE_HYDRATE_DOT = re.compile(r"[·•∙]")
 _RE_COEFFICIENT = re.compile(r"([2-9]|[1-9][0-9])?([A-Z].*)")
+#: A metal oxide of two symbols (``CaO``, ``MgO``, ``CuO``): a formula although CMUdict has
+#: the letters as a name (Cao).
+_RE_OXIDE = re.compile(r"[A-Z][a-z]O")
 #: A formula and a lower-case word joined by a hyphen (``NaCl-based``).
 _RE_FORMULA_COMPOUND = re.compile(r"([A-Z][A-Za-z0-9]*)-([a-z]{2,})")
 

@@ -1213,6 +1213,15 @@ class _Scanner:
             else:
                 self.add(a, z, "latin", " ".join(m.group().upper()))
             k = z
+        a = k
+        while a < self.n and t[a] == " ":
+            a += 1
+        b = a + 1
+        while b < self.n and t[b] == " ":
+            b += 1
+        if a < self.n and t[a] in "→⟶" and b < self.n and (t[b].isupper() or _is_digit(t[b])):
+            self.add(a, a + 1, "num", "生成")  # C+O2→CO2: the arrow of a reaction
+            k = a + 1
         self._era_end = k
         return True
 
