@@ -634,3 +634,16 @@ def test_everyday_polyphone_sentences() -> None:
             wrong.append((marked, got, reading))
     assert len(rows) >= 100
     assert not wrong
+
+
+def test_word_rules_amount_and_nearby_word_patterns() -> None:
+    # A+%: the word after A is a Han amount or a number follows (差/了/三分 chà)
+    assert polyphone.after_word("差", "我", "了", after=("三分",)) == "cha4"
+    assert polyphone.after_word("差", "我", "了", after=("#",)) == "cha4"
+    assert polyphone.after_word("差", "", "了", after=("人", "去")) is None
+    # *X: X is the next word or one of the two after it (为/公司/效力), whole words only
+    assert polyphone.after_word("为", "愿意", "公司", after=("效力",)) == "wei4"
+    assert polyphone.after_word("为", "愿意", "公司", after=("效力度",)) is None
+    # A+: some word follows A (任/小/明 at a clause start); 任/小 alone is no name
+    assert polyphone.after_word("任", "", "小", after=("明",)) == "ren2"
+    assert polyphone.after_word("任", "", "小") is None
