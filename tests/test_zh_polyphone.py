@@ -647,3 +647,14 @@ def test_word_rules_amount_and_nearby_word_patterns() -> None:
     # A+: some word follows A (任/小/明 at a clause start); 任/小 alone is no name
     assert polyphone.after_word("任", "", "小", after=("明",)) == "ren2"
     assert polyphone.after_word("任", "", "小") is None
+
+
+def test_yes_no_question_reads_the_predicate() -> None:
+    from mixvox.frontends.zh.g2p import _a_not_a
+
+    # at the end of the question: as after 很 (很长 cháng); before an object: as before it
+    assert _a_not_a("长", "绳子", "不", (), ("长",)) == "chang2"
+    assert _a_not_a("长", "不", "", ("绳子", "长"), ()) == "chang2"
+    assert _a_not_a("长", "他", "不", (), ("长", "个子")) == "zhang3"
+    assert _a_not_a("难", "题", "不难", (), ()) == "nan2"
+    assert _a_not_a("长", "他", "得", (), ()) is None  # no X不X: the usual rules decide
