@@ -104,11 +104,17 @@ def parity_tiny(results: dict) -> None:
         # 1 too, with the separate attention kernel) and the batch prefill graphs (the
         # continuous-batching run admits two prompts at once)
         ("fused_s6_pdl_graphs", TritonGPT, True),
+        # session 7: the attention over the chunks up to each slot's position (32 per
+        # chunk; the separate attention kernel at batch 1 too) and the batch lookahead (the
+        # next window enqueued before the end flags are read; checked below at batch 3)
+        ("fused_s7_pdl_graphs", TritonGPT, True),
     ]
     for name, cls, graphs in variants:
         kw: dict = {"pdl": True} if "pdl" in name else {}
         if name.startswith("fused_s6"):
             kw["tiles"] = {"fma": {"fuse_o": 0}, "attn": {"split": 32}}
+        elif name.startswith("fused_s7"):
+            kw["tiles"] = {"fma": {"fuse_o": 0}, "attn": {"dyn": 1, "ch": 32}}
         elif name.startswith("fused_o_mlp"):  # + gate/up and down fused: 3 kernels a layer
             kw["tiles"] = {"fma": {"fuse_o": 16, "fuse_mlp": 16}}
         elif name.startswith("fused_o"):  # attention + O-projection fused (tiny: hidden 32)
@@ -118,6 +124,8 @@ def parity_tiny(results: dict) -> None:
         m = cls(tiny / "asset", precision="fp32", max_batch=1, use_graphs=graphs, max_len=512, **kw)
         if name.startswith("fused_s6"):
             m.batch_prefill_graphs = True
+        if name.startswith("fused_s7"):
+            m.batch_lookahead = True
         # the prompt embedding computed on the GPU from the token ids must match too
         ids = torch.from_numpy(g["tok/code_spk/ids"])
         spk = torch.from_numpy(g["speaker/vector_f16"])
@@ -147,6 +155,17 @@ def parity_tiny(results: dict) -> None:
             out[f"{name}_continuous_batching_equal"] = bool(
                 (rs[0].codes.cpu().numpy() == want).all()
                 and (rs[2].codes.cpu().numpy() == want).all()
+            )
+        if name.startswith("fused_s7"):  # three at once, no refill: every window run ahead
+            m._alloc(4)
+            rs = m.generate(
+                [CodeRequest(emb, max_new=len(want)), CodeRequest(emb[:-3], max_new=10),
+                 CodeRequest(emb, max_new=len(want))], samp, max_batch=3,
+            )  # fmt: skip
+            out[f"{name}_batch3_lookahead_continuous_batching_equal"] = bool(
+                (rs[0].codes.cpu().numpy() == want).all()
+                and (rs[2].codes.cpu().numpy() == want).all()
+                and len(rs[1].codes) == 10
             )
         m.close()
     results["parity_tiny_fp32"] = out
@@ -255,7 +274,14 @@ SWEEP_B64 = [  # session 5: weights before the PDL wait where a split leaves one
     # of the step's graph; each branch checked against one chain first: compare_branches)
     ("two branches", "", {"step": {"branches": 2}}),
     ("four branches", "", {"step": {"branches": 4}}),
-    ("two branches + attention split 64", "", {"step": {"branches": 2}, "attn": {"split": 64}}),
+    # (two branches + the split attention: refused since run 2 of 2026-12-02 found them unequal)
+    # session 7: the attention walks only the chunks up to each slot's position (a run-time
+    # loop bound) instead of the length bucket's chunks with the rows past it masked
+    ("attention dyn ch 32", "_attn_kernel", {"attn": {"dyn": 1, "ch": 32}}),
+    ("attention dyn ch 64", "_attn_kernel", {"attn": {"dyn": 1, "ch": 64}}),
+    ("attention dyn ch 128", "_attn_kernel", {"attn": {"dyn": 1, "ch": 128}}),
+    ("attention dyn ch 64, 2 warps", "_attn_kernel", {"attn": {"dyn": 1, "ch": 64, "warps": 2}}),
+    ("attention ch 64 (static)", "_attn_kernel", {"attn": {"ch": 64}}),
     ("default again", "", {}),
 ]
 
@@ -606,7 +632,8 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
     samp = CudaSampling()
     from mixvox.engines.chattts.gpt.triton_decode import TritonGPT
 
-    rows = []
+    rows: list[dict] = []
+    results["decode"] = rows  # filled as the configs run (a failing config keeps the rest)
     configs = [
         ("fp16", True, "triton-pdl"),  # the engine's default on CUDA (gpu_decoder=fused)
         ("fp8", True, "triton-pdl"),
@@ -615,76 +642,171 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
         # the default with the batch prefill eager (the session-5 default), side by side
         # with the batch prefill in CUDA graphs (the default since 2026-12-02); batch >= 8
         ("fp16", True, "triton-pdl-eagerprefill"),
+        # session 7 (batch >= 8), side by side with the default above: the loop without the
+        # next window enqueued before the end flags are read (``batch_lookahead``, the
+        # default since session 7), and the attention over the chunks up to each slot's
+        # position only (``attn.dyn``, off: slower at long caches and at batch 8)
+        ("fp16", True, "triton-pdl-nobatchahead"),
+        ("fp16", True, "triton-pdl-dynattn"),
     ]
     sel = os.environ.get("DECODE_CONFIGS")  # indices into configs (a short device run)
     if sel:
         configs = [c for i, c in enumerate(configs) if str(i) in sel.split(",")]
     for prec, graphs, fused in configs:
-        if fused.startswith("triton"):
-            name = f"mixvox fused Triton {prec} graphs" + (" + PDL" if "pdl" in fused else "")
-            eager_prefill = fused.endswith("-eagerprefill")
-            tiles: dict | None = None
-            m = TritonGPT(
-                ckpt / "asset",
-                precision=prec,
-                max_batch=max(batches),
-                pdl="pdl" in fused,
-                tiles=tiles,
-            )
-            if eager_prefill:
-                name += ", batch prefill eager (session 5)"
-                m.batch_prefill_graphs = False
-        else:
-            name = f"mixvox torch {prec} " + (f"graphs+{fused}" if graphs else "no graphs")
-            m = CudaGPT(
-                ckpt / "asset",
-                precision=prec,
-                max_batch=max(batches),
-                use_graphs=graphs,
-                fused=fused,
-            )
-        emb = m.embed_prompt(ids, None, None)
-        if fused == "triton-pdl" and prec == "fp16" and max(batches) >= 8:
-            results["batch_prefill"] = batch_prefill_check(m, max(batches))
-        for b in batches:
-            if (not graphs and b > 8) or (prec != "fp16" and b not in (1, 64)):
-                continue
-            if fused in ("stack", "triton-dot1") and b not in (1, 64):
-                continue
-            if eager_prefill and b < 8:  # batch 1 prefills one prompt: no difference
-                continue
-            reqs = [CodeRequest(emb, max_new=frames, min_new=frames) for _ in range(b)]
-            m.generate(reqs, samp, seed=0, max_batch=b)  # warm-up: captures graphs
-            t = cuda_time(
-                lambda reqs=reqs, b=b, m=m: m.generate(reqs, samp, seed=0, max_batch=b),
-                warmup=0,
-                repeat=3,
-            )
-            fps = b * frames / t
-            us = graph_step_us(m, b, 256) if graphs else None
-            rows.append(
-                {
-                    "impl": name,
-                    "precision": prec,
-                    "batch": b,
-                    "frames": frames,
-                    "seconds": t,
-                    "frames_per_s": fps,
-                    "graph_step_us": us,
-                }
-            )
-            log(f"{rows[-1]['impl']:44s} batch {b:3d}: {fps:10.1f} frames/s, step {us} us")
-        if graphs:
-            results.setdefault("kernels_per_step", {})[name] = kernels_per_step(m)
-            for b in (1, 64):
-                if b in batches:
-                    bd = kernel_breakdown(m, b, 256)
-                    results.setdefault("kernel_time_us", {})[f"{name} b{b}"] = bd
-                    log(f"kernel time per step, {name} batch {b}: {json.dumps(bd)}")
-        m.close()
-        torch.cuda.empty_cache()
+        eager_prefill = s7 = False
+        try:
+            if fused.startswith("triton"):
+                name = f"mixvox fused Triton {prec} graphs" + (" + PDL" if "pdl" in fused else "")
+                eager_prefill = fused.endswith("-eagerprefill")
+                s7 = "nobatchahead" in fused or "dynattn" in fused
+                tiles: dict | None = None
+                if "dynattn" in fused:
+                    tiles = {"attn": dyn_tiles(results)}
+                m = TritonGPT(
+                    ckpt / "asset",
+                    precision=prec,
+                    max_batch=max(batches),
+                    pdl="pdl" in fused,
+                    tiles=tiles,
+                )
+                if eager_prefill:
+                    name += ", batch prefill eager (session 5)"
+                    m.batch_prefill_graphs = False
+                if "nobatchahead" in fused:
+                    name += ", no batch lookahead (session 6)"
+                    m.batch_lookahead = False
+                if "dynattn" in fused:
+                    at = tiles["attn"]  # type: ignore[index]
+                    name += " + attention dyn " + ", ".join(
+                        f"{k} {v}" for k, v in at.items() if k != "dyn"
+                    )
+            else:
+                name = f"mixvox torch {prec} " + (f"graphs+{fused}" if graphs else "no graphs")
+                m = CudaGPT(
+                    ckpt / "asset",
+                    precision=prec,
+                    max_batch=max(batches),
+                    use_graphs=graphs,
+                    fused=fused,
+                )
+            emb = m.embed_prompt(ids, None, None)
+            if fused == "triton-pdl" and prec == "fp16" and max(batches) >= 8:
+                results["batch_prefill"] = batch_prefill_check(m, max(batches))
+            for b in batches:
+                if (not graphs and b > 8) or (prec != "fp16" and b not in (1, 64)):
+                    continue
+                if fused in ("stack", "triton-dot1") and b not in (1, 64):
+                    continue
+                if (eager_prefill or s7) and b < 8:  # batch 1: one prompt, no batch window
+                    continue
+                reqs = [CodeRequest(emb, max_new=frames, min_new=frames) for _ in range(b)]
+                m.generate(reqs, samp, seed=0, max_batch=b)  # warm-up: captures graphs
+                t = cuda_time(
+                    lambda reqs=reqs, b=b, m=m: m.generate(reqs, samp, seed=0, max_batch=b),
+                    warmup=0,
+                    repeat=3,
+                )
+                fps = b * frames / t
+                us = graph_step_us(m, b, 256) if graphs else None
+                rows.append(
+                    {
+                        "impl": name,
+                        "precision": prec,
+                        "batch": b,
+                        "frames": frames,
+                        "seconds": t,
+                        "frames_per_s": fps,
+                        "graph_step_us": us,
+                    }
+                )
+                log(f"{rows[-1]['impl']:44s} batch {b:3d}: {fps:10.1f} frames/s, step {us} us")
+                if fused.startswith("triton") and prec == "fp16" and b >= 8 and not eager_prefill:
+                    rows[-1]["loop"] = loop_gap(m, reqs, samp, b, frames, t)
+            if graphs:
+                results.setdefault("kernels_per_step", {})[name] = kernels_per_step(m)
+                for b in (1, 64):
+                    if b in batches:
+                        bd = kernel_breakdown(m, b, 256)
+                        results.setdefault("kernel_time_us", {})[f"{name} b{b}"] = bd
+                        log(f"kernel time per step, {name} batch {b}: {json.dumps(bd)}")
+            m.close()
+            torch.cuda.empty_cache()
+        except Exception:  # one config failing leaves the others (and their rows)
+            log(f"decode config {prec} {fused} failed:\n{traceback.format_exc()}")
+            err = results.setdefault("errors", {})
+            err[f"decode {prec} {fused}"] = traceback.format_exc()
+
     results["decode"] = rows
     log("kernels per decode step (batch 1):", results.get("kernels_per_step"))
+
+
+def dyn_tiles(results: dict) -> dict:
+    """The attention tiles of the dynamic-bound decode attention for ``bench_decode``: the
+    fastest checked "attention dyn" row of this run's batch-64 sweep, else ``DYN_CH``
+    positions per chunk (default 64)."""
+    rows = [
+        r for r in results.get("tile_sweep", [])
+        if str(r.get("tiles", "")).startswith("attention dyn") and r.get("equal")
+    ]  # fmt: skip
+    if rows:
+        return dict(min(rows, key=lambda r: r["step_us"])["config"]["attn"])
+    return {"dyn": 1, "ch": int(os.environ.get("DYN_CH", "64"))}
+
+
+def loop_gap(m, reqs: list, samp, b: int, frames: int, t_generate: float) -> dict:
+    """Where ``generate``'s time goes at batch ``b``: the same prefill and windows (the
+    same batch and length buckets) enqueued back to back with one sync at the end (the GPU
+    alone), against ``generate`` (host loop, end-flag polls, result copies); the graph step
+    at the generate's mean position; and, for a runner with ``batch_lookahead``, its codes
+    against the loop without it (min_new = frames: same windows; then end codes allowed:
+    requests ending inside windows, the window run ahead riding along)."""
+    from mixvox.engines.chattts.gpt.cuda_graph import CudaSteps
+
+    def gpu_only() -> None:
+        st = CudaSteps(m, reqs, b)
+        m.set_sampling(samp)
+        st.admit(list(range(b)), list(range(b)))
+        done = 0
+        while done < frames:
+            n = min(m.sync_every, frames - done)
+            st._enqueue(list(range(b)), n)
+            done += n
+        for s in range(b):
+            st.release(s)
+
+    tg = cuda_time(gpu_only, warmup=1, repeat=3)
+    out = {"generate_ms": t_generate * 1e3, "gpu_only_ms": tg * 1e3}
+    out["host_gap_ms"] = out["generate_ms"] - out["gpu_only_ms"]
+    plen = int(reqs[0].embeds.shape[0])
+    m.pos[:b] = plen + frames // 2
+    out["graph_step_us_mid"] = graph_step_us(m, b, 256, n=20)
+    m.pos[:b] = 0
+    if m.batch_lookahead:
+        from mixvox.engines.chattts.gpt.cuda_graph import CodeRequest
+
+        eos = [CodeRequest(r.embeds, max_new=frames, min_new=0) for r in reqs]
+
+        def same(xs: list, ys: list) -> str:
+            n = sum(
+                bool(torch.equal(x.codes, y.codes)) and x.finished == y.finished
+                for x, y in zip(xs, ys, strict=True)
+            )
+            return f"{n}/{b}"
+
+        for key, rq in (("same_windows", reqs), ("end_codes", eos)):
+            got = {}
+            for on in (False, True, "off again"):
+                m.batch_lookahead = on is True
+                got[on] = m.generate(rq, samp, seed=0, max_batch=b)
+            m.batch_lookahead = True
+            out[f"codes_equal_{key}"] = same(got[False], got[True])
+            # the control: the loop without lookahead twice (the fp16 split-K sums land by
+            # atomics in no fixed order, so a sampled trajectory may part after a near-tie)
+            out[f"codes_equal_{key}_control_off_off"] = same(got[False], got["off again"])
+            if key == "end_codes":
+                out["end_code_lengths"] = sorted(len(x.codes) for x in got[True])[:: max(1, b // 8)]
+    log(f"loop b{b}: {json.dumps(out)}")
+    return out
 
 
 def batch_prefill_check(m, n: int) -> dict:

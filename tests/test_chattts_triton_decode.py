@@ -187,6 +187,11 @@ for name, asset, b, prec in (("tiny_b1", tiny, 1, "fp32"), ("mid_b1", mid / "ass
         post = {"bk": 16, "post_qkv": 1, "post_gu": 1}
         out[name + "_post"] = compare_ops(m, b, 128, seed=b, tiles={"dot": post})
         out[name + "_post_splitk"] = compare_ops(m, b, 128, seed=b, tiles={"dot": {**sk, **post}})
+        # the attention walking only the chunks up to each slot's position (opt-in: a run-time
+        # loop bound), chunks of 32 on prompts of 64-119 tokens: 2-4 chunks per (head, slot)
+        out[name + "_dynattn"] = compare_ops(
+            m, b, 128, seed=b, tiles={"attn": {"dyn": 1, "ch": 32}}, long=True
+        )
     # the fused prefill (prompt positions as batch rows: CUDA-core tiles on tiny, tensor-core
     # tiles on mid) against the torch prefill, into slot 1
     m = TritonGPT(asset, kernels="torch", device="cpu", precision=prec, max_batch=2,
@@ -247,7 +252,7 @@ def test_triton_kernels_equal_torch_twins_in_interpreter(golden, tmp_path):
         limit = 2e-3 if name.endswith("fp8") else 1e-5  # fp8 weights: fp16 activations
         assert max(errs.values()) < limit, (name, errs)
     want = {"tiny_b1_3k", "mid_b1_fp8_3k", "mid_b2_dot_splitk", "mid_b2_dot_post_splitk"}
-    want |= {"mid_b2_dot_bf16w_prew_splitk"}
+    want |= {"mid_b2_dot_bf16w_prew_splitk", "mid_b2_dot_dynattn"}
     assert want <= set(res)
     for name, errs in res.items():
         ops = {"attention", "oproj", "gateup", "down"}
@@ -277,3 +282,72 @@ def test_step_in_branches_equals_one_chain(batch, parts):
         assert errs[k] < 1e-5, (k, errs)
     m.branches = 2
     assert m._parts(3) == [(0, 3)] and m._parts(8) == [(0, 4), (4, 4)]
+
+
+def test_branches_with_the_split_attention_are_refused(monkeypatch):
+    """The step in branches together with the split attention gave unequal K rows on an
+    H200 (a race between the two options): asking for both is a clear error, not a wrong
+    decode."""
+    m = _torch_twins(max_batch=8)
+    m.branches = 2
+    monkeypatch.setattr(m.ops, "tiles", {"attn": {"split": 64}}, raising=False)
+    with pytest.raises(ValueError, match="split attention"):
+        m._parts(8)
+    monkeypatch.setattr(m.ops, "tiles", {"attn": {"split": 0}}, raising=False)
+    assert m._parts(8) == [(0, 4), (4, 4)]
+
+
+def test_batch_lookahead_decodes_the_same(golden, monkeypatch):
+    """``batch_lookahead``: with several requests in flight and none waiting, the next
+    window is enqueued before the end flags are read. The results (codes, hidden states,
+    end flags) and the streamed frames equal those of the loop without it, when requests
+    end by the end code inside a window (greedy, end code allowed: 69 / 27 / 20 / 43
+    frames), by their caps, when the slot that limited the window run ahead ended early
+    (``run`` then enqueues the steps the others still need) and after refills."""
+    from mixvox.engines.chattts.gpt.cuda_graph import CudaSteps
+
+    emb = torch.from_numpy(golden["code_spk/emb"])
+    m = _torch_twins(max_batch=4)
+    ahead: list[tuple] = []
+    poll = CudaSteps.poll
+
+    def spy(self, active):
+        out = poll(self, active)
+        if self._ahead is not None:
+            ahead.append(self._ahead)
+        return out
+
+    monkeypatch.setattr(CudaSteps, "poll", spy)
+    cases = [
+        ([100, 100, 100, 100], 4),
+        ([100, 40, 100, 100], 4),  # slot 1 limits the window run ahead and ends at 27
+        ([100, 40, 100, 100, 50], 3),  # refills first
+        ([24, 10], 2),  # caps only
+    ]
+    samp = CudaSampling(greedy=True)
+    for caps, cap in cases:
+        reqs = [CodeRequest(emb[: len(emb) - k], max_new=n) for k, n in zip(
+            range(len(caps)), caps, strict=True)]  # fmt: skip
+        runs = []
+        for on in (False, True):
+            m.batch_lookahead = on
+            ahead.clear()
+            seen: list[tuple] = []
+            rs = m.generate(
+                reqs, samp, max_batch=cap,
+                on_frames=lambda t, c, h, d, seen=seen: seen.append((t, c.clone(), d)),
+            )  # fmt: skip
+            runs.append((rs, seen, list(ahead)))
+        (ra, sa, aa), (rb, sb, ab) = runs
+        assert not aa and ab, (caps, ab)  # it ran ahead only when switched on
+        for x, y in zip(ra, rb, strict=True):
+            assert torch.equal(x.codes, y.codes) and x.finished == y.finished
+            # a window may run at another batch or length bucket (an ended slot rides
+            # along), which moves the float sums' order only
+            assert (x.hidden - y.hidden).abs().max() <= 1e-5 * x.hidden.abs().max()
+        for r, n in zip(rb, caps, strict=True):
+            assert len(r.codes) <= n and (r.finished or len(r.codes) == n)
+            assert not (r.codes == 625).any()
+        assert [(t, d) for t, _, d in sa] == [(t, d) for t, _, d in sb]
+        assert all(torch.equal(c1, c2) for (_, c1, _), (_, c2, _) in zip(sa, sb, strict=True))
+    assert _torch_twins(max_batch=1).batch_lookahead  # the default since session 7

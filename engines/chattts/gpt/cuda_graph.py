@@ -365,6 +365,18 @@ class CudaGPT:
         self.window_graphs = True
         #: with one request in flight, enqueue its next window before reading the end flags
         self.lookahead = True
+        #: the same with several requests in flight once none waits for a slot (no refill
+        #: can follow): the next window of the slots with steps left is enqueued before the
+        #: end flags are read, so the GPU does not idle while the host waits for the flags'
+        #: copy, reads them and runs the loop (one such gap per window at batch 64 before).
+        #: A slot that drew the end code in the window just read rides along in the window
+        #: run ahead (its rows are its own; the frames past its end are not read). On since
+        #: the H200 run of 2026-12-02 01:00 UTC (BENCHMARKS.md, GPU session 7): batch 64
+        #: 61,628 -> 66,276 frames/s, batch 8 12,954 -> 14,510; the time outside the GPU's
+        #: own work per generate 20.2 -> 6.7 ms (batch 64), 14.2 -> 0.9 ms (batch 8). The
+        #: price: when the last requests end by the end code, their window run ahead (up to
+        #: ``sync_every`` steps) runs for nothing before the results are ready (not timed)
+        self.batch_lookahead = True
         self._alloc(max_batch)
 
     # ------------------------------------------------------------------------------------------
@@ -615,9 +627,12 @@ class CudaGPT:
         that vocodes streamed frames; an event wait releases it.
         """
         if self.device.type != "cuda":
+            # the flags of the window just run, read before ``then`` runs the next one (as
+            # the CUDA copy below is ordered before it)
+            flags = self.finished[:b].tolist(), self.end_step[:b].tolist()
             if then is not None:
                 then()
-            return self.finished[:b].tolist(), self.end_step[:b].tolist()
+            return flags
         host: tuple[torch.Tensor, torch.Tensor] | None = getattr(self, "_host_flags", None)
         if host is None or host[0].shape[0] < self.capacity:
             host = (
@@ -758,6 +773,7 @@ class CudaSteps:
         self.cap = [0] * capacity  # frame cap of each slot's request
         self.taken = [0] * capacity  # steps run (or enqueued) since the slot's admission
         self._b = 1
+        self.admitted = 0  # requests admitted so far (all: no refill can follow)
         # the window enqueued ahead by ``poll`` (active slots, steps), not yet claimed by ``run``
         self._ahead: tuple[tuple[int, ...], int] | None = None
 
@@ -776,6 +792,7 @@ class CudaSteps:
             self.host_pos[s] = int(e.shape[0])
             self.cap[s] = int(self.requests[j].max_new)
             self.taken[s] = 0
+        self.admitted += len(items)
         g.prefill(list(slots), embeds)
         rows = torch.tensor(list(slots), device=g.device)
         g.min_new[rows] = torch.tensor([self.requests[j].min_new for j in items], device=g.device)
@@ -785,7 +802,8 @@ class CudaSteps:
         b = _bucket(max(active) + 1, BATCH_BUCKETS)
         L = min(_bucket(max(self.host_pos[i] for i in active) + n + 1, LEN_BUCKETS), g.max_len)
         g._run_steps(b, L, n)
-        for i in range(b):
+        # (the bucket may exceed a capacity that is not a bucket: max_batch=3 runs b=4)
+        for i in range(min(b, len(self.host_pos))):
             self.host_pos[i] += n
         for i in active:
             self.taken[i] += n
@@ -797,24 +815,37 @@ class CudaSteps:
         if ahead is not None:
             if ahead == (tuple(active), n):
                 return  # already on the GPU
+            # several slots ran ahead and some of them ended (end code) in the window before:
+            # the others asked for at least as many steps (the fewest left among fewer slots)
+            if set(active) <= set(ahead[0]) and n >= ahead[1]:
+                if n > ahead[1]:
+                    self._enqueue(active, n - ahead[1])
+                return
             raise RuntimeError(f"window run ahead {ahead} but asked for {(tuple(active), n)}")
         self._enqueue(active, n)
 
     def poll(self, active: Sequence[int]) -> tuple[list[bool], list[int]]:
         g = self.gpt
-        then = None
+        rest: tuple[int, ...] = ()
         # One request alone (the latency case): run its next window ahead, before waiting for
         # this window's end flags. If it ended, the extra window only touched its own slot,
         # which is released (or refilled by a prefill, ordered after it on the stream).
         if g.lookahead and len(active) == 1 and g.device.type == "cuda":
-            s = active[0]
-            left = self.cap[s] - self.taken[s]
-            if left > 0:
-                n = min(self.window, left)
+            rest = tuple(active)
+        # Several requests, none waiting (``batch_lookahead``): the next window of the slots
+        # with steps left, as long as the fewest steps left among them. A slot that ends now
+        # (end code) rides along for nothing; ``run`` then gets a subset of these slots and at
+        # least as many steps (what the remaining slots still need is enqueued after).
+        elif g.batch_lookahead and len(active) > 1 and self.admitted >= len(self.requests):
+            rest = tuple(active)
+        rest = tuple(s for s in rest if self.cap[s] - self.taken[s] > 0)
+        then = None
+        if rest:
+            n = min(self.window, min(self.cap[s] - self.taken[s] for s in rest))
 
-                def then(s: int = s, n: int = n) -> None:
-                    self._enqueue([s], n)
-                    self._ahead = ((s,), n)
+            def then(rest: tuple[int, ...] = rest, n: int = n) -> None:
+                self._enqueue(list(rest), n)
+                self._ahead = (rest, n)
 
         return g._poll(self._b, then)
 
@@ -842,7 +873,10 @@ class CudaSteps:
 
     def release(self, slot: int) -> None:
         if self._ahead is not None and slot in self._ahead[0]:
-            self._ahead = None  # its window ran for nothing (the request ended)
+            # its share of the window run ahead was for nothing (the request ended); the
+            # window stays claimed by the other slots that ran in it
+            rest = tuple(s for s in self._ahead[0] if s != slot)
+            self._ahead = (rest, self._ahead[1]) if rest else None
         self.host_pos[slot] = 0
         self.taken[slot] = 0
         self.gpt.pos[slot] = 0

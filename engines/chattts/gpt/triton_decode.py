@@ -405,12 +405,36 @@ if HAVE_TRITON:
             tl.store(base + HD // 2, nhi, mask=mmask[:, None])
 
     @triton.jit
+    def _attn_chunk(
+        q, kc_ptr, vc_ptr, base, s_cp, dd, c, p, scale, acc, den, mrun, CH: tl.constexpr
+    ):
+        """Cache positions ``c*CH ..`` (those up to ``p``) into the online softmax."""
+        t = c * CH + tl.arange(0, CH)
+        valid = t <= p
+        off = base + t[:, None] * s_cp + dd[None, :]
+        kk = tl.load(kc_ptr + off, mask=valid[:, None], other=0.0).to(tl.float32)
+        vv = tl.load(vc_ptr + off, mask=valid[:, None], other=0.0).to(tl.float32)
+        sc = tl.sum(kk * q[None, :], axis=1) * scale
+        sc = tl.where(valid, sc, float("-inf"))
+        mn = tl.maximum(mrun, tl.max(sc, 0))  # chunk 0 always holds position 0
+        alpha = tl.exp(mrun - mn)
+        pe = tl.exp(sc - mn)
+        acc = acc * alpha + tl.sum(pe[:, None] * vv, axis=0)
+        den = den * alpha + tl.sum(pe, 0)
+        return acc, den, mn
+
+    @triton.jit
     def _attn_kernel(
         q_ptr, kc_ptr, vc_ptr, pos_ptr, att_ptr, Lm1, scale, s_cb, s_ch, s_cp,
         H: tl.constexpr, HD: tl.constexpr, CH: tl.constexpr, NCH: tl.constexpr,
-     PDL: tl.constexpr,
+        DYN: tl.constexpr, INTERP: tl.constexpr, PDL: tl.constexpr,
     ):  # fmt: skip
-        """One (head, slot) per program: online softmax over the cache in chunks of CH."""
+        """One (head, slot) per program: online softmax over the cache in chunks of CH.
+
+        ``DYN``: only the chunks up to the slot's position (a loop bound read at run time),
+        instead of all ``NCH`` chunks of the length bucket with the rows past the position
+        masked: masked rows cost no memory traffic but every program still walks them (at
+        batch 64 the attention took ~200 us per step at position ~0, 326 us at 150)."""
         head = tl.program_id(0)
         m = tl.program_id(1)
         _gdc(PDL)
@@ -421,20 +445,23 @@ if HAVE_TRITON:
         den = tl.sum(tl.zeros([CH], tl.float32), 0)
         acc = tl.zeros([HD], tl.float32)
         base = m * s_cb + head * s_ch
-        for c in range(NCH):
-            t = c * CH + tl.arange(0, CH)
-            valid = t <= p
-            off = base + t[:, None] * s_cp + dd[None, :]
-            kk = tl.load(kc_ptr + off, mask=valid[:, None], other=0.0).to(tl.float32)
-            vv = tl.load(vc_ptr + off, mask=valid[:, None], other=0.0).to(tl.float32)
-            sc = tl.sum(kk * q[None, :], axis=1) * scale
-            sc = tl.where(valid, sc, float("-inf"))
-            mn = tl.maximum(mrun, tl.max(sc, 0))  # chunk 0 always holds position 0
-            alpha = tl.exp(mrun - mn)
-            pe = tl.exp(sc - mn)
-            acc = acc * alpha + tl.sum(pe[:, None] * vv, axis=0)
-            den = den * alpha + tl.sum(pe, 0)
-            mrun = mn
+        if DYN and INTERP:  # the interpreter cannot take a tensor as a range() bound
+            c = p * 0
+            while c * CH <= p:
+                acc, den, mrun = _attn_chunk(
+                    q, kc_ptr, vc_ptr, base, s_cp, dd, c, p, scale, acc, den, mrun, CH
+                )
+                c += 1
+        elif DYN:
+            for c in range(p // CH + 1):
+                acc, den, mrun = _attn_chunk(
+                    q, kc_ptr, vc_ptr, base, s_cp, dd, c, p, scale, acc, den, mrun, CH
+                )
+        else:
+            for c in range(NCH):
+                acc, den, mrun = _attn_chunk(
+                    q, kc_ptr, vc_ptr, base, s_cp, dd, c, p, scale, acc, den, mrun, CH
+                )
         tl.store(att_ptr + m * H + head * HD + dd, (acc / den).to(att_ptr.dtype.element_ty))
 
     @triton.jit
@@ -1083,8 +1110,14 @@ TILES: dict[str, dict[str, Any]] = {
     # warps (0: as warps). Off: on the H200 (2026-12-02 00:30 UTC, batch 64, positions
     # 150-250) the split was slower than one program per (head, slot): attention 326 us
     # unsplit, split 32 / 64 / 128: 587 / 431 / 463 us, 64 with 2 warps 370 us (768
-    # programs per layer already fill the 132 SMs; the partials and the combine add work)
-    "attn": {"ch": 256, "warps": 0, "split": 0, "w_split": 0},
+    # programs per layer already fill the 132 SMs; the partials and the combine add work).
+    # dyn: walk only the chunks up to the slot's position (a run-time loop bound; session 7).
+    # Off: on the H200 (2026-12-02 01:00 UTC) it is faster at short caches only: batch 64
+    # graph step at positions 0-100 832 -> 744 us (ch 64, 2 warps; attention 205 -> 77 us),
+    # but at the generate's mean position (132) 910 vs 912 us, at 150-250 1,018 vs 983 us
+    # (ch 32 / 64 / 128 with 4 warps: 1,232 / 1,045 / 1,068), batch 8 generate 12,954 ->
+    # 11,582 frames/s: the chunks of one program run one after the other
+    "attn": {"ch": 256, "warps": 0, "split": 0, "w_split": 0, "dyn": 0},
 }
 
 
@@ -1390,6 +1423,7 @@ class TritonOps:
             g.q, kc, vc, g.pos, g.att, L - 1, g.head_dim**-0.5,
             kc.stride(0), kc.stride(1), kc.stride(2),
             H=g.hidden_size, HD=g.head_dim, CH=CH, NCH=-(-L // CH),
+            DYN=bool(a.get("dyn", 0)), INTERP=os.environ.get("TRITON_INTERPRET") == "1",
             num_warps=warps, **self._pdl,
         )  # fmt: skip
 
@@ -1874,8 +1908,10 @@ class TritonGPT(CudaGPT):
     #: graph), so one part's kernel ramps, tails and PDL waits overlap the other's work at
     #: the price of reading each layer's weights once per part (from L2 when the parts keep
     #: pace). 1: one chain over the whole batch; None: ``TILES["step"]["branches"]`` of the
-    #: Triton ops (1 for the torch twins). Session 6 wrote it without a device: one chain
-    #: until ``bench/gpu.py``'s sweep ("two branches") has timed it
+    #: Triton ops (1 for the torch twins). Measured on an H200 (2026-12-02): two branches
+    #: took 1,884 us per batch-64 step against 978 for one chain, so it stays an option; with
+    #: the split attention as well it gave unequal K rows there (a race between the two
+    #: options), so that combination is refused
     branches: int | None = None
 
     def _parts(self, b: int) -> list[tuple[int, int]]:
@@ -1885,6 +1921,12 @@ class TritonGPT(CudaGPT):
         if nb is None:
             nb = getattr(self.ops, "tiles", {}).get("step", {}).get("branches", 1)
         nb = max(1, int(nb))
+        split = getattr(self.ops, "tiles", {}).get("attn", {}).get("split", 0)
+        if nb > 1 and split:
+            raise ValueError(
+                f"a step in {nb} branches with the split attention (split {split}) is not "
+                "supported: the two gave unequal results on an H200; use one of them"
+            )
         least = max(2, getattr(self.ops, "min_dot_batch", 2))
         if nb == 1 or b < 4 or b // nb < least:
             return [(0, b)]
