@@ -247,3 +247,11 @@ def test_frame_bounds() -> None:
         assert cur.max_frames >= prev.max_frames and cur.min_frames >= prev.min_frames
         assert cur.min_frames <= cur.max_frames // 2
         prev = cur
+
+
+def test_zh_homophones_for_session7_rule_readings() -> None:
+    table = load_homophones()
+    assert render_words([zh("剥", "bao1")], table).text == "包"  # 剥个橘子
+    assert render_words([zh("剥", "bo1")], table).text == "剥"  # 剥削's reading is left
+    assert render_words([zh("闷", "men4")], table).text == "焖"  # 他这人挺闷的
+    assert render_words([zh("郁闷", "yu4 men4")], table).text == "郁闷"  # a keep word

@@ -554,7 +554,7 @@ def test_scale_words_and_menu_paths(text: str, expected: str) -> None:
     ("text", "expected"),
     [
         # one lower-case brand among names joined by Chinese grammar: a Chinese sentence
-        ("vivo X200和OPPO Find X8都不错", "<vivo><X>二百和<O P P O><Find><X>八都不错"),
+        ("vivo X200和OPPO Find X8都不错", "<vivo><X>二百和<oppo><Find><X>八都不错"),
         # apertures and film speeds
         ("用f/4光圈拍", "用<F>四光圈拍"),
         ("快门1/250秒，ISO 400", "快门二百五十分之一秒<I S O>四百"),

@@ -634,3 +634,27 @@ def test_everyday_polyphone_sentences() -> None:
             wrong.append((marked, got, reading))
     assert len(rows) >= 100
     assert not wrong
+
+
+def test_word_rules_amount_and_nearby_word_patterns() -> None:
+    # A+%: the word after A is a Han amount or a number follows (差/了/三分 chà)
+    assert polyphone.after_word("差", "我", "了", after=("三分",)) == "cha4"
+    assert polyphone.after_word("差", "我", "了", after=("#",)) == "cha4"
+    assert polyphone.after_word("差", "", "了", after=("人", "去")) is None
+    # *X: X is the next word or one of the two after it (为/公司/效力), whole words only
+    assert polyphone.after_word("为", "愿意", "公司", after=("效力",)) == "wei4"
+    assert polyphone.after_word("为", "愿意", "公司", after=("效力度",)) is None
+    # A+: some word follows A (任/小/明 at a clause start); 任/小 alone is no name
+    assert polyphone.after_word("任", "", "小", after=("明",)) == "ren2"
+    assert polyphone.after_word("任", "", "小") is None
+
+
+def test_yes_no_question_reads_the_predicate() -> None:
+    from mixvox.frontends.zh.g2p import _a_not_a
+
+    # at the end of the question: as after 很 (很长 cháng); before an object: as before it
+    assert _a_not_a("长", "绳子", "不", (), ("长",)) == "chang2"
+    assert _a_not_a("长", "不", "", ("绳子", "长"), ()) == "chang2"
+    assert _a_not_a("长", "他", "不", (), ("长", "个子")) == "zhang3"
+    assert _a_not_a("重", "箱子", "不重", (), ()) == "zhong4"  # jieba's word 不重
+    assert _a_not_a("长", "他", "得", (), ()) is None  # no X不X: the usual rules decide

@@ -27,8 +27,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from mixvox.frontends import chem
 from mixvox.frontends.en import numbers as num
 from mixvox.frontends.en.g2p import cmudict
+from mixvox.frontends.en.sayable import sayable
 from mixvox.phonetics import ARPABET_CONSONANTS, ARPABET_VOWELS
 from mixvox.textutil import fold_width, is_emoji, is_latin_letter
 
@@ -157,6 +159,10 @@ _SEQUENCE_WORDS = frozenset(
 _RE_INT = re.compile(r"\d+")
 _SUBSCRIPT_DIGITS = "₀₁₂₃₄₅₆₇₈₉"
 _SUBSCRIPT_TABLE = str.maketrans(_SUBSCRIPT_DIGITS, "0123456789")
+#: ``log₂``, ``log₁₀``: a logarithm whose subscript is its base.
+_RE_LOG_BASE = re.compile(r"(log|lg)([₀-₉]+)")
+#: A programming language of ``special.tsv`` glued to its version: ``C#12``, ``C++20``.
+_RE_LANGUAGE_VERSION = re.compile(r"(C\+\+|C#|F#|\.NET)(\d{1,2}(?:\.\d{1,2})?)")
 _RE_DIGITS_LETTER = re.compile(r"\d+[A-Za-z]")
 _ROUND_PLURALS = {
     "100s": "hundreds",
@@ -245,7 +251,7 @@ _RE_CODE = re.compile(r"[A-Za-z0-9]{1,32}(?:-[A-Za-z0-9]{1,32}){0,4}")
 _MATH_PAIRS = {
     "<=": "is less than or equal to", ">=": "is greater than or equal to",
     "!=": "is not equal to", "==": "equals", "=>": "implies", "->": "to",
-    "<>": "is not equal to",
+    "<>": "is not equal to", "&&": "and", "||": "or", "<-": "gets", "~=": "tilde equals",
 }  # fmt: skip
 _WEEKDAYS = {
     "mon": "Monday", "tue": "Tuesday", "tues": "Tuesday", "wed": "Wednesday",
@@ -322,6 +328,12 @@ _RE_INITIALS = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]\.?")
 _RE_DOMAIN = re.compile(r"[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.([A-Za-z]{2,})(?:/\S*)?")
 _RE_MONTH_RANGE = re.compile(r"([A-Za-z]{3,9})\.?[-–]([A-Za-z]{3,9})\.?")
 _RE_MONTH_DAY = re.compile(r"([A-Za-z]{3,9})\.?-(\d{1,2})(?:-(\d{4}))?")
+#: Counted things written short before a rate (``100 req/s``, ``50 tok/s``, tqdm's ``it/s``).
+_RATE_COUNTS = {
+    "req": "requests", "reqs": "requests", "tok": "tokens", "toks": "tokens", "it": "iterations",
+    "img": "images", "imgs": "images", "op": "operations", "ops": "operations",
+    "msg": "messages", "msgs": "messages", "pkt": "packets", "pkts": "packets",
+}  # fmt: skip
 _RATE_UNITS = {
     "mo": "month", "month": "month", "yr": "year", "year": "year", "wk": "week", "week": "week",
     "d": "day", "day": "day", "hr": "hour", "h": "hour", "hour": "hour", "min": "minute",
@@ -722,6 +734,7 @@ class Normalizer:
                 cb - ca > n
                 and s.startswith(sign, ca)
                 and (s[ca + n].isdecimal() or s[ca + n] in "$€£¥.-")
+                and s[ca:cb] not in _MATH_PAIRS  # "x <- 5": an assignment arrow, "gets"
             ):
                 # "~5 ms", "≈3.2%", "±0.2 mm", "≥5 years", "<5%": a sign before a number is
                 # a word of its own, so that the number and its unit are read as usual
@@ -911,10 +924,31 @@ class Normalizer:
         self._before_prev = cores[k - 2] if k >= 2 else ""  # "Pharaoh Seti II"
         nxt = cores[k + 1] if k + 1 < len(cores) else ""
         if any(c in _SUBSCRIPT_DIGITS for c in core) and any(c.isalpha() for c in core):
+            m = _RE_LOG_BASE.search(core)
+            if m and m.start() > 0 and not core[m.start() - 1].isalnum():
+                # O(log₂ n): what stands before the logarithm, then the logarithm
+                cut = a + m.start()
+                return self._read_core(s, a, cut, cores, k) + self._read_core(s, cut, b, cores, k)
+            if (
+                m
+                and m.start() == 0
+                and (m.end() < len(core) or nxt[:1].isalnum() or nxt[:1] == "(")
+            ):
+                # log₂8 = 3, log₁₀ x: the subscript after log is the base, "log base two of
+                # eight" (it was "log twenty eight": base and argument run together)
+                base = num.cardinal(m.group(2).translate(_SUBSCRIPT_TABLE))
+                head = Tok(a, a + m.end(), f"{m.group(1)} base {base} of")
+                if m.end() == len(core):
+                    return [head]
+                return [head, *self._read_core(s, a + m.end(), b, cores, k)]
             plain = core.translate(_SUBSCRIPT_TABLE)
             if plain.isascii():  # CO₂, PM₂.₅, x₁: a formula's subscripts are its digits
-                reading = self._read_whole(plain, prev, nxt, k, cores) or self._alnum(plain)
-                return [Tok(a, b, reading)]
+                reading = self._read_whole(plain, prev, nxt, k, cores)
+                if reading is None and not all(c.isalnum() or c in ".-'" for c in plain):
+                    # CO₂=5, a₁+a₂: an equation glued to a formula; read by runs like its
+                    # ASCII form, so no sign is lost (the = used to vanish)
+                    return self._fallback(s[:a] + plain + s[b:], a, b, prev, nxt)
+                return [Tok(a, b, reading or self._alnum(plain))]
         if not core.isascii():
             clean = self._clean_word(core)
             if clean is not None:
@@ -989,6 +1023,11 @@ class Normalizer:
     def _read_whole(self, core: str, prev: str, nxt: str, k: int, cores: list[str]) -> str | None:
         """Spoken text for the whole core, or ``None`` to cut it up generically."""
         t = self.t
+        if len(core) == 2 and core[1] == "-" and core[0].isupper() and _suspends(k, cores):
+            return core[0]  # Vitamin A- and B-rich: a suspended hyphen, not the grade A minus
+        m = _RE_LANGUAGE_VERSION.fullmatch(core)
+        if m:  # C#12, C++20, .NET8: the language and its version ("C sharp twelve")
+            return f"{t.special[m.group(1)]} {_version_parts(m.group(2).split('.'))}"
         if core in t.special:
             said = t.special[core]
             if said.startswith("is ") and prev.lower() in _COPULA_VERBS:
@@ -996,6 +1035,12 @@ class Normalizer:
             return said
         if len(core) > 1 and core.casefold() in t.special_folded:
             return t.special_folded[core.casefold()]
+        formula = self._formula(core, prev, nxt)
+        if formula is not None:
+            return formula  # NaCl, H2SO4: element symbols spelled, subscripts as numbers
+        m = _RE_FORMULA_COMPOUND.fullmatch(core)
+        if m and (formula := self._formula(m.group(1))) is not None:
+            return f"{formula} {self.read_word(m.group(2))}"  # NaCl-based, H2O-soluble
         if core.isascii() and ("@" in core or "://" in core or core.lower().startswith("www.")):
             # ASCII only: read_electronic names ASCII symbols; other characters (``com²``,
             # ``/٣``) go to the fallback, which reads or reports them one by one.
@@ -1147,6 +1192,16 @@ class Normalizer:
             return "by"
         if core == "*" and _is_number(prev) and _is_number(nxt):
             return "times"
+        if (
+            core in ("x", "X", "×")
+            and prev.isdecimal()
+            and len(prev) <= 4
+            and nxt[:1].isalpha()
+            and "=" not in cores
+            and not self._trails[k - 1]
+            and not self._trails[k]
+        ):  # 2 x RTX 4090, 4 x A100, 3 x daily: a multiplier, "two times" (was "two X")
+            return "times"
         if core.lower() in ("am", "pm", "a.m.", "p.m.", "a.m", "p.m") and _RE_INT.fullmatch(
             prev.replace(":", "").replace("-", "")  # 10:30 am, 9-11 am, 9:00-10:30 am
         ):
@@ -1235,9 +1290,17 @@ class Normalizer:
             one = _is_one(prev) or _unit_adjective(before, nxt) or _proper_fraction(prev, before)
             return sing if one else plur  # 1/2 tsp: one half teaspoon
         m = _RE_WORD_RATE.fullmatch(core)
-        if m and _is_number(prev) and m.group(2).lower() in _RATE_UNITS:
-            # "8 glasses/day", "3 times/week"
-            return f"{self.read_word(m.group(1))} per {_RATE_UNITS[m.group(2).lower()]}"
+        if (
+            m
+            and _is_number(prev.lstrip("~≈<>≤≥±+"))
+            and (m.group(2).lower() in _RATE_UNITS or m.group(1).lower() in _RATE_COUNTS)
+        ):
+            # "8 glasses/day", "3 times/week"; "100 req/s", "50 tok/s", "52 min/year"
+            what = m.group(1)
+            unit = self._unit(what, spaced=True) if what.lower() not in _RATE_COUNTS else None
+            said = _RATE_COUNTS.get(what.lower()) or (unit[1] if unit else self.read_word(what))
+            per = _RATE_UNITS.get(m.group(2).lower()) or self.read_word(m.group(2))
+            return f"{said} per {per}"
         if core == "in" and k >= 3 and cores[k - 2] in ("ft", "feet", "foot") and prev.isdecimal():
             return "inch" if prev == "1" else "inches"  # 6 ft 1 in
         if core in ("N", "S", "E", "W") and prev.endswith(("°", "º")) and prev[0].isdecimal():
@@ -1275,6 +1338,49 @@ class Normalizer:
         return None
 
     # -- identifiers ------------------------------------------------------------------------
+
+    def _formula(self, core: str, prev: str = "", nxt: str = "") -> str | None:
+        """A chemical formula read symbol by symbol (``NaCl`` -> N A C L, ``H2SO4`` -> H two S O
+        four, ``2H2O`` two H two O, ``CuSO4·5H2O`` … dot five H two O), or ``None``; tokens of
+        the tables and CMUdict words that are not spelled letters (``NaN``, ``GaN``) are no
+        formulas. Next to ``+ = →`` a lone symbol with a count is one (``O2``, ``Fe``):
+        :mod:`mixvox.frontends.chem`."""
+        if core in self.t.acronyms or core in self.t.special:
+            return None
+        equation = prev in chem.EQUATION_SIGNS or nxt in chem.EQUATION_SIGNS
+        charge = chem.split_charge(core)
+        if charge is not None:  # SO4²⁻: S O four two minus; Na⁺ N A plus
+            body, digits, sign = charge
+            parts = chem.parse(body, ion=True)
+            if parts is None or body in self.t.acronyms:
+                return None
+            said_ion = [
+                chem.spelled(p.text) if p.kind == "symbol" else num.cardinal(p.text) for p in parts
+            ]
+            return " ".join(said_ion + ([num.cardinal(digits)] if digits else []) + [sign])
+        said: list[str] = []
+        for piece in _RE_HYDRATE_DOT.split(core):
+            m = _RE_COEFFICIENT.fullmatch(piece)
+            if m is None:
+                return None
+            coefficient, formula = m.groups()
+            parts = chem.parse(formula, equation=equation)
+            if parts is None:
+                return None
+            low = formula.lower()
+            if formula.isalpha() and low in cmudict() and not _spelled_in_cmudict(low):
+                if not (equation and len(formula) == 2) and not _RE_OXIDE.fullmatch(formula):
+                    return None  # NaN, GaN: the word (but Fe, Cu in an equation, CaO: symbols)
+            said.append(
+                " ".join(
+                    ([num.cardinal(coefficient)] if coefficient else [])
+                    + [
+                        chem.spelled(p.text) if p.kind == "symbol" else num.cardinal(p.text)
+                        for p in parts
+                    ]
+                )
+            )
+        return " dot ".join(said)
 
     def _after_id_cue(self, k: int, cores: list[str]) -> bool:
         """True when core ``k`` follows a cue that makes it an identifier read character by
@@ -1737,7 +1843,11 @@ class Normalizer:
                 prev.lower() in _SCORE_FRACTION_CUES or nxt.lower() in _SCORE_FRACTION_UNITS
             ) and int(a_) <= int(b_) <= 100:  # scored 3/5, 4/5 stars: a score
                 return f"{num.cardinal(a_)} out of {num.cardinal(b_)}"
-            if prev.lower() in _PROGRESS_CUES and int(a_) <= int(b_) <= 999:
+            if (
+                prev.lower() in _PROGRESS_CUES
+                and int(a_) <= int(b_) <= 999
+                and nxt.lower() != "of"  # "file 3/4 of the set": a part of it
+            ):
                 return f"{num.cardinal(a_)} of {num.cardinal(b_)}"  # step 2/5: two of five
             if prev.isdecimal() and len(b_) <= 2:
                 return f"and {num.fraction(a_, b_)}"
@@ -2184,6 +2294,7 @@ class Normalizer:
             if (
                 w == "A"
                 and nxt[:1].islower()
+                and nxt.lower() not in _NO_ARTICLE_BEFORE
                 and not _is_number(prev)
                 and prev.lower() not in _LETTER_LABELS
             ):
@@ -2242,6 +2353,14 @@ class Normalizer:
             and not _spelled_in_cmudict(low)
         ):
             return low  # ZeRO, GaN: a word with capitals for style, not "Ze R O"
+        if (
+            len(parts) >= 2
+            and len(parts[-1]) == 1
+            and parts[-1].isupper()
+            and len(w) >= 5
+            and "".join(parts[:-1]).lower() in cmudict()
+        ):  # SpaceX: the word and the letter (CMUdict's "spacex" is S P EY1 S AH0 K S)
+            return f"{self.read_word(''.join(parts[:-1]))} {parts[-1]}"
         if low in cmudict() and not has_acronym_part:
             if _spelled_in_cmudict(low):
                 return letters_spoken(w)  # PhD, MiB: CMUdict spells it, so text engines must
@@ -2276,6 +2395,23 @@ class Normalizer:
             and not _dict_word(letters_only.lower())
         ):  # VLOOKUP, XLOOKUP, ECOMMERCE, ETRADE: a letter and a word ("V lookup")
             return f"{w[0]} {rest}"
+        low = letters_only.lower()
+        if letters_only == w and len(w) >= 4 and low not in cmudict():
+            head = low[:-1]
+            if (
+                len(head) >= 4
+                and w[-1] in "BCDFGJKMNPQRTVXZ"
+                and head in cmudict()
+                and not _spelled_in_cmudict(head)
+            ):
+                return f"{head} {w[-1]}"  # TYPEC, LINKERD: a word and a letter ("type C")
+            parts = _compound_split(low) if len(w) >= 8 else None
+            if parts:
+                return " ".join(parts)  # PYTHONPATH, CHANGELOG: two words in capitals
+            if sayable(w):
+                # OPPO, LENOVO, XIAOMI, SOTA, POSIX: letters that make syllables are said as
+                # a word (it was O P P O); CMUdict's own acronyms stay spelled (see sayable)
+                return low
         return letters_spoken(w)
 
     def _roman(self, core: str, prev: str, nxt: str = "x") -> str | None:
@@ -2630,14 +2766,18 @@ class Normalizer:
             composed = unicodedata.normalize("NFC", two)
             if len(composed) == 1 and composed in t.special:
                 return Tok(i, i + 2, t.special[composed], reason="composed")
-        if two in _MATH_PAIRS:
-            return Tok(i, i + 2, _MATH_PAIRS[two])  # x<=5, a!=b
+        if two in _MATH_PAIRS and not (two == "<-" and s[i + 2 : i + 3].isdecimal()):
+            return Tok(i, i + 2, _MATH_PAIRS[two])  # x<=5, a!=b; x<-5 is "less than minus"
         if c == "~" and s[i + 1 : i + 2] == "/":
             return Tok(i, i + 1, "tilde")  # host:~/dir: a home directory, not "about"
+        if c == "~" and 0 < i and s[i - 1].isalpha() and s[i + 1 : i + 2].isdecimal():
+            return Tok(i, i + 1, "tilde")  # HEAD~3, numpy~=1.26: git's and pip's tilde
         if c in "~～" and 0 < i and s[i - 1].isdecimal() and s[i + 1 : i + 2].isdecimal():
             return Tok(i, i + 1, "to")  # 5~10
         if c == "-" and 0 < i and s[i - 1].isalnum() and s[i + 1 : i + 2].isalnum():
             return Tok(i, i + 1, "minus")  # only reached in equations (see _fallback)
+        if c in "-−" and 0 < i and s[i - 1] in "<>=≤≥≠*/+(" and s[i + 1 : i + 2].isdecimal():
+            return Tok(i, i + 1, "minus")  # x<-5, a=-3, 2*-4: a sign after an operator
         if c == "#":
             if s[i + 1 : i + 2].isdecimal():
                 return Tok(i, i + 1, "number")
@@ -2752,6 +2892,16 @@ def _markup_at(s: str, i: int) -> int:
         if (arpabet and len(parts) >= 2) or any(c in _IPA_ONLY for c in inner):
             return m.end()
     return 0
+
+
+#: The dot of a hydrate (``CuSO4·5H2O``) and a formula's coefficient (``2H2O``).
+_RE_HYDRATE_DOT = re.compile(r"[·•∙]")
+_RE_COEFFICIENT = re.compile(r"([2-9]|[1-9][0-9])?([A-Z].*)")
+#: A metal oxide of two symbols (``CaO``, ``MgO``, ``CuO``): a formula although CMUdict has
+#: the letters as a name (Cao).
+_RE_OXIDE = re.compile(r"[A-Z][a-z]O")
+#: A formula and a lower-case word joined by a hyphen (``NaCl-based``).
+_RE_FORMULA_COMPOUND = re.compile(r"([A-Z][A-Za-z0-9]*)-([a-z]{2,})")
 
 
 @lru_cache(maxsize=4096)
@@ -3079,6 +3229,12 @@ _LETTER_LABELS = frozenset(
     "type plan class option vitamin group tier category grade section part model series "
     "exhibit appendix block row seat gate zone wing level".split()
 )
+#: Words no article stands before: a capital ``A`` before one is the letter ("from A to B",
+#: "A and B", "A is the answer"; it was read "a to B").
+_NO_ARTICLE_BEFORE = frozenset(
+    "to and or is are was were vs versus through thru nor then than has had will would can "
+    "could should must may does did with from into onto via minus plus times equals".split()
+)
 #: Function words that may start a sentence before a number ("About 101 people").
 _SMALL_WORDS = frozenset(
     "about over under only all with for of in on at to by from and or but nearly almost some "
@@ -3090,7 +3246,10 @@ _SEAT_CUES = frozenset("seat seats gate row apt apartment unit suite room flat b
 _ONE_ON_ONE_NOUNS = frozenset("meeting chat call session interview coaching sync talk".split())
 #: Words before ``2/5`` that count through a sequence: "step two of five".
 _PROGRESS_CUES = frozenset(
-    "step steps part page slide question episode round game level stage day week lap".split()
+    "step steps part page slide question episode round game level stage day week lap "
+    # training and job logs: "Epoch 3/10", "Fold 2/5", "Shard 4/16", "Retry 1/3"
+    "epoch iteration iter batch shard fold trial attempt retry chapter lesson module task job "
+    "item track phase problem exercise sample image file downloading processing".split()
 )
 #: Verbs that start a command; a capital word after one is a name, not a roman numeral.
 _COMMAND_VERBS = frozenset(
@@ -3105,12 +3264,19 @@ _NOT_NOUNS = frozenset(
 )
 
 
+_RE_ACRONYM_NOUN = re.compile(r"[A-Z]{2,6}(?:-[A-Z0-9]{1,4})?")
+_TIME_ZONE_CAPS = frozenset(z.upper() for z in ("am", "pm", "utc", "gmt", "est", "pst", "cet"))
+
+
 def _unit_adjective(before: str, nxt: str) -> bool:
     """A measure between a determiner and a noun is an adjective, said in the singular
     (``a 65W charger`` -> sixty five watt, ``the 3.5mm jack``, ``a 7nm process``)."""
-    return (
-        before.lower() in _DETERMINERS and nxt.isalpha() and nxt.islower() and nxt not in _NOT_NOUNS
-    )
+    if before.lower() not in _DETERMINERS:
+        return False
+    if nxt.isalpha() and nxt.islower():
+        return nxt not in _NOT_NOUNS
+    # a 65W USB-C charger, a 500GB SSD, a 10 MB PDF: an acronym is a noun too
+    return bool(_RE_ACRONYM_NOUN.fullmatch(nxt)) and nxt not in _TIME_ZONE_CAPS
 
 
 def _proper_fraction(core: str, before: str) -> bool:
@@ -3508,6 +3674,17 @@ def _is_day_range(core: str) -> bool:
     """``24-26``, ``1-Mar``: days of a month written as a range (after a month name)."""
     a, sep, b = core.rstrip(",").partition("-")
     return bool(sep) and _is_day(a) and (_is_day(b) or bool(_RE_DAY_MONTH.fullmatch(core)))
+
+
+def _suspends(k: int, cores: list[str]) -> bool:
+    """Whether a word ending in a hyphen at ``k`` shares the second part of a compound
+    that follows after ``and``/``or``/``to`` (``A- and B-rich``, ``A-, B- or C-grade``)."""
+    for c in cores[k + 1 : k + 6]:
+        if c.lower() in ("and", "or", "to", "nor", "&") or (len(c) > 1 and c.endswith("-")):
+            continue
+        head, dash, tail = c.partition("-")
+        return bool(dash) and head.isalnum() and tail[:2].isalpha() and tail.islower()
+    return False
 
 
 def _is_plural_noun(core: str) -> bool:

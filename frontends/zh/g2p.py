@@ -270,6 +270,9 @@ class ZhG2P:
         name two words on one side: 落/在/家里).
         """
         if len(word) == 1:
+            by_pred = _a_not_a(word, prev, nxt, before, after)
+            if by_pred:
+                return [by_pred]
             by_word = polyphone.after_word(word, prev, nxt, before, after)
             if by_word:
                 return [by_word]
@@ -500,6 +503,33 @@ class ZhG2P:
         if not readings:
             return ""
         return mark_to_tone3(readings.split(",", 1)[0])
+
+
+#: What may close a yes-no question X不X (长不长吗 is unusual, 长不长呢 / 长不长啊 are not).
+_QUESTION_END = frozenset(("吗", "呢", "啊", "呀", "吧", "啦"))
+
+
+def _a_not_a(
+    word: str, prev: str, nxt: str, before: tuple[str, ...], after: tuple[str, ...]
+) -> str | None:
+    """The reading of ``word`` in a yes-no question X不X, or ``None`` elsewhere.
+
+    Either X of 长/不/长 (or X before jieba's 不X: 难/不难) reads as the predicate alone: at the
+    end of the question as after 很 (长不长 cháng, 重不重 zhòng, 难不难 nán), before an
+    object as before that object (还/不/还/钱 huán, 长/不/长/个子 zhǎng). The word rules
+    decide; ``None`` where they do not (the caller goes on as usual).
+    """
+    if nxt == "不" and after[:1] == (word,):
+        tail = after[1:]
+    elif nxt == "不" + word:
+        tail = after
+    elif prev == "不" and before[-1:] == (word,):
+        tail = (nxt, *after) if nxt else after
+    else:
+        return None
+    if not tail or tail[0] in _QUESTION_END or tail[0] == "#":
+        return polyphone.after_word(word, "很", "")
+    return polyphone.after_word(word, "", tail[0], (), tail[1:])
 
 
 def _at(guess: Guess | None, k: int) -> Callable[[], str | None] | None:

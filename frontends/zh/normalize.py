@@ -24,6 +24,7 @@ from fractions import Fraction
 from functools import lru_cache
 from importlib import resources
 
+from mixvox.frontends import chem
 from mixvox.frontends.zh.numbers import read_cardinal, read_digits, read_number
 from mixvox.langid import EN_FUNCTION
 from mixvox.segment import ARCH_NAME
@@ -623,6 +624,7 @@ _RE_DIGIT_CHAIN = re.compile(r"\d+(?:-\d+){2,}(?![\d.])", re.ASCII)
 _RE_RATIO_CHAIN = re.compile(r"\d+(?:[:：]\d+){2,}(?![\d:：])", re.ASCII)
 #: Vulgar fraction characters (½ ⅓ ¼ ¾ ⅛ ...; not ↉ or ⅟, which are no numbers).
 _SUBSCRIPT_DIGITS = "₀₁₂₃₄₅₆₇₈₉"
+_SUBSCRIPT_TO_ASCII = str.maketrans(_SUBSCRIPT_DIGITS, "0123456789")
 _VULGAR_FRACTIONS = frozenset("½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅐⅛⅜⅝⅞⅑⅒")
 _HEX_OR_COLON = frozenset("0123456789abcdefABCDEF:")
 _RE_IPV6 = re.compile(r"[0-9A-Fa-f:]{2,39}(?:\.\d{1,3}){0,3}(?![0-9A-Za-z:])", re.ASCII)
@@ -917,6 +919,8 @@ class _Scanner:
                     j += 1
                 self.add(i, j, "han", self.orig[i:j])
                 i = j
+            elif (cls == "latin" or c == "(") and self._chemical_formula(i):
+                i = self._era_end  # H2SO4 -> H 二 S O 四 (mixvox.frontends.chem; tnen)
             elif (
                 cls == "latin"
                 and i + 2 < n
@@ -1222,6 +1226,72 @@ class _Scanner:
                         else ""
                     )
                     ps[k] = Piece(p.start, p.end, "punct", pause)
+
+    def _chemical_formula(self, i: int) -> bool:
+        """A chemical formula with subscripts at ``i`` (``H2O``, ``H2SO4``, ``Na2CO3``,
+        ``Ca(OH)2``, ``CO₂``): each run of element symbols one Latin piece said letter by letter
+        (spoken ``S O``: never the word "so"), each subscript a cardinal (``C6H12O6`` ->
+        C 六 H 十二 O 六), parentheses silent. The rules of what is a formula are shared with
+        the English frontend (:mod:`mixvox.frontends.chem`); formulas without digits (``NaCl``)
+        go to it whole. Sets ``_era_end``."""
+        t = self.t
+        k = i
+        while k > 0 and i - k < 3 and _is_digit(t[k - 1]):
+            k -= 1  # 2H2O, CuSO4·5H2O: a coefficient, read by the number rules before
+        if (k < i and t[k] == "0") or (k > 0 and t[k - 1].isascii() and t[k - 1].isalnum()):
+            return False
+        j = i
+        while j < self.n and (
+            (t[j].isascii() and (t[j].isalnum() or t[j] in "()")) or t[j] in _SUBSCRIPT_DIGITS
+        ):
+            j += 1
+        token = t[i:j].translate(_SUBSCRIPT_TO_ASCII)
+        while token.endswith("(") or (token.endswith(")") and token.count(")") > token.count("(")):
+            token, j = token[:-1], j - 1  # H2O): a closing bracket of the sentence
+        # a sign between two terms (2H2+O2=2H2O; not the plus of a model name: P9+上市)
+        left, right = t[:k].rstrip(" "), t[i + len(token) :].lstrip(" ")
+        equation = (
+            left[-1:] in chem.EQUATION_SIGNS and left[-2:-1].isascii() and left[-2:-1].isalnum()
+        ) or (
+            right[:1] in chem.EQUATION_SIGNS
+            and right[1:].lstrip(" ")[:1].isascii()
+            and (right[1:].lstrip(" ")[:1].isupper() or right[1:].lstrip(" ")[:1].isdigit())
+        )
+        j = i + len(token)
+        if not (equation or any(c.isdigit() for c in token)):
+            return False
+        parts = chem.parse(token, equation=equation)
+        if parts is None:
+            return False
+        if (
+            j < self.n
+            and t[j] in "-_./"
+            and j + 1 < self.n
+            and t[j + 1].isascii()
+            and t[j + 1].isalnum()
+        ):
+            return False  # CO2-laser, PS5.pro: a code glued to more
+        k = i
+        for m in re.finditer(r"[A-Z][a-z]?(?:[A-Z][a-z]?)*|\d+|[()]", token):
+            a, z = i + m.start(), i + m.end()
+            if m.group()[0].isdigit():
+                self.add(a, z, "num", read_cardinal(m.group()))
+            elif m.group() in "()":
+                self.add(a, z, "punct", "")
+            else:
+                self.add(a, z, "latin", " ".join(m.group().upper()))
+            k = z
+        a = k
+        while a < self.n and t[a] == " ":
+            a += 1
+        b = a + 1
+        while b < self.n and t[b] == " ":
+            b += 1
+        if a < self.n and t[a] in "→⟶" and b < self.n and (t[b].isupper() or _is_digit(t[b])):
+            self.add(a, a + 1, "num", "生成")  # C+O2→CO2: the arrow of a reaction
+            k = a + 1
+        self._era_end = k
+        return True
 
     def _caps_function_word(self, i: int) -> bool:
         """``TO B``/``TO C``/``TO G`` (business jargon: to businesses, to consumers) and

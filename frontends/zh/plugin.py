@@ -16,6 +16,7 @@ it, and a warning goes to ``ctx.warn``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -46,6 +47,8 @@ __all__ = ["ZhFrontend", "g2p_zh", "mixvox_register_frontends", "normalize_zh"]
 
 #: An invisible format character read through inside a number (``12\u202e34``).
 _FORMAT_CHAR_MESSAGE = "invisible formatting character U+{:04X} inside a number is ignored"
+#: A Latin piece the normalizer wants spelled: capitals separated by spaces (``S O``).
+_SPELLED = re.compile(r"[A-Z](?: [A-Z])+")
 _CTX = 4  # characters of context each side for polyphone rules
 #: Polyphonic measure words read as such right after a number (``3只猫`` zhī, ``第3行`` háng):
 #: the number is a piece of its own, so the Han text's rules never see it before them.
@@ -449,6 +452,13 @@ class ZhFrontend:
                      b.base + p.start, b.base + p.end, "en", override=True,
                      respelling=entry.respelling)
             )  # fmt: skip
+            return
+        if word != text[p.start : p.end] and _SPELLED.fullmatch(word):
+            # H2SO4: the normalizer's element symbols, said letter by letter (S O, not "so")
+            spoken, phones, _ = spell(word.replace(" ", ""))
+            b.words.append(
+                Word(text[p.start : p.end], spoken, phones, b.base + p.start, b.base + p.end, "en")
+            )
             return
         if " to " in word:  # B2B read "B to B"
             a, _, z = word.partition(" to ")

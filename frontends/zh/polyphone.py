@@ -116,6 +116,10 @@ def _next_hit(entry: str, nxt: str, after: tuple[str, ...] = ()) -> bool:
             return False
         if far == "$":
             return not after
+        if far == "%":
+            return _numeral_next(after)
+        if not far:  # A+: some word follows A (任/小/明)
+            return bool(after) and after[0] != "#"
         if far.startswith("*"):
             return far[1:] in after[:3]
         joined = ""
@@ -130,9 +134,23 @@ def _next_hit(entry: str, nxt: str, after: tuple[str, ...] = ()) -> bool:
         return not nxt  # the end of the run of Han text (a clause end: 下次再/还。)
     if entry == "#":
         return not nxt and after[:1] == ("#",)  # a number follows the run: 重/1.35kg
+    if entry == "%":
+        return _numeral_next((nxt, *after) if nxt else after)
+    if len(entry) > 1 and entry[0] == "*":
+        # *B: B is the next word or one of the two after it (为/公司/效力)
+        return entry[1:] == nxt or entry[1:] in after[:2]
     if entry.endswith("…"):
         return nxt.startswith(entry[:-1])
     return nxt == entry
+
+
+#: Characters that start a Han number or an amount (三分, 两担, 几块钱, 半天).
+_NUMERALS = frozenset("一二两三四五六七八九十百千万几半零")
+
+
+def _numeral_next(after: tuple[str, ...]) -> bool:
+    """The first of ``after`` is a Han number word (三分, 一点) or the ``#`` of a digit."""
+    return bool(after) and (after[0] == "#" or after[0][:1] in _NUMERALS)
 
 
 def after_word(
