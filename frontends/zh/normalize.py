@@ -72,13 +72,15 @@ _LIANG_NEXT = set(
     "个位只条本张件次天种台辆座家名人块元斤米倍把支双对份杯瓶碗篇部首项套批场遍趟回下步点所间"
     "句段页列组颗粒片根棵架艘匹头口群周岁亿万千百桶盒包袋箱节门期届轮层栋户克吨角毛"
     "核路卡帧行夜晚处款道笔例档局盘集枚番圈亩升成拳脚刀眼声顿封幅串排盆锅壶罐扇面堵室厅卫房"
-    "勺匙滴碟撮瓣"
+    "勺匙滴碟撮瓣册"
 )
 #: Words after a code's number that make it a flight or train number, said digit by digit
 #: even when short and spaced (``AA 128航班``, ``MU 583次航班``).
 #: Words near ``N95``/``P99`` that make it a respirator class (digit by digit), no chip.
 _MASK_WORDS = ("口罩", "面罩", "防护", "防尘", "呼吸", "戴", "医用", "过滤", "防疫", "雾霾", "颗粒")
 _FLIGHT_AFTER = ("航班", "次航班", "号航班", "次列车", "次高铁", "次动车")
+#: Words of 折 that are no discount after a number (``15折合``, ``30折返``).
+_ZHE_VERBS = tuple("折合 折算 折叠 折旧 折返 折射 折腾 折断 折成 折为 折线".split())
 #: Measure words that take a size in front (``2大碗`` -> 两大碗, ``2小勺`` -> 两小勺).
 _LIANG_SIZED = frozenset("碗勺杯块盘瓶袋箱包盒碟把片张桶壶匙串根瓣颗粒口步堆捆车")
 #: Nouns that begin with a measure character: after a product code they are what the code
@@ -2980,6 +2982,22 @@ class _Scanner:
             return read_digits(raw)  # 318国道, 国道318: a national road's number, 三一八
         if 3 <= len(raw) <= 4 and self.after(end, 4).startswith(_ROOM_NEXT):
             return read_digits(raw, yao=True)  # 302会议室, 1203房间: room numbers
+        if (
+            3 <= len(raw) <= 4
+            and self.after(end, 1) == "房"
+            and (
+                prev.endswith(("栋", "座", "幢", "楼", "单元", "号"))
+                or not is_han(self.after(end + 1, 1) or " ")
+            )
+        ):
+            return read_digits(raw, yao=True)  # 2栋1803房, 住1803房。: a room (not 300房源)
+        if (
+            len(raw) == 2
+            and raw[1] != "0"
+            and self.after(end, 1) == "折"
+            and not self.after(end, 2).startswith(_ZHE_VERBS)
+        ):
+            return read_digits(raw)  # 95折, 88折: a discount, 九五折 (打95折 too)
         if (
             3 <= len(raw) <= 4
             and any(
