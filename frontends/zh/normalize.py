@@ -79,6 +79,8 @@ _LIANG_NEXT = set(
 #: Words near ``N95``/``P99`` that make it a respirator class (digit by digit), no chip.
 _MASK_WORDS = ("口罩", "面罩", "防护", "防尘", "呼吸", "戴", "医用", "过滤", "防疫", "雾霾", "颗粒")
 _FLIGHT_AFTER = ("航班", "次航班", "号航班", "次列车", "次高铁", "次动车")
+#: Words before a two-letter airline code that make its number a flight (``航班UA 858``).
+_FLIGHT_BEFORE = ("航班", "航班号", "乘坐", "搭乘", "转机")
 #: Words of 折 that are no discount after a number (``15折合``, ``30折返``).
 _ZHE_VERBS = tuple("折合 折算 折叠 折旧 折返 折射 折腾 折断 折成 折为 折线".split())
 #: Measure words that take a size in front (``2大碗`` -> 两大碗, ``2小勺`` -> 两小勺).
@@ -3280,10 +3282,21 @@ class _Scanner:
                 _FLIGHT_AFTER
             )
         ):
-            glued_train = brand[1] and self.after(end, 3) in ("次列车", "次高铁", "次动车")
-            # AA 128航班, MU 583次航班: a flight or train number; K1158次列车 is said with
-            # 幺 as station announcements say a train (as 车次G1234)
-            return read_digits(raw, yao=glued_train)
+            glued = brand[1] and self.after(end, 3).startswith(_FLIGHT_AFTER)
+            # AA 128航班, MU 583次航班: a flight or train number; glued to the code and to
+            # 航班/次列车 (MU5137航班, K1158次列车) it is said with 幺, as airport and station
+            # announcements say it (as 车次G1234)
+            return read_digits(raw, yao=glued)
+        lead = i if brand is None else i - len(brand[0]) - (0 if brand[1] else 1)
+        if (
+            brand is not None
+            and brand[0].isupper()
+            and len(brand[0]) == 2
+            and 2 <= len(raw) <= 4
+            and self.before(lead, 5).rstrip(" ：:是为").endswith(_FLIGHT_BEFORE)
+        ):
+            # 航班UA 858 八五八, 乘坐CA1831 幺八三幺: a flight number (幺 when glued, as above)
+            return read_digits(raw, yao=bool(brand[1]))
         nxt = self.after(end + 1 if self.after(end, 1) == " " else end, 1)
         if (
             brand is not None
