@@ -755,8 +755,24 @@ class _Scanner:
                     continue  # 1500 W is 瓦 (a spec sheet's spacing); "5 V-Sync" is no unit
                 if u == "A" and t.startswith(_GRADE_NEXT, end):
                     continue  # 5A级景区, 3A游戏: a grade, not amperes
+                if u == "A" and k == j and self._after_course_code(j):
+                    continue  # CS 61A, MATH 53A: a course's letter, not amperes
                 return u, end
         return None
+
+    def _after_course_code(self, j: int) -> bool:
+        """The digits ending at ``j`` follow a word of capitals and one space, with no number
+        before it (``CS 61A``; not the spec ``5V 2A``, whose V is a unit)."""
+        t = self.t
+        s0 = j
+        while s0 > 0 and _is_digit(t[s0 - 1]):
+            s0 -= 1
+        if s0 == j or s0 < 3 or t[s0 - 1] != " " or not t[s0 - 2].isupper():
+            return False
+        k = s0 - 2
+        while k >= 0 and t[k].isascii() and t[k].isupper():
+            k -= 1
+        return s0 - 2 - k >= 2 and not (k >= 0 and (_is_digit(t[k]) or t[k] in ".-"))
 
     def _letter_unit_at(self, j: int) -> bool:
         """A unit written in capital letters, read as letters, glued at ``j``: ``MB``,
