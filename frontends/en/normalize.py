@@ -3099,7 +3099,9 @@ def _camel_split(w: str) -> list[str]:
     for i in range(1, len(w)):
         c, p = w[i], w[i - 1]
         nxt = w[i + 1] if i + 1 < len(w) else ""
-        if (c.isupper() and p.islower()) or (c.isupper() and p.isupper() and nxt.islower()):
+        if i == 2 and w[:2] == "Mc":
+            cur += c  # McFlurry, McLaren: the Mc of a name stays in its word (not "M C")
+        elif (c.isupper() and p.islower()) or (c.isupper() and p.isupper() and nxt.islower()):
             parts.append(cur)
             cur = c
         else:
