@@ -81,6 +81,8 @@ _MASK_WORDS = ("口罩", "面罩", "防护", "防尘", "呼吸", "戴", "医用"
 _FLIGHT_AFTER = ("航班", "次航班", "号航班", "次列车", "次高铁", "次动车")
 #: Words before a two-letter airline code that make its number a flight (``航班UA 858``).
 _FLIGHT_BEFORE = ("航班", "航班号", "乘坐", "搭乘", "转机")
+#: How a spoken amount of money ends (a price before ``/1M tokens``, ``/year``).
+_PRICE_ENDINGS = ("元", "美元", "欧元", "英镑", "港元")
 #: Words of 折 that are no discount after a number (``15折合``, ``30折返``).
 _ZHE_VERBS = tuple("折合 折算 折叠 折旧 折返 折射 折腾 折断 折成 折为 折线".split())
 #: Measure words that take a size in front (``2大碗`` -> 两大碗, ``2小勺`` -> 两小勺).
@@ -759,6 +761,16 @@ class _Scanner:
                     continue  # CS 61A, MATH 53A: a course's letter, not amperes
                 return u, end
         return None
+
+    def _price_before(self, i: int) -> bool:
+        """The piece ending at ``i`` is an amount of money (``$0.15`` 美元, ``12元``)."""
+        last = self.pieces[-1] if self.pieces else None
+        return (
+            last is not None
+            and last.end == i
+            and last.kind == "num"
+            and last.spoken.endswith(_PRICE_ENDINGS)
+        )
 
     def _after_course_code(self, j: int) -> bool:
         """The digits ending at ``j`` follow a word of capitals and one space, with no number
@@ -1585,14 +1597,7 @@ class _Scanner:
             self.add(i, i + 1, "num", "每")  # 3.5元/斤 -> 三点五元每斤
             return i + 1
         count = _RE_NUMBER.match(t, i + 1) if c == "/" else None
-        if (
-            count
-            and self.pieces
-            and self.pieces[-1].end == i
-            and self.pieces[-1].kind == "num"
-            and self.pieces[-1].spoken.endswith(("元", "美元", "欧元", "英镑", "港元"))
-            and is_latin_letter(self.after(count.end(), 1) or "0")
-        ):
+        if count and self._price_before(i) and is_latin_letter(self.after(count.end(), 1) or "0"):
             self.add(i, i + 1, "num", "每")  # $0.15/1M tokens: a price per a count, 每一M
             return i + 1
         if (
@@ -1617,15 +1622,7 @@ class _Scanner:
                 else:
                     self.add(i, unit[1], "num", "每" + read_number(m.group()) + name)
                 return unit[1]
-        if (
-            c == "/"
-            and 0 < i < self.n - 1
-            and is_latin_letter(t[i + 1])
-            and self.pieces
-            and self.pieces[-1].end == i
-            and self.pieces[-1].kind == "num"
-            and self.pieces[-1].spoken.endswith(("元", "美元", "欧元", "英镑", "港元"))
-        ):
+        if c == "/" and 0 < i < self.n - 1 and is_latin_letter(t[i + 1]) and self._price_before(i):
             k = self._latin_end(i + 1)
             per = _PER_TIME_WORDS.get(t[i + 1 : k].lower())
             if per:  # $19.99/month -> 十九点九九美元每月

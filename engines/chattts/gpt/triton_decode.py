@@ -587,19 +587,9 @@ if HAVE_TRITON:
             acc = tl.sum(pe[:, None] * vv, axis=0) + pp * vp
             den = tl.sum(pe, 0) + pp
         for c in range(0 if PRE else NCH):
-            t = c * CH + tl.arange(0, CH)
-            valid = t <= p
-            off = base + t[:, None] * s_cp + dd[None, :]
-            kk = tl.load(kc_ptr + off, mask=valid[:, None], other=0.0).to(tl.float32)
-            vv = tl.load(vc_ptr + off, mask=valid[:, None], other=0.0).to(tl.float32)
-            sc = tl.sum(kk * q[None, :], axis=1) * scale
-            sc = tl.where(valid, sc, float("-inf"))
-            mn = tl.maximum(mrun, tl.max(sc, 0))
-            alpha = tl.exp(mrun - mn)
-            pe = tl.exp(sc - mn)
-            acc = acc * alpha + tl.sum(pe[:, None] * vv, axis=0)
-            den = den * alpha + tl.sum(pe, 0)
-            mrun = mn
+            acc, den, mrun = _attn_chunk(
+                q, kc_ptr, vc_ptr, base, s_cp, dd, c, p, scale, acc, den, mrun, CH
+            )
         o = (acc / den).to(att_ptr.dtype.element_ty)
         if j == 0:
             tl.store(att_ptr + m * H + head * HD + dd, o)
