@@ -118,6 +118,48 @@ if HAVE_TRITON:
             tl.extra.cuda.gdc_launch_dependents()
 
     @triton.jit
+    def _ld_acquire(p):
+        """A 64-bit load with acquire semantics at GPU scope: it reads at L2 (never a stale
+        L1 line) and orders the loads after it behind it."""
+        return tl.inline_asm_elementwise(
+            "ld.acquire.gpu.global.b64 $0, [$1];", "=l,l", [p], dtype=tl.int64, is_pure=False,
+            pack=1,
+        )  # fmt: skip
+
+    @triton.jit
+    def _grid_sync(bar_ptr, err_ptr, base, e, ok, NPROG, SPIN: tl.constexpr):
+        """Grid-wide barrier number ``e`` (0, 1, ...) of a persistent launch whose ``NPROG``
+        programs are all resident at once (checked by the host: a program that is never
+        scheduled would leave the others spinning).
+
+        ``bar`` is a monotonically increasing int64 counter, never reset: every program adds
+        1 per barrier, so a launch starts at a multiple of ``NPROG`` (every launch before it
+        added ``NPROG`` per barrier) and barrier ``e`` is passed when the counter reaches
+        ``base + (e + 1) * NPROG``; ``base`` comes from the program's first arrival (its old
+        value lies in ``[base, base + NPROG)``). The block barrier before the release add
+        orders every thread's writes of the phase before it; the acquire loads of the spin
+        order the next phase's loads behind it. The spin is bounded: after ``SPIN`` polls
+        it sets ``err`` and stops waiting (``ok`` False: later barriers of the launch no
+        longer spin, and a launch that finds ``err`` set does not spin at all), so a grid
+        that is not co-resident gives wrong results and a flag, never a hang."""
+        tl.debug_barrier()
+        c = tl.atomic_add(bar_ptr, 1, sem="release", scope="gpu")
+        if e == 0:
+            base = c - c % NPROG
+        target = base + (e + 1) * NPROG
+        if ok:
+            v = _ld_acquire(bar_ptr)
+            i = 0
+            while (v < target) & (i < SPIN):
+                v = _ld_acquire(bar_ptr)
+                i += 1
+            if v < target:
+                tl.store(err_ptr, 1)
+            ok = ok & (v >= target)
+        tl.debug_barrier()
+        return base, ok
+
+    @triton.jit
     def _sk_arrive(cnt_ptr, tile, SPLIT: tl.constexpr):
         """Split-K: count this program's arrival at output tile ``tile`` (after its fp32
         partial sums went to the scratch by atomics) and say whether it is the last of the
@@ -1109,6 +1151,24 @@ TILES: dict[str, dict[str, Any]] = {
     # 11,582 frames/s: the chunks of one program run one after the other
     "attn": {"ch": 256, "warps": 0, "split": 0, "w_split": 0, "dyn": 0},
 }
+
+
+def resident_programs(kernel: Any, num_warps: int) -> int:
+    """How many programs of a compiled Triton kernel (``kernel.n_regs`` and its shared
+    memory known: launched or ``_init_handles()`` called) one SM holds at once, by its
+    registers (allocated per warp in units of 256), shared memory and warps. A persistent
+    kernel whose grid exceeds this times the SM count would wait at its first grid barrier
+    for programs that can never start."""
+    from triton.runtime import driver
+
+    props = driver.active.utils.get_device_properties(torch.cuda.current_device())
+    regs = int(props.get("max_num_regs", 65536))
+    smem = int(props.get("max_shared_mem", 232448))
+    per_warp = -(-max(1, int(kernel.n_regs)) * 32 // 256) * 256
+    by_regs = regs // (per_warp * num_warps)
+    shared = int(getattr(kernel.metadata, "shared", 0) or 0)
+    by_smem = (smem + 1024) // (shared + 1024) if shared else 32
+    return max(0, min(by_regs, by_smem, 64 // num_warps, 32))
 
 
 def _scale(p: dict[str, torch.Tensor], name: str) -> torch.Tensor:
