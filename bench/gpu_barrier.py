@@ -23,32 +23,45 @@ import torch
 import triton
 import triton.language as tl
 
-from mixvox.engines.chattts.gpt.triton_decode import _grid_sync, resident_programs
+from mixvox.engines.chattts.gpt.triton_decode import (
+    _grid_arrive,
+    _grid_sync,
+    _grid_wait,
+    resident_programs,
+)
 
 
 @triton.jit
 def _barrier_bench(
     bar_ptr, err_ptr, w_ptr, out_ptr, NB, NSETS, NPROG,
-    CHUNK: tl.constexpr, LOAD: tl.constexpr, SYNC: tl.constexpr,
+    CHUNK: tl.constexpr, LOAD: tl.constexpr, SYNC: tl.constexpr, SPLIT: tl.constexpr,
 ):  # fmt: skip
     """``NB`` phases: each program loads its ``CHUNK`` fp16 values of the phase's weight set
-    (``LOAD``), waits at the grid barrier (``SYNC``), then consumes what it loaded."""
+    (``LOAD``), waits at the grid barrier (``SYNC``), then consumes what it loaded; with
+    ``SPLIT`` it counts its arrival before the load and waits after it (the release of the
+    arrival would otherwise wait for the load)."""
     pid = tl.program_id(0)
     acc = tl.zeros([CHUNK], tl.float32)
     base = tl.zeros([], tl.int64)
     ok = tl.load(err_ptr) == 0
     for e in range(NB):
+        if SYNC and SPLIT:
+            base = _grid_arrive(bar_ptr, base, e, NPROG)
         if LOAD:
-            off = ((e % NSETS) * NPROG + pid).to(tl.int64) * CHUNK
+            off = tl.multiple_of(((e % NSETS) * NPROG + pid).to(tl.int64) * CHUNK, CHUNK)
             w = tl.load(w_ptr + off + tl.arange(0, CHUNK))
-        if SYNC:
+        if SYNC and SPLIT:
+            ok = _grid_wait(bar_ptr, err_ptr, base, e, ok, NPROG, 1 << 18)
+        elif SYNC:
             base, ok = _grid_sync(bar_ptr, err_ptr, base, e, ok, NPROG, 1 << 18)
         if LOAD:
             acc += w.to(tl.float32)
     tl.store(out_ptr + pid * CHUNK + tl.arange(0, CHUNK), acc)
 
 
-def run_case(nsm: int, per_sm: int, chunk: int, load: bool, sync: bool, nb: int) -> dict:
+def run_case(
+    nsm: int, per_sm: int, chunk: int, load: bool, sync: bool, nb: int, split: bool = False
+) -> dict:
     nprog = nsm * per_sm
     warps = 8 if per_sm == 1 else 4
     nsets = max(1, (256 << 20) // (nprog * chunk * 2))  # > 4x the L2: every phase from HBM
@@ -58,13 +71,14 @@ def run_case(nsm: int, per_sm: int, chunk: int, load: bool, sync: bool, nb: int)
     bar = torch.zeros(1, device="cuda", dtype=torch.int64)
     err = torch.zeros(1, device="cuda", dtype=torch.int32)
     args = (bar, err, wp, out, nb, nsets, nprog)
-    kw = {"CHUNK": chunk, "LOAD": load, "SYNC": sync, "num_warps": warps}
+    kw = {"CHUNK": chunk, "LOAD": load, "SYNC": sync, "SPLIT": split, "num_warps": warps}
     k = _barrier_bench.warmup(*args, **kw, grid=(nprog,))
     k._init_handles()
     fit = resident_programs(k, warps)
     row = {
         "programs": nprog, "per_sm": per_sm, "warps": warps, "chunk_bytes": chunk * 2,
         "bytes_per_phase": nprog * chunk * 2 if load else 0, "load": load, "sync": sync,
+        "split": split,
         "barriers": nb, "regs": k.n_regs, "spills": k.n_spills, "resident_per_sm": fit,
     }  # fmt: skip
     if sync and fit < per_sm:
@@ -99,15 +113,18 @@ def main() -> int:
     rows = []
     for per_sm in (1, 2):
         # the barrier alone; then 4.3 MB (1 per SM: 32 KB per program) and 1.1 MB per phase
-        # streamed without and with a barrier after each load
-        for chunk, load, sync, nb in (
-            (16, False, True, 2000),
-            (16384 // per_sm, True, False, 400),
-            (16384 // per_sm, True, True, 400),
-            (4096 // per_sm, True, False, 400),
-            (4096 // per_sm, True, True, 400),
+        # streamed without a barrier, with one after each load (the release waits for the
+        # load), and with the arrival before the load and the wait after it (split)
+        for chunk, load, sync, split, nb in (
+            (16, False, True, False, 2000),
+            (16384 // per_sm, True, False, False, 400),
+            (16384 // per_sm, True, True, False, 400),
+            (16384 // per_sm, True, True, True, 400),
+            (4096 // per_sm, True, False, False, 400),
+            (4096 // per_sm, True, True, False, 400),
+            (4096 // per_sm, True, True, True, 400),
         ):
-            r = run_case(nsm, per_sm, chunk, load, sync, nb)
+            r = run_case(nsm, per_sm, chunk, load, sync, nb, split)
             rows.append(r)
             print(json.dumps(r), flush=True)
     bad = [r for r in rows if r.get("err_flag") or r.get("counter") != r.get("counter_expected")]
@@ -122,7 +139,8 @@ def main() -> int:
             continue
         tb = f"{r['TBps']:.2f}" if "TBps" in r else "-"
         print(
-            f"| {r['programs']} | {r['bytes_per_phase']} | {'yes' if r['sync'] else 'no'} "
+            f"| {r['programs']} | {r['bytes_per_phase']} "
+            f"| {('split' if r['split'] else 'yes') if r['sync'] else 'no'} "
             f"| {r['us_per_phase']:.2f} | {tb} |"
         )
     print("errors:", bad if bad else "none")
