@@ -351,3 +351,78 @@ def test_batch_lookahead_decodes_the_same(golden, monkeypatch):
         assert [(t, d) for t, _, d in sa] == [(t, d) for t, _, d in sb]
         assert all(torch.equal(c1, c2) for (_, c1, _), (_, c2, _) in zip(sa, sb, strict=True))
     assert _torch_twins(max_batch=1).batch_lookahead  # the default since session 7
+
+
+_PERSIST = r"""
+import json, sys
+from pathlib import Path
+import numpy as np
+import torch
+from mixvox.engines.chattts import randckpt
+from mixvox.engines.chattts.gpt.cuda_graph import CodeRequest, CudaSampling
+from mixvox.engines.chattts.gpt.triton_decode import TritonGPT, compare_persistent
+tiny, work, shared = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+# wide code-head tiles: the head kernel's 313 programs would dominate the interpreter's time
+base = {"fuse_o": 16, "head": 512}
+m = TritonGPT(tiny / "asset", kernels="triton", device="cpu", precision="fp32", max_batch=1,
+              max_len=256, use_graphs=False, tiles={"fma": {**base, "persist": 1}})
+g = np.load(tiny / "golden.npz")
+want = g["greedy/codes"]
+r = m.generate([CodeRequest(torch.from_numpy(g["code_spk/emb"]), max_new=len(want))],
+               CudaSampling(greedy=True, suppress_eos=True))[0]
+h = g["greedy/hiddens"]
+out = {"golden_equal": bool((r.codes.numpy() == want).all()),
+       "hidden_err": float(np.abs(r.hidden.numpy() - h).max() / np.abs(h).max()),
+       "kernels_per_step": m.kernels_per_step(1)}
+# the cache in one chunk, cache rows read before the wait (tiny, L 128); hidden 48 = 32 + 16
+# (two K pieces per weight row) with two 256-row chunks of the cache (L 512)
+out["tiny_L128"] = compare_persistent(m, 128, steps=2, seed=1, tiles={"fma": base})
+randckpt.make_checkpoint(work, shared, seed=0, sizes=randckpt.Sizes.small(
+    hidden=48, intermediate=96, heads=3, layers=2))
+m = TritonGPT(work / "asset", kernels="triton", device="cpu", precision="fp32", max_batch=1,
+              max_len=512, use_graphs=False, tiles={"fma": base})
+out["h48_L512"] = compare_persistent(m, 512, steps=2, seed=2, tiles={"fma": base})
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAVE_TRITON, reason="Triton not installed: its CPU interpreter is needed")
+def test_persistent_step_in_interpreter(golden, tmp_path):
+    """The persistent batch-1 step (every layer in one launch, grid barriers between the
+    phases; opt-in ``tiles fma.persist``) through Triton's interpreter, one launch per phase
+    (programs run one after another there, so the barrier is compiled out): greedy decoding
+    reproduces the golden codes and hiddens of the tiny checkpoint in 3 kernels per step,
+    and from the same state its steps equal the 3-kernel fused step and the torch twins
+    (residual stream, output hiddens, K/V cache rows, positions; the query and attention
+    outputs poisoned with NaN before each run), on a cache in one chunk and in two, and
+    with the hidden size split into two K pieces (48 = 32 + 16)."""
+    env = dict(os.environ, TRITON_INTERPRET="1")
+    r = subprocess.run(
+        [sys.executable, "-c", _PERSIST, str(TINY), str(tmp_path / "h48"), str(SHARED)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["golden_equal"], out
+    assert out["hidden_err"] < 1e-5, out
+    assert out["kernels_per_step"] == 3
+    for case in ("tiny_L128", "h48_L512"):
+        errs = out[case]
+        assert len(errs) == 2 * 9, errs  # 8 outputs + the codes, against both references
+        for k, e in errs.items():
+            assert e < 1e-5, (case, k, e)
+
+
+def test_persistent_step_is_opt_in_and_batch_1_only():
+    """Off by default; with the switch on, only batch 1 of the 3-kernel layer takes it (no
+    Triton needed: the twins runner never does, and the check reads the tile table)."""
+    from mixvox.engines.chattts.gpt import triton_decode as td
+
+    assert td.TILES["fma"]["persist"] == 0
+    m = _torch_twins(max_batch=2)
+    assert m._wstack is None  # the twins keep their per-layer weights
+    assert m.kernels_per_step(1) == 2 + 5 * m.num_layers

@@ -946,6 +946,43 @@ if HAVE_TRITON:
                 tl.store(step_ptr + m, sv + 1)
 
     @triton.jit
+    def _pload_rows(w_ptr, rows, rmask, k0: tl.constexpr, KP: tl.constexpr, H: tl.constexpr):
+        """Rows ``rows`` of a ``[*, H]`` weight, columns ``k0 .. k0 + KP`` (the persistent
+        step splits H into two power-of-two pieces, 768 = 512 + 256: a 1,024-wide tile
+        would hold a quarter of padding in registers)."""
+        k = k0 + tl.arange(0, KP)
+        return tl.load(w_ptr + rows[:, None] * H + k[None, :], mask=rmask[:, None], other=0.0)
+
+    @triton.jit
+    def _pload_cols(w_ptr, cols, cmask, k0: tl.constexpr, KP: tl.constexpr, N: tl.constexpr):
+        """Columns ``cols`` of a ``[H, N]`` weight, rows ``k0 .. k0 + KP``: ``[KP, cols]``."""
+        k = k0 + tl.arange(0, KP)
+        return tl.load(w_ptr + k[:, None] * N + cols[None, :], mask=cmask[None, :], other=0.0)
+
+    @triton.jit
+    def _pload_x(h_ptr, yo_ptr, yd_ptr, k, BOTH: tl.constexpr, DT: tl.constexpr):
+        """Slot 0's residual stream at ``k`` (``[1, len(k)]``, fp32) with the pending O sums
+        (and with ``BOTH`` the MLP sums) folded in, rounded as the torch path; read at L2
+        (other programs of this launch wrote them)."""
+        x = tl.load(h_ptr + k, cache_modifier=".cg").to(tl.float32)
+        yo = tl.load(yo_ptr + k, cache_modifier=".cg")
+        x = (x + yo.to(DT).to(tl.float32)).to(DT).to(tl.float32)
+        if BOTH:
+            yd = tl.load(yd_ptr + k, cache_modifier=".cg")
+            x = (x + yd.to(DT).to(tl.float32)).to(DT).to(tl.float32)
+        return x[None, :]
+
+    @triton.jit
+    def _pemb(ids_ptr, emb_ptr, k, NQ: tl.constexpr, V: tl.constexpr, H: tl.constexpr):
+        """The sum of the code embeddings of slot 0's codes just drawn at ``k``
+        (``[1, len(k)]``, rounded to the model dtype as torch, then fp32)."""
+        x = tl.zeros([1, k.shape[0]], tl.float32)
+        for qq in tl.static_range(NQ):
+            idq = tl.load(ids_ptr + qq + tl.zeros([1], tl.int32), cache_modifier=".cg")
+            x += tl.load(emb_ptr + (idq[:, None] + qq * V) * H + k[None, :]).to(tl.float32)
+        return x.to(emb_ptr.dtype.element_ty).to(tl.float32)
+
+    @triton.jit
     def _persist_wait(bar_ptr, err_ptr, base, ph, PH0, ok, NPROG, SYNC: tl.constexpr,
                       PDL: tl.constexpr, SPIN: tl.constexpr):  # fmt: skip
         """Before phase ``ph`` of the persistent step: the first phase waits for the previous
@@ -970,7 +1007,7 @@ if HAVE_TRITON:
         BK: tl.constexpr, NPROG: tl.constexpr, PQ: tl.constexpr, NQP: tl.constexpr,
         BNO: tl.constexpr, CH: tl.constexpr, NCH: tl.constexpr, PRE: tl.constexpr,
         PM: tl.constexpr, NMP: tl.constexpr, SYNC: tl.constexpr, PDL: tl.constexpr,
-        SPIN: tl.constexpr,
+        SPIN: tl.constexpr, K1: tl.constexpr, K2: tl.constexpr,
     ):  # fmt: skip
         """All layers of a batch-1 decode step (slot 0) in one persistent launch: ``NPROG``
         programs, all resident at once, walk the phases ``PH0 .. PH1 - 1`` (3 per layer: the
@@ -1021,44 +1058,43 @@ if HAVE_TRITON:
                 d = i % (HD // 2)
                 rows_lo = sh * HD + d
                 wq = wqkv_ptr + li * (3 * H * H)
-                wm = imask[:, None] & kmask[None, :]
-                wlo = tl.load(wq + rows_lo[:, None] * H + k[None, :], mask=wm, other=0.0)
-                whi = tl.load(
-                    wq + (rows_lo + HD // 2)[:, None] * H + k[None, :], mask=wm, other=0.0
-                )
+                wlo1 = _pload_rows(wq, rows_lo, imask, 0, K1, H)
+                whi1 = _pload_rows(wq, rows_lo + HD // 2, imask, 0, K1, H)
+                if K2 > 0:
+                    wlo2 = _pload_rows(wq, rows_lo, imask, K1, K2, H)
+                    whi2 = _pload_rows(wq, rows_lo + HD // 2, imask, K1, K2, H)
                 p = tl.minimum(tl.load(pos_ptr), Lm1)  # constant until the last phase
                 cs = tl.load(cos_ptr + p * HD + d, mask=imask, other=0.0).to(tl.float32)
                 sn = tl.load(sin_ptr + p * HD + d, mask=imask, other=0.0).to(tl.float32)
                 ok = _persist_wait(bar_ptr, err_ptr, base, ph, PH0, ok, NPROG, SYNC, PDL, SPIN)
-                xm = omask[:, None] & kmask[None, :]
+                k1 = tl.arange(0, K1)
+                k2 = K1 + tl.arange(0, K2 if K2 > 0 else 1)
                 if li == 0:  # the code embeddings of the codes just drawn
                     if pid == 0:
                         _end_flags(ids_ptr, step_ptr, fin_ptr, end_ptr, one, omask, NQ, EOS)
-                    x = tl.zeros([1, BK], tl.float32)
-                    for qq in tl.static_range(NQ):
-                        idq = tl.load(ids_ptr + one * NQ + qq, cache_modifier=".cg")
-                        e = tl.load(
-                            emb_ptr + (idq[:, None] + qq * V) * H + k[None, :], mask=xm, other=0.0
-                        )
-                        x += e.to(tl.float32)
-                    x = x.to(emb_ptr.dtype.element_ty).to(tl.float32)
+                    x1 = _pemb(ids_ptr, emb_ptr, k1, NQ, V, H)
                     if pid == 0:  # one program writes the new residual stream
-                        tl.store(h_ptr + k[None, :] + one[:, None] * 0, x.to(DT), mask=xm)
+                        tl.store(h_ptr + k1[None, :], x1.to(DT))
+                    if K2 > 0:
+                        x2 = _pemb(ids_ptr, emb_ptr, k2, NQ, V, H)
+                        if pid == 0:
+                            tl.store(h_ptr + k2[None, :], x2.to(DT))
                 else:  # the residual stream with the previous layer's pending sums
-                    x = tl.load(
-                        h_ptr + one[:, None] * H + k[None, :], mask=xm, other=0.0,
-                        cache_modifier=".cg",
-                    ).to(tl.float32)  # fmt: skip
-                    yo = tl.load(yo_prev + k[None, :] + one[:, None] * 0, mask=xm, other=0.0,
-                                 cache_modifier=".cg")  # fmt: skip
-                    yd = tl.load(yd_prev + k[None, :] + one[:, None] * 0, mask=xm, other=0.0,
-                                 cache_modifier=".cg")  # fmt: skip
-                    x = (x + yo.to(DT).to(tl.float32)).to(DT).to(tl.float32)
-                    x = (x + yd.to(DT).to(tl.float32)).to(DT).to(tl.float32)
-                rstd = tl.math.rsqrt(tl.sum(x * x, axis=1) / H + eps)
-                n = _normed(x, rstd, ln1_ptr + li * H, k, kmask, DT)
-                acc_lo = _mv(tl.zeros([1, PQ], tl.float32), n, wlo, False, "ieee")
-                acc_hi = _mv(tl.zeros([1, PQ], tl.float32), n, whi, False, "ieee")
+                    x1 = _pload_x(h_ptr, yo_prev, yd_prev, k1, True, DT)
+                    if K2 > 0:
+                        x2 = _pload_x(h_ptr, yo_prev, yd_prev, k2, True, DT)
+                ss = tl.sum(x1 * x1, axis=1)
+                if K2 > 0:
+                    ss += tl.sum(x2 * x2, axis=1)
+                rstd = tl.math.rsqrt(ss / H + eps)
+                lw = ln1_ptr + li * H
+                n1 = _normed(x1, rstd, lw, k1, k1 < H, DT)
+                acc_lo = _mv(tl.zeros([1, PQ], tl.float32), n1, wlo1, False, "ieee")
+                acc_hi = _mv(tl.zeros([1, PQ], tl.float32), n1, whi1, False, "ieee")
+                if K2 > 0:
+                    n2 = _normed(x2, rstd, lw, k2, k2 < H, DT)
+                    acc_lo = _mv(acc_lo, n2, wlo2, False, "ieee")
+                    acc_hi = _mv(acc_hi, n2, whi2, False, "ieee")
                 lo = tl.sum(acc_lo, axis=0).to(DT).to(tl.float32)  # [PQ]
                 hi = tl.sum(acc_hi, axis=0).to(DT).to(tl.float32)
                 sec = sh // NH
@@ -1091,21 +1127,22 @@ if HAVE_TRITON:
                     t = tl.arange(0, CH)
                     old = (t < p) & act
                     off = cb + t[:, None] * s_cp + dd[None, :]
-                    kk = tl.load(kc_ptr + off, mask=old[:, None], other=0.0).to(tl.float32)
-                    vv = tl.load(vc_ptr + off, mask=old[:, None], other=0.0).to(tl.float32)
+                    kk = tl.load(kc_ptr + off, mask=old[:, None], other=0.0)  # widened later
+                    vv = tl.load(vc_ptr + off, mask=old[:, None], other=0.0)
                 ok = _persist_wait(bar_ptr, err_ptr, base, ph, PH0, ok, NPROG, SYNC, PDL, SPIN)
                 if act:
                     q = tl.load(q_ptr + head * HD + dd, cache_modifier=".cg").to(tl.float32)
                     if PRE:  # the rows before p, then row p (just written) as one more
                         kp = tl.load(kc_ptr + cb + p * s_cp + dd, cache_modifier=".cg")
                         vp = tl.load(vc_ptr + cb + p * s_cp + dd, cache_modifier=".cg")
-                        sc = tl.sum(kk * q[None, :], axis=1) * scale
+                        sc = tl.sum(kk.to(tl.float32) * q[None, :], axis=1) * scale
                         sc = tl.where(old, sc, float("-inf"))
                         sp = tl.sum(kp.to(tl.float32) * q, 0) * scale
                         mn = tl.maximum(tl.max(sc, 0), sp)
                         pe = tl.exp(sc - mn)
                         pp = tl.exp(sp - mn)
-                        acc = tl.sum(pe[:, None] * vv, axis=0) + pp * vp.to(tl.float32)
+                        acc = tl.sum(pe[:, None] * vv.to(tl.float32), axis=0)
+                        acc += pp * vp.to(tl.float32)
                         den = tl.sum(pe, 0) + pp
                     else:  # row p's line was not read before in this launch (no stale L1)
                         mrun = tl.max(tl.full([CH], float("-inf"), tl.float32), 0)
@@ -1142,30 +1179,42 @@ if HAVE_TRITON:
                 rows = pid * NMP + r
                 rmask = (r < NMP) & (rows < INTER)
                 wg_ = wgu_ptr + li * (2 * INTER * H)
-                wm = rmask[:, None] & kmask[None, :]
-                wg = tl.load(wg_ + rows[:, None] * H + k[None, :], mask=wm, other=0.0)
-                wu = tl.load(wg_ + (rows[:, None] + INTER) * H + k[None, :], mask=wm, other=0.0)
-                wd = tl.load(
-                    wd_ptr + li * (H * INTER) + k[:, None] * INTER + rows[None, :],
-                    mask=kmask[:, None] & rmask[None, :], other=0.0,
-                )  # fmt: skip
+                wd_ = wd_ptr + li * (H * INTER)
+                wg1 = _pload_rows(wg_, rows, rmask, 0, K1, H)
+                wu1 = _pload_rows(wg_ + INTER * H, rows, rmask, 0, K1, H)
+                wd1 = _pload_cols(wd_, rows, rmask, 0, K1, INTER)
+                if K2 > 0:
+                    wg2 = _pload_rows(wg_, rows, rmask, K1, K2, H)
+                    wu2 = _pload_rows(wg_ + INTER * H, rows, rmask, K1, K2, H)
+                    wd2 = _pload_cols(wd_, rows, rmask, K1, K2, INTER)
                 ok = _persist_wait(bar_ptr, err_ptr, base, ph, PH0, ok, NPROG, SYNC, PDL, SPIN)
-                xm = omask[:, None] & kmask[None, :]
-                x = tl.load(h_ptr + one[:, None] * H + k[None, :], mask=xm, other=0.0,
-                            cache_modifier=".cg").to(tl.float32)  # fmt: skip
-                yo = tl.load(y_ptr + li * s_y + k[None, :] + one[:, None] * 0, mask=xm,
-                             other=0.0, cache_modifier=".cg")  # fmt: skip
-                x = (x + yo.to(DT).to(tl.float32)).to(DT).to(tl.float32)
-                rstd = tl.math.rsqrt(tl.sum(x * x, axis=1) / H + eps)
-                nx = _normed(x, rstd, ln2_ptr + li * H, k, kmask, DT).to(tl.float32)
-                g = tl.sum(nx * wg.to(tl.float32), axis=1)  # [PM]
-                u = tl.sum(nx * wu.to(tl.float32), axis=1)
+                k1 = tl.arange(0, K1)
+                k2 = K1 + tl.arange(0, K2 if K2 > 0 else 1)
+                yl = y_ptr + li * s_y  # this layer's O sums, pending
+                x1 = _pload_x(h_ptr, yl, yl, k1, False, DT)
+                ss = tl.sum(x1 * x1, axis=1)
+                if K2 > 0:
+                    x2 = _pload_x(h_ptr, yl, yl, k2, False, DT)
+                    ss += tl.sum(x2 * x2, axis=1)
+                rstd = tl.math.rsqrt(ss / H + eps)
+                lw = ln2_ptr + li * H
+                nx1 = _normed(x1, rstd, lw, k1, k1 < H, DT).to(tl.float32)
+                g = tl.sum(nx1 * wg1.to(tl.float32), axis=1)  # [PM]
+                u = tl.sum(nx1 * wu1.to(tl.float32), axis=1)
+                if K2 > 0:
+                    nx2 = _normed(x2, rstd, lw, k2, k2 < H, DT).to(tl.float32)
+                    g += tl.sum(nx2 * wg2.to(tl.float32), axis=1)
+                    u += tl.sum(nx2 * wu2.to(tl.float32), axis=1)
                 g = g.to(DT).to(tl.float32)
                 u = u.to(DT).to(tl.float32)
                 a = (g / (1.0 + tl.exp(-g)) * u).to(DT).to(tl.float32)
-                y = tl.sum(wd.to(tl.float32) * a[None, :], axis=1)  # [BK]
+                yd = y_ptr + (NL + li) * s_y
                 if pid * NMP < INTER:
-                    tl.atomic_add(y_ptr + (NL + li) * s_y + k, y, mask=kmask, sem="relaxed")
+                    y1 = tl.sum(wd1.to(tl.float32) * a[None, :], axis=1)  # [K1]
+                    tl.atomic_add(yd + k1, y1, sem="relaxed")
+                    if K2 > 0:
+                        y2 = tl.sum(wd2.to(tl.float32) * a[None, :], axis=1)
+                        tl.atomic_add(yd + k2, y2, sem="relaxed")
                 if li == NL - 1:
                     if pid == 0:
                         tl.store(pos_ptr, tl.load(pos_ptr) + 1)
@@ -1685,8 +1734,14 @@ class TritonOps:
             return 0
         if getattr(g, "_wstack", None) is None:
             return 0
-        if os.environ.get("TRITON_INTERPRET") == "1":
-            return max(int(self.tiles["fma"].get("persist_interp", 5)), g.num_heads)
+        rest = g.hidden_size - (1 << (g.hidden_size.bit_length() - 1))
+        if rest & (rest - 1):  # H must be one or two powers of two (768 = 512 + 256)
+            return 0
+        if os.environ.get("TRITON_INTERPRET") == "1":  # enough for one attention unit a head
+            H = g.hidden_size
+            return max(
+                int(self.tiles["fma"].get("persist_interp", 5)), g.num_heads * (H // (H & -H))
+            )
         return per * torch.cuda.get_device_properties(g.device).multi_processor_count
 
     def layers_persistent(self, g, L: int) -> None:
@@ -1719,6 +1774,7 @@ class TritonOps:
             H=H, HD=HD, NH=NH, NQ=g.num_vq, V=g.num_audio, EOS=g.eos_id_, INTER=inter, NL=NL,
             BK=_pow2(H), NPROG=nprog, PQ=_pow2(nqp), NQP=nqp, BNO=bno, CH=CH,
             NCH=-(-L // CH), PRE=CH >= L, PM=_pow2(nmp), NMP=nmp, SPIN=1 << 18,
+            K1=1 << (H.bit_length() - 1), K2=H - (1 << (H.bit_length() - 1)),
             num_warps=int(self.tiles["fma"].get("w_persist", 8)),
         )  # fmt: skip
         rest = (L - 1, g.eps, HD**-0.5, kc.stride(0), kc.stride(2), kc.stride(3),
