@@ -380,7 +380,7 @@ out["tiny_L128"] = compare_persistent(m, 128, steps=2, seed=1, tiles={"fma": bas
 randckpt.make_checkpoint(work, shared, seed=0, sizes=randckpt.Sizes.small(
     hidden=48, intermediate=96, heads=3, layers=2))
 m = TritonGPT(work / "asset", kernels="triton", device="cpu", precision="fp32", max_batch=1,
-              max_len=512, use_graphs=False, tiles={"fma": base})
+              max_len=512, use_graphs=False, tiles={"fma": {**base, "persist": 1}})
 out["h48_L512"] = compare_persistent(m, 512, steps=2, seed=2, tiles={"fma": base})
 print(json.dumps(out))
 """

@@ -2107,8 +2107,11 @@ class TritonGPT(CudaGPT):
         self.backend_name = f"fused-{self.ops.name}"
         #: each layer weight of all layers in one tensor [layers, ...] (the layers' dicts hold
         #: views of it), so that the persistent step reaches layer ``li`` by an offset
+        #: Only when the persistent step is asked for at construction (before any graph is
+        #: captured with the old weights' addresses): stacking holds one weight's old and new
+        #: copies at once (the gate/up weights of all layers: +188 MB of peak at load).
         self._wstack: dict[str, torch.Tensor] | None = None
-        if isinstance(self.ops, TritonOps) and not fp8:
+        if isinstance(self.ops, TritonOps) and not fp8 and self.ops.tiles["fma"].get("persist"):
             self._wstack = self._stack_layer_weights()
         #: grid-barrier counters of the persistent step, one per grid size (monotonic, never
         #: reset or restored: each launch starts at a multiple of its grid size), and its
@@ -2117,8 +2120,8 @@ class TritonGPT(CudaGPT):
         self.persist_err = torch.zeros(1, device=self.device, dtype=torch.int32)
 
     def _stack_layer_weights(self) -> dict[str, torch.Tensor]:
-        """Copy each layer weight into one tensor over the layers, one layer at a time (the
-        old tensor is freed as its view replaces it: the peak grows by one layer's matrix)."""
+        """Copy each layer weight into one tensor over the layers (each old tensor is freed
+        as its view replaces it)."""
         out = {}
         for name in ("ln1", "ln2", "qkv", "o", "gu", "down"):
             first = self.layers[0][name]
@@ -2797,7 +2800,10 @@ def compare_persistent(
             g._graphs.clear()
             g._pending_sums = False
             if name == "persistent" and not ops.persistent(g, 1):
-                raise RuntimeError("the persistent step is not available for this runner")
+                raise RuntimeError(
+                    "the persistent step is not available for this runner (made without "
+                    "tiles fma.persist, fp8 weights, or not the 3-kernel layer at batch 1)"
+                )
             g._run_steps(1, L, steps)
             if isinstance(ops, TritonOps) and ops.fused_mlp(g, 1):
                 fold_pending(g, g.num_layers - 1)
