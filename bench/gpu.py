@@ -108,6 +108,9 @@ def parity_tiny(results: dict) -> None:
         # chunk; the separate attention kernel at batch 1 too) and the batch lookahead (the
         # next window enqueued before the end flags are read; checked below at batch 3)
         ("fused_s7_pdl_graphs", TritonGPT, True),
+        # session 8: every layer of a batch-1 step in one persistent launch (opt-in); the
+        # continuous-batching run below switches between batch 2 and this at batch 1
+        ("fused_persist_pdl_graphs", TritonGPT, True),
     ]
     for name, cls, graphs in variants:
         kw: dict = {"pdl": True} if "pdl" in name else {}
@@ -115,6 +118,8 @@ def parity_tiny(results: dict) -> None:
             kw["tiles"] = {"fma": {"fuse_o": 0}, "attn": {"split": 32}}
         elif name.startswith("fused_s7"):
             kw["tiles"] = {"fma": {"fuse_o": 0}, "attn": {"dyn": 1, "ch": 32}}
+        elif name.startswith("fused_persist"):
+            kw["tiles"] = {"fma": {"fuse_o": 16, "fuse_mlp": 16, **persist_tiles()}}
         elif name.startswith("fused_o_mlp"):  # + gate/up and down fused: 3 kernels a layer
             kw["tiles"] = {"fma": {"fuse_o": 16, "fuse_mlp": 16}}
         elif name.startswith("fused_o"):  # attention + O-projection fused (tiny: hidden 32)
@@ -1291,6 +1296,25 @@ def summary_table(results: dict) -> str:
         ("bf16 weights (fp32 activations), batch 1 / 64 frames/s",
          f"{fps(bf16, 1)} / {fps(bf16, 64)}", "-", "-", "-"),
     ]  # fmt: skip
+    ps = results.get("persistent")
+    if ps:  # the persistent batch-1 step (session 8, opt-in)
+        cmp_ = ps.get("compare", {})
+        worst = max((v for c in cmp_.values() for k, v in c.items() if not k.startswith("codes")),
+                    default=float("nan"))  # fmt: skip
+        gs = ps.get("graph_step_us", {})
+        bar = [r for r in ps.get("barrier", []) if not r.get("load")]
+        rows += [
+            ("persistent batch-1 step (opt-in): golden codes / worst error vs fused and twins "
+             "/ error flag", f"{ps.get('golden_equal')} / {worst:.2e} / "
+             f"{ps.get('err_flag_after_timing')}", "-", "-", "equal"),
+            ("persistent step: graph step L256, default -> persistent (kernels per step)",
+             f"{gs.get('default_L256', float('nan')):.0f} -> "
+             f"{gs.get('persistent_L256', float('nan')):.0f} us "
+             f"({gs.get('default_kernels_per_step')} -> {gs.get('persistent_kernels_per_step')})",
+             "-", "-", "~200 us"),
+            ("grid barrier alone, us (132 programs)",
+             f"{bar[0]['us_per_phase']:.2f}" if bar else "-", "-", "-", "-"),
+        ]  # fmt: skip
     out = "| figure | mixvox fused (default) | mixvox torch graphs | reference ChatTTS 0.2.5 "
     out += "| target |\n| --- | --- | --- | --- | --- |\n"
     out += "".join(f"| {' | '.join(r)} |\n" for r in rows)

@@ -417,12 +417,32 @@ def test_persistent_step_in_interpreter(golden, tmp_path):
             assert e < 1e-5, (case, k, e)
 
 
-def test_persistent_step_is_opt_in_and_batch_1_only():
-    """Off by default; with the switch on, only batch 1 of the 3-kernel layer takes it (no
-    Triton needed: the twins runner never does, and the check reads the tile table)."""
+def test_persistent_step_is_opt_in():
+    """Off by default (not yet measured on a GPU): the default tile table does not ask for
+    it, and a runner without it keeps its per-layer weights (no stacking at load)."""
     from mixvox.engines.chattts.gpt import triton_decode as td
 
     assert td.TILES["fma"]["persist"] == 0
     m = _torch_twins(max_batch=2)
-    assert m._wstack is None  # the twins keep their per-layer weights
+    assert m._wstack is None
     assert m.kernels_per_step(1) == 2 + 5 * m.num_layers
+
+
+@pytest.mark.parametrize(
+    "regs,shared,warps,want",
+    [
+        (255, 8192, 8, 1),  # the persistent step at 8 warps (ptxas for sm_90a): 1 per SM
+        (128, 16384, 16, 1),  # 16 warps at 128 registers
+        (121, 0, 8, 2),  # gpu_barrier's streaming kernel: 2 per SM (run A)
+        (22, 0, 8, 8),  # the barrier alone: limited by warps (64 per SM)
+        (40, 200_000, 4, 1),  # shared memory limits
+        (255, 0, 16, 0),  # does not fit at all: 16 warps x 256 registers > 65,536
+    ],
+)
+def test_programs_per_sm(regs, shared, warps, want):
+    """The co-residency bound the persistent step checks before its first launch (a grid
+    larger than SMs x this would spin at its first barrier until the bounded wait gives
+    up): registers per warp in units of 256, shared memory, warps."""
+    from mixvox.engines.chattts.gpt.triton_decode import programs_per_sm
+
+    assert programs_per_sm(regs, shared, warps) == want

@@ -1457,22 +1457,59 @@ TILES: dict[str, dict[str, Any]] = {
 }
 
 
+def programs_per_sm(
+    n_regs: int, shared: int, num_warps: int, max_regs: int = 65536, max_smem: int = 232448
+) -> int:
+    """How many programs of a kernel one SM holds at once: by its registers (allocated per
+    warp in units of 256: ``n_regs`` rounded up to a multiple of 8), its shared memory (1 KB
+    reserved per program) and warps (64 per SM), at most 32. A persistent kernel whose grid
+    exceeds this times the SM count would wait at its first grid barrier for programs that
+    can never start."""
+    per_warp = -(-max(1, int(n_regs)) * 32 // 256) * 256
+    by_regs = max_regs // (per_warp * num_warps)
+    by_smem = (max_smem + 1024) // (int(shared) + 1024) if shared else 32
+    return max(0, min(by_regs, by_smem, 64 // num_warps, 32))
+
+
 def resident_programs(kernel: Any, num_warps: int) -> int:
-    """How many programs of a compiled Triton kernel (``kernel.n_regs`` and its shared
-    memory known: launched or ``_init_handles()`` called) one SM holds at once, by its
-    registers (allocated per warp in units of 256), shared memory and warps. A persistent
-    kernel whose grid exceeds this times the SM count would wait at its first grid barrier
-    for programs that can never start."""
+    """:func:`programs_per_sm` of a compiled Triton kernel on the current GPU (its
+    ``n_regs`` known: launched or ``_init_handles()`` called)."""
     from triton.runtime import driver
 
     props = driver.active.utils.get_device_properties(torch.cuda.current_device())
-    regs = int(props.get("max_num_regs", 65536))
-    smem = int(props.get("max_shared_mem", 232448))
-    per_warp = -(-max(1, int(kernel.n_regs)) * 32 // 256) * 256
-    by_regs = regs // (per_warp * num_warps)
-    shared = int(getattr(kernel.metadata, "shared", 0) or 0)
-    by_smem = (smem + 1024) // (shared + 1024) if shared else 32
-    return max(0, min(by_regs, by_smem, 64 // num_warps, 32))
+    return programs_per_sm(
+        kernel.n_regs,
+        int(getattr(kernel.metadata, "shared", 0) or 0),
+        num_warps,
+        int(props.get("max_num_regs", 65536)),
+        int(props.get("max_shared_mem", 232448)),
+    )
+
+
+def persist_consts(
+    H: int, NH: int, HD: int, inter: int, NL: int, nq: int, V: int, eos: int, nprog: int,
+    L: int, warps: int,
+) -> dict[str, Any]:  # fmt: skip
+    """The compile-time constants of :func:`_persist_kernel` for a model and grid: each
+    program's share of the QKV row pairs (``NQP``, tile ``PQ``) and of the intermediate
+    values (``NMP``, tile ``PM``), the O rows per attention unit (``BNO``: the narrowest
+    power of two dividing H whose ``NH * H / BNO`` units still fit the grid, one unit per
+    program), the cache chunks, and H's two power-of-two pieces (``K1 + K2``)."""
+    if NH > nprog:
+        raise ValueError(f"the persistent step needs at least {NH} programs, not {nprog}")
+    bno = H & -H
+    if NH * (H // bno) > nprog:
+        raise ValueError(f"the persistent step needs {NH * (H // bno)} programs, not {nprog}")
+    while bno > 1 and NH * (H // (bno // 2)) <= nprog:
+        bno //= 2
+    nqp, nmp = -(-3 * NH * (HD // 2) // nprog), -(-inter // nprog)
+    CH = min(256, _pow2(L))
+    k1 = 1 << (H.bit_length() - 1)
+    return dict(
+        H=H, HD=HD, NH=NH, NQ=nq, V=V, EOS=eos, INTER=inter, NL=NL, BK=_pow2(H), NPROG=nprog,
+        PQ=_pow2(nqp), NQP=nqp, BNO=bno, CH=CH, NCH=-(-L // CH), PRE=CH >= L, PM=_pow2(nmp),
+        NMP=nmp, SPIN=1 << 18, K1=k1, K2=H - k1, num_warps=warps,
+    )  # fmt: skip
 
 
 def _scale(p: dict[str, torch.Tensor], name: str) -> torch.Tensor:
@@ -1748,19 +1785,11 @@ class TritonOps:
         """Every layer of a batch-1 step (slot 0) in one launch of :func:`_persist_kernel`
         (on the GPU; under Triton's interpreter one launch per phase, no barriers)."""
         nprog = self.persistent(g, 1)
-        H, NH, HD, inter, NL = g.hidden_size, g.num_heads, g.head_dim, g.inter, g.num_layers
-        if NH > nprog:
-            raise ValueError(f"the persistent step needs at least {NH} programs, not {nprog}")
-        # O rows per attention unit: the narrowest power of two dividing H whose NH * H / bno
-        # units still fit the grid (one unit per program)
-        bno = H & -H
-        if NH * (H // bno) > nprog:
-            raise ValueError(f"the persistent step needs {NH * (H // bno)} programs, not {nprog}")
-        while bno > 1 and NH * (H // (bno // 2)) <= nprog:
-            bno //= 2
-        npairs = 3 * NH * (HD // 2)
-        nqp, nmp = -(-npairs // nprog), -(-inter // nprog)
-        CH = min(256, _pow2(L))
+        H, HD, NL = g.hidden_size, g.head_dim, g.num_layers
+        const = persist_consts(
+            H, g.num_heads, HD, g.inter, NL, g.num_vq, g.num_audio, g.eos_id_, nprog, L,
+            int(self.tiles["fma"].get("w_persist", 8)),
+        )  # fmt: skip
         st = g._wstack
         kc, vc = g.k, g.v
         interp = os.environ.get("TRITON_INTERPRET") == "1"
@@ -1769,13 +1798,6 @@ class TritonOps:
             g.hres, g.ids, g.emb_code, g.q, g.att, g.pos, g.step, g.finished, g.end_step,
             g.cos, g.sin, kc, vc, g.ybuf, st["ln1"], st["ln2"], st["qkv"], st["o"], st["gu"],
             st["down"], bar, err,
-        )  # fmt: skip
-        const = dict(
-            H=H, HD=HD, NH=NH, NQ=g.num_vq, V=g.num_audio, EOS=g.eos_id_, INTER=inter, NL=NL,
-            BK=_pow2(H), NPROG=nprog, PQ=_pow2(nqp), NQP=nqp, BNO=bno, CH=CH,
-            NCH=-(-L // CH), PRE=CH >= L, PM=_pow2(nmp), NMP=nmp, SPIN=1 << 18,
-            K1=1 << (H.bit_length() - 1), K2=H - (1 << (H.bit_length() - 1)),
-            num_warps=int(self.tiles["fma"].get("w_persist", 8)),
         )  # fmt: skip
         rest = (L - 1, g.eps, HD**-0.5, kc.stride(0), kc.stride(2), kc.stride(3),
                 g.ybuf.stride(1))  # fmt: skip
