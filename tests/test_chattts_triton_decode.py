@@ -377,6 +377,12 @@ out = {"golden_equal": bool((r.codes.numpy() == want).all()),
 # the cache in one chunk, cache rows read before the wait (tiny, L 128); hidden 48 = 32 + 16
 # (two K pieces per weight row) with two 256-row chunks of the cache (L 512)
 out["tiny_L128"] = compare_persistent(m, 128, steps=2, seed=1, tiles={"fma": base})
+# fp16 (the CUDA default), and bf16 weights with fp32 activations (the kernel's two dtypes)
+for prec in ("fp16", "bf16"):
+    m = TritonGPT(tiny / "asset", kernels="triton", device="cpu", precision=prec,
+                  max_batch=1, max_len=256, use_graphs=False,
+                  tiles={"fma": {**base, "persist": 1}})
+    out[f"tiny_{prec}"] = compare_persistent(m, 128, steps=2, seed=3, tiles={"fma": base})
 randckpt.make_checkpoint(work, shared, seed=0, sizes=randckpt.Sizes.small(
     hidden=48, intermediate=96, heads=3, layers=2))
 m = TritonGPT(work / "asset", kernels="triton", device="cpu", precision="fp32", max_batch=1,
@@ -395,8 +401,9 @@ def test_persistent_step_in_interpreter(golden, tmp_path):
     reproduces the golden codes and hiddens of the tiny checkpoint in 3 kernels per step,
     and from the same state its steps equal the 3-kernel fused step and the torch twins
     (residual stream, output hiddens, K/V cache rows, positions; the query and attention
-    outputs poisoned with NaN before each run), on a cache in one chunk and in two, and
-    with the hidden size split into two K pieces (48 = 32 + 16)."""
+    outputs poisoned with NaN before each run), on a cache in one chunk and in two, with
+    the hidden size split into two K pieces (48 = 32 + 16), in fp32, fp16 and bf16 weights
+    with fp32 activations."""
     env = dict(os.environ, TRITON_INTERPRET="1")
     r = subprocess.run(
         [sys.executable, "-c", _PERSIST, str(TINY), str(tmp_path / "h48"), str(SHARED)],
@@ -410,11 +417,12 @@ def test_persistent_step_in_interpreter(golden, tmp_path):
     assert out["golden_equal"], out
     assert out["hidden_err"] < 1e-5, out
     assert out["kernels_per_step"] == 3
-    for case in ("tiny_L128", "h48_L512"):
+    for case in ("tiny_L128", "h48_L512", "tiny_fp16", "tiny_bf16"):
         errs = out[case]
         assert len(errs) == 2 * 9, errs  # 8 outputs + the codes, against both references
         for k, e in errs.items():
-            assert e < 1e-5, (case, k, e)
+            # fp16: one rounding of a differently ordered fp32 sum may land an ulp away
+            assert e < (2e-3 if case == "tiny_fp16" else 1e-5), (case, k, e)
 
 
 def test_persistent_step_is_opt_in():
