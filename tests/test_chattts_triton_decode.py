@@ -374,6 +374,15 @@ h = g["greedy/hiddens"]
 out = {"golden_equal": bool((r.codes.numpy() == want).all()),
        "hidden_err": float(np.abs(r.hidden.numpy() - h).max() / np.abs(h).max()),
        "kernels_per_step": m.kernels_per_step(1)}
+# a grid barrier that gave up (set by hand: the interpreter has none) fails the generate
+m.persist_err.fill_(1)
+try:
+    m.generate([CodeRequest(torch.from_numpy(g["code_spk/emb"]), max_new=1)],
+               CudaSampling(greedy=True, suppress_eos=True))
+    out["flag_raised"] = False
+except RuntimeError as e:
+    out["flag_raised"] = "grid barrier timed out" in str(e)
+m.persist_err.zero_()
 # the cache in one chunk, cache rows read before the wait (tiny, L 128); hidden 48 = 32 + 16
 # (two K pieces per weight row) with two 256-row chunks of the cache (L 512)
 out["tiny_L128"] = compare_persistent(m, 128, steps=2, seed=1, tiles={"fma": base})
@@ -403,7 +412,8 @@ def test_persistent_step_in_interpreter(golden, tmp_path):
     (residual stream, output hiddens, K/V cache rows, positions; the query and attention
     outputs poisoned with NaN before each run), on a cache in one chunk and in two, with
     the hidden size split into two K pieces (48 = 32 + 16), in fp32, fp16 and bf16 weights
-    with fp32 activations."""
+    with fp32 activations; a set error flag (a grid barrier that gave up) fails
+    ``generate``."""
     env = dict(os.environ, TRITON_INTERPRET="1")
     r = subprocess.run(
         [sys.executable, "-c", _PERSIST, str(TINY), str(tmp_path / "h48"), str(SHARED)],
@@ -417,6 +427,7 @@ def test_persistent_step_in_interpreter(golden, tmp_path):
     assert out["golden_equal"], out
     assert out["hidden_err"] < 1e-5, out
     assert out["kernels_per_step"] == 3
+    assert out["flag_raised"]
     for case in ("tiny_L128", "h48_L512", "tiny_fp16", "tiny_bf16"):
         errs = out[case]
         assert len(errs) == 2 * 9, errs  # 8 outputs + the codes, against both references

@@ -2170,6 +2170,19 @@ class TritonGPT(CudaGPT):
             self._persist_bars[nprog] = bar
         return bar, self.persist_err
 
+    def generate(self, requests: Any, sampling: Any, **kw: Any) -> Any:
+        """:meth:`CudaGPT.generate`; with the persistent step, a grid barrier that gave up
+        during it (wrong codes) is an error here rather than silent noise (one flag read,
+        after the results' own synchronisation)."""
+        out = super().generate(requests, sampling, **kw)
+        if self._wstack is not None and self.persistent_failed():
+            raise RuntimeError(
+                "the persistent decode step's grid barrier timed out (its programs were not "
+                "all resident at once: another process's kernels on this GPU?); the codes "
+                "are wrong. Switch it off (tiles fma.persist = 0)"
+            )
+        return out
+
     def persistent_failed(self) -> bool:
         """Whether a grid barrier of the persistent step timed out (a grid that was not
         resident at once, e.g. another process's kernels on the GPU): the steps after it
