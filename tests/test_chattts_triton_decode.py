@@ -465,3 +465,31 @@ def test_programs_per_sm(regs, shared, warps, want):
     from mixvox.engines.chattts.gpt.triton_decode import programs_per_sm
 
     assert programs_per_sm(regs, shared, warps) == want
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAVE_TRITON, reason="Triton not installed: its compiler is needed")
+def test_persistent_step_compiles_for_hopper_and_fits_one_program_per_sm(tmp_path, monkeypatch):
+    """The interpreter never compiles the kernel, so a GPU-only error (types of loop-carried
+    values, layouts) would first show on the device: compile the full-size fp16 step for
+    sm_90a with Triton's own ptxas (no GPU needed), for the cache in one chunk (L 256) and in
+    chunks (L 512), and check that one program per SM fits (the grid of 132 is resident)."""
+    import importlib.util
+
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))  # not the real cache
+    spec = importlib.util.spec_from_file_location(
+        "persist_resources", Path(__file__).resolve().parents[1] / "bench" / "persist_resources.py"
+    )
+    assert spec is not None and spec.loader is not None
+    pr = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(pr)
+        rows = [pr.compile_report(L, 8) for L in (256, 512)]
+    except (RuntimeError, FileNotFoundError) as exc:  # a Triton without the CUDA backend
+        if "ptxas" in str(exc) or "backend" in str(exc).lower():
+            pytest.skip(f"no CUDA compiler in this Triton: {exc}")
+        raise
+    for r in rows:
+        assert 0 < r["regs"] <= 255, r
+        assert r["per_sm"] >= 1, r
+        assert r["v4_loads"] > 0, r  # 16-byte weight loads
