@@ -32,6 +32,11 @@ is ``2 + 3 * layers`` kernels (290 us on an H200, BENCHMARKS.md session 4). At b
 tensor-core GEMMs of narrow matrices can split K over programs (the last program of a tile
 finishes it).
 
+Opt-in (session 8, not yet measured on a GPU; ``TILES["fma"]["persist"]``): the whole batch-1
+layer stack in one persistent launch (``_persist_kernel``: one program per SM, the 3 phases
+of each layer separated by grid-wide barriers instead of kernel boundaries, ~0.9 us each on
+an H200 against ~4.7 us per dependent kernel), so a step is 3 kernels.
+
 Each kernel has a plain-torch twin in :class:`TorchOps` with the same inputs, outputs and
 rounding points. The twins are the reference the kernels are tested against (on the GPU by
 ``bench/gpu.py``, on CPU through Triton's interpreter when it is installed), and
