@@ -108,6 +108,9 @@ def parity_tiny(results: dict) -> None:
         # chunk; the separate attention kernel at batch 1 too) and the batch lookahead (the
         # next window enqueued before the end flags are read; checked below at batch 3)
         ("fused_s7_pdl_graphs", TritonGPT, True),
+        # session 8: every layer of a batch-1 step in one persistent launch (opt-in); the
+        # continuous-batching run below switches between batch 2 and this at batch 1
+        ("fused_persist_pdl_graphs", TritonGPT, True),
     ]
     for name, cls, graphs in variants:
         kw: dict = {"pdl": True} if "pdl" in name else {}
@@ -115,6 +118,8 @@ def parity_tiny(results: dict) -> None:
             kw["tiles"] = {"fma": {"fuse_o": 0}, "attn": {"split": 32}}
         elif name.startswith("fused_s7"):
             kw["tiles"] = {"fma": {"fuse_o": 0}, "attn": {"dyn": 1, "ch": 32}}
+        elif name.startswith("fused_persist"):
+            kw["tiles"] = {"fma": {"fuse_o": 16, "fuse_mlp": 16, **persist_tiles()}}
         elif name.startswith("fused_o_mlp"):  # + gate/up and down fused: 3 kernels a layer
             kw["tiles"] = {"fma": {"fuse_o": 16, "fuse_mlp": 16}}
         elif name.startswith("fused_o"):  # attention + O-projection fused (tiny: hidden 32)
@@ -648,6 +653,8 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
         # position only (``attn.dyn``, off: slower at long caches and at batch 8)
         ("fp16", True, "triton-pdl-nobatchahead"),
         ("fp16", True, "triton-pdl-dynattn"),
+        # session 8 (batch 1 only): every layer in one persistent launch (opt-in)
+        ("fp16", True, "triton-pdl-persist"),
     ]
     sel = os.environ.get("DECODE_CONFIGS")  # indices into configs (a short device run)
     if sel:
@@ -662,6 +669,8 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
                 tiles: dict | None = None
                 if "dynattn" in fused:
                     tiles = {"attn": dyn_tiles(results)}
+                if "persist" in fused:
+                    tiles = {"fma": persist_tiles()}
                 m = TritonGPT(
                     ckpt / "asset",
                     precision=prec,
@@ -675,6 +684,8 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
                 if "nobatchahead" in fused:
                     name += ", no batch lookahead (session 6)"
                     m.batch_lookahead = False
+                if "persist" in fused:
+                    name += " + persistent step " + json.dumps(persist_tiles())
                 if "dynattn" in fused:
                     at = tiles["attn"]  # type: ignore[index]
                     name += " + attention dyn " + ", ".join(
@@ -698,6 +709,8 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
                 if fused in ("stack", "triton-dot1") and b not in (1, 64):
                     continue
                 if (eager_prefill or s7) and b < 8:  # batch 1: one prompt, no batch window
+                    continue
+                if "persist" in fused and b != 1:  # the persistent step is batch 1 only
                     continue
                 reqs = [CodeRequest(emb, max_new=frames, min_new=frames) for _ in range(b)]
                 m.generate(reqs, samp, seed=0, max_batch=b)  # warm-up: captures graphs
@@ -738,6 +751,91 @@ def bench_decode(ckpt: Path, results: dict, frames: int, batches: list[int]) -> 
 
     results["decode"] = rows
     log("kernels per decode step (batch 1):", results.get("kernels_per_step"))
+
+
+def persist_tiles() -> dict:
+    """Tile-table ``fma`` entries of the persistent batch-1 step for this run
+    (``PERSIST_WARPS``: its warps; ``PERSIST_PER_SM``: programs per SM)."""
+    return {
+        "persist": int(os.environ.get("PERSIST_PER_SM", "1")),
+        "w_persist": int(os.environ.get("PERSIST_WARPS", "8")),
+    }
+
+
+def persistent_check(ckpt: Path, results: dict) -> None:
+    """The persistent batch-1 step (session 8): the grid barrier's cost alone
+    (``bench/gpu_barrier.py``), golden codes on the tiny checkpoint (fp32), equality with
+    the 3-kernel step and the torch twins on the full-size checkpoint (fp32, fp16; eager
+    and in graphs; poisoned query and attention outputs), the error flag, and the graph step
+    time against the default at two length buckets, with the kernel time per step."""
+    from mixvox.engines.chattts.gpt.cuda_graph import CodeRequest, CudaSampling
+    from mixvox.engines.chattts.gpt.triton_decode import TritonGPT, compare_persistent
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import gpu_barrier
+
+    out: dict = {"tiles": persist_tiles()}
+    results["persistent"] = out
+    nsm = torch.cuda.get_device_properties(0).multi_processor_count
+    out["barrier"] = [
+        gpu_barrier.run_case(nsm, 1, 16, False, True, 2000),
+        gpu_barrier.run_case(nsm, 1, 16384, True, False, 400),
+        gpu_barrier.run_case(nsm, 1, 16384, True, True, 400),
+        gpu_barrier.run_case(nsm, 1, 16384, True, True, 400, split=True),
+        gpu_barrier.run_case(nsm, 1, 4096, True, True, 400, split=True),
+    ]
+    for r in out["barrier"]:
+        log("barrier:", json.dumps(r))
+    pt = persist_tiles()
+    # golden codes (tiny, fp32): the persistent step in graphs, with PDL
+    torch.backends.cuda.matmul.allow_tf32 = False
+    tiny = SHARED / "chattts" / "tiny"
+    gz = np.load(tiny / "golden.npz")
+    want = gz["greedy/codes"]
+    m = TritonGPT(
+        tiny / "asset", precision="fp32", max_batch=1, pdl=True,
+        tiles={"fma": {"fuse_o": 16, "fuse_mlp": 16, **pt}},
+    )  # fmt: skip
+    r = m.generate(
+        [CodeRequest(torch.from_numpy(gz["code_spk/emb"]), max_new=len(want))],
+        CudaSampling(greedy=True, suppress_eos=True),
+    )[0]
+    out["golden_equal"] = f"{int((r.codes.numpy() == want).sum())}/{want.size}"
+    out["golden_kernels_per_step"] = m.kernels_per_step(1)
+    out["golden_err_flag"] = m.persistent_failed()
+    log("persistent golden codes:", out["golden_equal"], "err flag", out["golden_err_flag"])
+    out["tiny_compare"] = compare_persistent(
+        m, 128, steps=3, seed=1, pdl=True, tiles={"fma": {"fuse_o": 16, **pt}}, graphs=True
+    )
+    m.close()
+    for prec in ("fp32", "fp16"):
+        m = TritonGPT(ckpt / "asset", precision=prec, max_batch=1, pdl=True, tiles={"fma": pt})
+        for graphs in (False, True):
+            for L in (256, 512):
+                key = f"{prec}_{'graphs' if graphs else 'eager'}_L{L}"
+                c = compare_persistent(
+                    m, L, steps=3, seed=L, pdl=True, tiles={"fma": pt}, graphs=graphs
+                )
+                c["err_flag"] = float(m.persistent_failed())
+                out.setdefault("compare", {})[key] = c
+                log(f"persistent vs fused / twins, {key}: {json.dumps(c)}")
+        if prec == "fp16":  # graph step times, default against persistent, same runner
+            emb = m.embed_prompt(torch.arange(32) + 100, None, None)
+            reqs = [CodeRequest(emb, max_new=200, min_new=200)]
+            times: dict = {}
+            for name, per in (("default", 0), ("persistent", pt["persist"]), ("default2", 0)):
+                m.ops.tiles["fma"]["persist"] = per
+                m._graphs.clear()
+                m.generate(reqs, CudaSampling(), seed=0, max_batch=1)  # positions 32..232
+                for L in (256, 512):
+                    times[f"{name}_L{L}"] = graph_step_us(m, 1, L)
+                times[f"{name}_kernels"] = kernel_breakdown(m, 1, 256)
+                times[f"{name}_kernels_per_step"] = m.kernels_per_step(1)
+                log(f"graph step {name}: {json.dumps(times)}")
+            out["graph_step_us"] = times
+            out["err_flag_after_timing"] = m.persistent_failed()
+        m.close()
+        torch.cuda.empty_cache()
 
 
 def dyn_tiles(results: dict) -> dict:
@@ -1050,6 +1148,7 @@ def main() -> int:
     log(f"GPU {results['gpu']}, torch {torch.__version__}, copy bandwidth {bw / 1e12:.2f} TB/s")
     steps = [
         ("parity", lambda: parity_tiny(results)),
+        ("persist", lambda: persistent_check(make_full_checkpoint(args.ckpt), results)),
         ("kernels", lambda: fused_kernels(make_full_checkpoint(args.ckpt), results)),
         ("loop", lambda: loop_breakdown(make_full_checkpoint(args.ckpt), results, args.frames)),
         ("sweep", lambda: tile_sweep(make_full_checkpoint(args.ckpt), results)),
@@ -1197,6 +1296,25 @@ def summary_table(results: dict) -> str:
         ("bf16 weights (fp32 activations), batch 1 / 64 frames/s",
          f"{fps(bf16, 1)} / {fps(bf16, 64)}", "-", "-", "-"),
     ]  # fmt: skip
+    ps = results.get("persistent")
+    if ps:  # the persistent batch-1 step (session 8, opt-in)
+        cmp_ = ps.get("compare", {})
+        worst = max((v for c in cmp_.values() for k, v in c.items() if not k.startswith("codes")),
+                    default=float("nan"))  # fmt: skip
+        gs = ps.get("graph_step_us", {})
+        bar = [r for r in ps.get("barrier", []) if not r.get("load")]
+        rows += [
+            ("persistent batch-1 step (opt-in): golden codes / worst error vs fused and twins "
+             "/ error flag", f"{ps.get('golden_equal')} / {worst:.2e} / "
+             f"{ps.get('err_flag_after_timing')}", "-", "-", "equal"),
+            ("persistent step: graph step L256, default -> persistent (kernels per step)",
+             f"{gs.get('default_L256', float('nan')):.0f} -> "
+             f"{gs.get('persistent_L256', float('nan')):.0f} us "
+             f"({gs.get('default_kernels_per_step')} -> {gs.get('persistent_kernels_per_step')})",
+             "-", "-", "~200 us"),
+            ("grid barrier alone, us (132 programs)",
+             f"{bar[0]['us_per_phase']:.2f}" if bar else "-", "-", "-", "-"),
+        ]  # fmt: skip
     out = "| figure | mixvox fused (default) | mixvox torch graphs | reference ChatTTS 0.2.5 "
     out += "| target |\n| --- | --- | --- | --- | --- |\n"
     out += "".join(f"| {' | '.join(r)} |\n" for r in rows)

@@ -32,6 +32,11 @@ is ``2 + 3 * layers`` kernels (290 us on an H200, BENCHMARKS.md session 4). At b
 tensor-core GEMMs of narrow matrices can split K over programs (the last program of a tile
 finishes it).
 
+Opt-in (session 8, not yet measured on a GPU; ``TILES["fma"]["persist"]``): the whole batch-1
+layer stack in one persistent launch (``_persist_kernel``: one program per SM, the 3 phases
+of each layer separated by grid-wide barriers instead of kernel boundaries, ~0.9 us each on
+an H200 against ~4.7 us per dependent kernel), so a step is 3 kernels.
+
 Each kernel has a plain-torch twin in :class:`TorchOps` with the same inputs, outputs and
 rounding points. The twins are the reference the kernels are tested against (on the GPU by
 ``bench/gpu.py``, on CPU through Triton's interpreter when it is installed), and
@@ -116,6 +121,66 @@ if HAVE_TRITON:
         if PDL:
             tl.extra.cuda.gdc_wait()
             tl.extra.cuda.gdc_launch_dependents()
+
+    @triton.jit
+    def _ld_acquire(p):
+        """A 64-bit load with acquire semantics at GPU scope: it reads at L2 (never a stale
+        L1 line) and orders the loads after it behind it."""
+        return tl.inline_asm_elementwise(
+            "ld.acquire.gpu.global.b64 $0, [$1];", "=l,l", [p], dtype=tl.int64, is_pure=False,
+            pack=1,
+        )  # fmt: skip
+
+    @triton.jit
+    def _grid_arrive(bar_ptr, base, e, NPROG):
+        """First half of grid-wide barrier number ``e`` (0, 1, ...) of a persistent launch
+        whose ``NPROG`` programs are all resident at once (checked by the host: a program
+        that is never scheduled would leave the others spinning): count this program's
+        arrival. Returns the launch's ``base``.
+
+        ``bar`` is a monotonically increasing int64 counter, never reset: every program adds
+        1 per barrier, so a launch starts at a multiple of ``NPROG`` (every launch before it
+        added ``NPROG`` per barrier) and barrier ``e`` is passed when the counter reaches
+        ``base + (e + 1) * NPROG``; ``base`` comes from the program's first arrival (its old
+        value lies in ``[base, base + NPROG)``). The block barrier before the release add
+        orders every thread's writes of the phase before it. The release also waits for
+        every load the program has in flight, so the next phase's weights are loaded after
+        the arrival and before :func:`_grid_wait` (on an H200 a release after the loads
+        serialised them: 2.42 us per 4.3 MB phase against 1.12 without a barrier and 0.92
+        for the barrier alone, ``bench/gpu_barrier.py``)."""
+        tl.debug_barrier()
+        c = tl.atomic_add(bar_ptr, 1, sem="release", scope="gpu")
+        if e == 0:
+            base = c - c % NPROG
+        return base
+
+    @triton.jit
+    def _grid_wait(bar_ptr, err_ptr, base, e, ok, NPROG, SPIN: tl.constexpr):
+        """Second half of barrier ``e``: spin until all ``NPROG`` programs arrived. The
+        acquire loads order the next phase's loads behind the spin. The spin is bounded:
+        after ``SPIN`` polls it sets ``err`` and stops waiting (``ok`` False: later
+        barriers of the launch no longer spin, and a launch that finds ``err`` set does not
+        spin at all), so a grid that is not co-resident gives wrong results and a flag,
+        never a hang."""
+        target = base + (e + 1) * NPROG
+        if ok:
+            v = _ld_acquire(bar_ptr)
+            i = 0
+            while (v < target) & (i < SPIN):
+                v = _ld_acquire(bar_ptr)
+                i += 1
+            if v < target:
+                tl.store(err_ptr, 1)
+            ok = ok & (v >= target)
+        tl.debug_barrier()
+        return ok
+
+    @triton.jit
+    def _grid_sync(bar_ptr, err_ptr, base, e, ok, NPROG, SPIN: tl.constexpr):
+        """Grid-wide barrier ``e`` in one call (:func:`_grid_arrive` then :func:`_grid_wait`)."""
+        base = _grid_arrive(bar_ptr, base, e, NPROG)
+        ok = _grid_wait(bar_ptr, err_ptr, base, e, ok, NPROG, SPIN)
+        return base, ok
 
     @triton.jit
     def _sk_arrive(cnt_ptr, tile, SPLIT: tl.constexpr):
@@ -886,6 +951,285 @@ if HAVE_TRITON:
                 tl.store(step_ptr + m, sv + 1)
 
     @triton.jit
+    def _pload_rows(w_ptr, rows, rmask, k0: tl.constexpr, KP: tl.constexpr, H: tl.constexpr):
+        """Rows ``rows`` of a ``[*, H]`` weight, columns ``k0 .. k0 + KP`` (the persistent
+        step splits H into two power-of-two pieces, 768 = 512 + 256: a 1,024-wide tile
+        would hold a quarter of padding in registers)."""
+        k = k0 + tl.arange(0, KP)
+        return tl.load(w_ptr + rows[:, None] * H + k[None, :], mask=rmask[:, None], other=0.0)
+
+    @triton.jit
+    def _pload_cols(w_ptr, cols, cmask, k0: tl.constexpr, KP: tl.constexpr, N: tl.constexpr):
+        """Columns ``cols`` of a ``[H, N]`` weight, rows ``k0 .. k0 + KP``: ``[KP, cols]``."""
+        k = k0 + tl.arange(0, KP)
+        return tl.load(w_ptr + k[:, None] * N + cols[None, :], mask=cmask[None, :], other=0.0)
+
+    @triton.jit
+    def _pload_x(h_ptr, yo_ptr, yd_ptr, k, BOTH: tl.constexpr, DT: tl.constexpr):
+        """Slot 0's residual stream at ``k`` (``[1, len(k)]``, fp32) with the pending O sums
+        (and with ``BOTH`` the MLP sums) folded in, rounded as the torch path; read at L2
+        (other programs of this launch wrote them)."""
+        x = tl.load(h_ptr + k, cache_modifier=".cg").to(tl.float32)
+        yo = tl.load(yo_ptr + k, cache_modifier=".cg")
+        x = (x + yo.to(DT).to(tl.float32)).to(DT).to(tl.float32)
+        if BOTH:
+            yd = tl.load(yd_ptr + k, cache_modifier=".cg")
+            x = (x + yd.to(DT).to(tl.float32)).to(DT).to(tl.float32)
+        return x[None, :]
+
+    @triton.jit
+    def _pemb(ids_ptr, emb_ptr, k, NQ: tl.constexpr, V: tl.constexpr, H: tl.constexpr):
+        """The sum of the code embeddings of slot 0's codes just drawn at ``k``
+        (``[1, len(k)]``, rounded to the model dtype as torch, then fp32)."""
+        x = tl.zeros([1, k.shape[0]], tl.float32)
+        for qq in tl.static_range(NQ):
+            idq = tl.load(ids_ptr + qq + tl.zeros([1], tl.int32), cache_modifier=".cg")
+            x += tl.load(emb_ptr + (idq[:, None] + qq * V) * H + k[None, :]).to(tl.float32)
+        return x.to(emb_ptr.dtype.element_ty).to(tl.float32)
+
+    @triton.jit
+    def _persist_wait(bar_ptr, err_ptr, base, ph, PH0, ok, NPROG, SYNC: tl.constexpr,
+                      PDL: tl.constexpr, SPIN: tl.constexpr):  # fmt: skip
+        """Before phase ``ph`` of the persistent step: the first phase waits for the previous
+        kernel (PDL), every later one at the grid barrier its programs arrived at after the
+        phase before (:func:`_grid_arrive`)."""
+        if SYNC:
+            if ph == PH0:
+                if PDL:
+                    tl.extra.cuda.gdc_wait()
+            else:
+                ok = _grid_wait(bar_ptr, err_ptr, base, ph - PH0 - 1, ok, NPROG, SPIN)
+        return ok
+
+    @triton.jit
+    def _persist_kernel(
+        h_ptr, ids_ptr, emb_ptr, q_ptr, att_ptr, pos_ptr, step_ptr, fin_ptr, end_ptr,
+        cos_ptr, sin_ptr, kc_ptr, vc_ptr, y_ptr,
+        ln1_ptr, ln2_ptr, wqkv_ptr, wo_ptr, wgu_ptr, wd_ptr, bar_ptr, err_ptr,
+        Lm1, eps, scale, s_cl, s_ch, s_cp, s_y,
+        PH0: tl.constexpr, PH1: tl.constexpr, H: tl.constexpr, HD: tl.constexpr, NH: tl.constexpr, NQ: tl.constexpr,
+        V: tl.constexpr, EOS: tl.constexpr, INTER: tl.constexpr, NL: tl.constexpr,
+        BK: tl.constexpr, NPROG: tl.constexpr, PQ: tl.constexpr, NQP: tl.constexpr,
+        BNO: tl.constexpr, CH: tl.constexpr, NCH: tl.constexpr, PRE: tl.constexpr,
+        PM: tl.constexpr, NMP: tl.constexpr, SYNC: tl.constexpr, PDL: tl.constexpr,
+        SPIN: tl.constexpr, K1: tl.constexpr, K2: tl.constexpr,
+    ):  # fmt: skip
+        """All layers of a batch-1 decode step (slot 0) in one persistent launch: ``NPROG``
+        programs, all resident at once, walk the phases ``PH0 .. PH1 - 1`` (3 per layer: the
+        three kernels of the 3-kernel layer, same arithmetic and rounding points) with a
+        grid-wide barrier between phases instead of a kernel boundary:
+
+        * phase 0 of a layer (QKV): RMSNorm + QKV + RoPE + cache write; program ``p`` takes
+          ``NQP`` (lower, upper) row pairs of the QKV weight (a head dim and its RoPE partner);
+          layer 0 gathers the code embeddings and sets the end flags (as ``_qkv_rope_kernel``);
+        * phase 1 (attention + its share of O): unit ``(head, j)`` per program (``NH * H /
+          BNO`` of them), as ``_attn_o_kernel`` (its O sums pending in ``y``; the unit
+          ``(0, 0)`` folds the previous layer's pending sums into ``h``);
+        * phase 2 (MLP): program ``p`` takes ``NMP`` intermediate values (gate/up rows and
+          down columns), as ``_mlp_kernel``; the last layer advances position and step.
+
+        Each program loads its share of the phase's weights (and the attention the cache
+        rows written by earlier steps) after arriving at the barrier and before waiting at
+        it, so the weights stream while the slowest program finishes the phase before. The
+        activations other programs wrote in this launch are read with ``.cg`` (at L2; a
+        plain load could hit a stale L1 line). ``SYNC`` False (Triton's interpreter, which
+        runs programs one after another: a spin would never end): no barrier, the host
+        launches one phase at a time."""
+        pid = tl.program_id(0)
+        DT = ln1_ptr.dtype.element_ty
+        k = tl.arange(0, BK)
+        kmask = k < H
+        one = tl.zeros([1], tl.int32)  # slot 0 as a 1-row block
+        omask = one >= 0
+        base = tl.zeros([], tl.int64)
+        if SYNC:
+            ok = tl.load(err_ptr) == 0
+        else:
+            ok = tl.zeros([], tl.int32) == 0
+        for ph in range(PH0, PH1):
+            li = ph // 3
+            kind = ph - li * 3
+            if SYNC:
+                if ph > PH0:  # the phase before is written: arrive, then load, then wait
+                    base = _grid_arrive(bar_ptr, base, ph - PH0 - 1, NPROG)
+            yo_prev = y_ptr + ((li + NL - 1) % NL) * s_y  # the previous layer's pending sums
+            yd_prev = y_ptr + (NL + (li + NL - 1) % NL) * s_y
+            if kind == 0:
+                # ---- RMSNorm + QKV + RoPE + cache write ----
+                r = tl.arange(0, PQ)
+                i = pid * NQP + r
+                imask = (r < NQP) & (i < 3 * NH * (HD // 2))
+                sh = i // (HD // 2)  # section * NH + head
+                d = i % (HD // 2)
+                rows_lo = sh * HD + d
+                wq = wqkv_ptr + li * (3 * H * H)
+                wlo1 = _pload_rows(wq, rows_lo, imask, 0, K1, H)
+                whi1 = _pload_rows(wq, rows_lo + HD // 2, imask, 0, K1, H)
+                if K2 > 0:
+                    wlo2 = _pload_rows(wq, rows_lo, imask, K1, K2, H)
+                    whi2 = _pload_rows(wq, rows_lo + HD // 2, imask, K1, K2, H)
+                p = tl.minimum(tl.load(pos_ptr), Lm1)  # constant until the last phase
+                cs = tl.load(cos_ptr + p * HD + d, mask=imask, other=0.0).to(tl.float32)
+                sn = tl.load(sin_ptr + p * HD + d, mask=imask, other=0.0).to(tl.float32)
+                ok = _persist_wait(bar_ptr, err_ptr, base, ph, PH0, ok, NPROG, SYNC, PDL, SPIN)
+                k1 = tl.arange(0, K1)
+                k2 = K1 + tl.arange(0, K2 if K2 > 0 else 1)
+                if li == 0:  # the code embeddings of the codes just drawn
+                    if pid == 0:
+                        _end_flags(ids_ptr, step_ptr, fin_ptr, end_ptr, one, omask, NQ, EOS)
+                    x1 = _pemb(ids_ptr, emb_ptr, k1, NQ, V, H)
+                    if pid == 0:  # one program writes the new residual stream
+                        tl.store(h_ptr + k1[None, :], x1.to(DT))
+                    if K2 > 0:
+                        x2 = _pemb(ids_ptr, emb_ptr, k2, NQ, V, H)
+                        if pid == 0:
+                            tl.store(h_ptr + k2[None, :], x2.to(DT))
+                else:  # the residual stream with the previous layer's pending sums
+                    x1 = _pload_x(h_ptr, yo_prev, yd_prev, k1, True, DT)
+                    if K2 > 0:
+                        x2 = _pload_x(h_ptr, yo_prev, yd_prev, k2, True, DT)
+                ss = tl.sum(x1 * x1, axis=1)
+                if K2 > 0:
+                    ss += tl.sum(x2 * x2, axis=1)
+                rstd = tl.math.rsqrt(ss / H + eps)
+                lw = ln1_ptr + li * H
+                n1 = _normed(x1, rstd, lw, k1, k1 < H, DT)
+                acc_lo = _mv(tl.zeros([1, PQ], tl.float32), n1, wlo1, False, "ieee")
+                acc_hi = _mv(tl.zeros([1, PQ], tl.float32), n1, whi1, False, "ieee")
+                if K2 > 0:
+                    n2 = _normed(x2, rstd, lw, k2, k2 < H, DT)
+                    acc_lo = _mv(acc_lo, n2, wlo2, False, "ieee")
+                    acc_hi = _mv(acc_hi, n2, whi2, False, "ieee")
+                lo = tl.sum(acc_lo, axis=0).to(DT).to(tl.float32)  # [PQ]
+                hi = tl.sum(acc_hi, axis=0).to(DT).to(tl.float32)
+                sec = sh // NH
+                head = sh % NH
+                nlo = (lo * cs - hi * sn).to(DT)
+                nhi = (hi * cs + lo * sn).to(DT)
+                qp = q_ptr + head * HD + d
+                tl.store(qp, nlo, mask=imask & (sec == 0))
+                tl.store(qp + HD // 2, nhi, mask=imask & (sec == 0))
+                cp = (li + tl.zeros([], tl.int64)) * s_cl + head * s_ch + p * s_cp + d
+                tl.store(kc_ptr + cp, nlo, mask=imask & (sec == 1))
+                tl.store(kc_ptr + cp + HD // 2, nhi, mask=imask & (sec == 1))
+                tl.store(vc_ptr + cp, lo.to(DT), mask=imask & (sec == 2))
+                tl.store(vc_ptr + cp + HD // 2, hi.to(DT), mask=imask & (sec == 2))
+            elif kind == 1:
+                # ---- attention of one head + its share of the O-projection ----
+                NJ: tl.constexpr = H // BNO
+                act = pid < NH * NJ
+                head = pid // NJ
+                j = pid % NJ
+                n = j * BNO + tl.arange(0, BNO)
+                dd = tl.arange(0, HD)
+                w = tl.load(
+                    wo_ptr + li * (H * H) + n[:, None] * H + head * HD + dd[None, :],
+                    mask=act & (n[:, None] >= 0), other=0.0,
+                )  # fmt: skip
+                cb = (li + tl.zeros([], tl.int64)) * s_cl + head * s_ch
+                p = tl.minimum(tl.load(pos_ptr), Lm1)
+                if PRE:  # rows before p were written by earlier steps
+                    t = tl.arange(0, CH)
+                    old = (t < p) & act
+                    off = cb + t[:, None] * s_cp + dd[None, :]
+                    kk = tl.load(kc_ptr + off, mask=old[:, None], other=0.0)  # widened later
+                    vv = tl.load(vc_ptr + off, mask=old[:, None], other=0.0)
+                ok = _persist_wait(bar_ptr, err_ptr, base, ph, PH0, ok, NPROG, SYNC, PDL, SPIN)
+                if act:
+                    q = tl.load(q_ptr + head * HD + dd, cache_modifier=".cg").to(tl.float32)
+                    if PRE:  # the rows before p, then row p (just written) as one more
+                        kp = tl.load(kc_ptr + cb + p * s_cp + dd, cache_modifier=".cg")
+                        vp = tl.load(vc_ptr + cb + p * s_cp + dd, cache_modifier=".cg")
+                        sc = tl.sum(kk.to(tl.float32) * q[None, :], axis=1) * scale
+                        sc = tl.where(old, sc, float("-inf"))
+                        sp = tl.sum(kp.to(tl.float32) * q, 0) * scale
+                        mn = tl.maximum(tl.max(sc, 0), sp)
+                        pe = tl.exp(sc - mn)
+                        pp = tl.exp(sp - mn)
+                        acc = tl.sum(pe[:, None] * vv.to(tl.float32), axis=0)
+                        acc += pp * vp.to(tl.float32)
+                        den = tl.sum(pe, 0) + pp
+                    else:  # row p's line was not read before in this launch (no stale L1)
+                        mrun = tl.max(tl.full([CH], float("-inf"), tl.float32), 0)
+                        den = tl.sum(tl.zeros([CH], tl.float32), 0)
+                        acc = tl.zeros([HD], tl.float32)
+                        for c in range(NCH):
+                            acc, den, mrun = _attn_chunk(
+                                q, kc_ptr, vc_ptr, cb, s_cp, dd, c, p, scale, acc, den, mrun,
+                                CH,
+                            )  # fmt: skip
+                    o = (acc / den).to(att_ptr.dtype.element_ty)
+                    if j == 0:
+                        tl.store(att_ptr + head * HD + dd, o)
+                    if pid == 0:  # the previous layer's pending sums into h, then cleared
+                        hm = omask[:, None] & kmask[None, :]
+                        if li > 0:
+                            hv = tl.load(h_ptr + one[:, None] * H + k[None, :], mask=hm,
+                                         other=0.0, cache_modifier=".cg").to(tl.float32)  # fmt: skip
+                            yo = tl.load(yo_prev + k[None, :] + one[:, None] * 0, mask=hm,
+                                         other=0.0, cache_modifier=".cg")  # fmt: skip
+                            yd = tl.load(yd_prev + k[None, :] + one[:, None] * 0, mask=hm,
+                                         other=0.0, cache_modifier=".cg")  # fmt: skip
+                            hv = (hv + yo.to(DT).to(tl.float32)).to(DT).to(tl.float32)
+                            hv = (hv + yd.to(DT).to(tl.float32)).to(DT).to(tl.float32)
+                            tl.store(h_ptr + one[:, None] * H + k[None, :], hv.to(DT), mask=hm)
+                        z = tl.zeros([BK], tl.float32)
+                        tl.store(yo_prev + k, z, mask=kmask)
+                        tl.store(yd_prev + k, z, mask=kmask)
+                    y = tl.sum(w.to(tl.float32) * o.to(tl.float32)[None, :], axis=1)
+                    tl.atomic_add(y_ptr + li * s_y + n, y, sem="relaxed")
+            else:
+                # ---- RMSNorm + gate/up + SiLU-mul + down ----
+                r = tl.arange(0, PM)
+                rows = pid * NMP + r
+                rmask = (r < NMP) & (rows < INTER)
+                wg_ = wgu_ptr + li * (2 * INTER * H)
+                wd_ = wd_ptr + li * (H * INTER)
+                wg1 = _pload_rows(wg_, rows, rmask, 0, K1, H)
+                wu1 = _pload_rows(wg_ + INTER * H, rows, rmask, 0, K1, H)
+                wd1 = _pload_cols(wd_, rows, rmask, 0, K1, INTER)
+                if K2 > 0:
+                    wg2 = _pload_rows(wg_, rows, rmask, K1, K2, H)
+                    wu2 = _pload_rows(wg_ + INTER * H, rows, rmask, K1, K2, H)
+                    wd2 = _pload_cols(wd_, rows, rmask, K1, K2, INTER)
+                ok = _persist_wait(bar_ptr, err_ptr, base, ph, PH0, ok, NPROG, SYNC, PDL, SPIN)
+                k1 = tl.arange(0, K1)
+                k2 = K1 + tl.arange(0, K2 if K2 > 0 else 1)
+                yl = y_ptr + li * s_y  # this layer's O sums, pending
+                x1 = _pload_x(h_ptr, yl, yl, k1, False, DT)
+                ss = tl.sum(x1 * x1, axis=1)
+                if K2 > 0:
+                    x2 = _pload_x(h_ptr, yl, yl, k2, False, DT)
+                    ss += tl.sum(x2 * x2, axis=1)
+                rstd = tl.math.rsqrt(ss / H + eps)
+                lw = ln2_ptr + li * H
+                nx1 = _normed(x1, rstd, lw, k1, k1 < H, DT).to(tl.float32)
+                g = tl.sum(nx1 * wg1.to(tl.float32), axis=1)  # [PM]
+                u = tl.sum(nx1 * wu1.to(tl.float32), axis=1)
+                if K2 > 0:
+                    nx2 = _normed(x2, rstd, lw, k2, k2 < H, DT).to(tl.float32)
+                    g += tl.sum(nx2 * wg2.to(tl.float32), axis=1)
+                    u += tl.sum(nx2 * wu2.to(tl.float32), axis=1)
+                g = g.to(DT).to(tl.float32)
+                u = u.to(DT).to(tl.float32)
+                a = (g / (1.0 + tl.exp(-g)) * u).to(DT).to(tl.float32)
+                yd = y_ptr + (NL + li) * s_y
+                if pid * NMP < INTER:
+                    y1 = tl.sum(wd1.to(tl.float32) * a[None, :], axis=1)  # [K1]
+                    tl.atomic_add(yd + k1, y1, sem="relaxed")
+                    if K2 > 0:
+                        y2 = tl.sum(wd2.to(tl.float32) * a[None, :], axis=1)
+                        tl.atomic_add(yd + k2, y2, sem="relaxed")
+                if li == NL - 1:
+                    if pid == 0:
+                        tl.store(pos_ptr, tl.load(pos_ptr) + 1)
+                        tl.store(step_ptr, tl.load(step_ptr) + 1)
+            if PDL:
+                if SYNC:
+                    if ph == PH1 - 1:  # the next kernel may start its prologue
+                        tl.extra.cuda.gdc_launch_dependents()
+
+    @triton.jit
     def _head_kernel(
         h_ptr, lnw_ptr, w_ptr, logits_ptr, hlast_ptr, ohid_ptr, step_ptr, yo_ptr, yd_ptr,
         b, eps, maxlen_m1, s_ob, NOUT,
@@ -1051,6 +1395,13 @@ TILES: dict[str, dict[str, Any]] = {
         "fuse_mlp": 16,
         "w_mlp": 4,
         "w_qkv": 2,
+        # persist: the persistent batch-1 step (session 8, opt-in): all layers in one launch
+        # of this many programs per SM (0: off, the 3-kernel layer), walking the 3 phases of
+        # each layer with grid-wide barriers (_persist_kernel); w_persist its warps;
+        # persist_interp: its programs under Triton's interpreter (one launch per phase)
+        "persist": 0,
+        "w_persist": 8,
+        "persist_interp": 5,
     },
     # K step 128 and 8 warps: 1,132 us per batch-64 step against 1,423 with K step 64 and 4
     # warps (sweep of 2026-12-01 12:31 UTC, H200, PDL)
@@ -1109,6 +1460,61 @@ TILES: dict[str, dict[str, Any]] = {
     # 11,582 frames/s: the chunks of one program run one after the other
     "attn": {"ch": 256, "warps": 0, "split": 0, "w_split": 0, "dyn": 0},
 }
+
+
+def programs_per_sm(
+    n_regs: int, shared: int, num_warps: int, max_regs: int = 65536, max_smem: int = 232448
+) -> int:
+    """How many programs of a kernel one SM holds at once: by its registers (allocated per
+    warp in units of 256: ``n_regs`` rounded up to a multiple of 8), its shared memory (1 KB
+    reserved per program) and warps (64 per SM), at most 32. A persistent kernel whose grid
+    exceeds this times the SM count would wait at its first grid barrier for programs that
+    can never start."""
+    per_warp = -(-max(1, int(n_regs)) * 32 // 256) * 256
+    by_regs = max_regs // (per_warp * num_warps)
+    by_smem = (max_smem + 1024) // (int(shared) + 1024) if shared else 32
+    return max(0, min(by_regs, by_smem, 64 // num_warps, 32))
+
+
+def resident_programs(kernel: Any, num_warps: int) -> int:
+    """:func:`programs_per_sm` of a compiled Triton kernel on the current GPU (its
+    ``n_regs`` known: launched or ``_init_handles()`` called)."""
+    from triton.runtime import driver
+
+    props = driver.active.utils.get_device_properties(torch.cuda.current_device())
+    return programs_per_sm(
+        kernel.n_regs,
+        int(getattr(kernel.metadata, "shared", 0) or 0),
+        num_warps,
+        int(props.get("max_num_regs", 65536)),
+        int(props.get("max_shared_mem", 232448)),
+    )
+
+
+def persist_consts(
+    H: int, NH: int, HD: int, inter: int, NL: int, nq: int, V: int, eos: int, nprog: int,
+    L: int, warps: int,
+) -> dict[str, Any]:  # fmt: skip
+    """The compile-time constants of :func:`_persist_kernel` for a model and grid: each
+    program's share of the QKV row pairs (``NQP``, tile ``PQ``) and of the intermediate
+    values (``NMP``, tile ``PM``), the O rows per attention unit (``BNO``: the narrowest
+    power of two dividing H whose ``NH * H / BNO`` units still fit the grid, one unit per
+    program), the cache chunks, and H's two power-of-two pieces (``K1 + K2``)."""
+    if NH > nprog:
+        raise ValueError(f"the persistent step needs at least {NH} programs, not {nprog}")
+    bno = H & -H
+    if NH * (H // bno) > nprog:
+        raise ValueError(f"the persistent step needs {NH * (H // bno)} programs, not {nprog}")
+    while bno > 1 and NH * (H // (bno // 2)) <= nprog:
+        bno //= 2
+    nqp, nmp = -(-3 * NH * (HD // 2) // nprog), -(-inter // nprog)
+    CH = min(256, _pow2(L))
+    k1 = 1 << (H.bit_length() - 1)
+    return dict(
+        H=H, HD=HD, NH=NH, NQ=nq, V=V, EOS=eos, INTER=inter, NL=NL, BK=_pow2(H), NPROG=nprog,
+        PQ=_pow2(nqp), NQP=nqp, BNO=bno, CH=CH, NCH=-(-L // CH), PRE=CH >= L, PM=_pow2(nmp),
+        NMP=nmp, SPIN=1 << 18, K1=k1, K2=H - k1, num_warps=warps,
+    )  # fmt: skip
 
 
 def _scale(p: dict[str, torch.Tensor], name: str) -> torch.Tensor:
@@ -1359,6 +1765,74 @@ class TritonOps:
         if not c or not self.fused_o(g, b) or c & (c - 1) or g.inter % c:
             return 0
         return c
+
+    def persistent(self, g, b: int) -> int:
+        """Programs of the persistent batch-1 step (0: not used): ``persist`` programs per
+        SM; only at batch 1 with the 3-kernel layer (the same pending sums), not for fp8
+        weights (no per-channel scales in it), and only where the runner stacked its layer
+        weights (``TritonGPT._wstack``)."""
+        per = int(self.tiles["fma"].get("persist", 0))
+        if not per or b != 1 or not self.fused_mlp(g, b) or "qkv_s" in g.layers[0]:
+            return 0
+        if getattr(g, "_wstack", None) is None:
+            return 0
+        rest = g.hidden_size - (1 << (g.hidden_size.bit_length() - 1))
+        if rest & (rest - 1):  # H must be one or two powers of two (768 = 512 + 256)
+            return 0
+        if os.environ.get("TRITON_INTERPRET") == "1":  # enough for one attention unit a head
+            H = g.hidden_size
+            return max(
+                int(self.tiles["fma"].get("persist_interp", 5)), g.num_heads * (H // (H & -H))
+            )
+        return per * torch.cuda.get_device_properties(g.device).multi_processor_count
+
+    def layers_persistent(self, g, L: int) -> None:
+        """Every layer of a batch-1 step (slot 0) in one launch of :func:`_persist_kernel`
+        (on the GPU; under Triton's interpreter one launch per phase, no barriers)."""
+        nprog = self.persistent(g, 1)
+        H, HD, NL = g.hidden_size, g.head_dim, g.num_layers
+        const = persist_consts(
+            H, g.num_heads, HD, g.inter, NL, g.num_vq, g.num_audio, g.eos_id_, nprog, L,
+            int(self.tiles["fma"].get("w_persist", 8)),
+        )  # fmt: skip
+        st = g._wstack
+        kc, vc = g.k, g.v
+        interp = os.environ.get("TRITON_INTERPRET") == "1"
+        bar, err = g._persist_flags(nprog)
+        args = (
+            g.hres, g.ids, g.emb_code, g.q, g.att, g.pos, g.step, g.finished, g.end_step,
+            g.cos, g.sin, kc, vc, g.ybuf, st["ln1"], st["ln2"], st["qkv"], st["o"], st["gu"],
+            st["down"], bar, err,
+        )  # fmt: skip
+        rest = (L - 1, g.eps, HD**-0.5, kc.stride(0), kc.stride(2), kc.stride(3),
+                g.ybuf.stride(1))  # fmt: skip
+        if interp:  # programs run one after another: one launch per phase, no barrier
+            for ph in range(3 * NL):
+                _persist_kernel[(nprog,)](
+                    *args, *rest, PH0=ph, PH1=ph + 1, SYNC=False, PDL=False, **const
+                )
+            return
+        key = (nprog, tuple(sorted((k, str(v)) for k, v in const.items())), self.pdl)
+        checked = g.__dict__.setdefault("_persist_ok", set())
+        if key not in checked:  # every program must be resident at once, or the barrier waits
+            kern = _persist_kernel.warmup(
+                *args, *rest, PH0=0, PH1=3 * NL, SYNC=True, PDL=self.pdl, **const,
+                grid=(nprog,),
+            )  # fmt: skip
+            kern._init_handles()
+            fit = resident_programs(kern, const["num_warps"])
+            sms = torch.cuda.get_device_properties(g.device).multi_processor_count
+            if fit * sms < nprog:
+                raise RuntimeError(
+                    f"the persistent step needs {nprog} programs resident at once, but one SM "
+                    f"holds {fit} of them ({kern.n_regs} registers, "
+                    f"{kern.metadata.shared} bytes of shared memory, {const['num_warps']} "
+                    f"warps): use fewer programs per SM (tiles fma.persist) or switch it off"
+                )
+            checked.add(key)
+        _persist_kernel[(nprog,)](
+            *args, *rest, PH0=0, PH1=3 * NL, SYNC=True, **self._pdl, **const
+        )  # fmt: skip
 
     def _pending(self, g, li: int) -> tuple[torch.Tensor, torch.Tensor]:
         """The fp32 O and MLP sums of layer ``li`` (``-1``: the last layer; a prefill view
@@ -1658,6 +2132,67 @@ class TritonGPT(CudaGPT):
             raise ValueError(f"head_dim {self.head_dim} must be a power of two")
         self.inter = int(self.layers[0]["down"].shape[1])
         self.backend_name = f"fused-{self.ops.name}"
+        #: each layer weight of all layers in one tensor [layers, ...] (the layers' dicts hold
+        #: views of it), so that the persistent step reaches layer ``li`` by an offset
+        #: Only when the persistent step is asked for at construction (before any graph is
+        #: captured with the old weights' addresses): stacking holds one weight's old and new
+        #: copies at once (the gate/up weights of all layers: +188 MB of peak at load).
+        self._wstack: dict[str, torch.Tensor] | None = None
+        if isinstance(self.ops, TritonOps) and not fp8 and self.ops.tiles["fma"].get("persist"):
+            self._wstack = self._stack_layer_weights()
+        #: grid-barrier counters of the persistent step, one per grid size (monotonic, never
+        #: reset or restored: each launch starts at a multiple of its grid size), and its
+        #: error flag (a barrier that timed out: the grid was not co-resident)
+        self._persist_bars: dict[int, torch.Tensor] = {}
+        self.persist_err = torch.zeros(1, device=self.device, dtype=torch.int32)
+
+    def _stack_layer_weights(self) -> dict[str, torch.Tensor]:
+        """Copy each layer weight into one tensor over the layers (each old tensor is freed
+        as its view replaces it)."""
+        out = {}
+        for name in ("ln1", "ln2", "qkv", "o", "gu", "down"):
+            first = self.layers[0][name]
+            buf = torch.empty(
+                (len(self.layers), *first.shape), dtype=first.dtype, device=first.device
+            )
+            for li, p in enumerate(self.layers):
+                buf[li].copy_(p[name])
+                p[name] = buf[li]
+            out[name] = buf
+        self._wpack = tuple(
+            (p["ln1"], p["qkv"], p["o"], p["ln2"], p["gu"], p["down"]) for p in self.layers
+        )
+        return out
+
+    def _persist_flags(self, nprog: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The barrier counter for a grid of ``nprog`` programs and the error flag. Made on
+        first use, which is a warm-up before any graph capture (``_capture``)."""
+        bar = self._persist_bars.get(nprog)
+        if bar is None:
+            if self.device.type == "cuda" and torch.cuda.is_current_stream_capturing():
+                raise RuntimeError("the persistent step's counter must exist before capture")
+            bar = torch.zeros(1, device=self.device, dtype=torch.int64)
+            self._persist_bars[nprog] = bar
+        return bar, self.persist_err
+
+    def generate(self, requests: Any, sampling: Any, **kw: Any) -> Any:
+        """:meth:`CudaGPT.generate`; with the persistent step, a grid barrier that gave up
+        during it (wrong codes) is an error here rather than silent noise (one flag read,
+        after the results' own synchronisation)."""
+        out = super().generate(requests, sampling, **kw)
+        if self._wstack is not None and self.persistent_failed():
+            raise RuntimeError(
+                "the persistent decode step's grid barrier timed out (its programs were not "
+                "all resident at once: another process's kernels on this GPU?); the codes "
+                "are wrong. Switch it off (tiles fma.persist = 0)"
+            )
+        return out
+
+    def persistent_failed(self) -> bool:
+        """Whether a grid barrier of the persistent step timed out (a grid that was not
+        resident at once, e.g. another process's kernels on the GPU): the steps after it
+        are wrong. Reads a device flag (synchronises)."""
+        return bool(self.persist_err.item())
 
     def _alloc(self, slots: int) -> None:
         had = self.capacity
@@ -1962,6 +2497,9 @@ class TritonGPT(CudaGPT):
         ops = self.ops
         ops.head(g, b)
         ops.sample(g, b, noise)
+        if g is self and isinstance(ops, TritonOps) and ops.persistent(self, b):
+            ops.layers_persistent(self, L)  # every layer in one launch (opt-in)
+            return
         last = self.num_layers - 1
         for li in range(self.num_layers):
             ops.qkv_rope(g, li, b, L, li == 0)
@@ -1974,6 +2512,8 @@ class TritonGPT(CudaGPT):
         """Kernel launches of one decode step (the fused path's design figure)."""
         if not isinstance(self.ops, TritonOps) or not self.ops.fused_o(self, b):
             return 2 + 5 * self.num_layers
+        if self.ops.persistent(self, b):
+            return 3
         return 2 + (3 if self.ops.fused_mlp(self, b) else 4) * self.num_layers
 
     def teacher_forced_step_logits(self, prompt: torch.Tensor, codes: torch.Tensor) -> torch.Tensor:
@@ -2245,3 +2785,89 @@ def compare_branches(
     out["codes_differ"] = float((got["codes"] != ref["codes"]).float().mean())
     out["parts"] = float(used[parts])  # the branches the step really took
     return out
+
+
+def compare_persistent(
+    g: TritonGPT,
+    L: int,
+    *,
+    steps: int = 3,
+    seed: int = 0,
+    pdl: bool = False,
+    tiles: dict | None = None,
+    graphs: bool = False,
+) -> dict[str, float]:
+    """Greedy batch-1 decode steps through the persistent step (``tiles["fma"]["persist"]``,
+    1 program per SM unless ``tiles`` says otherwise) against the 3-kernel fused step and the
+    torch twins, from the same state (a random prompt prefilled, random previous codes):
+    worst relative error of the residual stream (the pending sums folded in), output
+    hiddens, K/V cache rows, query and attention output of the last layer (both poisoned
+    with NaN before each run: an unwritten element is an infinite error), positions and
+    steps; and the fraction of output codes that differ. ``graphs``: the steps through the
+    runner's CUDA graphs (one window), else eagerly."""
+    from mixvox.engines.chattts.gpt.cuda_graph import CudaSampling
+
+    gen = torch.Generator().manual_seed(seed)
+    g._alloc(1)
+    g.set_sampling(CudaSampling(greedy=True, suppress_eos=True))
+    n = int(torch.randint(3, min(40, L - 8 - steps), (1,), generator=gen))
+    g.prefill([0], [g.emb_text[torch.randint(0, g.emb_text.shape[0], (n,), generator=gen)]])
+    g.ids[:1] = torch.randint(0, g.num_audio, (1, g.num_vq), generator=gen).to(g.device)
+    keep = [*g._state(), g.out_codes, g.out_hidden]
+    saved = [t.clone() for t in keep]
+    kv = (g.k[:, :1, :, :L].clone(), g.v[:, :1, :, :L].clone())
+    base = {k: dict(v) for k, v in (tiles or {}).items()}
+    fma = base.setdefault("fma", {})
+    per = int(fma.get("persist", 0)) or 1
+    fma["persist"] = 0
+    runs: dict[str, Any] = {
+        "fused": TritonOps(pdl=pdl, tiles=base),
+        "twins": TorchOps(),
+        "persistent": TritonOps(pdl=pdl, tiles={**base, "fma": {**fma, "persist": per}}),
+    }
+    was, was_graphs = g.ops, g.use_graphs
+    out: dict[str, dict[str, torch.Tensor]] = {}
+    try:
+        for name, ops in runs.items():
+            for t, v in zip(keep, saved, strict=True):
+                t.copy_(v)
+            g.k[:, :1, :, :L] = kv[0]
+            g.v[:, :1, :, :L] = kv[1]
+            g.q.fill_(float("nan"))
+            g.att.fill_(float("nan"))
+            g.ops = ops
+            g.use_graphs = graphs and g.device.type == "cuda"
+            g._graphs.clear()
+            g._pending_sums = False
+            if name == "persistent" and not ops.persistent(g, 1):
+                raise RuntimeError(
+                    "the persistent step is not available for this runner (made without "
+                    "tiles fma.persist, fp8 weights, or not the 3-kernel layer at batch 1)"
+                )
+            g._run_steps(1, L, steps)
+            if isinstance(ops, TritonOps) and ops.fused_mlp(g, 1):
+                fold_pending(g, g.num_layers - 1)
+            if g.device.type == "cuda":
+                torch.cuda.synchronize(g.device)
+            out[name] = {
+                "hres": g.hres[:1].clone(),
+                "out_hidden": g.out_hidden[:1, :steps].clone(),
+                "k": g.k[:, :1, :, :L].clone(),
+                "v": g.v[:, :1, :, :L].clone(),
+                "q": g.q[:1].clone(),
+                "att": g.att[:1].clone(),
+                "pos": g.pos[:1].clone(),
+                "step": g.step[:1].clone(),
+                "codes": g.out_codes[:1, :steps].clone(),
+            }
+    finally:
+        g.ops, g.use_graphs = was, was_graphs
+        g._graphs.clear()
+        g._pending_sums = False
+    res: dict[str, float] = {}
+    got = out["persistent"]
+    for ref in ("fused", "twins"):
+        for k in ("hres", "out_hidden", "k", "v", "q", "att", "pos", "step"):
+            res[f"{k}_vs_{ref}"] = _err(got[k], out[ref][k])
+        res[f"codes_differ_vs_{ref}"] = float((got["codes"] != out[ref]["codes"]).float().mean())
+    return res
