@@ -100,8 +100,63 @@ _END_PARTICLES = frozenset("地得着了的")
 _FIXED_MAX = 50_000
 
 Tables = tuple[
-    dict[str, list[str]], dict[str, float], int, frozenset[str], float, dict[str, tuple[int, ...]]
+    dict[str, list[str]],
+    dict[str, float],
+    int,
+    frozenset[str],
+    float,
+    dict[str, tuple[int, ...]],
+    dict[str, str],
 ]
+
+#: Common surnames with one reading: the given names jieba lists after them (its ``nr`` words)
+#: tell which characters are usual in a given name, at each of its two places.
+_PLAIN_SURNAMES = frozenset(
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓彭萧田董袁潘蒋蔡余杜叶程苏魏吕"
+    "丁沈姜范傅钟卢汪戴崔陆廖姚方金邱夏谭贾邹石熊孟秦阎薛侯雷白龙段郝孔邵史毛常顾赖武康贺严尹"
+    "钱施牛洪龚"
+)
+
+#: Polyphonic surnames whose names jieba keeps whole are read with the surname reading (the
+#: one after 姓 in ``data/word_rules.tsv``). Left out: surnames that are also a verb or an
+#: adverb before an office or a verb in jieba's ``nr`` list (任中书 'appointed 中书', 曾率军
+#: 'once led the army': their given-name statistics are no different from 任正非's), and
+#: surnames whose ``nr`` words are mostly transliterations or places (华莱士, 华清池).
+_NAME_SURNAMES = frozenset("单解查仇区盖缪覃翟朴")
+
+#: A character is usual at a place of a given name when jieba lists it there this often.
+_GIVEN_MIN = 10
+
+#: Characters of transliterations and place names, never of a Chinese given name read here
+#: (缪尔达 Myrdal, 查普曼 Chapman, 解上州 'sent to the prefecture').
+_NOT_GIVEN = frozenset("尔斯普莱泰州郡县")
+
+
+def _names(
+    heads: dict[str, list[str]], first: dict[str, int], second: dict[str, int]
+) -> dict[str, str]:
+    """Person names that jieba keeps whole (单田芳, 解晓东, 区瑞强), with the surname reading.
+
+    ``heads``: jieba's three-character ``nr`` words by first character, for the surnames of
+    ``_NAME_SURNAMES``; ``first`` / ``second``: how often jieba has each character at the
+    first and second place of a given name after a plain surname. A word is a name when its
+    two last characters are both usual in a given name (at least ``_GIVEN_MIN`` times) and
+    neither they nor its first two make a word (解甲归 is no name). Without this, such a word
+    is read by the context model, trained on text where 单 is mostly dān (单田芳 dan1).
+    """
+    out: dict[str, str] = {}
+    for ch, words in heads.items():
+        reading = polyphone.after_word(ch, "姓")
+        if not reading:
+            continue
+        for w in words:
+            if (
+                first.get(w[1], 0) >= _GIVEN_MIN
+                and second.get(w[2], 0) >= _GIVEN_MIN
+                and not _NOT_GIVEN.intersection(w[1:])
+            ):
+                out[w] = reading
+    return out
 
 
 @lru_cache(maxsize=2)
@@ -119,12 +174,22 @@ def _shared_tables(jieba_path: str | None) -> Tables:
     own, unstressed = _load_table("phrases.tsv")
     fixes, soft_fixes = _load_table("phrase_fixes.tsv")  # readings only: not in `freq` below
     freq: dict[str, int] = {}
+    heads: dict[str, list[str]] = {}
+    first: dict[str, int] = {}
+    second: dict[str, int] = {}
     if jieba_path:
         with open(jieba_path, encoding="utf-8") as f:
             for line in f:
                 parts = line.split(" ", 2)
                 if len(parts) >= 2 and parts[1].strip().isdigit():
-                    freq[parts[0]] = int(parts[1])
+                    w = parts[0]
+                    freq[w] = int(parts[1])
+                    if len(w) == 3 and len(parts) == 3 and parts[2].startswith("nr"):
+                        if w[0] in _PLAIN_SURNAMES:
+                            first[w[1]] = first.get(w[1], 0) + 1
+                            second[w[2]] = second.get(w[2], 0) + 1
+                        elif w[0] in _NAME_SURNAMES:
+                            heads.setdefault(w[0], []).append(w)
     else:
         for w in PHRASES_DICT:
             freq[w] = 10
@@ -135,15 +200,18 @@ def _shared_tables(jieba_path: str | None) -> Tables:
     logtotal = math.log(sum(freq.values()) or 1)
     logp = {w: math.log(f) - logtotal for w, f in freq.items() if f > 0}
     maxlen = 1
-    heads: set[str] = set()
+    long_heads: set[str] = set()
     for w in logp:
         if len(w) > _SHORT:
-            heads.add(w[:_SHORT])
+            long_heads.add(w[:_SHORT])
             maxlen = max(maxlen, len(w))
-    if not heads:
+    if not long_heads:
         maxlen = max((len(w) for w in logp), default=1)
     rare = math.log(_RARE) - logtotal if jieba_path else -math.inf
-    return own, logp, min(16, maxlen), frozenset(heads), rare, unstressed
+    for ch in heads:  # a name is a person's whole name: not a word of two of its characters
+        heads[ch] = [w for w in heads[ch] if w[1:] not in freq and w[:2] not in freq]
+    names = {w: r for w, r in _names(heads, first, second).items() if w not in own}
+    return own, logp, min(16, maxlen), frozenset(long_heads), rare, unstressed, names
 
 
 class ZhG2P:
@@ -164,13 +232,15 @@ class ZhG2P:
         self._fixed: dict[str, tuple[str, ...]] = {}  # dictionary words' readings, once made
         self._unk = -30.0
         self._unstressed: dict[str, tuple[int, ...]] = {}
+        self._names: dict[str, str] = {}  # 任正非 -> ren2: names jieba keeps whole
 
     def load(self) -> None:
         if self._own is not None:
             return
-        own, logp, maxlen, heads, rare, unstressed = _shared_tables(_jieba_dict_path())
+        own, logp, maxlen, heads, rare, unstressed, names = _shared_tables(_jieba_dict_path())
         self._logp, self._maxlen, self._heads, self._rare_logp = logp, maxlen, heads, rare
         self._unstressed = unstressed
+        self._names = names
         self._unk = min(logp.values(), default=-25.0) - 5.0  # an unknown single character
         self._own = own
 
@@ -254,6 +324,7 @@ class ZhG2P:
         sure: Guess | None = None,
         before: tuple[str, ...] = (),
         after: tuple[str, ...] = (),
+        earlier: tuple[str, ...] = (),
     ) -> list[str]:
         """Lexical pinyin of one word (simplified Han), using the text around it for context.
 
@@ -267,17 +338,22 @@ class ZhG2P:
         reading of a *rare* word (at most ``_RARE`` in jieba's counts, or none: 新圩镇 wei2,
         叶儿 er2), never our own table or a common word (相声, 妥当: chosen on CPP even lines).
         ``before`` / ``after``: the words before ``prev`` and after ``nxt`` (word rules that
-        name two words on one side: 落/在/家里).
+        name two words on one side: 落/在/家里). ``earlier``: the words before this one in
+        its sentence, across commas (word rules with ``@X``: 泡/了/一夜/，/都/涨起来 zhàng).
         """
         if len(word) == 1:
             by_pred = _a_not_a(word, prev, nxt, before, after)
             if by_pred:
                 return [by_pred]
-            by_word = polyphone.after_word(word, prev, nxt, before, after)
+            if nxt == "不" and after and len(after[0]) > 1 and after[0][0] == word:
+                # X/不/XY: the first X reads as in the word XY of the question's second half
+                # (还/不/还给/他 huán, 重/不/重要 zhòng); jieba joins the second X to what follows
+                return [self._word_pinyin(after[0])[0]]
+            by_word = polyphone.after_word(word, prev, nxt, before, after, earlier)
             if by_word:
                 return [by_word]
         else:
-            by_word = polyphone.after_word(word, prev, nxt, before, after)
+            by_word = polyphone.after_word(word, prev, nxt, before, after, earlier)
             if by_word:  # 背着/书包 bei1, 背着/父母 bei4: a word whose sense its object shows
                 return by_word.split()
             if len(word) == 2 and word[0] == word[1] and not self._in_dictionary(word):
@@ -293,6 +369,9 @@ class ZhG2P:
             if senses is not None:
                 return self._by_sense(word, senses, guess)
         py = self._word_pinyin(word, left, right, guess)
+        surname = self._names.get(word) if len(word) == 3 else None
+        if surname:
+            py[0] = surname  # 单田芳 shan4, 解晓东 xie4: a name jieba keeps whole
         if (
             len(word) > 1
             and word[-1] == "儿"
@@ -305,6 +384,8 @@ class ZhG2P:
             if self._rare(word):
                 if sure is not None:
                     kept = self._own_parts(word)
+                    if surname:
+                        kept.add(0)
                     for k in range(len(word)):
                         r = None if k in kept else sure(k)
                         if r:
@@ -527,9 +608,13 @@ def _a_not_a(
         tail = (nxt, *after) if nxt else after
     else:
         return None
+    # 不X is the other half of the question: where no rule reads X as a predicate after 很
+    # (还 has none) or before the object (还/不/还/我), X reads as after 不 in the same
+    # place (不/还 at the clause end huán: 你还不还 was hái)
     if not tail or tail[0] in _QUESTION_END or tail[0] == "#":
-        return polyphone.after_word(word, "很", "")
-    return polyphone.after_word(word, "", tail[0], (), tail[1:])
+        return polyphone.after_word(word, "很", "") or polyphone.after_word(word, "不", "")
+    return polyphone.after_word(word, "", tail[0], (), tail[1:]) or polyphone.after_word(
+        word, "不", tail[0], (), tail[1:])  # fmt: skip
 
 
 def _at(guess: Guess | None, k: int) -> Callable[[], str | None] | None:
