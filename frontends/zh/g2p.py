@@ -425,7 +425,14 @@ class ZhG2P:
             if ph is not None and len(ph) == len(word):
                 return [mark_to_tone3(p[0]) for p in ph]
         if len(word) == 4 and word[0] == word[1] and word[2] == word[3]:
-            # AABB reduplication (马马虎虎): each character keeps its own reading
+            # AABB reduplication of a word AB reads as AB (结结实实 as 结实 jiē, 干干净净 as
+            # 干净 gān); otherwise each character keeps its own reading (马马虎虎)
+            ab = word[0] + word[2]
+            ab_py = self._own.get(ab)
+            if ab_py is None and ab in PHRASES_DICT and len(PHRASES_DICT[ab]) == 2:
+                ab_py = [mark_to_tone3(p[0]) for p in PHRASES_DICT[ab]]
+            if ab_py is not None:
+                return [ab_py[0], ab_py[0], ab_py[1], ab_py[1]]
             a = self.char_pinyin(word[0], "", "", word[0], 0, _at(guess, 0))
             b = self.char_pinyin(word[2], "", "", word[2], 0, _at(guess, 2))
             return [a, a, b, b]
