@@ -697,3 +697,10 @@ def test_names_jieba_keeps_whole_take_the_surname_reading() -> None:
     assert "解上州" not in names and "缪尔达" not in names
     # 任 and 曾 are verbs before offices in jieba's list (任中书): not read as names
     assert not any(w[0] in "任曾" for w in names)
+
+
+def test_word_rules_han_amount_and_word_ending() -> None:
+    # %h: a Han amount only (桌子/得/两个 děi); digits are left to the other layers
+    assert polyphone.after_word("得", "桌子", "两个", after=("人才",)) == "dei3"
+    # …X: the next word ends with X (得/一百分 dé, points)
+    assert polyphone.after_word("得", "这次", "一百分") == "de2"

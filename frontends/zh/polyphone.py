@@ -157,6 +157,12 @@ def _next_hit(entry: str, nxt: str, after: tuple[str, ...] = ()) -> bool:
         return not nxt and after[:1] == ("#",)  # a number follows the run: 重/1.35kg
     if entry == "%":
         return _numeral_next((nxt, *after) if nxt else after)
+    if entry == "%h":
+        # a Han amount only, not digits (桌子/得/两个/人 děi; 得/3/分 is left to the model:
+        # the unit after the digits, which tells points from time or money, is not seen)
+        return nxt[:1] in _NUMERALS
+    if len(entry) > 1 and entry[0] == "…":
+        return nxt.endswith(entry[1:])  # …X: the next word ends with X (得/一百分 dé)
     if len(entry) > 1 and entry[0] == "*":
         # *B: B is the next word or one of the two after it (为/公司/效力)
         return entry[1:] == nxt or entry[1:] in after[:2]
