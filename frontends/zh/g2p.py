@@ -491,6 +491,8 @@ class ZhG2P:
             return {k for k in (0, 1) if polyphone.rule(word[k], word[:k], word[k + 1 :])}
         if len(word) == 3 and word[1] in "不得着了过" and polyphone.rule(word[0], "", word[1:]):
             out.add(0)  # a verb, a particle, one more (背不动 bei1, 闷着头 men1): one clear cut
+        if len(word) == 3 and word[1] == "得" and polyphone.rule("得", word[0], word[2]):
+            out.add(1)  # the 得 of V得C read by our rule (说得对 de5: the model was sure of dé)
         pos = 0
         for part in self._phrase_split(word):
             if len(part) > 1 and part in self._own:
