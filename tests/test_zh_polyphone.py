@@ -628,6 +628,7 @@ def test_everyday_polyphone_sentences() -> None:
     wrong = []
     rows = [ln.split("\t") for ln in path.read_text("utf-8").splitlines() if ln and ln[0] != "#"]
     for marked, reading in rows:
+        assert marked.count("[") == 1 and marked.count("]") == 1, marked  # one mark per row
         i = marked.index("[")
         got = fe.char_readings(marked.replace("[", "").replace("]", ""), sandhi=False)[i]
         if got != reading:
