@@ -493,6 +493,9 @@ class ZhG2P:
             out.add(0)  # a verb, a particle, one more (背不动 bei1, 闷着头 men1): one clear cut
         if len(word) == 3 and word[1] == "得" and polyphone.rule("得", word[0], word[2]):
             out.add(1)  # the 得 of V得C read by our rule (说得对 de5: the model was sure of dé)
+        # a measure word right after a numeral, read by our rule (这三只 zhī: the model said zhǐ)
+        out.update(k for k in range(1, len(word)) if word[k - 1] in polyphone.NUMERALS
+                   and polyphone.rule(word[k], word[:k], word[k + 1 :]))  # fmt: skip
         pos = 0
         for part in self._phrase_split(word):
             if len(part) > 1 and part in self._own:

@@ -160,7 +160,7 @@ def _next_hit(entry: str, nxt: str, after: tuple[str, ...] = ()) -> bool:
     if entry == "%h":
         # a Han amount only, not digits (桌子/得/两个/人 děi; 得/3/分 is left to the model:
         # the unit after the digits, which tells points from time or money, is not seen)
-        return nxt[:1] in _NUMERALS
+        return nxt[:1] in NUMERALS
     if len(entry) > 1 and entry[0] == "…":
         return nxt.endswith(entry[1:])  # …X: the next word ends with X (得/一百分 dé)
     if len(entry) > 1 and entry[0] == "*":
@@ -172,12 +172,12 @@ def _next_hit(entry: str, nxt: str, after: tuple[str, ...] = ()) -> bool:
 
 
 #: Characters that start a Han number or an amount (三分, 两担, 几块钱, 半天).
-_NUMERALS = frozenset("一二两三四五六七八九十百千万几半零")
+NUMERALS = frozenset("一二两三四五六七八九十百千万几半零")
 
 
 def _numeral_next(after: tuple[str, ...]) -> bool:
     """The first of ``after`` is a Han number word (三分, 一点) or the ``#`` of a digit."""
-    return bool(after) and (after[0] == "#" or after[0][:1] in _NUMERALS)
+    return bool(after) and (after[0] == "#" or after[0][:1] in NUMERALS)
 
 
 def after_word(
