@@ -96,6 +96,10 @@ _RARE = 10
 #: our rule for them stands against the model's guess.
 _END_PARTICLES = frozenset("地得着了的")
 
+#: Particles that jieba glues after a one-character verb (闷得, 背着, 还了): the verb is read by
+#: its word rules as if the particle were a word of its own.
+_VERB_PARTICLES = frozenset("得着了过")
+
 #: Most dictionary words whose reading a :class:`ZhG2P` keeps once made (a few MB at most).
 _FIXED_MAX = 50_000
 
@@ -362,6 +366,15 @@ class ZhG2P:
                 by_verb = polyphone.after_word(word[0], prev, nxt, before, after)
                 if by_verb:
                     return [by_verb, by_verb]
+            if len(word) == 2 and word[1] in _VERB_PARTICLES and not self._in_dictionary(word):
+                # jieba's V得 / V着 / V了 (屋里/闷得/喘不过气): the verb reads as it would right
+                # before the particle (闷/得 after 屋里: mēn), the particle as after that verb
+                tail = (nxt, *after) if nxt else after
+                by_verb = polyphone.after_word(word[0], prev, word[1], before, tail, earlier)
+                if by_verb:
+                    py = self._word_pinyin(word, left, right, guess)
+                    part = polyphone.after_word(word[1], word[0], nxt, (*before, prev), after)
+                    return [by_verb, part or py[1]]
             fixed = self._fixed.get(word)
             if fixed is not None:
                 return list(fixed)
