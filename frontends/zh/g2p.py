@@ -96,9 +96,9 @@ _RARE = 10
 #: our rule for them stands against the model's guess.
 _END_PARTICLES = frozenset("地得着了的")
 
-#: Particles that jieba glues after a one-character verb (闷得, 背着, 还了): the verb is read by
-#: its word rules as if the particle were a word of its own.
-_VERB_PARTICLES = frozenset("得着了过")
+#: Particles (and the complement 满) that jieba glues after a one-character verb (闷得, 背着,
+#: 还了, 结满): the verb is read by its word rules as if the particle were a word of its own.
+_VERB_PARTICLES = frozenset("得着了过满")
 
 #: Most dictionary words whose reading a :class:`ZhG2P` keeps once made (a few MB at most).
 _FIXED_MAX = 50_000

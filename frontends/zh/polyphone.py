@@ -161,6 +161,9 @@ def _next_hit(entry: str, nxt: str, after: tuple[str, ...] = ()) -> bool:
         # a Han amount only, not digits (桌子/得/两个/人 děi; 得/3/分 is left to the model:
         # the unit after the digits, which tells points from time or money, is not seen)
         return nxt[:1] in NUMERALS
+    if entry == "AABB":
+        # a reduplicated AABB word (收拾/得/干干净净 de5, 长/得/结结实实)
+        return len(nxt) == 4 and nxt[0] == nxt[1] and nxt[2] == nxt[3]
     if len(entry) > 1 and entry[0] == "…":
         return nxt.endswith(entry[1:])  # …X: the next word ends with X (得/一百分 dé)
     if len(entry) > 1 and entry[0] == "*":
