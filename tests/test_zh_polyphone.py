@@ -705,3 +705,5 @@ def test_word_rules_han_amount_and_word_ending() -> None:
     assert polyphone.after_word("得", "桌子", "两个", after=("人才",)) == "dei3"
     # …X: the next word ends with X (得/一百分 dé, points)
     assert polyphone.after_word("得", "这次", "一百分") == "de2"
+    # AABB: the next word is a reduplicated AABB word (收拾/得/干干净净 de5)
+    assert polyphone.after_word("得", "收拾", "干干净净") == "de5"
