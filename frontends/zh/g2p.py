@@ -637,7 +637,10 @@ def _a_not_a(
     # (还 has none) or before the object (还/不/还/我), X reads as after 不 in the same
     # place (不/还 at the clause end huán: 你还不还 was hái)
     if not tail or tail[0] in _QUESTION_END or tail[0] == "#":
-        return polyphone.after_word(word, "很", "") or polyphone.after_word(word, "不", "")
+        # the words before the question stay visible to *B+A rules (你/空/不/空: a person
+        # is free, kòng; 这里/空/不/空: a place is empty, kōng)
+        ctx = (*before, prev) if nxt else before
+        return polyphone.after_word(word, "很", "") or polyphone.after_word(word, "不", "", ctx)
     return polyphone.after_word(word, "", tail[0], (), tail[1:]) or polyphone.after_word(
         word, "不", tail[0], (), tail[1:])  # fmt: skip
 
