@@ -236,7 +236,7 @@ class ZhG2P:
         self._fixed: dict[str, tuple[str, ...]] = {}  # dictionary words' readings, once made
         self._unk = -30.0
         self._unstressed: dict[str, tuple[int, ...]] = {}
-        self._names: dict[str, str] = {}  # 任正非 -> ren2: names jieba keeps whole
+        self._names: dict[str, str] = {}  # 单田芳 -> shan4: names jieba keeps whole
 
     def load(self) -> None:
         if self._own is not None:
@@ -639,7 +639,7 @@ def _a_not_a(
     if not tail or tail[0] in _QUESTION_END or tail[0] == "#":
         # the words before the question stay visible to *B+A rules (你/空/不/空: a person
         # is free, kòng; 这里/空/不/空: a place is empty, kōng)
-        ctx = (*before, prev) if nxt else before
+        ctx = before if prev == "不" else (*before, prev)  # the second X: before has the first
         return polyphone.after_word(word, "很", "") or polyphone.after_word(word, "不", "", ctx)
     return polyphone.after_word(word, "", tail[0], (), tail[1:]) or polyphone.after_word(
         word, "不", tail[0], (), tail[1:])  # fmt: skip
