@@ -628,6 +628,7 @@ def test_everyday_polyphone_sentences() -> None:
     wrong = []
     rows = [ln.split("\t") for ln in path.read_text("utf-8").splitlines() if ln and ln[0] != "#"]
     for marked, reading in rows:
+        assert marked.count("[") == 1 and marked.count("]") == 1, marked  # one mark per row
         i = marked.index("[")
         got = fe.char_readings(marked.replace("[", "").replace("]", ""), sandhi=False)[i]
         if got != reading:
@@ -658,3 +659,51 @@ def test_yes_no_question_reads_the_predicate() -> None:
     assert _a_not_a("长", "他", "不", (), ("长", "个子")) == "zhang3"
     assert _a_not_a("重", "箱子", "不重", (), ()) == "zhong4"  # jieba's word 不重
     assert _a_not_a("长", "他", "得", (), ()) is None  # no X不X: the usual rules decide
+
+
+def test_yes_no_question_falls_back_to_the_not_x_reading() -> None:
+    from mixvox.frontends.zh.g2p import _a_not_a
+
+    # 还 has no rule after 很: the question reads X as 不/X does (huán at the clause end)
+    assert _a_not_a("还", "你", "不", (), ("还",)) == "huan2"
+    assert _a_not_a("还", "你", "不", (), ("还", "我")) == "huan2"
+    # X/不/XY: the first X as in the word of the second half (还/不/还给 huán)
+    assert reading_at("你还不还给他", 1) == "huan2"
+
+
+def test_sentence_cue_crosses_commas_not_sentence_ends() -> None:
+    # @X entries see the earlier clauses of the sentence (豆子/泡 … ，都/涨起来 zhàng)
+    assert polyphone.after_word("涨", "都", "了", earlier=("豆子", "泡", "了", "一夜", "都")) == (
+        "zhang4"
+    )
+    assert polyphone.after_word("涨", "都", "了", earlier=("豆子", "一夜", "都")) is None
+    assert reading_at("豆子泡了一夜，都涨起来了", 8) == "zhang4"
+    assert reading_at("豆子泡了一夜。都涨起来了", 8) == "zhang3"  # a new sentence: no cue
+    # a price word in the sentence wins over the soaking verb (泡/了/杯/茶，股票/又/涨)
+    assert reading_at("泡了杯茶，一看股票又涨了", 10) == "zhang3"
+
+
+def test_names_jieba_keeps_whole_take_the_surname_reading() -> None:
+    assert reading_at("单田芳说评书", 0) == "shan4"
+    assert reading_at("区瑞强唱过这首歌", 0) == "ou1"
+    # the same characters outside a name keep their readings
+    assert reading_at("单位发了通知", 0) == "dan1"
+    assert reading_at("这个地区很大", 3) == "qu1"
+    from mixvox.frontends.zh import g2p
+
+    tables = g2p._shared_tables(g2p._jieba_dict_path())
+    names = tables[6]
+    assert names.get("单田芳") == "shan4" and names.get("解晓东") == "xie4"
+    # a place or a transliteration in jieba's nr list is no given name (解上州, 缪尔达)
+    assert "解上州" not in names and "缪尔达" not in names
+    # 任 and 曾 are verbs before offices in jieba's list (任中书): not read as names
+    assert not any(w[0] in "任曾" for w in names)
+
+
+def test_word_rules_han_amount_and_word_ending() -> None:
+    # %h: a Han amount only (桌子/得/两个 děi); digits are left to the other layers
+    assert polyphone.after_word("得", "桌子", "两个", after=("人才",)) == "dei3"
+    # …X: the next word ends with X (得/一百分 dé, points)
+    assert polyphone.after_word("得", "这次", "一百分") == "de2"
+    # AABB: the next word is a reduplicated AABB word (收拾/得/干干净净 de5)
+    assert polyphone.after_word("得", "收拾", "干干净净") == "de5"

@@ -96,12 +96,71 @@ _RARE = 10
 #: our rule for them stands against the model's guess.
 _END_PARTICLES = frozenset("地得着了的")
 
+#: Particles (and the complement 满) that jieba glues after a one-character verb (闷得, 背着,
+#: 还了, 结满): the verb is read by its word rules as if the particle were a word of its own.
+_VERB_PARTICLES = frozenset("得着了过满")
+
 #: Most dictionary words whose reading a :class:`ZhG2P` keeps once made (a few MB at most).
 _FIXED_MAX = 50_000
 
 Tables = tuple[
-    dict[str, list[str]], dict[str, float], int, frozenset[str], float, dict[str, tuple[int, ...]]
+    dict[str, list[str]],
+    dict[str, float],
+    int,
+    frozenset[str],
+    float,
+    dict[str, tuple[int, ...]],
+    dict[str, str],
 ]
+
+#: Common surnames with one reading: the given names jieba lists after them (its ``nr`` words)
+#: tell which characters are usual in a given name, at each of its two places.
+_PLAIN_SURNAMES = frozenset(
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓彭萧田董袁潘蒋蔡余杜叶程苏魏吕"
+    "丁沈姜范傅钟卢汪戴崔陆廖姚方金邱夏谭贾邹石熊孟秦阎薛侯雷白龙段郝孔邵史毛常顾赖武康贺严尹"
+    "钱施牛洪龚"
+)
+
+#: Polyphonic surnames whose names jieba keeps whole are read with the surname reading (the
+#: one after 姓 in ``data/word_rules.tsv``). Left out: surnames that are also a verb or an
+#: adverb before an office or a verb in jieba's ``nr`` list (任中书 'appointed 中书', 曾率军
+#: 'once led the army': their given-name statistics are no different from 任正非's), and
+#: surnames whose ``nr`` words are mostly transliterations or places (华莱士, 华清池).
+_NAME_SURNAMES = frozenset("单解查仇区盖缪覃翟朴")
+
+#: A character is usual at a place of a given name when jieba lists it there this often.
+_GIVEN_MIN = 10
+
+#: Characters of transliterations and place names, never of a Chinese given name read here
+#: (缪尔达 Myrdal, 查普曼 Chapman, 解上州 'sent to the prefecture').
+_NOT_GIVEN = frozenset("尔斯普莱泰州郡县")
+
+
+def _names(
+    heads: dict[str, list[str]], first: dict[str, int], second: dict[str, int]
+) -> dict[str, str]:
+    """Person names that jieba keeps whole (单田芳, 解晓东, 区瑞强), with the surname reading.
+
+    ``heads``: jieba's three-character ``nr`` words by first character, for the surnames of
+    ``_NAME_SURNAMES``; ``first`` / ``second``: how often jieba has each character at the
+    first and second place of a given name after a plain surname. A word is a name when its
+    two last characters are both usual in a given name (at least ``_GIVEN_MIN`` times) and
+    neither they nor its first two make a word (解甲归 is no name). Without this, such a word
+    is read by the context model, trained on text where 单 is mostly dān (单田芳 dan1).
+    """
+    out: dict[str, str] = {}
+    for ch, words in heads.items():
+        reading = polyphone.after_word(ch, "姓")
+        if not reading:
+            continue
+        for w in words:
+            if (
+                first.get(w[1], 0) >= _GIVEN_MIN
+                and second.get(w[2], 0) >= _GIVEN_MIN
+                and not _NOT_GIVEN.intersection(w[1:])
+            ):
+                out[w] = reading
+    return out
 
 
 @lru_cache(maxsize=2)
@@ -119,12 +178,22 @@ def _shared_tables(jieba_path: str | None) -> Tables:
     own, unstressed = _load_table("phrases.tsv")
     fixes, soft_fixes = _load_table("phrase_fixes.tsv")  # readings only: not in `freq` below
     freq: dict[str, int] = {}
+    heads: dict[str, list[str]] = {}
+    first: dict[str, int] = {}
+    second: dict[str, int] = {}
     if jieba_path:
         with open(jieba_path, encoding="utf-8") as f:
             for line in f:
                 parts = line.split(" ", 2)
                 if len(parts) >= 2 and parts[1].strip().isdigit():
-                    freq[parts[0]] = int(parts[1])
+                    w = parts[0]
+                    freq[w] = int(parts[1])
+                    if len(w) == 3 and len(parts) == 3 and parts[2].startswith("nr"):
+                        if w[0] in _PLAIN_SURNAMES:
+                            first[w[1]] = first.get(w[1], 0) + 1
+                            second[w[2]] = second.get(w[2], 0) + 1
+                        elif w[0] in _NAME_SURNAMES:
+                            heads.setdefault(w[0], []).append(w)
     else:
         for w in PHRASES_DICT:
             freq[w] = 10
@@ -135,15 +204,18 @@ def _shared_tables(jieba_path: str | None) -> Tables:
     logtotal = math.log(sum(freq.values()) or 1)
     logp = {w: math.log(f) - logtotal for w, f in freq.items() if f > 0}
     maxlen = 1
-    heads: set[str] = set()
+    long_heads: set[str] = set()
     for w in logp:
         if len(w) > _SHORT:
-            heads.add(w[:_SHORT])
+            long_heads.add(w[:_SHORT])
             maxlen = max(maxlen, len(w))
-    if not heads:
+    if not long_heads:
         maxlen = max((len(w) for w in logp), default=1)
     rare = math.log(_RARE) - logtotal if jieba_path else -math.inf
-    return own, logp, min(16, maxlen), frozenset(heads), rare, unstressed
+    for ch in heads:  # a name is a person's whole name: not a word of two of its characters
+        heads[ch] = [w for w in heads[ch] if w[1:] not in freq and w[:2] not in freq]
+    names = {w: r for w, r in _names(heads, first, second).items() if w not in own}
+    return own, logp, min(16, maxlen), frozenset(long_heads), rare, unstressed, names
 
 
 class ZhG2P:
@@ -164,13 +236,15 @@ class ZhG2P:
         self._fixed: dict[str, tuple[str, ...]] = {}  # dictionary words' readings, once made
         self._unk = -30.0
         self._unstressed: dict[str, tuple[int, ...]] = {}
+        self._names: dict[str, str] = {}  # 单田芳 -> shan4: names jieba keeps whole
 
     def load(self) -> None:
         if self._own is not None:
             return
-        own, logp, maxlen, heads, rare, unstressed = _shared_tables(_jieba_dict_path())
+        own, logp, maxlen, heads, rare, unstressed, names = _shared_tables(_jieba_dict_path())
         self._logp, self._maxlen, self._heads, self._rare_logp = logp, maxlen, heads, rare
         self._unstressed = unstressed
+        self._names = names
         self._unk = min(logp.values(), default=-25.0) - 5.0  # an unknown single character
         self._own = own
 
@@ -254,6 +328,7 @@ class ZhG2P:
         sure: Guess | None = None,
         before: tuple[str, ...] = (),
         after: tuple[str, ...] = (),
+        earlier: tuple[str, ...] = (),
     ) -> list[str]:
         """Lexical pinyin of one word (simplified Han), using the text around it for context.
 
@@ -267,17 +342,22 @@ class ZhG2P:
         reading of a *rare* word (at most ``_RARE`` in jieba's counts, or none: 新圩镇 wei2,
         叶儿 er2), never our own table or a common word (相声, 妥当: chosen on CPP even lines).
         ``before`` / ``after``: the words before ``prev`` and after ``nxt`` (word rules that
-        name two words on one side: 落/在/家里).
+        name two words on one side: 落/在/家里). ``earlier``: the words before this one in
+        its sentence, across commas (word rules with ``@X``: 泡/了/一夜/，/都/涨起来 zhàng).
         """
         if len(word) == 1:
             by_pred = _a_not_a(word, prev, nxt, before, after)
             if by_pred:
                 return [by_pred]
-            by_word = polyphone.after_word(word, prev, nxt, before, after)
+            if nxt == "不" and after and len(after[0]) > 1 and after[0][0] == word:
+                # X/不/XY: the first X reads as in the word XY of the question's second half
+                # (还/不/还给/他 huán, 重/不/重要 zhòng); jieba joins the second X to what follows
+                return [self._word_pinyin(after[0])[0]]
+            by_word = polyphone.after_word(word, prev, nxt, before, after, earlier)
             if by_word:
                 return [by_word]
         else:
-            by_word = polyphone.after_word(word, prev, nxt, before, after)
+            by_word = polyphone.after_word(word, prev, nxt, before, after, earlier)
             if by_word:  # 背着/书包 bei1, 背着/父母 bei4: a word whose sense its object shows
                 return by_word.split()
             if len(word) == 2 and word[0] == word[1] and not self._in_dictionary(word):
@@ -286,6 +366,15 @@ class ZhG2P:
                 by_verb = polyphone.after_word(word[0], prev, nxt, before, after)
                 if by_verb:
                     return [by_verb, by_verb]
+            if len(word) == 2 and word[1] in _VERB_PARTICLES and not self._in_dictionary(word):
+                # jieba's V得 / V着 / V了 (屋里/闷得/喘不过气): the verb reads as it would right
+                # before the particle (闷/得 after 屋里: mēn), the particle as after that verb
+                tail = (nxt, *after) if nxt else after
+                by_verb = polyphone.after_word(word[0], prev, word[1], before, tail, earlier)
+                if by_verb:
+                    py = self._word_pinyin(word, left, right, guess)
+                    part = polyphone.after_word(word[1], word[0], nxt, (*before, prev), after)
+                    return [by_verb, part or py[1]]
             fixed = self._fixed.get(word)
             if fixed is not None:
                 return list(fixed)
@@ -293,6 +382,9 @@ class ZhG2P:
             if senses is not None:
                 return self._by_sense(word, senses, guess)
         py = self._word_pinyin(word, left, right, guess)
+        surname = self._names.get(word) if len(word) == 3 else None
+        if surname:
+            py[0] = surname  # 单田芳 shan4, 解晓东 xie4: a name jieba keeps whole
         if (
             len(word) > 1
             and word[-1] == "儿"
@@ -305,6 +397,8 @@ class ZhG2P:
             if self._rare(word):
                 if sure is not None:
                     kept = self._own_parts(word)
+                    if surname:
+                        kept.add(0)
                     for k in range(len(word)):
                         r = None if k in kept else sure(k)
                         if r:
@@ -344,7 +438,14 @@ class ZhG2P:
             if ph is not None and len(ph) == len(word):
                 return [mark_to_tone3(p[0]) for p in ph]
         if len(word) == 4 and word[0] == word[1] and word[2] == word[3]:
-            # AABB reduplication (马马虎虎): each character keeps its own reading
+            # AABB reduplication of a word AB reads as AB (结结实实 as 结实 jiē, 干干净净 as
+            # 干净 gān); otherwise each character keeps its own reading (马马虎虎)
+            ab = word[0] + word[2]
+            ab_py = self._own.get(ab)
+            if ab_py is None and ab in PHRASES_DICT and len(PHRASES_DICT[ab]) == 2:
+                ab_py = [mark_to_tone3(p[0]) for p in PHRASES_DICT[ab]]
+            if ab_py is not None:
+                return [ab_py[0], ab_py[0], ab_py[1], ab_py[1]]
             a = self.char_pinyin(word[0], "", "", word[0], 0, _at(guess, 0))
             b = self.char_pinyin(word[2], "", "", word[2], 0, _at(guess, 2))
             return [a, a, b, b]
@@ -403,6 +504,11 @@ class ZhG2P:
             return {k for k in (0, 1) if polyphone.rule(word[k], word[:k], word[k + 1 :])}
         if len(word) == 3 and word[1] in "不得着了过" and polyphone.rule(word[0], "", word[1:]):
             out.add(0)  # a verb, a particle, one more (背不动 bei1, 闷着头 men1): one clear cut
+        if len(word) == 3 and word[1] == "得" and polyphone.rule("得", word[0], word[2]):
+            out.add(1)  # the 得 of V得C read by our rule (说得对 de5: the model was sure of dé)
+        # a measure word right after a numeral, read by our rule (这三只 zhī: the model said zhǐ)
+        out.update(k for k in range(1, len(word)) if word[k - 1] in polyphone.NUMERALS
+                   and polyphone.rule(word[k], word[:k], word[k + 1 :]))  # fmt: skip
         pos = 0
         for part in self._phrase_split(word):
             if len(part) > 1 and part in self._own:
@@ -527,9 +633,16 @@ def _a_not_a(
         tail = (nxt, *after) if nxt else after
     else:
         return None
+    # 不X is the other half of the question: where no rule reads X as a predicate after 很
+    # (还 has none) or before the object (还/不/还/我), X reads as after 不 in the same
+    # place (不/还 at the clause end huán: 你还不还 was hái)
     if not tail or tail[0] in _QUESTION_END or tail[0] == "#":
-        return polyphone.after_word(word, "很", "")
-    return polyphone.after_word(word, "", tail[0], (), tail[1:])
+        # the words before the question stay visible to *B+A rules (你/空/不/空: a person
+        # is free, kòng; 这里/空/不/空: a place is empty, kōng)
+        ctx = before if prev == "不" else (*before, prev)  # the second X: before has the first
+        return polyphone.after_word(word, "很", "") or polyphone.after_word(word, "不", "", ctx)
+    return polyphone.after_word(word, "", tail[0], (), tail[1:]) or polyphone.after_word(
+        word, "不", tail[0], (), tail[1:])  # fmt: skip
 
 
 def _at(guess: Guess | None, k: int) -> Callable[[], str | None] | None:

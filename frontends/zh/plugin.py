@@ -24,6 +24,7 @@ from typing import Any
 
 from pypinyin.constants import PINYIN_DICT
 
+from mixvox.frontends.zh import polyphone
 from mixvox.frontends.zh.g2p import ZhG2P, mark_to_tone3
 from mixvox.frontends.zh.letters import spell
 from mixvox.frontends.zh.normalize import (
@@ -390,6 +391,9 @@ class ZhFrontend:
             b.sentence = (simp, SentenceReadings(self.model, simp))
         sent = b.sentence[1] if b.sentence is not None else None
         seg = self.g2p.segment(s)
+        cued = polyphone.sentence_cued()
+        prior: tuple[str, ...] | None = None  # the sentence's words before this run, on need
+        n_prior = len(b.words)
         # a number right after the run (这款笔记本重1.35kg) is the word rules' "#"
         nxt_ch = simp[p.end : p.end + 1]
         tail = ("#",) if nxt_ch.isdigit() else ()
@@ -405,7 +409,14 @@ class ZhFrontend:
             nxt = seg[wi + 1] if wi + 1 < len(seg) else ""
             before = tuple(seg[max(0, wi - 6) : max(0, wi - 1)])
             after = tuple(seg[wi + 2 : wi + 6]) + tail if wi + 1 < len(seg) else tail
-            py = self.g2p.word_pinyin(w, left, right, guess, prev, nxt, sure, before, after)
+            earlier: tuple[str, ...] = ()
+            if w in cued or w[0] in cued:
+                if prior is None:
+                    prior = _sentence_words(b.words, n_prior)
+                earlier = prior + tuple(seg[:wi])
+            py = self.g2p.word_pinyin(
+                w, left, right, guess, prev, nxt, sure, before, after, earlier
+            )
             if wi == 0 and w in _MEASURE_AFTER_NUMBER and _after_number(b, p):
                 py = [_MEASURE_AFTER_NUMBER[w]]  # 3只猫 zhi1, 第3行 hang2: the measure word
             if all(py):
@@ -559,6 +570,28 @@ class ZhFrontend:
         for idx, py in per_word.items():
             if len(py) == len(b.words[idx].phonemes):
                 b.words[idx].phonemes = py
+
+
+#: Punctuation that ends a sentence: ``@X`` word rules look back across commas, not past these.
+_SENTENCE_END = frozenset("。！？!?；;…")
+
+
+def _sentence_words(words: list[Word], end: int) -> tuple[str, ...]:
+    """The last words of ``words[:end]`` that are in the current sentence (across commas; at
+    most ``polyphone.EARLIER``), oldest first: Han words and numbers, as spoken."""
+    out: list[str] = []
+    for k in range(end - 1, -1, -1):
+        w = words[k]
+        if w.kind == "punct":
+            if any(c in _SENTENCE_END for c in w.text):
+                break
+            continue
+        if w.lang == "zh" and w.spoken:
+            out.append(w.spoken)
+            if len(out) >= polyphone.EARLIER:
+                break
+    out.reverse()
+    return tuple(out)
 
 
 _DEFAULT: ZhFrontend | None = None

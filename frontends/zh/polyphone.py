@@ -82,7 +82,28 @@ def word_rules() -> dict[str, list[WordRule]]:
 _FAR = 5
 
 
-def _prev_hit(entry: str, prev: str, before: tuple[str, ...] = ()) -> bool:
+#: How many words back an ``@X`` entry looks, across commas (the sentence's earlier clauses).
+EARLIER = 12
+
+
+@lru_cache(maxsize=1)
+def sentence_cued() -> frozenset[str]:
+    """Rule keys (characters, or whole words such as 涨起来) with an ``@X`` entry: only these
+    need the words of the sentence's earlier clauses (the caller builds them for these only)."""
+    return frozenset(
+        ch
+        for ch, rules in word_rules().items()
+        if any(e.startswith("@") for r in rules for e in r[1])
+    )
+
+
+def _prev_hit(
+    entry: str, prev: str, before: tuple[str, ...] = (), earlier: tuple[str, ...] = ()
+) -> bool:
+    if entry[0] == "@" and len(entry) > 1:
+        # @X: X is one of the words before this one in the sentence, across commas (豆子泡了
+        # 一夜，都涨起来了: @泡 reads 涨 zhàng 'swell'); whole words, as everywhere
+        return entry[1:] in earlier[-EARLIER:]
     if "+" in entry and len(entry) > 1:
         # B+A: the previous word is A and the word before it B (心里/很/闷); *B+A: B is one
         # of the _FAR words before A (心里/有点/很/闷 is 闷 men4, 天气/很/闷 men1); a
@@ -136,6 +157,15 @@ def _next_hit(entry: str, nxt: str, after: tuple[str, ...] = ()) -> bool:
         return not nxt and after[:1] == ("#",)  # a number follows the run: 重/1.35kg
     if entry == "%":
         return _numeral_next((nxt, *after) if nxt else after)
+    if entry == "%h":
+        # a Han amount only, not digits (桌子/得/两个/人 děi; 得/3/分 is left to the model:
+        # the unit after the digits, which tells points from time or money, is not seen)
+        return nxt[:1] in NUMERALS
+    if entry == "AABB":
+        # a reduplicated AABB word (收拾/得/干干净净 de5, 长/得/结结实实)
+        return len(nxt) == 4 and nxt[0] == nxt[1] and nxt[2] == nxt[3]
+    if len(entry) > 1 and entry[0] == "…":
+        return nxt.endswith(entry[1:])  # …X: the next word ends with X (得/一百分 dé)
     if len(entry) > 1 and entry[0] == "*":
         # *B: B is the next word or one of the two after it (为/公司/效力)
         return entry[1:] == nxt or entry[1:] in after[:2]
@@ -145,12 +175,12 @@ def _next_hit(entry: str, nxt: str, after: tuple[str, ...] = ()) -> bool:
 
 
 #: Characters that start a Han number or an amount (三分, 两担, 几块钱, 半天).
-_NUMERALS = frozenset("一二两三四五六七八九十百千万几半零")
+NUMERALS = frozenset("一二两三四五六七八九十百千万几半零")
 
 
 def _numeral_next(after: tuple[str, ...]) -> bool:
     """The first of ``after`` is a Han number word (三分, 一点) or the ``#`` of a digit."""
-    return bool(after) and (after[0] == "#" or after[0][:1] in _NUMERALS)
+    return bool(after) and (after[0] == "#" or after[0][:1] in NUMERALS)
 
 
 def after_word(
@@ -159,6 +189,7 @@ def after_word(
     nxt: str = "",
     before: tuple[str, ...] = (),
     after: tuple[str, ...] = (),
+    earlier: tuple[str, ...] = (),
 ) -> str | None:
     """Reading of the one-character word ``ch`` decided by the whole words around it (also of
     a word with rules of its own, 背着: syllables joined by spaces, ``bei1 zhe5``).
@@ -167,10 +198,12 @@ def after_word(
     ("" at the edge of a run of Han text), so 土地 or 地震 (one word each) never reach here and
     递交/了/结案 is not 了结. ``before`` / ``after``: the words before ``prev`` and after
     ``nxt`` in text order (a few of each), for rules that name two words on one side
-    (落/在/家里 la4, 心里/很/闷 men4); those too match whole words only.
+    (落/在/家里 la4, 心里/很/闷 men4); those too match whole words only. ``earlier``: all the
+    words before ``ch`` in its sentence, across punctuation, for ``@X`` entries (given only for
+    the keys of :func:`sentence_cued`).
     """
     for reading, prevs, nexts, both in word_rules().get(ch, ()):
-        hit_p = any(_prev_hit(e, prev, before) for e in prevs)
+        hit_p = any(_prev_hit(e, prev, before, earlier) for e in prevs)
         hit_n = any(_next_hit(e, nxt, after) for e in nexts)
         if (hit_p and hit_n) if both else (hit_p or hit_n):
             return reading
