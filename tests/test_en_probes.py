@@ -98,7 +98,11 @@ def test_not_emoticons() -> None:
 
 def test_capital_phrase_words_have_word_phonemes() -> None:
     words, _ = analyze("GO TO")
-    assert [(w.spoken, w.phonemes) for w in words] == [("go", ["G", "OW1"]), ("to", ["T", "UW1"])]
+    # shown as written, said (respelling and phonemes) as the words
+    assert [(w.spoken, w.respelling, w.phonemes) for w in words] == [
+        ("GO", "go", ["G", "OW1"]),
+        ("TO", "to", ["T", "UW1"]),
+    ]
 
 
 def test_cc_d_phonemes_end_in_d() -> None:

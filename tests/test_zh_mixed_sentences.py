@@ -129,7 +129,7 @@ def test_units_after_numbers_follow_the_chinese_sentence(text: str, expected: st
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("权重用INT4（4位整数）存储", "权重用<int>四四位整数存储"),
+        ("权重用INT4（4位整数）存储", "权重用<INT>四四位整数存储"),
         ("学习率是3e-4", "学习率是三<E>负四"),
         ("把eps设为1e-8", "把<eps>设为一<E>负八"),
         ("当y<0时报错", "当<Y>小于零时报错"),
@@ -189,8 +189,12 @@ def test_identifiers_are_read_by_parts(text: str) -> None:
 
 
 def test_capital_words_are_words_and_acronyms_are_spelled() -> None:
-    assert marked("终端打印了FATAL和ERROR") == "终端打印了<fatal>和<error>"
-    assert marked("状态是SUCCESS") == "状态是<success>"
+    # words are shown as written (said as words: see the phonemes), acronyms spelled
+    assert marked("终端打印了FATAL和ERROR") == "终端打印了<FATAL>和<ERROR>"
+    assert marked("状态是SUCCESS") == "状态是<SUCCESS>"
+    assert [w.phonemes[:2] for w in mixvox.route("状态是SUCCESS").words if w.lang == "en"] == [
+        ["S", "AH0"]
+    ]
     assert marked("走的是TCP不是UDP") == "走的是<T C P>不是<U D P>"
 
 
@@ -489,13 +493,13 @@ def test_a_format_character_inside_a_number_does_not_split_it(
     ("text", "expected"),
     [
         # mixed-case names are lexicon words, not letters cut at each capital
-        ("训练时开了ZeRO-2", "训练时开了<zero>二"),
+        ("训练时开了ZeRO-2", "训练时开了<ZeRO>二"),
         ("把ReLU换掉", "把<ReLU>换掉"),
-        ("用了PaLM-2", "用了<palm>二"),
+        ("用了PaLM-2", "用了<PaLM>二"),
         ("NeRF重建效果", "<NeRF>重建效果"),
         # a version after a name: the name, then v and the number
         ("YOLOv5比YOLOv3快", "<YOLO><V>五比<YOLO><V>三快"),
-        ("ResNetv2的精度", "<Res Net><V>二的精度"),
+        ("ResNetv2的精度", "<ResNet><V>二的精度"),
     ],
 )
 def test_mixed_case_names_and_versions_after_a_name(text: str, expected: str) -> None:
@@ -554,7 +558,7 @@ def test_scale_words_and_menu_paths(text: str, expected: str) -> None:
     ("text", "expected"),
     [
         # one lower-case brand among names joined by Chinese grammar: a Chinese sentence
-        ("vivo X200和OPPO Find X8都不错", "<vivo><X>二百和<oppo><Find><X>八都不错"),
+        ("vivo X200和OPPO Find X8都不错", "<vivo><X>二百和<OPPO><Find><X>八都不错"),
         # apertures and film speeds
         ("用f/4光圈拍", "用<F>四光圈拍"),
         ("快门1/250秒，ISO 400", "快门二百五十分之一秒<I S O>四百"),
@@ -863,9 +867,9 @@ def test_subscripts_and_hashtag_marks_are_neither_lost_nor_read() -> None:
     ("text", "expected"),
     [
         # issue 7, 21h round (tnzh): capital phrases, progress counts, glued am/pm times
-        ("屏幕上写着GO TO LINE 10", "屏幕上写着<go><to><line><ten>"),  # not G O T O
-        ("弹窗提示PRESS ANY KEY 3次", "弹窗提示<press><any><key>三次"),
-        ("同时支持TCP OR UDP 53", "同时支持<T C P><or><U D P>五十三"),  # codes: numbers Chinese
+        ("屏幕上写着GO TO LINE 10", "屏幕上写着<GO><TO><LINE><ten>"),  # not G O T O
+        ("弹窗提示PRESS ANY KEY 3次", "弹窗提示<PRESS><ANY><KEY>三次"),
+        ("同时支持TCP OR UDP 53", "同时支持<T C P><OR><U D P>五十三"),  # codes: numbers Chinese
         ("按下GO键", "按下<G O>键"),  # one capital word alone is no phrase
         ("训练到Epoch 3/10了", "训练到<Epoch>三共十了"),
         ("当前Step 500/1000", "当前<Step>五百共一千"),
@@ -895,7 +899,7 @@ def test_subscripts_and_hashtag_marks_are_neither_lost_nor_read() -> None:
         ("用i9 13900K", "用<I>九一三九零零<K>"),  # a model suffix, not K for thousand
         ("Mate60 4500mAh电池", "<Mate>六十四千五百毫安时电池"),  # a unit: still a quantity
         # codes joined by a Chinese comma are a Chinese sentence; a final 。 alone is not
-        ("RAM 16G，ROM 512G。", "<ram>十六<G><rom>五百一十二<G>"),
+        ("RAM 16G，ROM 512G。", "<RAM>十六<G><ROM>五百一十二<G>"),
         ("Kindle Paperwhite 5。", "<Kindle><Paperwhite><five>"),
         # a cue in the span before (ID is English) still makes digit groups an identifier
         ("Zoom会议ID是123 456 7890。", "<Zoom>会议<I D>是幺二三四五六七八九零"),

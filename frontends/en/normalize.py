@@ -423,6 +423,9 @@ class Tok:
 
     ``kind`` is ``word``, ``punct`` or ``unread`` (skipped, to be reported by the caller).
     ``override`` marks pieces whose reading came from the lexicon (``lex`` holds the entry).
+    ``respelling`` is set when ``spoken`` keeps the word as written (``RAID``, ``Airbnb``) and
+    the reading is another text (``raid``, ``Air B N B``): what engines that read text write,
+    and what phonemes are looked up for (see :func:`_shown_as_written`).
     """
 
     start: int
@@ -432,9 +435,44 @@ class Tok:
     override: bool = False
     lex: object | None = None
     reason: str = ""
+    respelling: str | None = None
 
 
 LexGet = Callable[[str], object | None]
+
+
+def _spelled(words: list[str]) -> bool:
+    """Spelled letters (``G P U``), also with a plural or possessive ending (``G P Us``)."""
+    return all(len(w) == 1 for w in words[:-1]) and (
+        len(words[-1]) == 1 or (len(words[-1]) <= 3 and words[-1][1:] in ("s", "'s"))
+    )
+
+
+def _shown_as_written(src: str, said: str, table: str | None) -> bool:
+    """Does a word read ``said`` keep its written form ``src`` in ``Word.spoken``?
+
+    Users write a word said as a word the way it is spelled (``RAID``, ``IKEA``, ``Airbnb``,
+    ``ImageNet``, ``maintainer``), so its ``spoken`` shows it so and the reading moves to the
+    respelling (what text-reading engines write, and what phonemes are found for): a reading that
+    only changes case or cuts the letters into parts (``raid``, ``Air B N B``, ``Image Net``,
+    ``main tainer``), and a respelling of the acronym table for an all-capital word said as a word
+    (``GUI`` gooey, ``JPEG`` jay peg, ``CRISPR`` crisper). Spelled letters stay spelled
+    (``GPU`` -> ``G P U``, ``GPUs`` -> ``G P Us``), as do expansions (``stdin`` standard in,
+    ``WWII``) and camelCase identifiers of three parts or more (``getUserName``).
+    """
+    if len(src) < 2 or said == src or not src.isascii() or not src.isalpha():
+        return False
+    words = said.split()
+    if not words or _spelled(words):
+        return False
+    if "".join(words).casefold() == src.casefold():
+        return not (src[0].islower() and not src.islower() and len(words) >= 3)
+    return (
+        said == table
+        and src.isupper()
+        and len(words) <= 2
+        and all(len(w) >= 2 and w.isalpha() for w in words)
+    )
 
 
 def _is_punct_char(c: str) -> bool:
@@ -642,6 +680,11 @@ class Normalizer:
         for t in out:  # a dash read as a pause keeps its own form (was—how: an em dash)
             if t.kind == "punct" and t.spoken == "-" and text[t.start : t.end] in ("–", "—"):
                 t.spoken = text[t.start]
+        for t in out:
+            if t.kind == "word" and not t.override and t.respelling is None:
+                src = folded[t.start : t.end]
+                if _shown_as_written(src, t.spoken, self.t.acronyms.get(src)):
+                    t.respelling, t.spoken = t.spoken, src  # RAID: shown RAID, said "raid"
         _curl_quotes(folded, out)
         _close_function_parens(folded, out)
         self.issues = _stray_marks(folded, out) + self._format_chars
@@ -3733,4 +3776,6 @@ def normalize_en(text: str) -> str:
     """
     from mixvox.ir import join_spoken
 
-    return join_spoken(t.spoken for t in Normalizer().tokenize(text) if t.kind != "unread")
+    return join_spoken(
+        t.respelling or t.spoken for t in Normalizer().tokenize(text) if t.kind != "unread"
+    )

@@ -522,6 +522,9 @@ class ZhFrontend:
             )
             for w in words:
                 w.text, w.start, w.end = word, b.base + p.start, b.base + p.end
+                if w.spoken.casefold() == word.casefold() and not w.respelling:
+                    # shown as written, as the English frontend shows it (ZeRO, said "zero")
+                    w.respelling, w.spoken = w.spoken, word
             if any(w.spoken for w in words):
                 return words
         span = Span("en", word, b.base + p.start, b.base + p.end)
