@@ -1187,6 +1187,13 @@ def _caps_phrase_tokens(island: list[_Tok], f: str) -> tuple[set[int], bool]:
     return out, text
 
 
+#: A name of capitals joined by ``&`` (``AT&T``, ``S&P``, ``H&M``, ``R&D``): English in any
+#: sentence (the English frontend says "S and P").
+_AMPERSAND_NAME = re.compile(r"[A-Z]{1,4}&[A-Z]{1,4}(?:'s)?")
+#: Han characters after a number that make it a date or a count (``2024年``, ``3个``).
+_COUNTED_AFTER = _MEASURE_WORDS | frozenset("年月日号天周倍万亿点分秒")
+
+
 def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok], bool]) -> None:
     """In a zh sentence, codes and numbers next to Latin words follow the matrix language.
 
@@ -1224,6 +1231,29 @@ def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok],
             for t in island:
                 if t.kind in (_EN, _NUM):
                     t.lang = EN
+        elif en and not english and any(_AMPERSAND_NAME.fullmatch(x) for x in en):
+            # S&P 500, AT&T: a name of capitals joined by & is English ("S and P", never 和),
+            # and so is the plain number of an index after it (S&P 500: "S and P five hundred")
+            for k, (t, x) in enumerate(zip(island, texts, strict=True)):
+                if t.kind in (_EN, _NUM) and not _AMPERSAND_NAME.fullmatch(x):
+                    index = (
+                        k > 0
+                        and t.kind == _NUM
+                        and t.gap == "space"
+                        and x.isascii()
+                        and x.isdigit()
+                        and _AMPERSAND_NAME.fullmatch(texts[k - 1]) is not None
+                        and not (  # H&M 2024年: a year or a count of the sentence
+                            j < n
+                            and k == len(island) - 1
+                            and toks[j].gap == "adj"
+                            and f[toks[j].start] in _COUNTED_AFTER
+                        )
+                    )
+                    if index:
+                        t.lang = EN
+                    elif not _is_identifier(x):
+                        t.lang = ZH
         elif english and len(island) > 1 and _count_before_noun(island[0], island[1], f):
             island[0].lang = EN  # 大概2 weeks后, 他有10 years of experience: "two weeks"
         elif en and any(

@@ -156,6 +156,8 @@ _SEQUENCE_WORDS = frozenset(
 )
 
 # Anchored, nested-quantifier-free patterns (linear time).
+#: A name of capitals joined by ``&`` (``AT&T``, ``S&P``, ``H&M``, ``R&D``), maybe possessive.
+_RE_AMPERSAND_NAME = re.compile(r"([A-Z]{1,4})&([A-Z]{1,4})('s)?")
 _RE_INT = re.compile(r"\d+")
 _SUBSCRIPT_DIGITS = "₀₁₂₃₄₅₆₇₈₉"
 _SUBSCRIPT_TABLE = str.maketrans(_SUBSCRIPT_DIGITS, "0123456789")
@@ -1071,6 +1073,10 @@ class Normalizer:
         m = _RE_LANGUAGE_VERSION.fullmatch(core)
         if m:  # C#12, C++20, .NET8: the language and its version ("C sharp twelve")
             return f"{t.special[m.group(1)]} {_version_parts(m.group(2).split('.'))}"
+        m = _RE_AMPERSAND_NAME.fullmatch(core)
+        if m:  # AT&T, S&P, H&M, R&D, Q&A: one name, its letters and "and" (not "ampersand")
+            said = " and ".join(self._acronym(x) for x in m.group(1, 2))
+            return said + ("'s" if m.group(3) else "")
         if core in t.special:
             said = t.special[core]
             if said.startswith("is ") and prev.lower() in _COPULA_VERBS:
