@@ -900,6 +900,14 @@ ARCH_NAME = re.compile(
 )
 
 
+#: A lower-case name of two or more words joined by ``-`` that ends in a number: a cloud region
+#: (``us-east-1``, GCP's ``us-central1``), a host or a service (``web-server-01``,
+#: ``redis-master-0``). Its number belongs to the name, so the whole is read in English ("U S
+#: east one"; it was <U S east>一). One word and a number (``top-1``, ``python-3``) is no such
+#: name: its number follows the sentence.
+_RE_NAME_WITH_NUMBER = re.compile(r"[a-z]{2,}(?:-[a-z]{2,})*-[a-z]{2,}(?:-\d{1,4}|\d{1,2})")
+
+
 def _is_identifier(tok: str) -> bool:
     """URL, e-mail, path, ``snake_case``, ``a.b``: read by parts in English, never as a code.
 
@@ -928,6 +936,8 @@ def _is_identifier(tok: str) -> bool:
         return False  # KDA 5/2/10, 12/25/2024: a score or a date, no path (the zh rules)
     if any(c in "/\\@_" for c in tok) or "://" in tok:
         return True
+    if _RE_NAME_WITH_NUMBER.fullmatch(tok.rstrip(".,;:!?")):
+        return True  # us-east-1, web-server-01, us-central1: the number is part of the name
     host, sep, port = tok.partition(":")
     if sep and port.isdigit() and 2 <= len(port) <= 5 and host[:1].isalpha() and "+" not in host:
         return True  # localhost:8080

@@ -2673,8 +2673,12 @@ class Normalizer:
         if "-" in w and len(w) <= 200:
             # COVID-19, mid-1980s, GPT-4o: read the parts on their own, the hyphen is silent.
             parts = [p for p in w.split("-") if p]
-            if len(parts) >= 2 and parts[0] in _REGION_CODES and parts[1] in _REGION_DIRECTIONS:
-                parts[0] = parts[0].upper()  # us-east-1: the region's code is spelled
+            if (
+                len(parts) >= 2
+                and parts[0] in _REGION_CODES
+                and parts[1].rstrip("0123456789") in _REGION_DIRECTIONS
+            ):  # us-east-1, GCP's us-central1: the region's code is spelled
+                parts[0] = parts[0].upper()
             out_parts = []
             prev = ""
             skip = -1
