@@ -31,6 +31,9 @@ from mixvox.segment import ARCH_NAME
 from mixvox.segment import UNITS as _SEGMENT_UNITS
 from mixvox.textutil import fold_width, is_emoji, is_han, is_latin_letter, script_of
 
+#: Letter-2-letter codes whose 2 is the number, not "to" (B2B, P2P, O2O say "to").
+_TWO_CODES = frozenset(("Y2K",))
+
 #: Digit runs longer than this never enter the regex rules (read digit by digit).
 _MAX_RULE_DIGITS = 32
 
@@ -961,7 +964,9 @@ class _Scanner:
                 and not (i > 0 and is_latin_letter(t[i - 1]))
                 and not (i + 3 < n and (is_latin_letter(t[i + 3]) or _is_digit(t[i + 3])))
             ):
-                self.add(i, i + 3, "latin", f"{t[i]} to {t[i + 2]}")  # B2B, O2O: "B to B"
+                # B2B, O2O: "B to B"; Y2K: "Y two K" (the year 2000, not a direction)
+                two = "two" if t[i : i + 3].upper() in _TWO_CODES else "to"
+                self.add(i, i + 3, "latin", f"{t[i]} {two} {t[i + 2]}")
                 i += 3
             elif (
                 c in "xX*"

@@ -460,13 +460,13 @@ class ZhFrontend:
                 Word(text[p.start : p.end], spoken, phones, b.base + p.start, b.base + p.end, "en")
             )
             return
-        if " to " in word:  # B2B read "B to B"
-            a, _, z = word.partition(" to ")
+        if " to " in word or " two " in word:  # B2B read "B to B", Y2K "Y two K"
+            a, mid, z = word.partition(" to ") if " to " in word else word.partition(" two ")
             spoken_a, ph_a, _ = spell(a)
             spoken_z, ph_z, _ = spell(z)
             b.words.append(
-                Word(text[p.start : p.end], f"{spoken_a} to {spoken_z}", ph_a + ["T", "UW1"] + ph_z,
-                     b.base + p.start, b.base + p.end, "en")
+                Word(text[p.start : p.end], f"{spoken_a}{mid}{spoken_z}",
+                     ph_a + ["T", "UW1"] + ph_z, b.base + p.start, b.base + p.end, "en")
             )  # fmt: skip
             return
         if len(word) > 1 and any(c.isalpha() for c in word):
