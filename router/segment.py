@@ -908,6 +908,13 @@ ARCH_NAME = re.compile(
 _RE_NAME_WITH_NUMBER = re.compile(r"[a-z]{2,}(?:-[a-z]{2,})*-[a-z]{2,}(?:-\d{1,4}|\d{1,2})")
 
 
+_MODIFIER_KEY = r"(?:Ctrl|CTRL|ctrl|Control|Cmd|CMD|cmd|Command|Shift|SHIFT|shift|Alt|ALT|alt|Option|Opt|Win|Fn|[⌘⇧⌥⌃])"
+#: A key combination: modifier keys and one key joined by ``+`` (``Ctrl+C``, ``Alt+F4``).
+_RE_KEY_COMBO = re.compile(
+    _MODIFIER_KEY + r"(?:\+" + _MODIFIER_KEY + r")*\+(?:[A-Za-z0-9]|F\d{1,2}|[A-Z][a-z]{1,8})"
+)
+
+
 def _is_identifier(tok: str) -> bool:
     """URL, e-mail, path, ``snake_case``, ``a.b``: read by parts in English, never as a code.
 
@@ -936,6 +943,8 @@ def _is_identifier(tok: str) -> bool:
         return False  # KDA 5/2/10, 12/25/2024: a score or a date, no path (the zh rules)
     if any(c in "/\\@_" for c in tok) or "://" in tok:
         return True
+    if _RE_KEY_COMBO.fullmatch(tok.rstrip(".,;:!?")):
+        return True  # Alt+F4, Ctrl+1: a key combination, said in English ("alt plus F four")
     if _RE_NAME_WITH_NUMBER.fullmatch(tok.rstrip(".,;:!?")):
         return True  # us-east-1, web-server-01, us-central1: the number is part of the name
     host, sep, port = tok.partition(":")

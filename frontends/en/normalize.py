@@ -156,6 +156,18 @@ _SEQUENCE_WORDS = frozenset(
 )
 
 # Anchored, nested-quantifier-free patterns (linear time).
+#: Modifier and special keys of a key combination, as they are said (``Ctrl`` control).
+_KEY_NAMES = {
+    "ctrl": "control", "control": "control", "cmd": "command", "command": "command",
+    "⌘": "command", "shift": "shift", "⇧": "shift", "alt": "alt", "option": "option",
+    "opt": "option", "⌥": "option", "⌃": "control", "win": "windows", "fn": "function",
+    "super": "super", "meta": "meta", "del": "delete", "esc": "escape", "ins": "insert",
+    "pgup": "page up", "pgdn": "page down", "enter": "enter", "return": "return", "tab": "tab",
+    "space": "space", "backspace": "backspace", "home": "home", "end": "end",
+}  # fmt: skip
+_MODIFIER = r"(?:Ctrl|CTRL|ctrl|Control|Cmd|CMD|cmd|Command|Shift|SHIFT|shift|Alt|ALT|alt|Option|Opt|Win|Fn|Super|Meta|[⌘⇧⌥⌃])"
+#: A key combination: modifiers and one key joined by ``+`` (``Ctrl+C``, ``Cmd+Shift+P``).
+_RE_KEY_COMBO = re.compile(_MODIFIER + r"(?:\+" + _MODIFIER + r")*\+(?:[A-Za-z0-9]|F\d{1,2}|[A-Z][a-z]{1,8}|[⌘⇧⌥⌃])")
 #: A name of capitals joined by ``&`` (``AT&T``, ``S&P``, ``H&M``, ``R&D``), maybe possessive.
 _RE_AMPERSAND_NAME = re.compile(r"([A-Z]{1,4})&([A-Z]{1,4})('s)?")
 _RE_INT = re.compile(r"\d+")
@@ -460,7 +472,7 @@ def _shown_as_written(src: str, said: str, table: str | None) -> bool:
     ``main tainer``), and a respelling of the acronym table for an all-capital word said as a word
     (``GUI`` gooey, ``JPEG`` jay peg, ``CRISPR`` crisper). Spelled letters stay spelled
     (``GPU`` -> ``G P U``, ``GPUs`` -> ``G P Us``), as do expansions (``stdin`` standard in,
-    ``WWII``) and camelCase identifiers of three parts or more (``getUserName``).
+    ``WWII``) and camelCase identifiers of three words or more (``getUserName``; but ``visionOS``).
     """
     if len(src) < 2 or said == src or not src.isascii() or not src.isalpha():
         return False
@@ -468,7 +480,9 @@ def _shown_as_written(src: str, said: str, table: str | None) -> bool:
     if not words or _spelled(words):
         return False
     if "".join(words).casefold() == src.casefold():
-        return not (src[0].islower() and not src.islower() and len(words) >= 3)
+        # getUserName (words only) is an identifier read by parts; visionOS, iPadOS are names
+        identifier = all(len(w) >= 2 for w in words) and len(words) >= 3
+        return not (src[0].islower() and not src.islower() and identifier)
     return (
         said == table
         and src.isupper()
@@ -1073,6 +1087,9 @@ class Normalizer:
         m = _RE_LANGUAGE_VERSION.fullmatch(core)
         if m:  # C#12, C++20, .NET8: the language and its version ("C sharp twelve")
             return f"{t.special[m.group(1)]} {_version_parts(m.group(2).split('.'))}"
+        m = _RE_KEY_COMBO.fullmatch(core)
+        if m:  # Ctrl+C, Cmd+Shift+P, Alt+F4, ⌘+K: one key combination, "control plus C"
+            return " plus ".join(self._key_name(x) for x in core.split("+"))
         m = _RE_AMPERSAND_NAME.fullmatch(core)
         if m:  # AT&T, S&P, H&M, R&D, Q&A: one name, its letters and "and" (not "ampersand")
             said = " and ".join(self._acronym(x) for x in m.group(1, 2))
@@ -2526,6 +2543,14 @@ class Normalizer:
                 out.append(names.get(c, c))
             i = j
         return " ".join(x for x in out if x)
+
+    def _key_name(self, key: str) -> str:
+        """One key of a combination: a modifier's name, a letter spelled, ``F4``, a key word."""
+        if key in _KEY_NAMES or key.lower() in _KEY_NAMES:
+            return _KEY_NAMES.get(key) or _KEY_NAMES[key.lower()]
+        if len(key) == 1:
+            return key.upper() if key.isalpha() else self._alnum(key)
+        return self._alnum(key) if any(c.isdecimal() for c in key) else self.read_word(key)
 
     def _handle_name(self, name: str) -> str:
         """The name of a social-media handle, part by part (``_`` and ``.`` are silent).
