@@ -167,7 +167,9 @@ _KEY_NAMES = {
 }  # fmt: skip
 _MODIFIER = r"(?:Ctrl|CTRL|ctrl|Control|Cmd|CMD|cmd|Command|Shift|SHIFT|shift|Alt|ALT|alt|Option|Opt|Win|Fn|Super|Meta|[⌘⇧⌥⌃])"
 #: A key combination: modifiers and one key joined by ``+`` (``Ctrl+C``, ``Cmd+Shift+P``).
-_RE_KEY_COMBO = re.compile(_MODIFIER + r"(?:\+" + _MODIFIER + r")*\+(?:[A-Za-z0-9]|F\d{1,2}|[A-Z][a-z]{1,8}|[⌘⇧⌥⌃])")
+_RE_KEY_COMBO = re.compile(
+    _MODIFIER + r"(?:\+" + _MODIFIER + r")*\+(?:[A-Za-z0-9]|F\d{1,2}|[A-Z][a-z]{1,8}|[⌘⇧⌥⌃])"
+)
 #: A name of capitals joined by ``&`` (``AT&T``, ``S&P``, ``H&M``, ``R&D``), maybe possessive.
 _RE_AMPERSAND_NAME = re.compile(r"([A-Z]{1,4})&([A-Z]{1,4})('s)?")
 _RE_INT = re.compile(r"\d+")
