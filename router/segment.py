@@ -915,6 +915,10 @@ _RE_KEY_COMBO = re.compile(
 )
 
 
+#: A digit, a dot and a word of two or more letters (``t3.large``; not ``v2.x``, ``1.5B``).
+_RE_DIGIT_DOT_WORD = re.compile(r"[0-9]\.[a-z]{2,}")
+
+
 def _is_identifier(tok: str) -> bool:
     """URL, e-mail, path, ``snake_case``, ``a.b``: read by parts in English, never as a code.
 
@@ -947,6 +951,9 @@ def _is_identifier(tok: str) -> bool:
         return True  # Alt+F4, Ctrl+1: a key combination, said in English ("alt plus F four")
     if _RE_NAME_WITH_NUMBER.fullmatch(tok.rstrip(".,;:!?")):
         return True  # us-east-1, web-server-01, us-central1: the number is part of the name
+    m = _RE_DIGIT_DOT_WORD.search(tok)
+    if m and tok[:1].isascii() and tok[:1].isalpha():
+        return True  # t3.large, m5.xlarge, python3.exe: a dot before a word is a name's dot
     host, sep, port = tok.partition(":")
     if sep and port.isdigit() and 2 <= len(port) <= 5 and host[:1].isalpha() and "+" not in host:
         return True  # localhost:8080

@@ -703,6 +703,10 @@ class Normalizer:
                 src = folded[t.start : t.end]
                 if _shown_as_written(src, t.spoken, self.t.acronyms.get(src)):
                     t.respelling, t.spoken = t.spoken, src  # RAID: shown RAID, said "raid"
+                elif "-" in src and src.replace("-", "").isalpha() and src.isascii():
+                    shown = self._shown_parts(src, t.spoken)
+                    if shown is not None:  # DeepSeek-V: "DeepSeek V", said "Deep Seek V"
+                        t.respelling, t.spoken = t.spoken, shown
         _curl_quotes(folded, out)
         _close_function_parens(folded, out)
         self.issues = _stray_marks(folded, out) + self._format_chars
@@ -2397,6 +2401,14 @@ class Normalizer:
                 # cc, pr, hr, ui, api, url (CMUdict's first reading is the letters), qa, ux
                 # (no word at all): spelled in ``spoken`` too, so text engines spell them
                 return letters_spoken(w)
+        if (
+            len(w) >= 5
+            and low[0] == "x"
+            and w[1:].islower()
+            and low not in cmudict()
+            and low[1:] in cmudict()
+        ):
+            return f"X {low[1:]}"  # xlarge, xterm, xpath, Xcode: the letter X, then the word
         if w.islower() and len(w) >= 8 and w.isascii() and not _dict_word(w):
             # lower case only: a capitalised name is more often no compound (Coursera)
             parts = _compound_split(w)
@@ -2546,6 +2558,23 @@ class Normalizer:
             i = j
         return " ".join(x for x in out if x)
 
+    def _shown_parts(self, src: str, said: str) -> str | None:
+        """The shown form of a hyphenated word read part by part (``DeepSeek-V`` -> "DeepSeek
+        V", said "Deep Seek V"): each part as :func:`_shown_as_written` shows it; ``None`` when
+        nothing changes or the reading is not the parts' readings (``Wi-Fi`` wifi)."""
+        parts = src.split("-")
+        if not all(parts):
+            return None
+        readings = [self._read_alpha(p, "", "") for p in parts]
+        if " ".join(readings) != said:
+            return None
+        shown = [
+            p if _shown_as_written(p, r, self.t.acronyms.get(p)) else r
+            for p, r in zip(parts, readings, strict=True)
+        ]
+        out = " ".join(shown)
+        return out if out != said else None
+
     def _key_name(self, key: str) -> str:
         """One key of a combination: a modifier's name, a letter spelled, ``F4``, a key word."""
         if key in _KEY_NAMES or key.lower() in _KEY_NAMES:
@@ -2605,6 +2634,8 @@ class Normalizer:
             and not _RE_SAYABLE_CLUSTER.search(low)
         ):
             return letters_spoken(low)  # icbc.com.cn, ipfs.io: three consonants no word has
+        if len(low) >= 5 and low[0] == "x" and low not in cmudict() and low[1:] in cmudict():
+            return f"X {low[1:]}"  # m5.xlarge, xsmall: the size letter, then the word
         if len(low) >= 6 and low not in cmudict():
             parts = _dict_split(low) if len(low) >= 8 else None
             if parts:
