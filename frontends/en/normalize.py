@@ -487,7 +487,7 @@ def _shown_as_written(src: str, said: str, table: str | None) -> bool:
         return not (src[0].islower() and not src.islower() and identifier)
     return (
         said == table
-        and src.isupper()
+        and sum(c.isupper() for c in src) >= 2  # GUI, JPEG; SaaS (sass), PaaS
         and len(words) <= 2
         and all(len(w) >= 2 and w.isalpha() for w in words)
     )
