@@ -586,7 +586,7 @@ def test_date_and_time_ranges(text: str, spoken: str) -> None:
         ("issue #1024", "issue number ten twenty four"),  # digits only: a number
         (
             "id 0a1b2c3d-0000-4000-8000-00000000abcd",
-            "id zero A one B two C three D, zero zero zero zero, four zero zero zero, "
+            "I D zero A one B two C three D, zero zero zero zero, four zero zero zero, "
             "eight zero zero zero, zero zero zero zero zero zero zero zero A B C D",
         ),
         ("copy .env.example", "copy dot E N V dot example"),

@@ -23,7 +23,7 @@ from __future__ import annotations
 import importlib.resources
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -493,6 +493,52 @@ def _shown_as_written(src: str, said: str, table: str | None) -> bool:
     )
 
 
+_RE_LETTER_RUN = re.compile(r"[A-Za-z]{2,}")
+
+
+def _shown_runs(src: str, said: str, acronyms: Mapping[str, str]) -> str | None:
+    """The shown form of a piece read by parts (a URL, a path, an address: ``localhost:3000``
+    said "local host colon three thousand", ``~/Downloads`` said "tilde slash downloads"): each
+    run of letters of ``src`` that the reading cuts into parts, or a capitalised path part it
+    writes in lower case, is shown as written when :func:`_shown_as_written` would show it so on
+    its own ("localhost colon three thousand", "tilde slash Downloads"); ``None`` when nothing
+    changes."""
+    runs = _RE_LETTER_RUN.findall(src)
+    if not runs or not src.isascii():
+        return None
+    words = said.split()
+    out: list[str] = []
+    i = p = 0
+    while i < len(words):
+        hit = None
+        for q in range(p, min(p + 3, len(runs))):
+            r = runs[q].casefold()
+            acc = ""
+            for j in range(i, min(i + 8, len(words))):
+                acc += words[j].casefold()
+                if acc == r:
+                    hit = (q, j + 1)
+                    break
+                if not r.startswith(acc):
+                    break
+            if hit:
+                break
+        if hit is None:
+            out.append(words[i])
+            i += 1
+            continue
+        q, j = hit
+        part = " ".join(words[i:j])
+        # a word in another case only in a path (~/Downloads); CUDA_VISIBLE_DEVICES stays
+        # "cooda visible devices", Node.js "node J S"
+        case_only = j - i == 1 and not (runs[q].istitle() and any(c in src for c in "/\\"))
+        shown = not case_only and _shown_as_written(runs[q], part, acronyms.get(runs[q]))
+        out.append(runs[q] if shown else part)
+        i, p = j, q + 1
+    shown = " ".join(out)
+    return shown if shown != said else None
+
+
 def _is_punct_char(c: str) -> bool:
     return c in _PUNCT_CHARS or unicodedata.category(c).startswith("P")
 
@@ -706,6 +752,10 @@ class Normalizer:
                 elif "-" in src and src.replace("-", "").isalpha() and src.isascii():
                     shown = self._shown_parts(src, t.spoken)
                     if shown is not None:  # DeepSeek-V: "DeepSeek V", said "Deep Seek V"
+                        t.respelling, t.spoken = t.spoken, shown
+                else:
+                    shown = _shown_runs(src, t.spoken, self.t.acronyms)
+                    if shown is not None:  # localhost:3000, ~/Downloads: the words as written
                         t.respelling, t.spoken = t.spoken, shown
         _curl_quotes(folded, out)
         _close_function_parens(folded, out)
@@ -2372,6 +2422,8 @@ class Normalizer:
             ):
                 return "a"  # "A cat"; but "1 A or B", "Type A personality": the letter
             return w.upper() if w not in ("a", "I") else w
+        if w in ("id", "ids"):
+            return "I D" if w == "id" else "I D's"  # WHERE id = 5, the ids: never Freud's id
         if _RE_LAUGH.fullmatch(w):
             return w.lower()  # HAHAHA, HEHE, Hahaha: laughter, never the letters H A H A
         if base.isupper() and base.isalpha():
