@@ -1003,12 +1003,28 @@ def _is_english_phrase(words: list[str], toks: list[_Tok], f: str) -> bool:
             and tb.rstrip(".,;:!?") not in _VERSION_WORDS
         ):
             return True  # 3 apples: a count and its noun (not Android 15 beta: a version)
+    for k in range(len(toks) - 2):
+        n_, name, street = toks[k : k + 3]
+        if (
+            n_.kind in (_NUM, _EN)
+            and f[n_.start : n_.end][:1].isdigit()
+            and name.kind == _EN
+            and name.gap == street.gap == "space"
+            and _is_title_word(f[name.start : name.end])
+            and f[street.start : street.end].rstrip(".,;:!?").lower() in _STREET_WORDS
+        ):
+            return True  # 123 Main St, 1600 Pennsylvania Ave: an English street address
     titles = [k for k, w in enumerate(words) if _is_title_word(w)]
     if len(titles) >= 2 and any(w in _TITLE_FUNCTION_WORDS for w in words[titles[0] + 1 :]):
         return True  # Top 10 AI Tools in 2025, Pride and Prejudice: a title in English
     return sum(1 for w in words if is_word(w)) >= 2
 
 
+#: Street words after a house number and a name (``123 Main St``): an English address.
+_STREET_WORDS = frozenset(
+    "st st. street ave ave. avenue rd rd. road blvd blvd. boulevard dr dr. drive ln lane way "
+    "ct court pl place pkwy parkway hwy highway sq square".split()
+)
 #: Lower-case function words of English titles (``Tools in 2025``, ``Lord of the Rings``).
 _TITLE_FUNCTION_WORDS = frozenset("in of to for and the with on at from by".split())
 
