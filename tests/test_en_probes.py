@@ -152,3 +152,27 @@ def test_heteronyms_lead_and_wound(text: str, word: int, phonemes: str) -> None:
 def test_inflections_of_dictionary_words(word: str, phonemes: str) -> None:
     words, _ = analyze(word)
     assert " ".join(p for w in words for p in w.phonemes) == phonemes
+
+
+def test_words_said_as_words_are_shown_as_written() -> None:
+    """Session 8: ``spoken`` keeps the written word, ``respelling`` carries the reading that
+    engines write and phonemes are found for; spelled letters and expansions stay as read."""
+    from mixvox.engines.chattts.render import render_words
+
+    words, _ = analyze("RAID IKEA Airbnb maintainer GPU stdin localhost:3000 getUserName")
+    got = [(w.spoken, w.respelling) for w in words]
+    assert got == [
+        ("RAID", "raid"),
+        ("IKEA", "ikea"),
+        ("Airbnb", "Air B N B"),
+        ("maintainer", "main tainer"),
+        ("G P U", None),
+        ("standard in", None),
+        ("localhost colon three thousand", "local host colon three thousand"),
+        ("get User Name", None),
+    ]
+    assert words[0].phonemes == ["R", "EY1", "D"]
+    assert words[2].phonemes[:2] == ["EH1", "R"]  # "air", never a spelled A
+    text = render_words(words).text
+    assert "raid" in text and "Air B N B" in text and "RAID" not in text
+    assert normalize_en("RAID and Airbnb") == "raid and Air B N B"  # TN text: the readings
