@@ -3047,7 +3047,11 @@ class _Scanner:
             return read_digits(raw, yao=True)  # 身份证号后四位是1234: digits of an identifier
         cue = prev.rstrip(" \t\u3000是为:：")
         cue = cue[:-1].rstrip(" \t\u3000") if cue.endswith("从") else cue  # 端口从5432改成…
-        if cue.endswith(_ID_CUES) and not self.liang_next(end):
+        inside_word = any(  # RAID 1, support 2: "ID", "port" ending a longer Latin word
+            c.isascii() and cue.endswith(c) and is_latin_letter(cue[-len(c) - 1 : -len(c)] or " ")
+            for c in _ID_CUES
+        )
+        if cue.endswith(_ID_CUES) and not self.liang_next(end) and not inside_word:
             if cue.endswith(("端口", "端口号", "port")):
                 return _read_port(raw)  # 端口22 -> 二十二, 端口8080 -> 八零八零
             return read_digits(raw, yao=True)
