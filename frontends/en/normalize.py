@@ -499,8 +499,8 @@ _RE_LETTER_RUN = re.compile(r"[A-Za-z]{2,}")
 def _shown_runs(src: str, said: str, acronyms: Mapping[str, str]) -> str | None:
     """The shown form of a piece read by parts (a URL, a path, an address: ``localhost:3000``
     said "local host colon three thousand", ``~/Downloads`` said "tilde slash downloads"): each
-    run of letters of ``src`` that the reading cuts into parts, or a capitalised path part it
-    writes in lower case, is shown as written when :func:`_shown_as_written` would show it so on
+    run of letters of ``src`` that the reading cuts into parts, or a capitalised word it writes
+    in lower case, is shown as written when :func:`_shown_as_written` would show it so on
     its own ("localhost colon three thousand", "tilde slash Downloads"); ``None`` when nothing
     changes."""
     runs = _RE_LETTER_RUN.findall(src)
@@ -529,9 +529,9 @@ def _shown_runs(src: str, said: str, acronyms: Mapping[str, str]) -> str | None:
             continue
         q, j = hit
         part = " ".join(words[i:j])
-        # a word in another case only in a path (~/Downloads); CUDA_VISIBLE_DEVICES stays
-        # "cooda visible devices", Node.js "node J S"
-        case_only = j - i == 1 and not (runs[q].istitle() and any(c in src for c in "/\\"))
+        # a word in another case only when it is capitalised (~/Downloads, Node.js); capitals
+        # read as words stay the words (CUDA_VISIBLE_DEVICES: "cooda visible devices")
+        case_only = j - i == 1 and not runs[q].istitle()
         shown = not case_only and _shown_as_written(runs[q], part, acronyms.get(runs[q]))
         out.append(runs[q] if shown else part)
         i, p = j, q + 1
