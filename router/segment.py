@@ -186,7 +186,16 @@ def _classify(text: str, atoms: list[Atom]) -> bytearray:
     for i, ch in enumerate(text):
         if ch in _CJK_PUNCT and out[i] == _T:
             between_digits = 0 < i < n - 1 and _is_digit(text[i - 1]) and _is_digit(text[i + 1])
-            if not between_digits:
+            # Mon–Fri, Feb–Apr: an en dash between two Latin words joins them like a hyphen
+            between_words = (
+                ch == "–"
+                and 1 < i < n - 2
+                and is_latin_letter(text[i - 1])
+                and is_latin_letter(text[i - 2])
+                and is_latin_letter(text[i + 1])
+                and is_latin_letter(text[i + 2])
+            )
+            if not between_digits and not between_words:
                 out[i] = _P
         elif out[i] == _SCRIPT and "\u0391" <= ch <= "\u03c9":
             # a Greek letter on its own (σ, μ=10, Δt) is a math symbol, read by the frontends;

@@ -493,6 +493,14 @@ def _shown_as_written(src: str, said: str, table: str | None) -> bool:
     )
 
 
+def _named_dash(s: str, start: int, i: int) -> bool:
+    """The dash at ``s[i]`` joins a name in a setting's value (``LANG=en_US.UTF-8``,
+    ``charset=ISO-8859-1``): three or more letters before it, after an ``=``; in an equation
+    (``x=a-8``) the dash is a minus."""
+    m = re.search(r"[A-Za-z]+$", s[start:i])
+    return m is not None and len(m.group()) >= 3 and "=" in s[:i]
+
+
 _RE_LETTER_RUN = re.compile(r"[A-Za-z]{2,}")
 
 
@@ -2717,7 +2725,7 @@ class Normalizer:
                     and alnum_start is not None
                     and i + 1 < b
                     and s[i + 1].isalnum()
-                    and not (equation and c == "-")
+                    and not (equation and c == "-" and not _named_dash(s, alnum_start, i))
                 )
                 or (  # 5,000-word: a thousands separator inside a compound
                     c == ","

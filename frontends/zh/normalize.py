@@ -2027,9 +2027,11 @@ class _Scanner:
     def _slash_date(self, m: re.Match[str], i: int) -> bool:
         """``M/D`` is a date (not a fraction) when the day cannot be a usual denominator (13-31),
         no space is inside, and a date word is next to it: 在/于/从/截至 … before it, or 开始,
-        前, 起, 那天, 截止 … after it (``3/15开始放假``; ``1/4决赛`` stays 四分之一)."""
+        前, 起, 那天, 截止 … after it (``3/15开始放假``; ``1/4决赛`` stays 四分之一). A day 1 is a
+        date in any context (``10/1是国庆节`` 十月一日; it was 一分之十)."""
         a, b = m.group(1), m.group(2)
-        if " " in m.group() or not (1 <= int(a) <= 12 and 13 <= int(b) <= 31):
+        first = b == "1" and 1 <= int(a) <= 12  # 10/1, 5/1: no fraction has the denominator 1
+        if " " in m.group() or not (1 <= int(a) <= 12 and (13 <= int(b) <= 31 or first)):
             return False
         after = self.after(m.end(), 3)
         if after[:1] in ("日", "号"):
@@ -2041,7 +2043,7 @@ class _Scanner:
         ):
             return False
         before = self.before(i, 3).rstrip(" ")
-        return before.endswith(_SLASH_DATE_BEFORE) or after.startswith(_SLASH_DATE_AFTER)
+        return first or before.endswith(_SLASH_DATE_BEFORE) or after.startswith(_SLASH_DATE_AFTER)
 
     def _dotted_date_follows(self, end: int) -> bool:
         """After ``MM.DD`` (``09.10是教师节``, ``10.01国庆``): a dotted month-day needs a Han
