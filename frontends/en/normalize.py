@@ -156,6 +156,8 @@ _SEQUENCE_WORDS = frozenset(
 )
 
 # Anchored, nested-quantifier-free patterns (linear time).
+#: Prefixes of a mail's subject before a colon (``Re: Q3 Budget``; "R E" was spelled).
+_MAIL_PREFIXES = {"re": "re", "fwd": "forward", "fw": "forward", "aw": "A W"}
 #: Modifier and special keys of a key combination, as they are said (``Ctrl`` control).
 _KEY_NAMES = {
     "ctrl": "control", "control": "control", "cmd": "command", "command": "command",
@@ -1151,6 +1153,8 @@ class Normalizer:
         m = _RE_LANGUAGE_VERSION.fullmatch(core)
         if m:  # C#12, C++20, .NET8: the language and its version ("C sharp twelve")
             return f"{t.special[m.group(1)]} {_version_parts(m.group(2).split('.'))}"
+        if core.lower() in _MAIL_PREFIXES and k < len(self._trails) and self._trails[k] == ":":
+            return _MAIL_PREFIXES[core.lower()]  # Re: Q3 Budget, Fwd: …: a mail's subject
         m = _RE_KEY_COMBO.fullmatch(core)
         if m:  # Ctrl+C, Cmd+Shift+P, Alt+F4, ⌘+K: one key combination, "control plus C"
             return " plus ".join(self._key_name(x) for x in core.split("+"))
@@ -1807,6 +1811,19 @@ class Normalizer:
             return f"{lead}{_plain_number(mant)} E{mid}{num.cardinal(exp)}"
         m = _RE_TIME.fullmatch(core)
         if m:
+            hh, mm, ss = m.group(1, 2, 3)
+            if (
+                ss is not None
+                and int(hh) <= 23
+                and int(mm) <= 59
+                and int(ss) <= 59
+                and (prev.lower() in _CLOCK_CUES or _RE_ISO_DATE.fullmatch(prev))
+            ):  # at 10:23:45, 2025-01-15 10:23:45 (a log's timestamp): a clock time
+                clock = f"{num.cardinal(str(int(hh)))} {num.clock_minutes(mm)}"
+                if int(mm) == 0:
+                    clock = f"{num.cardinal(str(int(hh)))} o'clock"
+                sec = "second" if int(ss) == 1 else "seconds"
+                return f"{clock} and {num.cardinal(str(int(ss)))} {sec}"
             r = _time(m.group(1), m.group(2), m.group(3), m.group(4), nxt)
             if r:
                 return r
