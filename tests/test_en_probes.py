@@ -176,3 +176,15 @@ def test_words_said_as_words_are_shown_as_written() -> None:
     text = render_words(words).text
     assert "raid" in text and "Air B N B" in text and "RAID" not in text
     assert normalize_en("RAID and Airbnb") == "raid and Air B N B"  # TN text: the readings
+
+
+def test_pinyin_brands_are_said_from_the_lexicon() -> None:
+    """Brands written in pinyin are lexicon words: the neural G2P read Meituan as
+    M Y UW0 CH UW1 AH0 N; shown as written, said as their owners say them."""
+    import mixvox
+
+    words = [w for w in mixvox.route("我在Meituan和Xiaomi下单").words if w.lang == "en"]
+    assert [(w.spoken, w.respelling, w.phonemes[:2]) for w in words] == [
+        ("Meituan", "may twan", ["M", "EY1"]),
+        ("Xiaomi", "shao mee", ["SH", "AW1"]),
+    ]
