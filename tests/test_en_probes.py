@@ -156,7 +156,7 @@ def test_inflections_of_dictionary_words(word: str, phonemes: str) -> None:
 
 def test_words_said_as_words_are_shown_as_written() -> None:
     """Session 8: ``spoken`` keeps the written word, ``respelling`` carries the reading that
-    engines write and phonemes are found for; spelled letters and expansions stay as read."""
+    engines write and phonemes are found for; spelled letters and identifiers stay as read."""
     from mixvox.engines.chattts.render import render_words
 
     words, _ = analyze("RAID IKEA Airbnb maintainer GPU stdin localhost:3000 getUserName")
@@ -167,7 +167,7 @@ def test_words_said_as_words_are_shown_as_written() -> None:
         ("Airbnb", "Air B N B"),
         ("maintainer", "main tainer"),
         ("G P U", None),
-        ("standard in", None),
+        ("stdin", "standard in"),
         ("localhost colon three thousand", "local host colon three thousand"),
         ("get User Name", None),
     ]

@@ -473,10 +473,11 @@ def _shown_as_written(src: str, said: str, table: str | None) -> bool:
     ``ImageNet``, ``maintainer``), so its ``spoken`` shows it so and the reading moves to the
     respelling (what text-reading engines write, and what phonemes are found for): a reading that
     only changes case or cuts the letters into parts (``raid``, ``Air B N B``, ``Image Net``,
-    ``main tainer``), and a respelling of the acronym table for an all-capital word said as a word
-    (``GUI`` gooey, ``JPEG`` jay peg, ``CRISPR`` crisper). Spelled letters stay spelled
-    (``GPU`` -> ``G P U``, ``GPUs`` -> ``G P Us``), as do expansions (``stdin`` standard in,
-    ``WWII``) and camelCase identifiers of three words or more (``getUserName``; but ``visionOS``).
+    ``main tainer``), and a respelling of the acronym table for a capital or lower-case word said
+    as words (``GUI`` gooey, ``JPEG`` jay peg, ``CRISPR`` crisper, ``mypy`` my pie, ``stdin``
+    standard in). Spelled letters stay spelled (``GPU`` -> ``G P U``, ``GPUs`` -> ``G P Us``), as
+    do readings with spelled letters (``dmesg`` D message, ``WWII``) and camelCase identifiers of
+    three words or more (``getUserName``; but ``visionOS``).
     """
     if len(src) < 2 or said == src or not src.isascii() or not src.isalpha():
         return False
@@ -489,7 +490,7 @@ def _shown_as_written(src: str, said: str, table: str | None) -> bool:
         return not (src[0].islower() and not src.islower() and identifier)
     return (
         said == table
-        and sum(c.isupper() for c in src) >= 2  # GUI, JPEG; SaaS (sass), PaaS
+        and (sum(c.isupper() for c in src) >= 2 or src.islower())  # GUI, SaaS; mypy (my pie)
         and len(words) <= 2
         and all(len(w) >= 2 and w.isalpha() for w in words)
     )
