@@ -504,6 +504,25 @@ def _named_dash(s: str, start: int, i: int) -> bool:
     return m is not None and len(m.group()) >= 3 and "=" in s[:i]
 
 
+def _capital_expansion(src: str, said: str) -> bool:
+    """``Dr.`` doctor, ``Inc.`` incorporated, ``St`` street: a capitalised abbreviation (a
+    capital, then lower-case letters, maybe a dot) read as lower-case words that start with its
+    letter."""
+    letters = src.rstrip(".")
+    return (
+        2 <= len(letters) <= 5
+        and letters.isascii()
+        and letters.isalpha()
+        and letters[0].isupper()
+        and letters[1:].islower()
+        and said[:1] == letters[0].lower()
+        and said.replace(" ", "").isalpha()
+        and said.islower()
+        and said.casefold() != letters.casefold()
+        and letters not in ("No", "Nos")  # No. 7: "number", as in a Chinese sentence (No.1)
+    )
+
+
 _RE_LETTER_RUN = re.compile(r"[A-Za-z]{2,}")
 
 
@@ -764,6 +783,10 @@ class Normalizer:
                     shown = self._shown_parts(src, t.spoken)
                     if shown is not None:  # DeepSeek-V: "DeepSeek V", said "Deep Seek V"
                         t.respelling, t.spoken = t.spoken, shown
+                elif _capital_expansion(src, t.spoken) and self._unit(src, spaced=True) is None:
+                    # Dr. Smith, Apple Inc., Main St: the word of a capitalised abbreviation is
+                    # shown with its capital (said the same)
+                    t.respelling, t.spoken = t.spoken, t.spoken[0].upper() + t.spoken[1:]
                 else:
                     shown = _shown_runs(src, t.spoken, self.t.acronyms)
                     if shown is not None:  # localhost:3000, ~/Downloads: the words as written
