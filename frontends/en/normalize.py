@@ -488,9 +488,11 @@ def _shown_as_written(src: str, said: str, table: str | None) -> bool:
         # getUserName (words only) is an identifier read by parts; visionOS, iPadOS are names
         identifier = all(len(w) >= 2 for w in words) and len(words) >= 3
         return not (src[0].islower() and not src.islower() and identifier)
+    respelled = src.istitle() and not _subsequence(src.lower(), "".join(words).lower())
     return (
         said == table
-        and (sum(c.isupper() for c in src) >= 2 or src.islower())  # GUI, SaaS; mypy (my pie)
+        # GUI, SaaS; mypy (my pie); Vite (veet; but Ctrl control, Esc escape are expansions)
+        and (sum(c.isupper() for c in src) >= 2 or src.islower() or respelled)
         and len(words) <= 2
         and all(len(w) >= 2 and w.isalpha() for w in words)
     )
@@ -520,7 +522,15 @@ def _capital_expansion(src: str, said: str) -> bool:
         and said.islower()
         and said.casefold() != letters.casefold()
         and letters not in ("No", "Nos")  # No. 7: "number", as in a Chinese sentence (No.1)
+        and len(said) > len(letters)
+        and _subsequence(letters.lower(), said)  # an expansion (Ltd limited); not Vite "veet"
     )
+
+
+def _subsequence(short: str, long: str) -> bool:
+    """Are the letters of ``short`` in ``long`` in order (``ltd`` in ``limited``)?"""
+    it = iter(long)
+    return all(c in it for c in short)
 
 
 _RE_LETTER_RUN = re.compile(r"[A-Za-z]{2,}")
