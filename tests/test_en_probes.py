@@ -188,3 +188,21 @@ def test_pinyin_brands_are_said_from_the_lexicon() -> None:
         ("Meituan", "may twan", ["M", "EY1"]),
         ("Xiaomi", "shao mee", ["SH", "AW1"]),
     ]
+
+
+def test_mixed_case_names_show_spelled_capitals_apart() -> None:
+    """Held-out writers wrote <mac O S> and <i O S> (three batches) but <AirPods>, <Airbnb>:
+    in a mixed-case word shown as written, the capitals said as letters are spaced letters."""
+    import mixvox
+
+    def shown(word: str) -> list[str]:
+        return [w.spoken for w in mixvox.route(f"用{word}做").words if w.lang == "en"]
+
+    assert shown("macOS") == ["mac O S"]  # a lexicon word
+    assert shown("iOS") == ["i O S"]  # said "eye O S": the capitals are the letters
+    assert shown("ChatGPT") == ["Chat G P T"]
+    assert shown("NVLink") == ["N V Link"]
+    assert shown("Airbnb") == ["Airbnb"]  # lower-case letters said as letters: the word
+    assert shown("AirPods") == ["AirPods"]
+    assert shown("DDoS") == ["DDoS"]  # no part to show apart
+    assert shown("PyTorch") == ["PyTorch"]

@@ -498,6 +498,50 @@ def _shown_as_written(src: str, said: str, table: str | None) -> bool:
     )
 
 
+def _written_form(src: str, said: str) -> str:
+    """How a word shown as written appears: as written, except that in a mixed-case word the
+    capitals said as letters are spaced letters, as users write them (``macOS`` said "mac O S"
+    -> "mac O S", ``ChatGPT`` -> "Chat G P T", ``NVLink`` -> "N V Link"; ``Airbnb`` said "Air
+    B N B" stays "Airbnb": its letters are lower case). Three held-out writers wrote ``<mac O
+    S>`` and ``<i O S>``; others ``<AirPods>``, ``<TypeScript>``, ``<Airbnb>``."""
+    words = said.split()
+    if src.isupper() or src.islower() or "".join(words).casefold() != src.casefold():
+        return src
+    out = ""
+    pos = 0
+    prev_spelled = False
+    for w in words:
+        part = src[pos : pos + len(w)]
+        pos += len(w)
+        spelled = len(w) == 1 and part.isupper()
+        if not spelled and len(part) > 1 and not part[1:].islower():
+            return src  # DDoS ("D dos"): no part to show apart
+        if out and (spelled or prev_spelled):
+            out += " "
+        out += part
+        prev_spelled = spelled
+    return out
+
+
+def lexicon_form(src: str, respelling: str) -> str:
+    """The shown form of a lexicon word that gives a respelling and no spoken form: as written
+    (``PyTorch``, ``NeurIPS``), its spelled capitals spaced (``macOS`` "mac O S"; ``iOS`` said
+    "eye O S" -> "i O S": the capitals the respelling ends with as letters), spelled letters as
+    spelled (``IPv`` "I P V")."""
+    words = respelling.split()
+    if not src.isascii() or not src.isalpha() or not words:
+        return src
+    if _spelled(words) and "".join(words).casefold() == src.casefold():
+        return respelling  # IPv: I P V
+    shown = _written_form(src, respelling)
+    if shown != src:
+        return shown
+    m = re.search(r"[A-Z]{2,}$", src)
+    if m and src[: m.start()].islower() and words[-len(m.group()) :] == list(m.group()):
+        return f"{src[: m.start()]} {' '.join(m.group())}"  # iOS, watchOS: "i O S"
+    return src
+
+
 def _named_dash(s: str, start: int, i: int) -> bool:
     """The dash at ``s[i]`` joins a name in a setting's value (``LANG=en_US.UTF-8``,
     ``charset=ISO-8859-1``): three or more letters before it, after an ``=``; in an equation
@@ -572,11 +616,11 @@ def _shown_runs(src: str, said: str, acronyms: Mapping[str, str]) -> str | None:
         # a word in another case only when it is capitalised (~/Downloads, Node.js); capitals
         # read as words stay the words (CUDA_VISIBLE_DEVICES: "cooda visible devices")
         case_only = j - i == 1 and not runs[q].istitle()
-        shown = not case_only and _shown_as_written(runs[q], part, acronyms.get(runs[q]))
-        out.append(runs[q] if shown else part)
+        as_written = not case_only and _shown_as_written(runs[q], part, acronyms.get(runs[q]))
+        out.append(_written_form(runs[q], part) if as_written else part)
         i, p = j, q + 1
-    shown = " ".join(out)
-    return shown if shown != said else None
+    text = " ".join(out)
+    return text if text != said else None
 
 
 def _is_punct_char(c: str) -> bool:
@@ -788,19 +832,22 @@ class Normalizer:
             if t.kind == "word" and not t.override and t.respelling is None:
                 src = folded[t.start : t.end]
                 if _shown_as_written(src, t.spoken, self.t.acronyms.get(src)):
-                    t.respelling, t.spoken = t.spoken, src  # RAID: shown RAID, said "raid"
+                    # RAID: shown RAID, said "raid"; macOS shown "mac O S"
+                    written = _written_form(src, t.spoken)
+                    if written != t.spoken:
+                        t.respelling, t.spoken = t.spoken, written
                 elif "-" in src and src.replace("-", "").isalpha() and src.isascii():
-                    shown = self._shown_parts(src, t.spoken)
-                    if shown is not None:  # DeepSeek-V: "DeepSeek V", said "Deep Seek V"
-                        t.respelling, t.spoken = t.spoken, shown
+                    parts = self._shown_parts(src, t.spoken)
+                    if parts is not None:  # DeepSeek-V: "DeepSeek V", said "Deep Seek V"
+                        t.respelling, t.spoken = t.spoken, parts
                 elif _capital_expansion(src, t.spoken) and self._unit(src, spaced=True) is None:
                     # Dr. Smith, Apple Inc., Main St: the word of a capitalised abbreviation is
                     # shown with its capital (said the same)
                     t.respelling, t.spoken = t.spoken, t.spoken[0].upper() + t.spoken[1:]
                 else:
-                    shown = _shown_runs(src, t.spoken, self.t.acronyms)
-                    if shown is not None:  # localhost:3000, ~/Downloads: the words as written
-                        t.respelling, t.spoken = t.spoken, shown
+                    runs = _shown_runs(src, t.spoken, self.t.acronyms)
+                    if runs is not None:  # localhost:3000, ~/Downloads: the words as written
+                        t.respelling, t.spoken = t.spoken, runs
         _curl_quotes(folded, out)
         _close_function_parens(folded, out)
         self.issues = _stray_marks(folded, out) + self._format_chars
@@ -1132,6 +1179,8 @@ class Normalizer:
                 # Phonemes only: engines that read text keep the built-in reading (XYZW ->
                 # "X Y Z W"), so an override never reads worse than none.
                 spoken = self.builtin_reading(s, a, b, cores, k)
+            if spoken is None and isinstance(getattr(entry, "respelling", None), str):
+                spoken = lexicon_form(core, entry.respelling)  # type: ignore[attr-defined]
             return [Tok(a, b, spoken or core, "word", True, entry)]
         spoken = self._read_whole(core, prev, nxt, k, cores)
         if spoken is None and core.endswith("'s") and len(core) > 2 and core[0].isdecimal():
@@ -2680,7 +2729,7 @@ class Normalizer:
         if " ".join(readings) != said:
             return None
         shown = [
-            p if _shown_as_written(p, r, self.t.acronyms.get(p)) else r
+            _written_form(p, r) if _shown_as_written(p, r, self.t.acronyms.get(p)) else r
             for p, r in zip(parts, readings, strict=True)
         ]
         out = " ".join(shown)

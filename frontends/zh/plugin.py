@@ -447,8 +447,13 @@ class ZhFrontend:
             if lx is not None and entry is None:
                 entry = lx.get(word)
         if entry is not None and (entry.phonemes or entry.spoken or entry.respelling):
+            shown = entry.spoken or word
+            if not entry.spoken and entry.respelling:
+                from mixvox.frontends.en.normalize import lexicon_form
+
+                shown = lexicon_form(word, entry.respelling)  # macOS: "mac O S", as in English
             b.words.append(
-                Word(text[p.start : p.end], entry.spoken or word, list(entry.phonemes),
+                Word(text[p.start : p.end], shown, list(entry.phonemes),
                      b.base + p.start, b.base + p.end, "en", override=True,
                      respelling=entry.respelling)
             )  # fmt: skip
