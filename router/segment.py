@@ -1241,8 +1241,10 @@ def _caps_phrase_tokens(island: list[_Tok], f: str) -> tuple[set[int], bool]:
 #: A name of capitals joined by ``&`` (``AT&T``, ``S&P``, ``H&M``, ``R&D``): English in any
 #: sentence (the English frontend says "S and P").
 _AMPERSAND_NAME = re.compile(r"[A-Z]{1,4}&[A-Z]{1,4}(?:'s)?")
+#: English words that join two numbers of one English phrase (``9 to 5``, ``5 out of 10``).
+_EN_LINK_WORDS = frozenset("to of than by from and or till until through".split())
 #: Han characters after a number that make it a date or a count (``2024年``, ``3个``).
-_COUNTED_AFTER = _MEASURE_WORDS | frozenset("年月日号天周倍万亿点分秒")
+_COUNTED_AFTER = _MEASURE_WORDS | frozenset("年月日号天周倍万亿点分秒人")
 
 
 def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok], bool]) -> None:
@@ -1319,6 +1321,25 @@ def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok],
                     if t.kind == _EN and x.lstrip("0123456789").lower() in _ORDINAL_TOKEN:
                         continue
                     t.lang = ZH
+        if english:
+            for k in range(1, len(island)):
+                t, before_word = island[k], texts[k - 1].lower()
+                glued_count = (
+                    k == len(island) - 1
+                    and j < n
+                    and toks[j].gap == "adj"
+                    and f[toks[j].start] in _COUNTED_AFTER
+                )
+                if (
+                    t.kind == _NUM
+                    and t.gap == "space"
+                    and island[k - 1].kind == _EN
+                    and before_word in _EN_LINK_WORDS
+                    and texts[k].isascii()
+                    and texts[k].isdigit()
+                    and not glued_count
+                ):
+                    t.lang = EN  # 每天9 to 5上班: the number after "to" ends the English phrase
         i = j
     # "March 3, 2025": the day (even glued to Han) and the year belong to the English date
     for k in range(n - 1):

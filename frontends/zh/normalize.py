@@ -360,6 +360,8 @@ _UNITS: dict[str, str] = {
     "inches": "英寸",
 }  # fmt: skip
 _UNITS.update(_UNIT_CHARS)
+# plural and longer time units of chat and logs (大约10 mins后, 30 secs): tnen, session 8
+_UNITS.update({"mins": "分钟", "sec": "秒", "secs": "秒", "hr": "小时", "hrs": "小时"})
 _UNIT_KEYS = sorted(_UNITS, key=len, reverse=True)
 _TEMPERATURE_UNITS = ("°C", "℃", "°F", "℉")
 
