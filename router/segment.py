@@ -529,6 +529,10 @@ TOKEN_RULES: tuple[tuple[str, str], ...] = (
 _ZH, _EN, _NUM, _PUNCT, _OPEN = "zh", "en", "num", "punct", "open"
 
 
+#: A decade written with its century (``1990s``, ``2010s``): English, not seconds.
+_RE_DECADE = re.compile(r"(?:1[5-9]|20)[0-9]0s")
+
+
 def _unit_like(run: str) -> bool:
     return run.lower() in UNITS or (len(run) <= 3 and run.isupper())
 
@@ -548,6 +552,8 @@ def token_kind(tok: str) -> str:
         return _NUM
     if not first.isdigit():
         return _EN
+    if _RE_DECADE.fullmatch(tok):
+        return _EN  # 1990s出生: a decade ("nineteen nineties"), never 1990 seconds
     runs: list[str] = []
     n = len(tok)
     i = 0
@@ -1320,6 +1326,8 @@ def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok],
                         continue
                     if t.kind == _EN and x.lstrip("0123456789").lower() in _ORDINAL_TOKEN:
                         continue
+                    if _RE_DECADE.fullmatch(x):
+                        continue  # 1990s: an English decade
                     t.lang = ZH
         if english:
             for k in range(1, len(island)):
@@ -1386,7 +1394,7 @@ def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok],
             and len(year) == 4
             and year[0] in "12"
         ):
-            y.lang = EN
+            m.lang = y.lang = EN  # Jan 2025: the month too (it was read alone as "Jan")
     for k in range(n - 2):
         m, d, y = toks[k : k + 3]
         if (
