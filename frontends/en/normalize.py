@@ -580,7 +580,9 @@ def _subsequence(short: str, long: str) -> bool:
 _RE_LETTER_RUN = re.compile(r"[A-Za-z]{2,}")
 
 
-def _shown_runs(src: str, said: str, acronyms: Mapping[str, str]) -> str | None:
+def _shown_runs(
+    src: str, said: str, acronyms: Mapping[str, str], lex: Callable[[str], str | None]
+) -> str | None:
     """The shown form of a piece read by parts (a URL, a path, an address: ``localhost:3000``
     said "local host colon three thousand", ``~/Downloads`` said "tilde slash downloads"): each
     run of letters of ``src`` that the reading cuts into parts, or a capitalised word it writes
@@ -597,6 +599,10 @@ def _shown_runs(src: str, said: str, acronyms: Mapping[str, str]) -> str | None:
         hit = None
         for q in range(p, min(p + 3, len(runs))):
             r = runs[q].casefold()
+            lexical = lex(runs[q])
+            if lexical and words[i : i + len(lexical.split())] == lexical.split():
+                hit = (q, i + len(lexical.split()))  # nginx said "engine x"
+                break
             acc = ""
             for j in range(i, min(i + 8, len(words))):
                 acc += words[j].casefold()
@@ -616,7 +622,11 @@ def _shown_runs(src: str, said: str, acronyms: Mapping[str, str]) -> str | None:
         # a word in another case only when it is capitalised (~/Downloads, Node.js); capitals
         # read as words stay the words (CUDA_VISIBLE_DEVICES: "cooda visible devices")
         case_only = j - i == 1 and not runs[q].istitle()
-        as_written = not case_only and _shown_as_written(runs[q], part, acronyms.get(runs[q]))
+        as_written = (
+            not case_only and _shown_as_written(runs[q], part, acronyms.get(runs[q]))
+        ) or (
+            lex(runs[q]) == part  # /etc/nginx: the lexicon word as written, said "engine x"
+        )
         out.append(_written_form(runs[q], part) if as_written else part)
         i, p = j, q + 1
     text = " ".join(out)
@@ -845,7 +855,7 @@ class Normalizer:
                     # shown with its capital (said the same)
                     t.respelling, t.spoken = t.spoken, t.spoken[0].upper() + t.spoken[1:]
                 else:
-                    runs = _shown_runs(src, t.spoken, self.t.acronyms)
+                    runs = _shown_runs(src, t.spoken, self.t.acronyms, self._lex_said)
                     if runs is not None:  # localhost:3000, ~/Downloads: the words as written
                         t.respelling, t.spoken = t.spoken, runs
         _curl_quotes(folded, out)
@@ -1282,6 +1292,9 @@ class Normalizer:
             # Python's __init__ / __main__.py: "dunder init", as programmers say it
             rest = self.read_electronic(m.group(2)) if m.group(2) else ""
             return f"dunder {self._alnum(m.group(1))} {rest}".strip()
+        m = _RE_GLOB.fullmatch(core)
+        if m:  # rm *.log: the wildcard and the extension
+            return "star dot " + self.read_electronic(m.group(1))
         if _RE_DOTFILE.fullmatch(core):
             return "dot " + self.read_electronic(core[1:])  # .env, .gitignore, .eslintrc.json
         m = _RE_HEX.fullmatch(core)
@@ -2765,8 +2778,17 @@ class Normalizer:
                 out.append(self._alnum(part))
         return " ".join(out)
 
+    def _lex_said(self, w: str) -> str | None:
+        """The text a lexicon entry gives ``w`` (its spoken form or respelling), if any."""
+        entry = self.lex_get(w) if len(w) > 1 else None
+        said = getattr(entry, "spoken", None) or getattr(entry, "respelling", None)
+        return said if isinstance(said, str) else None
+
     def _url_word(self, w: str) -> str:
         low = w.lower()
+        said = self._lex_said(w)
+        if said is not None:
+            return said  # docs/CHANGELOG.md, /etc/nginx: a lexicon word inside an address
         if low in ("www", "http", "https", "ftp"):
             return letters_spoken(low)
         if low == "edu":
@@ -3017,6 +3039,8 @@ class Normalizer:
                     out.append(
                         self.t.acronyms.get(run)
                         or ("_" in w and _PATH_WORDS.get(run))  # my_var, tmp_dir: var, temp
+                        or (self._lex_said(run) if run.isupper() and len(run) >= 4 else None)
+                        or (self._acronym(run) if run.isupper() and "." in w else None)
                         or letters_spoken(run)
                     )
                 else:
@@ -3752,7 +3776,9 @@ _PATH_WORDS = {
 _RE_CODE_PLURAL = re.compile(r"([A-Z][A-Za-z]{0,5}\d{3,5})s")
 #: A handle: ``@`` and a name of letters, digits, ``_`` and inner dots (not an e-mail).
 _RE_HANDLE = re.compile(r"@([A-Za-z0-9_](?:[A-Za-z0-9_.]{0,48}[A-Za-z0-9_])?)")
-_RE_DOTFILE = re.compile(r"\.[a-z][a-z0-9_-]{1,30}(?:\.[a-z0-9]{1,8})?")
+_RE_DOTFILE = re.compile(r"\.[A-Za-z][A-Za-z0-9_-]{1,30}(?:\.[a-z0-9]{1,8})?")
+#: A glob of files by extension (``*.log``, ``*.py``): "star dot log".
+_RE_GLOB = re.compile(r"\*\.([A-Za-z0-9]{1,10})")
 #: Hex literals, colours and UUIDs, read character by character.
 _RE_HEX = re.compile(r"0[xX]([0-9a-fA-F]{1,32})")
 _RE_HEX_COLOR = re.compile(r"#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})")
