@@ -841,7 +841,14 @@ class Normalizer:
         for t in out:
             if t.kind == "word" and not t.override and t.respelling is None:
                 src = folded[t.start : t.end]
-                if _shown_as_written(src, t.spoken, self.t.acronyms.get(src)):
+                if (
+                    t.spoken.endswith("'s")
+                    and src.endswith("s")
+                    and not src.endswith("'s")
+                    and _spelled(t.spoken.split())
+                ):  # GPUs: shown "G P Us" as written, said (and respelled) "G P U's"
+                    t.respelling, t.spoken = t.spoken, t.spoken[:-2] + "s"
+                elif _shown_as_written(src, t.spoken, self.t.acronyms.get(src)):
                     # RAID: shown RAID, said "raid"; macOS shown "mac O S"
                     written = _written_form(src, t.spoken)
                     if written != t.spoken:
