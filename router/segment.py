@@ -1029,6 +1029,16 @@ def _is_english_phrase(words: list[str], toks: list[_Tok], f: str) -> bool:
             and f[street.start : street.end].rstrip(".,;:!?").lower() in _STREET_WORDS
         ):
             return True  # 123 Main St, 1600 Pennsylvania Ave: an English street address
+    for k in range(len(toks) - 2):
+        a, amp, c = toks[k : k + 3]
+        if (
+            f[amp.start : amp.end] == "&"
+            and amp.gap == c.gap == "space"
+            and a.kind == c.kind == _EN
+            and _is_title_word(f[a.start : a.end])
+            and _is_title_word(f[c.start : c.end])
+        ):
+            return True  # Fast & Furious 9, Tom & Jerry: a title joined by a spaced &
     titles = [k for k, w in enumerate(words) if _is_title_word(w)]
     if len(titles) >= 2 and any(w in _TITLE_FUNCTION_WORDS for w in words[titles[0] + 1 :]):
         return True  # Top 10 AI Tools in 2025, Pride and Prejudice: a title in English
