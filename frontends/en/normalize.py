@@ -3070,6 +3070,12 @@ class Normalizer:
                 return Tok(i, i + 2, t.special[composed], reason="composed")
         if two in _MATH_PAIRS and not (two == "<-" and s[i + 2 : i + 3].isdecimal()):
             return Tok(i, i + 2, _MATH_PAIRS[two])  # x<=5, a!=b; x<-5 is "less than minus"
+        if (
+            c == ":"
+            and _RE_CELL_END.search(s, 0, i) is not None
+            and _RE_CELL.match(s, i + 1) is not None
+        ):
+            return Tok(i, i + 1, "to")  # =SUM(A1:A10): a range of cells, "A one to A ten"
         if c == "~" and s[i + 1 : i + 2] == "/":
             return Tok(i, i + 1, "tilde")  # host:~/dir: a home directory, not "about"
         if c == "~" and 0 < i and s[i - 1].isalpha() and s[i + 1 : i + 2].isdecimal():
@@ -3784,6 +3790,9 @@ _RE_CODE_PLURAL = re.compile(r"([A-Z][A-Za-z]{0,5}\d{3,5})s")
 #: A handle: ``@`` and a name of letters, digits, ``_`` and inner dots (not an e-mail).
 _RE_HANDLE = re.compile(r"@([A-Za-z0-9_](?:[A-Za-z0-9_.]{0,48}[A-Za-z0-9_])?)")
 _RE_DOTFILE = re.compile(r"\.[A-Za-z][A-Za-z0-9_-]{1,30}(?:\.[a-z0-9]{1,8})?")
+#: A spreadsheet cell before and after the colon of a range (``A1:A10``, ``$B$2:$C$20``).
+_RE_CELL_END = re.compile(r"(?<![A-Za-z])\$?[A-Z]{1,3}\$?[0-9]{1,7}$")
+_RE_CELL = re.compile(r"\$?[A-Z]{1,3}\$?[0-9]{1,7}(?![0-9A-Za-z])")
 #: A glob of files by extension (``*.log``, ``*.py``): "star dot log".
 _RE_GLOB = re.compile(r"\*\.([A-Za-z0-9]{1,10})")
 #: Hex literals, colours and UUIDs, read character by character.
