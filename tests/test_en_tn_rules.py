@@ -590,7 +590,7 @@ def test_date_and_time_ranges(text: str, spoken: str) -> None:
             "eight zero zero zero, zero zero zero zero zero zero zero zero A B C D",
         ),
         ("copy .env.example", "copy dot E N V dot example"),
-        ("edit .bashrc", "edit dot bashrc"),
+        ("edit .bashrc", "edit dot bash R C"),
     ],
 )
 def test_hex_uuid_dotfiles(text: str, spoken: str) -> None:
