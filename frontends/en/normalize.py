@@ -3415,7 +3415,24 @@ def _camel_split(w: str) -> list[str]:
         else:
             cur += c
     parts.append(cur)
-    return parts
+    out: list[str] = []
+    for k, part in enumerate(parts):
+        # VMware: "VM" "ware", not "V" "Mware" (a capital and a lower-case tail that is no word,
+        # where the tail alone is one, belongs to the capitals before it)
+        if (
+            k > 0
+            and len(part) >= 4
+            and part[0].isupper()
+            and part[1:].islower()
+            and out[-1].isupper()
+            and part.lower() not in cmudict()
+            and part[1:] in cmudict()
+        ):
+            out[-1] += part[0]
+            out.append(part[1:])
+        else:
+            out.append(part)
+    return out
 
 
 def _is_day(core: str) -> bool:
