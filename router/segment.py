@@ -186,7 +186,16 @@ def _classify(text: str, atoms: list[Atom]) -> bytearray:
     for i, ch in enumerate(text):
         if ch in _CJK_PUNCT and out[i] == _T:
             between_digits = 0 < i < n - 1 and _is_digit(text[i - 1]) and _is_digit(text[i + 1])
-            if not between_digits:
+            # Mon–Fri, Feb–Apr: an en dash between two Latin words joins them like a hyphen
+            between_words = (
+                ch == "–"
+                and 1 < i < n - 2
+                and is_latin_letter(text[i - 1])
+                and is_latin_letter(text[i - 2])
+                and is_latin_letter(text[i + 1])
+                and is_latin_letter(text[i + 2])
+            )
+            if not between_digits and not between_words:
                 out[i] = _P
         elif out[i] == _SCRIPT and "\u0391" <= ch <= "\u03c9":
             # a Greek letter on its own (σ, μ=10, Δt) is a math symbol, read by the frontends;
@@ -520,6 +529,10 @@ TOKEN_RULES: tuple[tuple[str, str], ...] = (
 _ZH, _EN, _NUM, _PUNCT, _OPEN = "zh", "en", "num", "punct", "open"
 
 
+#: A decade written with its century (``1990s``, ``2010s``): English, not seconds.
+_RE_DECADE = re.compile(r"(?:1[5-9]|20)[0-9]0s")
+
+
 def _unit_like(run: str) -> bool:
     return run.lower() in UNITS or (len(run) <= 3 and run.isupper())
 
@@ -539,6 +552,8 @@ def token_kind(tok: str) -> str:
         return _NUM
     if not first.isdigit():
         return _EN
+    if _RE_DECADE.fullmatch(tok):
+        return _EN  # 1990s出生: a decade ("nineteen nineties"), never 1990 seconds
     runs: list[str] = []
     n = len(tok)
     i = 0
@@ -900,6 +915,25 @@ ARCH_NAME = re.compile(
 )
 
 
+#: A lower-case name of two or more words joined by ``-`` that ends in a number: a cloud region
+#: (``us-east-1``, GCP's ``us-central1``), a host or a service (``web-server-01``,
+#: ``redis-master-0``). Its number belongs to the name, so the whole is read in English ("U S
+#: east one"; it was <U S east>一). One word and a number (``top-1``, ``python-3``) is no such
+#: name: its number follows the sentence.
+_RE_NAME_WITH_NUMBER = re.compile(r"[a-z]{2,}(?:-[a-z]{2,})*-[a-z]{2,}(?:-\d{1,4}|\d{1,2})")
+
+
+_MODIFIER_KEY = r"(?:Ctrl|CTRL|ctrl|Control|Cmd|CMD|cmd|Command|Shift|SHIFT|shift|Alt|ALT|alt|Option|Opt|Win|Fn|[⌘⇧⌥⌃])"
+#: A key combination: modifier keys and one key joined by ``+`` (``Ctrl+C``, ``Alt+F4``).
+_RE_KEY_COMBO = re.compile(
+    _MODIFIER_KEY + r"(?:\+" + _MODIFIER_KEY + r")*\+(?:[A-Za-z0-9]|F\d{1,2}|[A-Z][a-z]{1,8})"
+)
+
+
+#: A digit, a dot and a word of two or more letters (``t3.large``; not ``v2.x``, ``1.5B``).
+_RE_DIGIT_DOT_WORD = re.compile(r"[0-9]\.[a-z]{2,}")
+
+
 def _is_identifier(tok: str) -> bool:
     """URL, e-mail, path, ``snake_case``, ``a.b``: read by parts in English, never as a code.
 
@@ -928,6 +962,13 @@ def _is_identifier(tok: str) -> bool:
         return False  # KDA 5/2/10, 12/25/2024: a score or a date, no path (the zh rules)
     if any(c in "/\\@_" for c in tok) or "://" in tok:
         return True
+    if _RE_KEY_COMBO.fullmatch(tok.rstrip(".,;:!?")):
+        return True  # Alt+F4, Ctrl+1: a key combination, said in English ("alt plus F four")
+    if _RE_NAME_WITH_NUMBER.fullmatch(tok.rstrip(".,;:!?")):
+        return True  # us-east-1, web-server-01, us-central1: the number is part of the name
+    m = _RE_DIGIT_DOT_WORD.search(tok)
+    if m and tok[:1].isascii() and tok[:1].isalpha():
+        return True  # t3.large, m5.xlarge, python3.exe: a dot before a word is a name's dot
     host, sep, port = tok.partition(":")
     if sep and port.isdigit() and 2 <= len(port) <= 5 and host[:1].isalpha() and "+" not in host:
         return True  # localhost:8080
@@ -977,12 +1018,38 @@ def _is_english_phrase(words: list[str], toks: list[_Tok], f: str) -> bool:
             and tb.rstrip(".,;:!?") not in _VERSION_WORDS
         ):
             return True  # 3 apples: a count and its noun (not Android 15 beta: a version)
+    for k in range(len(toks) - 2):
+        n_, name, street = toks[k : k + 3]
+        if (
+            n_.kind in (_NUM, _EN)
+            and f[n_.start : n_.end][:1].isdigit()
+            and name.kind == _EN
+            and name.gap == street.gap == "space"
+            and _is_title_word(f[name.start : name.end])
+            and f[street.start : street.end].rstrip(".,;:!?").lower() in _STREET_WORDS
+        ):
+            return True  # 123 Main St, 1600 Pennsylvania Ave: an English street address
+    for k in range(len(toks) - 2):
+        a, amp, c = toks[k : k + 3]
+        if (
+            f[amp.start : amp.end] == "&"
+            and amp.gap == c.gap == "space"
+            and a.kind == c.kind == _EN
+            and _is_title_word(f[a.start : a.end])
+            and _is_title_word(f[c.start : c.end])
+        ):
+            return True  # Fast & Furious 9, Tom & Jerry: a title joined by a spaced &
     titles = [k for k, w in enumerate(words) if _is_title_word(w)]
     if len(titles) >= 2 and any(w in _TITLE_FUNCTION_WORDS for w in words[titles[0] + 1 :]):
         return True  # Top 10 AI Tools in 2025, Pride and Prejudice: a title in English
     return sum(1 for w in words if is_word(w)) >= 2
 
 
+#: Street words after a house number and a name (``123 Main St``): an English address.
+_STREET_WORDS = frozenset(
+    "st st. street ave ave. avenue rd rd. road blvd blvd. boulevard dr dr. drive ln lane way "
+    "ct court pl place pkwy parkway hwy highway sq square".split()
+)
 #: Lower-case function words of English titles (``Tools in 2025``, ``Lord of the Rings``).
 _TITLE_FUNCTION_WORDS = frozenset("in of to for and the with on at from by".split())
 
@@ -1187,6 +1254,15 @@ def _caps_phrase_tokens(island: list[_Tok], f: str) -> tuple[set[int], bool]:
     return out, text
 
 
+#: A name of capitals joined by ``&`` (``AT&T``, ``S&P``, ``H&M``, ``R&D``): English in any
+#: sentence (the English frontend says "S and P").
+_AMPERSAND_NAME = re.compile(r"[A-Z]{1,4}&[A-Z]{1,4}(?:'s)?")
+#: English words that join two numbers of one English phrase (``9 to 5``, ``5 out of 10``).
+_EN_LINK_WORDS = frozenset("to of than by from and or till until through".split())
+#: Han characters after a number that make it a date or a count (``2024年``, ``3个``).
+_COUNTED_AFTER = _MEASURE_WORDS | frozenset("年月日号天周倍万亿点分秒人")
+
+
 def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok], bool]) -> None:
     """In a zh sentence, codes and numbers next to Latin words follow the matrix language.
 
@@ -1224,6 +1300,29 @@ def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok],
             for t in island:
                 if t.kind in (_EN, _NUM):
                     t.lang = EN
+        elif en and not english and any(_AMPERSAND_NAME.fullmatch(x) for x in en):
+            # S&P 500, AT&T: a name of capitals joined by & is English ("S and P", never 和),
+            # and so is the plain number of an index after it (S&P 500: "S and P five hundred")
+            for k, (t, x) in enumerate(zip(island, texts, strict=True)):
+                if t.kind in (_EN, _NUM) and not _AMPERSAND_NAME.fullmatch(x):
+                    index = (
+                        k > 0
+                        and t.kind == _NUM
+                        and t.gap == "space"
+                        and x.isascii()
+                        and x.isdigit()
+                        and _AMPERSAND_NAME.fullmatch(texts[k - 1]) is not None
+                        and not (  # H&M 2024年: a year or a count of the sentence
+                            j < n
+                            and k == len(island) - 1
+                            and toks[j].gap == "adj"
+                            and f[toks[j].start] in _COUNTED_AFTER
+                        )
+                    )
+                    if index:
+                        t.lang = EN
+                    elif not _is_identifier(x):
+                        t.lang = ZH
         elif english and len(island) > 1 and _count_before_noun(island[0], island[1], f):
             island[0].lang = EN  # 大概2 weeks后, 他有10 years of experience: "two weeks"
         elif en and any(
@@ -1237,7 +1336,28 @@ def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok],
                         continue
                     if t.kind == _EN and x.lstrip("0123456789").lower() in _ORDINAL_TOKEN:
                         continue
+                    if _RE_DECADE.fullmatch(x):
+                        continue  # 1990s: an English decade
                     t.lang = ZH
+        if english:
+            for k in range(1, len(island)):
+                t, before_word = island[k], texts[k - 1].lower()
+                glued_count = (
+                    k == len(island) - 1
+                    and j < n
+                    and toks[j].gap == "adj"
+                    and f[toks[j].start] in _COUNTED_AFTER
+                )
+                if (
+                    t.kind == _NUM
+                    and t.gap == "space"
+                    and island[k - 1].kind == _EN
+                    and before_word in _EN_LINK_WORDS
+                    and texts[k].isascii()
+                    and texts[k].isdigit()
+                    and not glued_count
+                ):
+                    t.lang = EN  # 每天9 to 5上班: the number after "to" ends the English phrase
         i = j
     # "March 3, 2025": the day (even glued to Han) and the year belong to the English date
     for k in range(n - 1):
@@ -1284,7 +1404,7 @@ def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok],
             and len(year) == 4
             and year[0] in "12"
         ):
-            y.lang = EN
+            m.lang = y.lang = EN  # Jan 2025: the month too (it was read alone as "Jan")
     for k in range(n - 2):
         m, d, y = toks[k : k + 3]
         if (

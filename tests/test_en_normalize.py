@@ -65,7 +65,7 @@ def analyze(text: str, start: int = 0, lexicon: Lexicon | None = None):
         ("card ending in 8876", "card ending in eight eight seven six"),
         ("mail enterpriseservices@nvidia.com", "mail enterprise services at nvidia dot com"),
         # paths and host:port are read by parts, no slash or backslash left
-        ("open ~/.bashrc", "open tilde slash dot bashrc"),
+        ("open ~/.bashrc", "open tilde slash dot bash R C"),
         ("run ./build.sh", "run dot slash build dot S H"),
         ("at /etc/hosts", "at slash etc slash hosts"),
         ("C:\\Users\\a.txt", "C colon backslash users backslash A dot T X T"),

@@ -98,7 +98,11 @@ def test_not_emoticons() -> None:
 
 def test_capital_phrase_words_have_word_phonemes() -> None:
     words, _ = analyze("GO TO")
-    assert [(w.spoken, w.phonemes) for w in words] == [("go", ["G", "OW1"]), ("to", ["T", "UW1"])]
+    # shown as written, said (respelling and phonemes) as the words
+    assert [(w.spoken, w.respelling, w.phonemes) for w in words] == [
+        ("GO", "go", ["G", "OW1"]),
+        ("TO", "to", ["T", "UW1"]),
+    ]
 
 
 def test_cc_d_phonemes_end_in_d() -> None:
@@ -148,3 +152,57 @@ def test_heteronyms_lead_and_wound(text: str, word: int, phonemes: str) -> None:
 def test_inflections_of_dictionary_words(word: str, phonemes: str) -> None:
     words, _ = analyze(word)
     assert " ".join(p for w in words for p in w.phonemes) == phonemes
+
+
+def test_words_said_as_words_are_shown_as_written() -> None:
+    """Session 8: ``spoken`` keeps the written word, ``respelling`` carries the reading that
+    engines write and phonemes are found for; spelled letters and identifiers stay as read."""
+    from mixvox.engines.chattts.render import render_words
+
+    words, _ = analyze("RAID IKEA Airbnb maintainer GPU stdin localhost:3000 getUserName")
+    got = [(w.spoken, w.respelling) for w in words]
+    assert got == [
+        ("RAID", "raid"),
+        ("IKEA", "ikea"),
+        ("Airbnb", "Air B N B"),
+        ("maintainer", "main tainer"),
+        ("G P U", None),
+        ("stdin", "standard in"),
+        ("localhost colon three thousand", "local host colon three thousand"),
+        ("get User Name", None),
+    ]
+    assert words[0].phonemes == ["R", "EY1", "D"]
+    assert words[2].phonemes[:2] == ["EH1", "R"]  # "air", never a spelled A
+    text = render_words(words).text
+    assert "raid" in text and "Air B N B" in text and "RAID" not in text
+    assert normalize_en("RAID and Airbnb") == "raid and Air B N B"  # TN text: the readings
+
+
+def test_pinyin_brands_are_said_from_the_lexicon() -> None:
+    """Brands written in pinyin are lexicon words: the neural G2P read Meituan as
+    M Y UW0 CH UW1 AH0 N; shown as written, said as their owners say them."""
+    import mixvox
+
+    words = [w for w in mixvox.route("我在Meituan和Xiaomi下单").words if w.lang == "en"]
+    assert [(w.spoken, w.respelling, w.phonemes[:2]) for w in words] == [
+        ("Meituan", "may twan", ["M", "EY1"]),
+        ("Xiaomi", "shao mee", ["SH", "AW1"]),
+    ]
+
+
+def test_mixed_case_names_show_spelled_capitals_apart() -> None:
+    """Held-out writers wrote <mac O S> and <i O S> (three batches) but <AirPods>, <Airbnb>:
+    in a mixed-case word shown as written, the capitals said as letters are spaced letters."""
+    import mixvox
+
+    def shown(word: str) -> list[str]:
+        return [w.spoken for w in mixvox.route(f"用{word}做").words if w.lang == "en"]
+
+    assert shown("macOS") == ["mac O S"]  # a lexicon word
+    assert shown("iOS") == ["i O S"]  # said "eye O S": the capitals are the letters
+    assert shown("ChatGPT") == ["Chat G P T"]
+    assert shown("NVLink") == ["N V Link"]
+    assert shown("Airbnb") == ["Airbnb"]  # lower-case letters said as letters: the word
+    assert shown("AirPods") == ["AirPods"]
+    assert shown("DDoS") == ["DDoS"]  # no part to show apart
+    assert shown("PyTorch") == ["PyTorch"]

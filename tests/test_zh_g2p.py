@@ -268,7 +268,9 @@ def test_latin_word_is_read_by_the_english_frontend(fe: ZhFrontend) -> None:
     assert words[1].spoken == "coffee" and words[1].lang == "en"
     assert words[1].phonemes[0] == "K" and warnings == []
     words, _ = run(fe, "日志里有WARNING和GPU")
-    assert [w.spoken for w in words if w.lang == "en"] == ["warning", "G P U"]
+    assert [w.spoken for w in words if w.lang == "en"] == ["WARNING", "G P U"]
+    warning = next(w for w in words if w.text == "WARNING")
+    assert warning.respelling == "warning" and warning.phonemes[0] == "W"
     words, _ = run(fe, "用C++20和Wi-Fi 6")
     assert [w.spoken for w in words][1:] == ["C plus plus", "二十", "和", "wifi", "六"]
 

@@ -346,7 +346,7 @@ MIXED = [
     ("他说 I have 3 cats", "他说<I><have><three><cats>"),
     ("学习率设为1e-5", "学习率设为一<E>负五"),
     ("会议定在March 3, 2025举行", "会议定在<March><third><,><twenty twenty five>举行"),
-    ("日志里有WARNING和ERROR", "日志里有<warning>和<error>"),
+    ("日志里有WARNING和ERROR", "日志里有<WARNING>和<ERROR>"),
     ("当a≤b时成立", "当<A>小于等于<B>时成立"),
     ("H200比H100快", "<H>二百比<H>一百快"),
     ("用i7-12700K处理器", "用<I>七，一二七零零<K>处理器"),

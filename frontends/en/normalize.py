@@ -23,7 +23,7 @@ from __future__ import annotations
 import importlib.resources
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -156,6 +156,24 @@ _SEQUENCE_WORDS = frozenset(
 )
 
 # Anchored, nested-quantifier-free patterns (linear time).
+#: Prefixes of a mail's subject before a colon (``Re: Q3 Budget``; "R E" was spelled).
+_MAIL_PREFIXES = {"re": "re", "fwd": "forward", "fw": "forward", "aw": "A W"}
+#: Modifier and special keys of a key combination, as they are said (``Ctrl`` control).
+_KEY_NAMES = {
+    "ctrl": "control", "control": "control", "cmd": "command", "command": "command",
+    "⌘": "command", "shift": "shift", "⇧": "shift", "alt": "alt", "option": "option",
+    "opt": "option", "⌥": "option", "⌃": "control", "win": "windows", "fn": "function",
+    "super": "super", "meta": "meta", "del": "delete", "esc": "escape", "ins": "insert",
+    "pgup": "page up", "pgdn": "page down", "enter": "enter", "return": "return", "tab": "tab",
+    "space": "space", "backspace": "backspace", "home": "home", "end": "end",
+}  # fmt: skip
+_MODIFIER = r"(?:Ctrl|CTRL|ctrl|Control|Cmd|CMD|cmd|Command|Shift|SHIFT|shift|Alt|ALT|alt|Option|Opt|Win|Fn|Super|Meta|[⌘⇧⌥⌃])"
+#: A key combination: modifiers and one key joined by ``+`` (``Ctrl+C``, ``Cmd+Shift+P``).
+_RE_KEY_COMBO = re.compile(
+    _MODIFIER + r"(?:\+" + _MODIFIER + r")*\+(?:[A-Za-z0-9]|F\d{1,2}|[A-Z][a-z]{1,8}|[⌘⇧⌥⌃])"
+)
+#: A name of capitals joined by ``&`` (``AT&T``, ``S&P``, ``H&M``, ``R&D``), maybe possessive.
+_RE_AMPERSAND_NAME = re.compile(r"([A-Z]{1,4})&([A-Z]{1,4})('s)?")
 _RE_INT = re.compile(r"\d+")
 _SUBSCRIPT_DIGITS = "₀₁₂₃₄₅₆₇₈₉"
 _SUBSCRIPT_TABLE = str.maketrans(_SUBSCRIPT_DIGITS, "0123456789")
@@ -423,6 +441,9 @@ class Tok:
 
     ``kind`` is ``word``, ``punct`` or ``unread`` (skipped, to be reported by the caller).
     ``override`` marks pieces whose reading came from the lexicon (``lex`` holds the entry).
+    ``respelling`` is set when ``spoken`` keeps the word as written (``RAID``, ``Airbnb``) and
+    the reading is another text (``raid``, ``Air B N B``): what engines that read text write,
+    and what phonemes are looked up for (see :func:`_shown_as_written`).
     """
 
     start: int
@@ -432,9 +453,184 @@ class Tok:
     override: bool = False
     lex: object | None = None
     reason: str = ""
+    respelling: str | None = None
 
 
 LexGet = Callable[[str], object | None]
+
+
+def _spelled(words: list[str]) -> bool:
+    """Spelled letters (``G P U``), also with a plural or possessive ending (``G P Us``)."""
+    return all(len(w) == 1 for w in words[:-1]) and (
+        len(words[-1]) == 1 or (len(words[-1]) <= 3 and words[-1][1:] in ("s", "'s"))
+    )
+
+
+def _shown_as_written(src: str, said: str, table: str | None) -> bool:
+    """Does a word read ``said`` keep its written form ``src`` in ``Word.spoken``?
+
+    Users write a word said as a word the way it is spelled (``RAID``, ``IKEA``, ``Airbnb``,
+    ``ImageNet``, ``maintainer``), so its ``spoken`` shows it so and the reading moves to the
+    respelling (what text-reading engines write, and what phonemes are found for): a reading that
+    only changes case or cuts the letters into parts (``raid``, ``Air B N B``, ``Image Net``,
+    ``main tainer``), and a respelling of the acronym table for a capital or lower-case word said
+    as words (``GUI`` gooey, ``JPEG`` jay peg, ``CRISPR`` crisper, ``mypy`` my pie, ``stdin``
+    standard in). Spelled letters stay spelled (``GPU`` -> ``G P U``, ``GPUs`` -> ``G P Us``), as
+    do readings with spelled letters (``dmesg`` D message, ``WWII``) and camelCase identifiers of
+    three words or more (``getUserName``; but ``visionOS``).
+    """
+    if len(src) < 2 or said == src or not src.isascii() or not src.isalpha():
+        return False
+    words = said.split()
+    if not words or _spelled(words):
+        return False
+    if "".join(words).casefold() == src.casefold():
+        # getUserName (words only) is an identifier read by parts; visionOS, iPadOS are names
+        identifier = all(len(w) >= 2 for w in words) and len(words) >= 3
+        return not (src[0].islower() and not src.islower() and identifier)
+    respelled = src.istitle() and not _subsequence(src.lower(), "".join(words).lower())
+    return (
+        said == table
+        # GUI, SaaS; mypy (my pie); Vite (veet; but Ctrl control, Esc escape are expansions)
+        and (sum(c.isupper() for c in src) >= 2 or src.islower() or respelled)
+        and len(words) <= 2
+        and all(len(w) >= 2 and w.isalpha() for w in words)
+    )
+
+
+def _written_form(src: str, said: str) -> str:
+    """How a word shown as written appears: as written, except that in a mixed-case word the
+    capitals said as letters are spaced letters, as users write them (``macOS`` said "mac O S"
+    -> "mac O S", ``ChatGPT`` -> "Chat G P T", ``NVLink`` -> "N V Link"; ``Airbnb`` said "Air
+    B N B" stays "Airbnb": its letters are lower case). Three held-out writers wrote ``<mac O
+    S>`` and ``<i O S>``; others ``<AirPods>``, ``<TypeScript>``, ``<Airbnb>``."""
+    words = said.split()
+    if src.isupper() or src.islower() or "".join(words).casefold() != src.casefold():
+        return src
+    out = ""
+    pos = 0
+    prev_spelled = False
+    for w in words:
+        part = src[pos : pos + len(w)]
+        pos += len(w)
+        spelled = len(w) == 1 and part.isupper()
+        if not spelled and len(part) > 1 and not part[1:].islower():
+            return src  # DDoS ("D dos"): no part to show apart
+        if out and (spelled or prev_spelled):
+            out += " "
+        out += part
+        prev_spelled = spelled
+    return out
+
+
+def lexicon_form(src: str, respelling: str) -> str:
+    """The shown form of a lexicon word that gives a respelling and no spoken form: as written
+    (``PyTorch``, ``NeurIPS``), its spelled capitals spaced (``macOS`` "mac O S"; ``iOS`` said
+    "eye O S" -> "i O S": the capitals the respelling ends with as letters), spelled letters as
+    spelled (``IPv`` "I P V")."""
+    words = respelling.split()
+    if not src.isascii() or not src.isalpha() or not words:
+        return src
+    if _spelled(words) and "".join(words).casefold() == src.casefold():
+        return respelling  # IPv: I P V
+    shown = _written_form(src, respelling)
+    if shown != src:
+        return shown
+    m = re.search(r"[A-Z]{2,}$", src)
+    if m and src[: m.start()].islower() and words[-len(m.group()) :] == list(m.group()):
+        return f"{src[: m.start()]} {' '.join(m.group())}"  # iOS, watchOS: "i O S"
+    return src
+
+
+def _named_dash(s: str, start: int, i: int) -> bool:
+    """The dash at ``s[i]`` joins a name in a setting's value (``LANG=en_US.UTF-8``,
+    ``charset=ISO-8859-1``): three or more letters before it, after an ``=``; in an equation
+    (``x=a-8``) the dash is a minus."""
+    m = re.search(r"[A-Za-z]+$", s[start:i])
+    return m is not None and len(m.group()) >= 3 and "=" in s[:i]
+
+
+def _capital_expansion(src: str, said: str) -> bool:
+    """``Dr.`` doctor, ``Inc.`` incorporated, ``St`` street: a capitalised abbreviation (a
+    capital, then lower-case letters, maybe a dot) read as lower-case words that start with its
+    letter."""
+    letters = src.rstrip(".")
+    return (
+        2 <= len(letters) <= 5
+        and letters.isascii()
+        and letters.isalpha()
+        and letters[0].isupper()
+        and letters[1:].islower()
+        and said[:1] == letters[0].lower()
+        and said.replace(" ", "").isalpha()
+        and said.islower()
+        and said.casefold() != letters.casefold()
+        and letters not in ("No", "Nos")  # No. 7: "number", as in a Chinese sentence (No.1)
+        and len(said) > len(letters)
+        and _subsequence(letters.lower(), said)  # an expansion (Ltd limited); not Vite "veet"
+    )
+
+
+def _subsequence(short: str, long: str) -> bool:
+    """Are the letters of ``short`` in ``long`` in order (``ltd`` in ``limited``)?"""
+    it = iter(long)
+    return all(c in it for c in short)
+
+
+_RE_LETTER_RUN = re.compile(r"[A-Za-z]{2,}")
+
+
+def _shown_runs(
+    src: str, said: str, acronyms: Mapping[str, str], lex: Callable[[str], str | None]
+) -> str | None:
+    """The shown form of a piece read by parts (a URL, a path, an address: ``localhost:3000``
+    said "local host colon three thousand", ``~/Downloads`` said "tilde slash downloads"): each
+    run of letters of ``src`` that the reading cuts into parts, or a capitalised word it writes
+    in lower case, is shown as written when :func:`_shown_as_written` would show it so on
+    its own ("localhost colon three thousand", "tilde slash Downloads"); ``None`` when nothing
+    changes."""
+    runs = _RE_LETTER_RUN.findall(src)
+    if not runs or not src.isascii():
+        return None
+    words = said.split()
+    out: list[str] = []
+    i = p = 0
+    while i < len(words):
+        hit = None
+        for q in range(p, min(p + 3, len(runs))):
+            r = runs[q].casefold()
+            lexical = lex(runs[q])
+            if lexical and words[i : i + len(lexical.split())] == lexical.split():
+                hit = (q, i + len(lexical.split()))  # nginx said "engine x"
+                break
+            acc = ""
+            for j in range(i, min(i + 8, len(words))):
+                acc += words[j].casefold()
+                if acc == r:
+                    hit = (q, j + 1)
+                    break
+                if not r.startswith(acc):
+                    break
+            if hit:
+                break
+        if hit is None:
+            out.append(words[i])
+            i += 1
+            continue
+        q, j = hit
+        part = " ".join(words[i:j])
+        # a word in another case only when it is capitalised (~/Downloads, Node.js); capitals
+        # read as words stay the words (CUDA_VISIBLE_DEVICES: "cooda visible devices")
+        case_only = j - i == 1 and not runs[q].istitle()
+        as_written = (
+            not case_only and _shown_as_written(runs[q], part, acronyms.get(runs[q]))
+        ) or (
+            lex(runs[q]) == part  # /etc/nginx: the lexicon word as written, said "engine x"
+        )
+        out.append(_written_form(runs[q], part) if as_written else part)
+        i, p = j, q + 1
+    text = " ".join(out)
+    return text if text != said else None
 
 
 def _is_punct_char(c: str) -> bool:
@@ -642,6 +838,33 @@ class Normalizer:
         for t in out:  # a dash read as a pause keeps its own form (was—how: an em dash)
             if t.kind == "punct" and t.spoken == "-" and text[t.start : t.end] in ("–", "—"):
                 t.spoken = text[t.start]
+        for t in out:
+            if t.kind == "word" and not t.override and t.respelling is None:
+                src = folded[t.start : t.end]
+                if (
+                    t.spoken.endswith("'s")
+                    and src.endswith("s")
+                    and not src.endswith("'s")
+                    and _spelled(t.spoken.split())
+                ):  # GPUs: shown "G P Us" as written, said (and respelled) "G P U's"
+                    t.respelling, t.spoken = t.spoken, t.spoken[:-2] + "s"
+                elif _shown_as_written(src, t.spoken, self.t.acronyms.get(src)):
+                    # RAID: shown RAID, said "raid"; macOS shown "mac O S"
+                    written = _written_form(src, t.spoken)
+                    if written != t.spoken:
+                        t.respelling, t.spoken = t.spoken, written
+                elif "-" in src and src.replace("-", "").isalpha() and src.isascii():
+                    parts = self._shown_parts(src, t.spoken)
+                    if parts is not None:  # DeepSeek-V: "DeepSeek V", said "Deep Seek V"
+                        t.respelling, t.spoken = t.spoken, parts
+                elif _capital_expansion(src, t.spoken) and self._unit(src, spaced=True) is None:
+                    # Dr. Smith, Apple Inc., Main St: the word of a capitalised abbreviation is
+                    # shown with its capital (said the same)
+                    t.respelling, t.spoken = t.spoken, t.spoken[0].upper() + t.spoken[1:]
+                else:
+                    runs = _shown_runs(src, t.spoken, self.t.acronyms, self._lex_said)
+                    if runs is not None:  # localhost:3000, ~/Downloads: the words as written
+                        t.respelling, t.spoken = t.spoken, runs
         _curl_quotes(folded, out)
         _close_function_parens(folded, out)
         self.issues = _stray_marks(folded, out) + self._format_chars
@@ -973,6 +1196,8 @@ class Normalizer:
                 # Phonemes only: engines that read text keep the built-in reading (XYZW ->
                 # "X Y Z W"), so an override never reads worse than none.
                 spoken = self.builtin_reading(s, a, b, cores, k)
+            if spoken is None and isinstance(getattr(entry, "respelling", None), str):
+                spoken = lexicon_form(core, entry.respelling)  # type: ignore[attr-defined]
             return [Tok(a, b, spoken or core, "word", True, entry)]
         spoken = self._read_whole(core, prev, nxt, k, cores)
         if spoken is None and core.endswith("'s") and len(core) > 2 and core[0].isdecimal():
@@ -1028,6 +1253,15 @@ class Normalizer:
         m = _RE_LANGUAGE_VERSION.fullmatch(core)
         if m:  # C#12, C++20, .NET8: the language and its version ("C sharp twelve")
             return f"{t.special[m.group(1)]} {_version_parts(m.group(2).split('.'))}"
+        if core.lower() in _MAIL_PREFIXES and k < len(self._trails) and self._trails[k] == ":":
+            return _MAIL_PREFIXES[core.lower()]  # Re: Q3 Budget, Fwd: …: a mail's subject
+        m = _RE_KEY_COMBO.fullmatch(core)
+        if m:  # Ctrl+C, Cmd+Shift+P, Alt+F4, ⌘+K: one key combination, "control plus C"
+            return " plus ".join(self._key_name(x) for x in core.split("+"))
+        m = _RE_AMPERSAND_NAME.fullmatch(core)
+        if m:  # AT&T, S&P, H&M, R&D, Q&A: one name, its letters and "and" (not "ampersand")
+            said = " and ".join(self._acronym(x) for x in m.group(1, 2))
+            return said + ("'s" if m.group(3) else "")
         if core in t.special:
             said = t.special[core]
             if said.startswith("is ") and prev.lower() in _COPULA_VERBS:
@@ -1065,6 +1299,9 @@ class Normalizer:
             # Python's __init__ / __main__.py: "dunder init", as programmers say it
             rest = self.read_electronic(m.group(2)) if m.group(2) else ""
             return f"dunder {self._alnum(m.group(1))} {rest}".strip()
+        m = _RE_GLOB.fullmatch(core)
+        if m:  # rm *.log: the wildcard and the extension
+            return "star dot " + self.read_electronic(m.group(1))
         if _RE_DOTFILE.fullmatch(core):
             return "dot " + self.read_electronic(core[1:])  # .env, .gitignore, .eslintrc.json
         m = _RE_HEX.fullmatch(core)
@@ -1677,6 +1914,19 @@ class Normalizer:
             return f"{lead}{_plain_number(mant)} E{mid}{num.cardinal(exp)}"
         m = _RE_TIME.fullmatch(core)
         if m:
+            hh, mm, ss = m.group(1, 2, 3)
+            if (
+                ss is not None
+                and int(hh) <= 23
+                and int(mm) <= 59
+                and int(ss) <= 59
+                and (prev.lower() in _CLOCK_CUES or _RE_ISO_DATE.fullmatch(prev))
+            ):  # at 10:23:45, 2025-01-15 10:23:45 (a log's timestamp): a clock time
+                clock = f"{num.cardinal(str(int(hh)))} {num.clock_minutes(mm)}"
+                if int(mm) == 0:
+                    clock = f"{num.cardinal(str(int(hh)))} o'clock"
+                sec = "second" if int(ss) == 1 else "seconds"
+                return f"{clock} and {num.cardinal(str(int(ss)))} {sec}"
             r = _time(m.group(1), m.group(2), m.group(3), m.group(4), nxt)
             if r:
                 return r
@@ -2300,6 +2550,8 @@ class Normalizer:
             ):
                 return "a"  # "A cat"; but "1 A or B", "Type A personality": the letter
             return w.upper() if w not in ("a", "I") else w
+        if w in ("id", "ids"):
+            return "I D" if w == "id" else "I D's"  # WHERE id = 5, the ids: never Freud's id
         if _RE_LAUGH.fullmatch(w):
             return w.lower()  # HAHAHA, HEHE, Hahaha: laughter, never the letters H A H A
         if base.isupper() and base.isalpha():
@@ -2329,6 +2581,14 @@ class Normalizer:
                 # cc, pr, hr, ui, api, url (CMUdict's first reading is the letters), qa, ux
                 # (no word at all): spelled in ``spoken`` too, so text engines spell them
                 return letters_spoken(w)
+        if (
+            len(w) >= 5
+            and low[0] == "x"
+            and w[1:].islower()
+            and low not in cmudict()
+            and low[1:] in cmudict()
+        ):
+            return f"X {low[1:]}"  # xlarge, xterm, xpath, Xcode: the letter X, then the word
         if w.islower() and len(w) >= 8 and w.isascii() and not _dict_word(w):
             # lower case only: a capitalised name is more often no compound (Coursera)
             parts = _compound_split(w)
@@ -2478,6 +2738,31 @@ class Normalizer:
             i = j
         return " ".join(x for x in out if x)
 
+    def _shown_parts(self, src: str, said: str) -> str | None:
+        """The shown form of a hyphenated word read part by part (``DeepSeek-V`` -> "DeepSeek
+        V", said "Deep Seek V"): each part as :func:`_shown_as_written` shows it; ``None`` when
+        nothing changes or the reading is not the parts' readings (``Wi-Fi`` wifi)."""
+        parts = src.split("-")
+        if not all(parts):
+            return None
+        readings = [self._read_alpha(p, "", "") for p in parts]
+        if " ".join(readings) != said:
+            return None
+        shown = [
+            _written_form(p, r) if _shown_as_written(p, r, self.t.acronyms.get(p)) else r
+            for p, r in zip(parts, readings, strict=True)
+        ]
+        out = " ".join(shown)
+        return out if out != said else None
+
+    def _key_name(self, key: str) -> str:
+        """One key of a combination: a modifier's name, a letter spelled, ``F4``, a key word."""
+        if key in _KEY_NAMES or key.lower() in _KEY_NAMES:
+            return _KEY_NAMES.get(key) or _KEY_NAMES[key.lower()]
+        if len(key) == 1:
+            return key.upper() if key.isalpha() else self._alnum(key)
+        return self._alnum(key) if any(c.isdecimal() for c in key) else self.read_word(key)
+
     def _handle_name(self, name: str) -> str:
         """The name of a social-media handle, part by part (``_`` and ``.`` are silent).
 
@@ -2500,8 +2785,17 @@ class Normalizer:
                 out.append(self._alnum(part))
         return " ".join(out)
 
+    def _lex_said(self, w: str) -> str | None:
+        """The text a lexicon entry gives ``w`` (its spoken form or respelling), if any."""
+        entry = self.lex_get(w) if len(w) > 1 else None
+        said = getattr(entry, "spoken", None) or getattr(entry, "respelling", None)
+        return said if isinstance(said, str) else None
+
     def _url_word(self, w: str) -> str:
         low = w.lower()
+        said = self._lex_said(w)
+        if said is not None:
+            return said  # docs/CHANGELOG.md, /etc/nginx: a lexicon word inside an address
         if low in ("www", "http", "https", "ftp"):
             return letters_spoken(low)
         if low == "edu":
@@ -2529,6 +2823,8 @@ class Normalizer:
             and not _RE_SAYABLE_CLUSTER.search(low)
         ):
             return letters_spoken(low)  # icbc.com.cn, ipfs.io: three consonants no word has
+        if len(low) >= 5 and low[0] == "x" and low not in cmudict() and low[1:] in cmudict():
+            return f"X {low[1:]}"  # m5.xlarge, xsmall: the size letter, then the word
         if len(low) >= 6 and low not in cmudict():
             parts = _dict_split(low) if len(low) >= 8 else None
             if parts:
@@ -2558,7 +2854,7 @@ class Normalizer:
                     and alnum_start is not None
                     and i + 1 < b
                     and s[i + 1].isalnum()
-                    and not (equation and c == "-")
+                    and not (equation and c == "-" and not _named_dash(s, alnum_start, i))
                 )
                 or (  # 5,000-word: a thousands separator inside a compound
                     c == ","
@@ -2624,8 +2920,12 @@ class Normalizer:
         if "-" in w and len(w) <= 200:
             # COVID-19, mid-1980s, GPT-4o: read the parts on their own, the hyphen is silent.
             parts = [p for p in w.split("-") if p]
-            if len(parts) >= 2 and parts[0] in _REGION_CODES and parts[1] in _REGION_DIRECTIONS:
-                parts[0] = parts[0].upper()  # us-east-1: the region's code is spelled
+            if (
+                len(parts) >= 2
+                and parts[0] in _REGION_CODES
+                and parts[1].rstrip("0123456789") in _REGION_DIRECTIONS
+            ):  # us-east-1, GCP's us-central1: the region's code is spelled
+                parts[0] = parts[0].upper()
             out_parts = []
             prev = ""
             skip = -1
@@ -2746,6 +3046,8 @@ class Normalizer:
                     out.append(
                         self.t.acronyms.get(run)
                         or ("_" in w and _PATH_WORDS.get(run))  # my_var, tmp_dir: var, temp
+                        or (self._lex_said(run) if run.isupper() and len(run) >= 4 else None)
+                        or (self._acronym(run) if run.isupper() and "." in w else None)
                         or letters_spoken(run)
                     )
                 else:
@@ -2768,6 +3070,12 @@ class Normalizer:
                 return Tok(i, i + 2, t.special[composed], reason="composed")
         if two in _MATH_PAIRS and not (two == "<-" and s[i + 2 : i + 3].isdecimal()):
             return Tok(i, i + 2, _MATH_PAIRS[two])  # x<=5, a!=b; x<-5 is "less than minus"
+        if (
+            c == ":"
+            and _RE_CELL_END.search(s, 0, i) is not None
+            and _RE_CELL.match(s, i + 1) is not None
+        ):
+            return Tok(i, i + 1, "to")  # =SUM(A1:A10): a range of cells, "A one to A ten"
         if c == "~" and s[i + 1 : i + 2] == "/":
             return Tok(i, i + 1, "tilde")  # host:~/dir: a home directory, not "about"
         if c == "~" and 0 < i and s[i - 1].isalpha() and s[i + 1 : i + 2].isdecimal():
@@ -3107,7 +3415,24 @@ def _camel_split(w: str) -> list[str]:
         else:
             cur += c
     parts.append(cur)
-    return parts
+    out: list[str] = []
+    for k, part in enumerate(parts):
+        # VMware: "VM" "ware", not "V" "Mware" (a capital and a lower-case tail that is no word,
+        # where the tail alone is one, belongs to the capitals before it)
+        if (
+            k > 0
+            and len(part) >= 4
+            and part[0].isupper()
+            and part[1:].islower()
+            and out[-1].isupper()
+            and part.lower() not in cmudict()
+            and part[1:] in cmudict()
+        ):
+            out[-1] += part[0]
+            out.append(part[1:])
+        else:
+            out.append(part)
+    return out
 
 
 def _is_day(core: str) -> bool:
@@ -3481,7 +3806,12 @@ _PATH_WORDS = {
 _RE_CODE_PLURAL = re.compile(r"([A-Z][A-Za-z]{0,5}\d{3,5})s")
 #: A handle: ``@`` and a name of letters, digits, ``_`` and inner dots (not an e-mail).
 _RE_HANDLE = re.compile(r"@([A-Za-z0-9_](?:[A-Za-z0-9_.]{0,48}[A-Za-z0-9_])?)")
-_RE_DOTFILE = re.compile(r"\.[a-z][a-z0-9_-]{1,30}(?:\.[a-z0-9]{1,8})?")
+_RE_DOTFILE = re.compile(r"\.[A-Za-z][A-Za-z0-9_-]{1,30}(?:\.[a-z0-9]{1,8})?")
+#: A spreadsheet cell before and after the colon of a range (``A1:A10``, ``$B$2:$C$20``).
+_RE_CELL_END = re.compile(r"(?<![A-Za-z])\$?[A-Z]{1,3}\$?[0-9]{1,7}$")
+_RE_CELL = re.compile(r"\$?[A-Z]{1,3}\$?[0-9]{1,7}(?![0-9A-Za-z])")
+#: A glob of files by extension (``*.log``, ``*.py``): "star dot log".
+_RE_GLOB = re.compile(r"\*\.([A-Za-z0-9]{1,10})")
 #: Hex literals, colours and UUIDs, read character by character.
 _RE_HEX = re.compile(r"0[xX]([0-9a-fA-F]{1,32})")
 _RE_HEX_COLOR = re.compile(r"#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})")
@@ -3733,4 +4063,6 @@ def normalize_en(text: str) -> str:
     """
     from mixvox.ir import join_spoken
 
-    return join_spoken(t.spoken for t in Normalizer().tokenize(text) if t.kind != "unread")
+    return join_spoken(
+        t.respelling or t.spoken for t in Normalizer().tokenize(text) if t.kind != "unread"
+    )

@@ -93,7 +93,7 @@ class EnFrontend:
                 source = (
                     t.lex.respelling
                     if isinstance(t.lex, LexEntry) and t.lex.respelling
-                    else t.spoken
+                    else t.respelling or t.spoken
                 )
                 for w in source.split():
                     w2 = w.strip(_STRIP)
@@ -133,7 +133,7 @@ class EnFrontend:
             if t.kind == "punct":
                 words.append(Word(text, t.spoken, [], start, end, "en", kind="punct"))
                 continue
-            respelling = None
+            respelling = t.respelling  # RAID shown as written, said "raid"
             override = t.override or ti in lex_hit
             if t.override and isinstance(t.lex, LexEntry):
                 respelling = t.lex.respelling

@@ -31,6 +31,9 @@ from mixvox.segment import ARCH_NAME
 from mixvox.segment import UNITS as _SEGMENT_UNITS
 from mixvox.textutil import fold_width, is_emoji, is_han, is_latin_letter, script_of
 
+#: Letter-2-letter codes whose 2 is the number, not "to" (B2B, P2P, O2O say "to").
+_TWO_CODES = frozenset(("Y2K",))
+
 #: Digit runs longer than this never enter the regex rules (read digit by digit).
 _MAX_RULE_DIGITS = 32
 
@@ -357,6 +360,8 @@ _UNITS: dict[str, str] = {
     "inches": "英寸",
 }  # fmt: skip
 _UNITS.update(_UNIT_CHARS)
+# plural and longer time units of chat and logs (大约10 mins后, 30 secs): tnen, session 8
+_UNITS.update({"mins": "分钟", "sec": "秒", "secs": "秒", "hr": "小时", "hrs": "小时"})
 _UNIT_KEYS = sorted(_UNITS, key=len, reverse=True)
 _TEMPERATURE_UNITS = ("°C", "℃", "°F", "℉")
 
@@ -961,7 +966,9 @@ class _Scanner:
                 and not (i > 0 and is_latin_letter(t[i - 1]))
                 and not (i + 3 < n and (is_latin_letter(t[i + 3]) or _is_digit(t[i + 3])))
             ):
-                self.add(i, i + 3, "latin", f"{t[i]} to {t[i + 2]}")  # B2B, O2O: "B to B"
+                # B2B, O2O: "B to B"; Y2K: "Y two K" (the year 2000, not a direction)
+                two = "two" if t[i : i + 3].upper() in _TWO_CODES else "to"
+                self.add(i, i + 3, "latin", f"{t[i]} {two} {t[i + 2]}")
                 i += 3
             elif (
                 c in "xX*"
@@ -2022,9 +2029,11 @@ class _Scanner:
     def _slash_date(self, m: re.Match[str], i: int) -> bool:
         """``M/D`` is a date (not a fraction) when the day cannot be a usual denominator (13-31),
         no space is inside, and a date word is next to it: 在/于/从/截至 … before it, or 开始,
-        前, 起, 那天, 截止 … after it (``3/15开始放假``; ``1/4决赛`` stays 四分之一)."""
+        前, 起, 那天, 截止 … after it (``3/15开始放假``; ``1/4决赛`` stays 四分之一). A day 1 is a
+        date in any context (``10/1是国庆节`` 十月一日; it was 一分之十)."""
         a, b = m.group(1), m.group(2)
-        if " " in m.group() or not (1 <= int(a) <= 12 and 13 <= int(b) <= 31):
+        first = b == "1" and 1 <= int(a) <= 12  # 10/1, 5/1: no fraction has the denominator 1
+        if " " in m.group() or not (1 <= int(a) <= 12 and (13 <= int(b) <= 31 or first)):
             return False
         after = self.after(m.end(), 3)
         if after[:1] in ("日", "号"):
@@ -2036,7 +2045,7 @@ class _Scanner:
         ):
             return False
         before = self.before(i, 3).rstrip(" ")
-        return before.endswith(_SLASH_DATE_BEFORE) or after.startswith(_SLASH_DATE_AFTER)
+        return first or before.endswith(_SLASH_DATE_BEFORE) or after.startswith(_SLASH_DATE_AFTER)
 
     def _dotted_date_follows(self, end: int) -> bool:
         """After ``MM.DD`` (``09.10是教师节``, ``10.01国庆``): a dotted month-day needs a Han
@@ -3042,7 +3051,11 @@ class _Scanner:
             return read_digits(raw, yao=True)  # 身份证号后四位是1234: digits of an identifier
         cue = prev.rstrip(" \t\u3000是为:：")
         cue = cue[:-1].rstrip(" \t\u3000") if cue.endswith("从") else cue  # 端口从5432改成…
-        if cue.endswith(_ID_CUES) and not self.liang_next(end):
+        inside_word = any(  # RAID 1, support 2: "ID", "port" ending a longer Latin word
+            c.isascii() and cue.endswith(c) and is_latin_letter(cue[-len(c) - 1 : -len(c)] or " ")
+            for c in _ID_CUES
+        )
+        if cue.endswith(_ID_CUES) and not self.liang_next(end) and not inside_word:
             if cue.endswith(("端口", "端口号", "port")):
                 return _read_port(raw)  # 端口22 -> 二十二, 端口8080 -> 八零八零
             return read_digits(raw, yao=True)

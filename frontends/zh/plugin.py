@@ -458,8 +458,13 @@ class ZhFrontend:
             if lx is not None and entry is None:
                 entry = lx.get(word)
         if entry is not None and (entry.phonemes or entry.spoken or entry.respelling):
+            shown = entry.spoken or word
+            if not entry.spoken and entry.respelling:
+                from mixvox.frontends.en.normalize import lexicon_form
+
+                shown = lexicon_form(word, entry.respelling)  # macOS: "mac O S", as in English
             b.words.append(
-                Word(text[p.start : p.end], entry.spoken or word, list(entry.phonemes),
+                Word(text[p.start : p.end], shown, list(entry.phonemes),
                      b.base + p.start, b.base + p.end, "en", override=True,
                      respelling=entry.respelling)
             )  # fmt: skip
@@ -471,13 +476,13 @@ class ZhFrontend:
                 Word(text[p.start : p.end], spoken, phones, b.base + p.start, b.base + p.end, "en")
             )
             return
-        if " to " in word:  # B2B read "B to B"
-            a, _, z = word.partition(" to ")
+        if " to " in word or " two " in word:  # B2B read "B to B", Y2K "Y two K"
+            a, mid, z = word.partition(" to ") if " to " in word else word.partition(" two ")
             spoken_a, ph_a, _ = spell(a)
             spoken_z, ph_z, _ = spell(z)
             b.words.append(
-                Word(text[p.start : p.end], f"{spoken_a} to {spoken_z}", ph_a + ["T", "UW1"] + ph_z,
-                     b.base + p.start, b.base + p.end, "en")
+                Word(text[p.start : p.end], f"{spoken_a}{mid}{spoken_z}",
+                     ph_a + ["T", "UW1"] + ph_z, b.base + p.start, b.base + p.end, "en")
             )  # fmt: skip
             return
         if len(word) > 1 and any(c.isalpha() for c in word):
@@ -533,6 +538,9 @@ class ZhFrontend:
             )
             for w in words:
                 w.text, w.start, w.end = word, b.base + p.start, b.base + p.end
+                if w.spoken.casefold() == word.casefold() and not w.respelling:
+                    # shown as written, as the English frontend shows it (ZeRO, said "zero")
+                    w.respelling, w.spoken = w.spoken, word
             if any(w.spoken for w in words):
                 return words
         span = Span("en", word, b.base + p.start, b.base + p.end)
