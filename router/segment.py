@@ -108,6 +108,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mixvox.controls import Atom, scan_atoms
+from mixvox.frontends import chem
 from mixvox.ir import CTRL, EN, ZH, Sentence, Span, Utterance
 from mixvox.langid import EN_FUNCTION, matrix_decision, predict, script_score
 from mixvox.textutil import UNITS as _TEXT_UNITS
@@ -1104,6 +1105,8 @@ def _zh_latin_token(toks: list[_Tok], k: int, f: str) -> bool:
         and (k == 0 or toks[k].gap != "adj" or toks[k - 1].kind == _ZH)
     ):
         return True  # #OOTD的话题, #MWC2026#: a hashtag in a Chinese sentence, its # silent
+    if tok[-1:] in "+-⁺⁻" and chem.ion(tok, f):
+        return True  # 溶液中的Na+和Cl-: ions, named in Chinese (钠离子) by the zh frontend
     prev_time = (
         k > 0 and toks[k - 1].lang == ZH and _clock_time(f[toks[k - 1].start : toks[k - 1].end])
     )

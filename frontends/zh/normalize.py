@@ -358,6 +358,36 @@ _UNITS: dict[str, str] = {
 }  # fmt: skip
 _UNITS.update(_UNIT_CHARS)
 _UNIT_KEYS = sorted(_UNITS, key=len, reverse=True)
+#: Words of body height before ``5'10"``: feet and inches (五英尺十英寸), not a pace.
+_HEIGHT_WORDS = ("身高", "个子", "个头", "身长", "净高", "个儿")
+#: An ion's token: a formula, then a superscript charge or an ASCII sign (checked by
+#: :func:`mixvox.frontends.chem.ion`).
+_RE_ION_TOKEN = re.compile(r"[A-Z][A-Za-z0-9()]*(?:[⁰¹²³⁴⁵⁶⁷⁸⁹]?[⁺⁻]|[+-])")
+#: Chinese names of ions, as chemistry classes say them: ``(body, charge)`` -> the name before
+#: 离子 (``charge`` 0: any charge of that body).
+_ION_NAMES: dict[tuple[str, int], str] = {
+    ("H", 1): "氢", ("H", -1): "氢负", ("Li", 0): "锂", ("Na", 0): "钠", ("K", 0): "钾",
+    ("Rb", 0): "铷", ("Cs", 0): "铯", ("Ag", 0): "银", ("Cu", 1): "亚铜", ("Cu", 2): "铜",
+    ("Be", 0): "铍", ("Mg", 0): "镁", ("Ca", 0): "钙", ("Sr", 0): "锶", ("Ba", 0): "钡",
+    ("Zn", 0): "锌", ("Cd", 0): "镉", ("Hg", 0): "汞", ("Al", 0): "铝", ("Fe", 2): "亚铁",
+    ("Fe", 3): "铁", ("Co", 0): "钴", ("Ni", 0): "镍", ("Mn", 0): "锰", ("Cr", 0): "铬",
+    ("Pb", 0): "铅", ("Sn", 2): "亚锡", ("Sn", 4): "锡", ("Au", 0): "金", ("Pt", 0): "铂",
+    ("F", 0): "氟", ("Cl", 0): "氯", ("Br", 0): "溴", ("I", 0): "碘", ("O", 0): "氧",
+    ("S", 0): "硫", ("N", 0): "氮",
+    ("OH", 0): "氢氧根", ("NH4", 0): "铵根", ("H3O", 0): "水合氢", ("SO4", 0): "硫酸根",
+    ("SO3", 0): "亚硫酸根", ("HSO4", 0): "硫酸氢根", ("HSO3", 0): "亚硫酸氢根",
+    ("NO3", 0): "硝酸根", ("NO2", 0): "亚硝酸根", ("CO3", 0): "碳酸根", ("HCO3", 0): "碳酸氢根",
+    ("PO4", 0): "磷酸根", ("HPO4", 0): "磷酸氢根", ("H2PO4", 0): "磷酸二氢根",
+    ("ClO", 0): "次氯酸根", ("ClO3", 0): "氯酸根", ("ClO4", 0): "高氯酸根",
+    ("MnO4", -1): "高锰酸根", ("MnO4", -2): "锰酸根", ("SiO3", 0): "硅酸根",
+    ("Cr2O7", 0): "重铬酸根", ("CrO4", 0): "铬酸根", ("AlO2", 0): "偏铝酸根",
+    ("S2O3", 0): "硫代硫酸根", ("SCN", 0): "硫氰酸根", ("CN", 0): "氰根", ("C2O4", 0): "草酸根",
+    ("CH3COO", 0): "醋酸根",
+}  # fmt: skip
+#: The one-character names of the provinces that start a licence plate (粤B, 京A, 沪A).
+_PLATE_PROVINCES = frozenset("京津沪渝冀豫云辽黑湘皖鲁新苏浙赣鄂桂甘晋蒙陕吉闽贵粤青藏川宁琼")
+#: What follows a plate's city letter: a separator, then 5 or 6 capitals and digits.
+_RE_PLATE_TAIL = re.compile(r"[·・•\- ]?([A-Z0-9]{5,6})(?![A-Za-z0-9])", re.ASCII)
 _TEMPERATURE_UNITS = ("°C", "℃", "°F", "℉")
 
 _CURRENCY_PREFIX: dict[str, str] = {
@@ -366,6 +396,8 @@ _CURRENCY_PREFIX: dict[str, str] = {
     "CNY": "人民币", "RMB": "人民币", "USD": "美元", "HKD": "港元", "EUR": "欧元", "GBP": "英镑",
     "JPY": "日元", "AUD": "澳元", "KRW": "韩元", "CAD": "加元",
 }  # fmt: skip
+#: Words shortly before ``EUR 42`` that make it a size of the European system, not euros.
+_SIZE_WORDS = ("尺码", "鞋码", "码数", "码子", "鞋号", "尺寸", "鞋子", "的鞋", "双鞋", "穿", "欧码")
 _CURRENCY_KEYS = sorted(_CURRENCY_PREFIX, key=len, reverse=True)
 #: Words of an address before a building number (``天河路385号太古汇2座``).
 _ADDRESS_WORDS = (
@@ -607,6 +639,8 @@ _RE_SLASH_MD_RANGE = re.compile(
 )
 _RE_TIME = re.compile(r"(\d{1,2})[:：](\d{2})(?:[:：](\d{2}))?(?![\d:：])", re.ASCII)
 #: ``10 : 30``: a time written with spaces around its colon (two-digit minutes).
+#: ``M:SS.fff`` (``1:29.525``): a lap or race time; never a clock time nor a score.
+_RE_LAP_TIME = re.compile(r"(\d{1,2})[:：](\d{2})\.(\d{1,3})(?![\d.:：])", re.ASCII)
 _RE_TIME_SPACED = re.compile(r"(\d{1,2}) [:：] (\d{2})()(?![\d:：])", re.ASCII)
 #: After ``1:1``: a meeting of two people (一对一), not a scale or a score (一比一).
 _ONE_ON_ONE_NEXT = (
@@ -732,6 +766,9 @@ class _Scanner:
         """A unit symbol starting at ``j`` (one optional space before it)."""
         t = self.t
         k = j + 1 if j < self.n and t[j] == " " else j
+        height = self._height_mark(j)
+        if height is not None:
+            return height
         if k == j and j > 0 and _is_digit(t[j - 1]) and j < self.n and t[j] in "'\"":
             # 5'30", 39°54'27": ASCII marks for ′ and ″ (minutes and seconds of a pace, an
             # angle or a race time), only as a pair, never a lone quote
@@ -760,6 +797,39 @@ class _Scanner:
                 if u == "A" and k == j and self._after_course_code(j):
                     continue  # CS 61A, MATH 53A: a course's letter, not amperes
                 return u, end
+        return None
+
+    def _height_mark(self, j: int) -> tuple[str, int] | None:
+        """``身高5'10"``, ``个子6′2″``, ``5'10"的身高``: after a word of body height (or before
+        one) the marks after digits are feet and inches (五英尺十英寸), not the minutes and
+        seconds of a pace (五分十秒); returns the unit key (``ft``/``inch``) and its end."""
+        t = self.t
+        if not (0 < j < self.n and _is_digit(t[j - 1]) and t[j] in "'′\"″"):
+            return None
+        s0 = j - 1
+        while s0 > 0 and (_is_digit(t[s0 - 1]) or t[s0 - 1] == "."):
+            s0 -= 1
+        if t[j] in "'′":
+            if t.startswith("''", j):
+                return None  # 5'' is an inch mark written as two quotes: handled below
+            feet_at, end, key = s0, j + 1, "ft"
+        else:
+            feet_end = s0 - 1
+            if feet_end < 1 or t[feet_end] not in "'′" or not _is_digit(t[feet_end - 1]):
+                return None
+            feet_at = feet_end - 1
+            while feet_at > 0 and _is_digit(t[feet_at - 1]):
+                feet_at -= 1
+            end, key = j + (2 if t.startswith("''", j) else 1), "inch"
+        m = re.match(r"(?:\d{1,2}(?:[\"″]|''))?", t[end:]) if key == "ft" else None
+        after = t[end + (m.end() if m else 0) :][:4]
+        cue = self.before(feet_at, 6).rstrip(" 是为约有:：")
+        if any(w in cue for w in _HEIGHT_WORDS) or (
+            cue.endswith("高") and not cue.endswith(("最高", "提高", "升高", "增高"))
+        ):
+            return key, end
+        if after.startswith(("的身高", "身高", "高", "的个子", "的个头")):
+            return key, end
         return None
 
     def _price_before(self, i: int) -> bool:
@@ -951,6 +1021,10 @@ class _Scanner:
                     j += 1
                 self.add(i, j, "han", self.orig[i:j])
                 i = j
+            elif cls == "latin" and self._licence_plate(i):
+                i = self._era_end  # 粤B·6D38F -> 粤 B 六 D 三八 F
+            elif cls == "latin" and self._ion(i):
+                i = self._era_end  # Na+ -> 钠离子, SO4²⁻ -> 硫酸根离子
             elif (cls == "latin" or c == "(") and self._chemical_formula(i):
                 i = self._era_end  # H2SO4 -> H 二 S O 四 (mixvox.frontends.chem; tnen)
             elif (
@@ -1258,6 +1332,65 @@ class _Scanner:
                         else ""
                     )
                     ps[k] = Piece(p.start, p.end, "punct", pause)
+
+    def _ion(self, i: int) -> bool:
+        """An ion at ``i`` (``Na+``, ``Cl-``, ``Fe3+``, ``SO4²⁻``, ``NH4+``; which tokens are
+        ions is :func:`mixvox.frontends.chem.ion`), read by its Chinese name as chemistry
+        classes say it: 钠离子, 氯离子, 铁离子, 亚铁离子 (Fe²⁺), 硫酸根离子; a 离子 written
+        after it is not said twice. An ion without a name here is spelled with 离子 after it.
+        Sets ``_era_end``."""
+        t = self.t
+        if i > 0 and t[i - 1].isascii() and t[i - 1].isalnum():
+            return False
+        m = _RE_ION_TOKEN.match(t, i)
+        if m is None:
+            return False
+        end = m.end()
+        if (
+            t[end - 1] in "+-"
+            and end < self.n
+            and ((t[end].isascii() and t[end].isalnum()) or t[end] in "+-=/")
+        ):
+            return False  # Na+Cl, C++, A-1: an equation, a language, a code
+        found = chem.ion(m.group(), self.context + t)
+        if found is None:
+            return False
+        name = _ION_NAMES.get((found.body, found.charge)) or _ION_NAMES.get((found.body, 0))
+        if name is None:
+            parts = chem.parse(found.body, ion=True) or []
+            name = "".join(
+                chem.spelled(p.text) if p.kind == "symbol" else read_cardinal(p.text) for p in parts
+            )
+        self.add(i, end, "num", name if t.startswith("离子", end) else name + "离子")
+        self._era_end = end
+        return True
+
+    def _licence_plate(self, i: int) -> bool:
+        """A Chinese licence plate at ``i`` (after its province character): the city letter,
+        an optional ``·``/space, then five characters (six on a new-energy plate) of capitals
+        and digits with a digit among them (``粤B·6D38F``, ``京A 12345``, ``沪AD12345``). Every
+        character is said on its own, the digits one by one with 一, the separator silent, as
+        `沪A·88888` always was (it read 三十八 in ``6D38F``). Three capitals in a row are a
+        model name, not a plate (``云RTX4090``). Sets ``_era_end``."""
+        t = self.t
+        if not (i > 0 and t[i - 1] in _PLATE_PROVINCES and "A" <= t[i] <= "Z"):
+            return False
+        m = _RE_PLATE_TAIL.match(t, i + 1)
+        if m is None or not any(c.isdigit() for c in m.group(1)):
+            return False
+        if re.search(r"[A-Z]{3}", t[i] + m.group(1)):
+            return False
+        self.add(i, i + 1, "latin", t[i])
+        if m.start(1) > i + 1:
+            self.add(i + 1, m.start(1), "punct", "")
+        for r in re.finditer(r"\d+|[A-Z]", m.group(1)):
+            a, z = m.start(1) + r.start(), m.start(1) + r.end()
+            if r.group().isdigit():
+                self.add(a, z, "num", read_digits(r.group()))
+            else:
+                self.add(a, z, "latin", r.group())
+        self._era_end = m.end()
+        return True
 
     def _chemical_formula(self, i: int) -> bool:
         """A chemical formula with subscripts at ``i`` (``H2O``, ``H2SO4``, ``Na2CO3``,
@@ -1744,6 +1877,8 @@ class _Scanner:
                 if not m:
                     return i
                 end = m.end()
+                if cur == "EUR" and self._shoe_size(i, end):
+                    return i  # EUR 42码: the European size, E U R 四十二码 (no money)
                 name = _CURRENCY_PREFIX[cur]
                 num = m.group().replace(",", "")
                 mult = ""
@@ -1782,6 +1917,15 @@ class _Scanner:
                 self.add(i, end, "num", spoken)
                 return end
         return i
+
+    def _shoe_size(self, i: int, end: int) -> bool:
+        """``EUR 42码``, ``尺码：EUR 43``, ``鞋码EUR 38.5``: a number after ``EUR`` is a size of
+        the European system when 码/号 follows it or a word of sizes or shoes comes shortly
+        before (``价格EUR 42`` stays money)."""
+        nxt = self.after(end, 2).lstrip(" ")
+        if nxt[:1] in ("码", "号") and not self.after(end, 3).lstrip(" ").startswith("号码"):
+            return True
+        return any(w in self.before(i, 8) for w in _SIZE_WORDS)
 
     def _r_negative(self, i: int) -> int:
         t = self.t
@@ -2058,11 +2202,35 @@ class _Scanner:
 
     def _r_time_ratio(self, i: int) -> int:
         t = self.t
+        lap = _RE_LAP_TIME.match(t, i)
+        if (
+            lap
+            and int(lap.group(2)) < 60
+            and not (i > 0 and (_is_digit(t[i - 1]) or t[i - 1] == "."))
+            and not (i > 1 and t[i - 1] == ":" and _is_digit(t[i - 2]))
+        ):
+            # 以1:29.525拿下杆位, 圈速1:32.1: a clock time never has a fraction of a minute, so
+            # M:SS.fff is a race or lap time, read as commentators do: 一分二十九秒五二五
+            mins, secs, frac = lap.groups()
+            spoken = (read_cardinal(str(int(mins)), liang=True) + "分" if int(mins) else "") + (
+                read_cardinal(str(int(secs)))
+                + "秒"
+                + (read_digits(frac) if frac.strip("0") else "")
+            )  # 3:26.00: 三分二十六秒 (no 零零 after the seconds)
+            self.add(i, lap.end(), "num", spoken)
+            return lap.end()
         m = _RE_TIME.match(t, i) or _RE_TIME_SPACED.match(t, i)  # 10 : 30 is a time too
         score_ctx = any(c in self.before(i, 6) for c in _SCORE_CUES) or (
             m is not None and self._sports_score(i, m.end())
         )
-        if m and m.group(3) and any(c in self.before(i, 8) for c in _DURATION_TIME_CUES):
+        if (
+            m
+            and m.group(3)
+            and (
+                any(c in self.before(i, 8) for c in _DURATION_TIME_CUES)
+                or re.match(r"(?:\.\d+)?的?成绩", t[m.end() : m.end() + 12])
+            )
+        ):  # 以2:05:30.5的成绩夺冠: a duration too
             # 马拉松成绩2:05:30, 用时1:02:03: a duration, not a clock time
             dh, dm, ds = (int(x) for x in m.groups())
             if dm < 60 and ds < 60:
@@ -2443,7 +2611,7 @@ class _Scanner:
         if not self.before(i, 1) == "以":
             return False
         rest = re.split(r"[，,。；;！？!?]", t[end : end + 16])[0]
-        if re.match(r"的?(成绩|用时|时间|耗时|速度)", rest):
+        if re.match(r"(?:\.\d+)?的?(成绩|用时|时间|耗时|速度)", rest):
             return False  # 以2:05:30的成绩获胜: a time, not a score
         return any(v in rest for v in _SPORT_VERBS)
 
