@@ -384,6 +384,10 @@ _ION_NAMES: dict[tuple[str, int], str] = {
     ("S2O3", 0): "硫代硫酸根", ("SCN", 0): "硫氰酸根", ("CN", 0): "氰根", ("C2O4", 0): "草酸根",
     ("CH3COO", 0): "醋酸根",
 }  # fmt: skip
+#: Words of a sentence about shares (a bracketed six-digit number after a name is its code).
+_STOCK_WORDS = ("股", "涨", "跌", "收盘", "开盘", "市值", "板块", "证券", "停牌", "上市", "成交")
+#: A stock exchange's suffix after a stock code (``600519.SH``, ``00700.HK``).
+_RE_EXCHANGE = re.compile(r"\.(?:SH|SZ|SS|BJ|HK|sh|sz|hk)(?![A-Za-z0-9])", re.ASCII)
 #: The one-character names of the provinces that start a licence plate (粤B, 京A, 沪A).
 _PLATE_PROVINCES = frozenset("京津沪渝冀豫云辽黑湘皖鲁新苏浙赣鄂桂甘晋蒙陕吉闽贵粤青藏川宁琼")
 #: What follows a plate's city letter: a separator, then 5 or 6 capitals and digits.
@@ -886,6 +890,8 @@ class _Scanner:
             k = j
             while k < self.n and k - j < 4 and is_latin_letter(self.t[k]):
                 k += 1
+            if self.t[j:k] in ("B", "H") and self.after(k, 2) in ("铅笔", "铅芯", "笔芯"):
+                return False  # 2B铅笔: a pencil's grade, 二B (never 两B)
             return self.t[j:k] in _LIANG_LETTER_UNITS  # 2GB -> 两 G B, 2K -> 两 K
         if self.after(j, 3).startswith(_ER_NOT_LIANG):
             return False  # 2年级, 2次方程: an ordinal or a degree, not a count
@@ -1829,8 +1835,9 @@ class _Scanner:
             return i + 1
         # ・ (katakana middle dot) separates the parts of foreign names in Chinese too
         # (约翰・史密斯): punctuation, not kana.
-        if cls == "punct" or (cls == "symbol" and c in "~^|\\`") or c in "・･":
-            self.add(i, i + 1, "punct", c)
+        if cls == "punct" or (cls == "symbol" and t[i] in "~^|\\`") or c in "・･":
+            # the folded form of a symbol (～ ｜ ＾ are ~ | ^: 9:00～18:00 is a range)
+            self.add(i, i + 1, "punct", t[i] if cls == "symbol" else c)
         elif cls == "emoji":
             j = i + 1
             while j < self.n and is_emoji(orig[j]):
@@ -3342,6 +3349,25 @@ class _Scanner:
         near = self.before(i, 16) + self.t[end : end + 16]
         return any(w in near for w in _MASK_WORDS)
 
+    def _stock_code(self, raw: str, i: int, end: int) -> bool:
+        """A stock code: six digits (five for Hong Kong) before an exchange suffix (``600519.SH``,
+        ``300750.SZ``, ``00700.HK``), or six digits that are no round number alone in brackets
+        after a name in a sentence about shares (``贵州茅台（600519）涨停``)."""
+        t = self.t
+        if not raw.isdigit() or len(raw) not in (5, 6):
+            return False
+        if _RE_EXCHANGE.match(t, end):
+            return True
+        return (
+            len(raw) == 6
+            and not raw.endswith("000")
+            and i > 1
+            and t[i - 1] in "(（"
+            and is_han(t[i - 2])
+            and t[end : end + 1] in (")", "）")
+            and any(w in self.context + t for w in _STOCK_WORDS)
+        )
+
     def _code_reading(self, raw: str, i: int, end: int) -> str | None:
         """Digits inside a product or model code, or ``None`` when the number is no code.
 
@@ -3350,6 +3376,8 @@ class _Scanner:
         """
         t = self.t
         after = t[end] if end < self.n else ""
+        if self._stock_code(raw, i, end):
+            return read_digits(raw)  # 贵州茅台（600519.SH）: a stock code, 六零零五一九
         if (
             "." not in raw
             and _RE_LAST_DIGITS.search(self.before(i, 7).rstrip(" "))
