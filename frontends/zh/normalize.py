@@ -267,8 +267,22 @@ _DATE_WORDS = (
 #: Words after a dotted ``MM.DD`` without a zero (``11.11当天``) that make it a date, not a decimal.
 _DOTTED_DATE_AFTER = (
     "当天", "那天", "这天", "当晚", "零点", "期间", "大促", "活动", "购物节", "晚会", "前后", "之前",
-    "之后", "开始", "截止", "上线", "发布",
+    "之后", "开始", "截止", "上线", "发布", "正式", "举行", "举办", "开幕", "开售", "开播", "上映",
+    "开业",
 )  # fmt: skip
+#: Words right before a dotted ``MM.DD`` without a zero (``将于12.20正式发布``) that make it a
+#: date: verbs of scheduling, which take no decimal (``增长到12.20`` stays a decimal).
+_DOTTED_DATE_BEFORE = (
+    "将于",
+    "定于",
+    "定在",
+    "预计于",
+    "计划于",
+    "拟于",
+    "改到",
+    "推迟到",
+    "提前到",
+)
 #: After a four-digit year that names something (2024届 二零二四届, 2025款, 2024赛季).
 _YEAR_NAMED_NEXT = (
     "届",
@@ -386,6 +400,10 @@ _ION_NAMES: dict[tuple[str, int], str] = {
 }  # fmt: skip
 #: Words of a sentence about shares (a bracketed six-digit number after a name is its code).
 _STOCK_WORDS = ("股", "涨", "跌", "收盘", "开盘", "市值", "板块", "证券", "停牌", "上市", "成交")
+#: ``#1234``: an issue, pull-request or ticket number (four digits or more, no # after it).
+_RE_HASH_NUMBER = re.compile(r"#(\d{4,})(?![\d#.,A-Za-z])", re.ASCII)
+#: A memory type ending right before a speed (``DDR5-6400``, ``LPDDR4-4266``, ``GDDR6``).
+_RE_MEMORY_CODE = re.compile(r"(?<![A-Za-z])(?:LP|G)?DDR\d$", re.ASCII)
 #: A stock exchange's suffix after a stock code (``600519.SH``, ``00700.HK``).
 _RE_EXCHANGE = re.compile(r"\.(?:SH|SZ|SS|BJ|HK|sh|sz|hk)(?![A-Za-z0-9])", re.ASCII)
 #: The one-character names of the provinces that start a licence plate (粤B, 京A, 沪A).
@@ -991,6 +1009,21 @@ class _Scanner:
                 self.add(i, j, "latin", t[i:j])  # -v, --batch-size: a command-line option
                 i = j
                 continue
+            num = _RE_HASH_NUMBER.match(t, i) if c == "#" else None
+            if (
+                num
+                and not (i > 0 and t[i - 1].isascii() and t[i - 1].isalnum())
+                and "#" not in t[num.end() : num.end() + 40]  # #2024年度总结#: a topic
+                and not self.liang_next(num.end())
+                and self.after(num.end(), 1) not in _QUANTITY_NEXT  # #100天挑战: a count
+                and not self.unit_at(num.end())
+            ):
+                # PR #1234, issue编号是#5678: an issue or ticket number, digit by digit as
+                # developers say it (一二三四); the # is silent. #1, #123 stay numbers.
+                self.add(i, i + 1, "punct", "")
+                self.add(i + 1, num.end(), "num", read_digits(num.group(1)))
+                i = num.end()
+                continue
             if c == "#" and self._topic_mark(i):
                 self.add(i, i + 1, "punct", "")  # #AI改变生活#: the marks of a topic tag
                 i += 1
@@ -1334,7 +1367,11 @@ class _Scanner:
                         "，"
                         if a.kind == b.kind == "num"
                         and c == "-"
-                        and ("点" in a.spoken or size_next)
+                        and (
+                            "点" in a.spoken
+                            or size_next
+                            or _RE_MEMORY_CODE.search(t[max(0, a.start - 6) : a.end])
+                        )
                         else ""
                     )
                     ps[k] = Piece(p.start, p.end, "punct", pause)
@@ -2154,16 +2191,19 @@ class _Scanner:
             self.add(i, m.end(), "num", _read_year(m.group(3)) + _read_month_day(m.group(1)))
             return m.end()
         m = _RE_MD.match(t, i)
+        scheduled = self.before(i, 4).rstrip(" ").endswith(_DOTTED_DATE_BEFORE)
         if (
             m
             and m.group(2) == "."
             and m.group(1)[0] != "0"  # 08.08: no decimal is written with a leading 0
+            and not scheduled
             and not self._dotted_date_follows(m.end())
         ):
             m = None  # 10.05元, 涨了10.08%, 共计12.06万: a decimal
         if m and (
             "0" in (m.group(1)[0], m.group(3)[0])
             or self.t.startswith(_DOTTED_DATE_AFTER, m.end())  # 11.11当天, 12.12大促
+            or scheduled  # 将于12.20正式发布, 推迟到11.15
         ):
             if _valid_md(int(m.group(1)), int(m.group(3))):
                 self.add(i, m.end(), "num", _read_month_day(m.group(1), m.group(3)))
@@ -2853,10 +2893,12 @@ class _Scanner:
 
     def _after_spaced_code(self, i: int) -> bool:
         """The number at ``i`` follows a code (letters and digits, ending in a digit: ``M.2``,
-        ``DDR5``) and one space."""
+        ``DDR5``) and one space (or the dash of a memory type: ``DDR5-6400``)."""
         t = self.t
-        if i < 3 or t[i - 1] != " " or not _is_digit(t[i - 2]):
+        if i < 3 or t[i - 1] not in " -" or not _is_digit(t[i - 2]):
             return False
+        if t[i - 1] == "-" and not _RE_MEMORY_CODE.search(t[max(0, i - 9) : i - 1]):
+            return False  # DDR5-6400: a memory type's dash is its space
         k = i - 2
         while k >= 0 and i - k < 16 and (t[k].isascii() and (t[k].isalnum() or t[k] in ".-")):
             k -= 1
@@ -3435,6 +3477,9 @@ class _Scanner:
             nxt = self.after(end + 1 if self.after(end, 1) == " " else end, 1)
             if noun_next or nxt not in _QUANTITY_NEXT:
                 return read_digits(raw)  # M.2 2280, i9 13900K: a spec after a code
+        if raw.isdigit() and len(raw) in (4, 5) and raw[-3:] == "000" and i > 0 and t[i - 1] == "-":
+            if self._after_spaced_code(i):
+                return read_cardinal(raw)  # DDR5-6000: 六千, as DDR5 6000
         brand = self._brand_before(i)
         resolution = raw in ("240", "360", "480", "576", "720", "1080", "1440", "2160", "4320")
         if (
