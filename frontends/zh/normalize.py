@@ -368,7 +368,7 @@ _UNITS: dict[str, str] = {
     "dB": "分贝", "px": "像素", "fps": "帧每秒", "w": "万", "cc": "毫升", "mmHg": "毫米汞柱",
     "dL": "分升", "U/L": "单位每升", "IU/L": "国际单位每升", "IU/mL": "国际单位每毫升",
     "nits": "尼特", "nit": "尼特", "lm": "流明", "Wh": "瓦时", "RPM": "转每分钟", "inch": "英寸",
-    "inches": "英寸",
+    "inches": "英寸", "bar": "巴", "mbar": "毫巴", "psi": "磅每平方英寸",
 }  # fmt: skip
 _UNITS.update(_UNIT_CHARS)
 _UNIT_KEYS = sorted(_UNITS, key=len, reverse=True)
@@ -402,6 +402,11 @@ _ION_NAMES: dict[tuple[str, int], str] = {
 _STOCK_WORDS = ("股", "涨", "跌", "收盘", "开盘", "市值", "板块", "证券", "停牌", "上市", "成交")
 #: ``#1234``: an issue, pull-request or ticket number (four digits or more, no # after it).
 _RE_HASH_NUMBER = re.compile(r"#(\d{4,})(?![\d#.,A-Za-z])", re.ASCII)
+#: ``3.22``: a dotted month and day (a date only with a cue: :meth:`_Scanner._weekday_near`).
+_RE_DOTTED_MD = re.compile(r"(\d{1,2})\.(\d{1,2})(?![\d.])", re.ASCII)
+#: A weekday written in Chinese, at the end or the start of a stretch of text.
+_RE_WEEKDAY_END = re.compile(r"(?:周|星期|礼拜)[一二三四五六日天]$")
+_RE_WEEKDAY_START = re.compile(r"(?:周|星期|礼拜)[一二三四五六日天]")
 #: A memory type ending right before a speed (``DDR5-6400``, ``LPDDR4-4266``, ``GDDR6``).
 _RE_MEMORY_CODE = re.compile(r"(?<![A-Za-z])(?:LP|G)?DDR\d$", re.ASCII)
 #: A stock exchange's suffix after a stock code (``600519.SH``, ``00700.HK``).
@@ -2190,6 +2195,18 @@ class _Scanner:
         if m and 1 <= int(m.group(1)) <= 12 and 1000 <= int(m.group(3)) <= 2999:
             self.add(i, m.end(), "num", _read_year(m.group(3)) + _read_month_day(m.group(1)))
             return m.end()
+        m = _RE_DOTTED_MD.match(t, i)
+        if (
+            m
+            and not (i > 0 and (_is_digit(t[i - 1]) or t[i - 1] == "."))
+            and _valid_md(int(m.group(1)), int(m.group(2)))
+            and self._weekday_near(i, m.end())
+            and not self.unit_at(m.end())
+            and self.after(m.end(), 1) not in _QUANTITY_NEXT
+            and not self.liang_next(m.end())
+        ):  # 本周六（3.22）: a weekday names the date (周六 3.5公里 stays a distance)
+            self.add(i, m.end(), "num", _read_month_day(m.group(1), m.group(2)))
+            return m.end()
         m = _RE_MD.match(t, i)
         scheduled = self.before(i, 4).rstrip(" ").endswith(_DOTTED_DATE_BEFORE)
         if (
@@ -2215,6 +2232,8 @@ class _Scanner:
         no space is inside, and a date word is next to it: 在/于/从/截至 … before it, or 开始,
         前, 起, 那天, 截止 … after it (``3/15开始放假``; ``1/4决赛`` stays 四分之一)."""
         a, b = m.group(1), m.group(2)
+        if " " not in m.group() and _valid_md(int(a), int(b)) and self._weekday_near(i, m.end()):
+            return True  # 本周六（3/22）, 3/8（周六）: a weekday names the date, whatever the day
         if " " in m.group() or not (1 <= int(a) <= 12 and 13 <= int(b) <= 31):
             return False
         after = self.after(m.end(), 3)
@@ -2228,6 +2247,13 @@ class _Scanner:
             return False
         before = self.before(i, 3).rstrip(" ")
         return before.endswith(_SLASH_DATE_BEFORE) or after.startswith(_SLASH_DATE_AFTER)
+
+    def _weekday_near(self, i: int, end: int) -> bool:
+        """A weekday (周六, 星期三, 礼拜天) right before ``i`` or right after ``end``, brackets and
+        spaces between allowed (``本周六（3/22）``, ``3/8（周六）``, ``周五 3/14``)."""
+        before = self.before(i, 6).rstrip(" (（")
+        after = self.t[end : end + 6].lstrip(" )）(（")
+        return bool(_RE_WEEKDAY_END.search(before) or _RE_WEEKDAY_START.match(after))
 
     def _dotted_date_follows(self, end: int) -> bool:
         """After ``MM.DD`` (``09.10是教师节``, ``10.01国庆``): a dotted month-day needs a Han
