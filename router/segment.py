@@ -1105,6 +1105,14 @@ def _zh_latin_token(toks: list[_Tok], k: int, f: str) -> bool:
         and (k == 0 or toks[k].gap != "adj" or toks[k - 1].kind == _ZH)
     ):
         return True  # #OOTD的话题, #MWC2026#: a hashtag in a Chinese sentence, its # silent
+    if (
+        tok in _ROMAN_COUNTS
+        and k + 1 < len(toks)
+        and toks[k + 1].kind == _ZH
+        and toks[k + 1].gap == "adj"
+        and f[toks[k + 1].start] in _ROMAN_MEASURES
+    ):
+        return True  # II型糖尿病, III期临床: a Roman numeral counting a kind (the zh frontend)
     if tok[-1:] in "+-⁺⁻" and chem.ion(tok, f):
         return True  # 溶液中的Na+和Cl-: ions, named in Chinese (钠离子) by the zh frontend
     prev_time = (
@@ -1137,6 +1145,11 @@ def _zh_latin_token(toks: list[_Tok], k: int, f: str) -> bool:
     if prev.gap == "adj" and k >= 2 and toks[k - 2].kind == _NUM and _is_per_unit(tok):
         return True
     return f[prev.end - 1] in "点分秒半刻" and tok.lower().rstrip(".") in _AMPM_WORDS
+
+
+#: Roman numerals (two letters or more) and the measure words after which they count (二型).
+_ROMAN_COUNTS = frozenset("II III IV VI VII VIII IX XI XII".split())
+_ROMAN_MEASURES = frozenset("型期级类代度号卷章部阶")
 
 
 #: Capital function words that make a run of capital words an English phrase (``GO TO LINE``,

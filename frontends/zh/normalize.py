@@ -404,6 +404,14 @@ _STOCK_WORDS = ("股", "涨", "跌", "收盘", "开盘", "市值", "板块", "�
 _RE_HASH_NUMBER = re.compile(r"#(\d{4,})(?![\d#.,A-Za-z])", re.ASCII)
 #: ``3.22``: a dotted month and day (a date only with a cue: :meth:`_Scanner._weekday_near`).
 _RE_DOTTED_MD = re.compile(r"(\d{1,2})\.(\d{1,2})(?![\d.])", re.ASCII)
+#: Roman numerals in capitals that count kinds and stages (II型, III期, SATA III); never one
+#: letter: V型领口 and X型腿 are shapes, I型血 a letter.
+_ROMAN_VALUES = {
+    "II": 2, "III": 3, "IV": 4, "VI": 6, "VII": 7, "VIII": 8, "IX": 9, "XI": 11, "XII": 12,
+}  # fmt: skip
+_RE_ROMAN = re.compile(r"[IVX]+(?![A-Za-z0-9])", re.ASCII)
+#: Measure words after a Roman numeral that make it a number: a type, a stage, a grade.
+_ROMAN_MEASURES = frozenset("型期级类代度号卷章部阶段")
 #: A weekday written in Chinese, at the end or the start of a stretch of text.
 _RE_WEEKDAY_END = re.compile(r"(?:周|星期|礼拜)[一二三四五六日天]$")
 _RE_WEEKDAY_START = re.compile(r"(?:周|星期|礼拜)[一二三四五六日天]")
@@ -1067,6 +1075,8 @@ class _Scanner:
                 i = j
             elif cls == "latin" and self._licence_plate(i):
                 i = self._era_end  # 粤B·6D38F -> 粤 B 六 D 三八 F
+            elif cls == "latin" and self._roman_numeral(i):
+                i = self._era_end  # II型糖尿病 -> 二型, III期临床 -> 三期, SATA III -> 三
             elif cls == "latin" and self._ion(i):
                 i = self._era_end  # Na+ -> 钠离子, SO4²⁻ -> 硫酸根离子
             elif (cls == "latin" or c == "(") and self._chemical_formula(i):
@@ -1380,6 +1390,32 @@ class _Scanner:
                         else ""
                     )
                     ps[k] = Piece(p.start, p.end, "punct", pause)
+
+    def _roman_numeral(self, i: int) -> bool:
+        """A Roman numeral in capitals that counts (``II型糖尿病``, ``III期临床试验``, ``IV期``,
+        ``SATA III``): before a measure of kind or stage (型 期 级 类 代 度 …) or, for II and
+        III, after a spaced all-capital name; read as the number (二型, 三期: it was spelled
+        I I 型). Other capitals stay letters (``VI设计``, ``IV``). Sets ``_era_end``."""
+        t = self.t
+        if i > 0 and (is_latin_letter(t[i - 1]) or _is_digit(t[i - 1])):
+            return False
+        m = _RE_ROMAN.match(t, i)
+        if m is None or m.group() not in _ROMAN_VALUES:
+            return False
+        end = m.end()
+        nxt = self.after(end, 1)
+        spaced_name = (
+            m.group() in ("II", "III")
+            and i > 2
+            and t[i - 1] == " "
+            and re.search(r"(?<![A-Za-z])[A-Z]{2,}$", t[max(0, i - 9) : i - 1]) is not None
+            and not (nxt and nxt.isascii() and nxt.isalnum())
+        )
+        if not (nxt in _ROMAN_MEASURES or spaced_name):
+            return False
+        self.add(i, end, "num", read_cardinal(str(_ROMAN_VALUES[m.group()])))
+        self._era_end = end
+        return True
 
     def _ion(self, i: int) -> bool:
         """An ion at ``i`` (``Na+``, ``Cl-``, ``Fe3+``, ``SO4²⁻``, ``NH4+``; which tokens are
