@@ -78,6 +78,8 @@ _LIANG_NEXT = set(
 #: even when short and spaced (``AA 128航班``, ``MU 583次航班``).
 #: Words near ``N95``/``P99`` that make it a respirator class (digit by digit), no chip.
 _MASK_WORDS = ("口罩", "面罩", "防护", "防尘", "呼吸", "戴", "医用", "过滤", "防疫", "雾霾", "颗粒")
+#: The letters of Chinese train classes (G 高铁, D 动车, C 城际, Z 直达, T 特快, K 快速 …).
+_TRAIN_LETTERS = frozenset("GDCZTKYLS")
 _FLIGHT_AFTER = ("航班", "次航班", "号航班", "次列车", "次高铁", "次动车")
 #: Words before a two-letter airline code that make its number a flight (``航班UA 858``).
 _FLIGHT_BEFORE = ("航班", "航班号", "乘坐", "搭乘", "转机")
@@ -909,6 +911,10 @@ class _Scanner:
             k -= 1
         if k == j:
             return False
+        if k > 1 and t[k - 1] in "-~～" and _is_digit(t[k - 2]):
+            k -= 1  # 需要2~3 h: the upper end of a range, after Han too
+            while k > 0 and (_is_digit(t[k - 1]) or t[k - 1] == "."):
+                k -= 1
         if k > 0 and t[k - 1] == " ":
             k -= 1
         return k > 0 and is_han(t[k - 1])
@@ -3590,6 +3596,15 @@ class _Scanner:
                 if not (suffix_j < self.n and is_han(t[suffix_j]) and len(suffix) > 2):
                     return read_digits(raw)  # 7950X, 4070Ti
             return None
+        if (
+            brand is not None
+            and brand[1]
+            and brand[0] in _TRAIN_LETTERS
+            and len(raw) <= 4
+            and self.after(end, 1) == "次"
+            and not self.after(end, 2).endswith(("方", "数", "元", "幂"))
+        ):
+            return read_digits(raw, yao=True)  # T109次到北京: a train, as K1158次列车
         if (
             brand is not None
             and brand[0].isupper()
