@@ -1113,6 +1113,17 @@ def _zh_latin_token(toks: list[_Tok], k: int, f: str) -> bool:
         and f[toks[k + 1].start] in _ROMAN_MEASURES
     ):
         return True  # II型糖尿病, III期临床: a Roman numeral counting a kind (the zh frontend)
+    if (
+        len(tok) == 2
+        and "A" <= tok[0] <= "Z"
+        and tok[1] == "+"
+        and k + 1 < len(toks)
+        and toks[k + 1].kind == _ZH
+        and toks[k + 1].gap == "adj"
+    ):
+        # B+轮融资, A+级: glued before a Chinese word it names a round or a class, B加; a
+        # grade at the end of a clause keeps English (数学拿了A-，英语拿了B+: A minus, B plus)
+        return True
     if tok[-1:] in "+-⁺⁻" and chem.ion(tok, f):
         return True  # 溶液中的Na+和Cl-: ions, named in Chinese (钠离子) by the zh frontend
     prev_time = (
