@@ -676,8 +676,9 @@ _RE_SLASH_MD_RANGE = re.compile(
 )
 _RE_TIME = re.compile(r"(\d{1,2})[:：](\d{2})(?:[:：](\d{2}))?(?![\d:：])", re.ASCII)
 #: ``10 : 30``: a time written with spaces around its colon (two-digit minutes).
-#: ``M:SS.fff`` (``1:29.525``): a lap or race time; never a clock time nor a score.
-_RE_LAP_TIME = re.compile(r"(\d{1,2})[:：](\d{2})\.(\d{1,3})(?![\d.:：])", re.ASCII)
+#: ``M:SS.fff`` (``1:29.525``, ``1'29.525``): a lap or race time; never a clock time nor a
+#: score.
+_RE_LAP_TIME = re.compile(r"(\d{1,2})[:：'′](\d{2})\.(\d{1,3})(?![\d.:：\"″])")
 _RE_TIME_SPACED = re.compile(r"(\d{1,2}) [:：] (\d{2})()(?![\d:：])", re.ASCII)
 #: After ``1:1``: a meeting of two people (一对一), not a scale or a score (一比一).
 _ONE_ON_ONE_NEXT = (
@@ -3268,14 +3269,16 @@ class _Scanner:
         if len(raw) >= 2 and nxt.startswith(("端口", "号端口")):
             return _read_port(raw)  # 8000端口 -> 八零零零, as 端口8000; 80端口 八十
         if (
-            len(raw) == 2
+            len(raw) in (2, 3)
             and self.before(i, 1) == "秒"
             and i > 1
             and _is_digit(self.t[i - 2])
             and nxt1 not in _QUANTITY_NEXT
+            and not self.after(end, 2).startswith(("毫", "微", "纳"))
+            and not self.unit_at(end)
             and not self.liang_next(end)
         ):
-            return read_digits(raw)  # 9秒83: hundredths of a second, 九秒八三
+            return read_digits(raw)  # 9秒83, 1分29秒525: a fraction of a second, 九秒八三
         if len(raw) == 3 and (
             self.after(end, 2) in _ROAD_WORDS or self.before(i, 3).rstrip(" ").endswith(_ROAD_WORDS)
         ):
