@@ -182,6 +182,7 @@ ION_CUES = (
     "水解", "氧化", "还原", "pH", "ion", "solution",
 )  # fmt: skip
 
+_SUBSCRIPT_DIGITS = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
 _ASCII_ION = re.compile(r"([A-Z][A-Za-z0-9()]*)([+-])")
 
 
@@ -199,6 +200,7 @@ def ion(token: str, context: str = "") -> Ion | None:
     ``NH4+``) after a body of :data:`ION_CHARGES` with a charge it takes. A one-letter body
     with an ASCII sign needs a word of :data:`ION_CUES` in ``context`` (``K+`` alone is as
     often a grade or a name)."""
+    token = token.translate(_SUBSCRIPT_DIGITS)  # CO₃²⁻, H₃O⁺: subscripts are the counts
     sup = split_charge(token)
     if sup is not None:
         body, digits, sign = sup

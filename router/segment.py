@@ -1145,14 +1145,15 @@ def _zh_latin_token(toks: list[_Tok], k: int, f: str) -> bool:
         return False
     prev = toks[k - 1]
     if (
-        len(tok) == 1
+        len(tok) <= 2
         and tok.isupper()
+        and tok.isalpha()
         and k + 2 < len(toks)
         and f[toks[k + 1].start : toks[k + 1].end] in ("·", "・")
         and toks[k + 2].kind == _NUM
         and toks[k + 1].gap == toks[k + 2].gap == "adj"
     ):
-        return True  # 沪A·88888: a licence plate, read with its digits
+        return True  # 沪A·88888, 沪AD·12345: a licence plate, read with its digits
     if prev.gap == "adj" and k >= 2 and toks[k - 2].kind == _NUM and _is_per_unit(tok):
         return True
     return f[prev.end - 1] in "点分秒半刻" and tok.lower().rstrip(".") in _AMPM_WORDS

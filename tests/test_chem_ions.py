@@ -41,3 +41,9 @@ def test_one_letter_ion_needs_chemistry() -> None:
 def test_capital_function_word_before_number_is_a_label() -> None:
     """``鞋码EUR 38，US 6``: US before a number is a size system, not the word "us"."""
     assert matrix_decision("鞋码EUR 38，US 6")[0] == "zh"
+
+
+def test_subscript_counts() -> None:
+    """``CO₃²⁻``, ``H₃O⁺``: subscript digits are the body's counts."""
+    assert chem.ion("CO₃²⁻") == chem.Ion("CO3", -2)
+    assert chem.ion("H₃O⁺") == chem.Ion("H3O", 1)

@@ -378,7 +378,7 @@ _UNIT_KEYS = sorted(_UNITS, key=len, reverse=True)
 _HEIGHT_WORDS = ("身高", "个子", "个头", "身长", "净高", "个儿")
 #: An ion's token: a formula, then a superscript charge or an ASCII sign (checked by
 #: :func:`mixvox.frontends.chem.ion`).
-_RE_ION_TOKEN = re.compile(r"[A-Z][A-Za-z0-9()]*(?:[⁰¹²³⁴⁵⁶⁷⁸⁹]?[⁺⁻]|[+-])")
+_RE_ION_TOKEN = re.compile(r"[A-Z][A-Za-z0-9()₀₁₂₃₄₅₆₇₈₉]*(?:[⁰¹²³⁴⁵⁶⁷⁸⁹]?[⁺⁻]|[+-])")
 #: Chinese names of ions, as chemistry classes say them: ``(body, charge)`` -> the name before
 #: 离子 (``charge`` 0: any charge of that body).
 _ION_NAMES: dict[tuple[str, int], str] = {
@@ -424,7 +424,9 @@ _RE_EXCHANGE = re.compile(r"\.(?:SH|SZ|SS|BJ|HK|sh|sz|hk)(?![A-Za-z0-9])", re.AS
 #: The one-character names of the provinces that start a licence plate (粤B, 京A, 沪A).
 _PLATE_PROVINCES = frozenset("京津沪渝冀豫云辽黑湘皖鲁新苏浙赣鄂桂甘晋蒙陕吉闽贵粤青藏川宁琼")
 #: What follows a plate's city letter: a separator, then 5 or 6 capitals and digits.
-_RE_PLATE_TAIL = re.compile(r"[·・•\- ]?([A-Z0-9]{5,6})(?![A-Za-z0-9])", re.ASCII)
+#: (a new-energy plate may put its D/F before the separator: 沪AD·12345).
+_RE_PLATE_TAIL = re.compile(r"([A-Z]?)[·・•\- ]?([A-Z0-9]{5,6})(?![A-Za-z0-9])", re.ASCII)
+_RE_PLATE_TAIL_ONE = re.compile(r"()[·・•\- ]?([A-Z0-9]{5,6})(?![A-Za-z0-9])", re.ASCII)
 _TEMPERATURE_UNITS = ("°C", "℃", "°F", "℉")
 
 _CURRENCY_PREFIX: dict[str, str] = {
@@ -1467,15 +1469,21 @@ class _Scanner:
         if not (i > 0 and t[i - 1] in _PLATE_PROVINCES and "A" <= t[i] <= "Z"):
             return False
         m = _RE_PLATE_TAIL.match(t, i + 1)
-        if m is None or not any(c.isdigit() for c in m.group(1)):
+        if m is None or not any(c.isdigit() for c in m.group(2)):
             return False
-        if re.search(r"[A-Z]{3}", t[i] + m.group(1)):
+        if m.group(1) and m.end(1) == m.start(2):
+            m = _RE_PLATE_TAIL_ONE.match(t, i + 1)  # 京AD12345: the D is the tail's
+            if m is None:
+                return False
+        if re.search(r"[A-Z]{3}", t[i] + m.group(1) + m.group(2)):
             return False
         self.add(i, i + 1, "latin", t[i])
-        if m.start(1) > i + 1:
-            self.add(i + 1, m.start(1), "punct", "")
-        for r in re.finditer(r"\d+|[A-Z]", m.group(1)):
-            a, z = m.start(1) + r.start(), m.start(1) + r.end()
+        if m.group(1):
+            self.add(m.start(1), m.end(1), "latin", m.group(1))  # 沪AD·12345: a new-energy plate
+        if m.start(2) > m.end(1):
+            self.add(m.end(1), m.start(2), "punct", "")
+        for r in re.finditer(r"\d+|[A-Z]", m.group(2)):
+            a, z = m.start(2) + r.start(), m.start(2) + r.end()
             if r.group().isdigit():
                 self.add(a, z, "num", read_digits(r.group()))
             else:
