@@ -809,6 +809,12 @@ class _Scanner:
         height = self._height_mark(j)
         if height is not None:
             return height
+        if (
+            t.startswith("in", k)
+            and not (k + 2 < self.n and is_latin_letter(t[k + 2]))
+            and re.search(r"(?:ft|英尺) ?\d{1,2}$", t[max(0, j - 8) : j])
+        ):
+            return "inch", k + 2  # 5ft10in, 5 ft 10 in: after feet, in is inches
         if k == j and j > 0 and _is_digit(t[j - 1]) and j < self.n and t[j] in "'\"":
             # 5'30", 39°54'27": ASCII marks for ′ and ″ (minutes and seconds of a pace, an
             # angle or a race time), only as a pair, never a lone quote
