@@ -2644,6 +2644,16 @@ class _Scanner:
             # 表3-2, 图1-1, 公式(3-1): a chapter-numbered figure, the dash is 杠
             self.add(i, end, "num", read_cardinal(a) + "杠" + read_cardinal(b))
             return end
+        if (
+            "." not in a + b
+            and self.after(end, 1) == "号"
+            and int(b) < int(a)
+            and re.search(r"[路街道巷弄里村]$", self.before(i, 1))
+        ):
+            # 人民路108-2号: a house number and its sub-number, 一百零八杠二号 (a range is
+            # written low to high: it was 一百零八到二号)
+            self.add(i, end, "num", read_cardinal(a) + "杠" + read_cardinal(b))
+            return end
         brand = self._brand_before(i)
         mode = self.brands.get(brand[0].casefold()) if brand is not None else None
         if mode == "standard":
