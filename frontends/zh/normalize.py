@@ -678,6 +678,26 @@ _RE_SLASH_MD_RANGE = re.compile(
 )
 _RE_TIME = re.compile(r"(\d{1,2})[:：](\d{2})(?:[:：](\d{2}))?(?![\d:：])", re.ASCII)
 #: ``10 : 30``: a time written with spaces around its colon (two-digit minutes).
+#: Words after ``2K`` that make it a resolution class (二K), not two thousand (两K).
+_RESOLUTION_NEXT = (
+    "屏",
+    "分辨率",
+    "画质",
+    "高清",
+    "显示",
+    "视频",
+    "录制",
+    "电视",
+    "投影",
+    "高刷",
+    "超清",
+)
+#: After ``A:B``: a word of ratio a few characters on (``1:15的粉水比``, ``1:10的比例``,
+#: ``1:3配比``), so the pair is a ratio, never a clock time (比赛, 比较 are no ratio, nor a 比
+#: of comparison: ``10:00比9:00好``, ``10:00出发比9:00好``).
+_RE_RATIO_AFTER = re.compile(
+    r"的?[\u4e00-\u9fff]{0,3}?(?:比例|配比)|的?[\u4e00-\u9fff]{1,3}?比(?![赛较如起上下分\d])"
+)
 #: ``M:SS.fff`` (``1:29.525``, ``1'29.525``): a lap or race time; never a clock time nor a
 #: score.
 _RE_LAP_TIME = re.compile(r"(\d{1,2})[:：'′](\d{2})\.(\d{1,3})(?![\d.:：\"″])")
@@ -938,6 +958,11 @@ class _Scanner:
                 k += 1
             if self.t[j:k] in ("B", "H") and self.after(k, 2) in ("铅笔", "铅芯", "笔芯"):
                 return False  # 2B铅笔: a pencil's grade, 二B (never 两B)
+            if self.t[j:k] == "K" and (
+                self.after(k, 3).startswith(_RESOLUTION_NEXT)
+                or re.match(r" ?\d{2,3} ?Hz", self.t[k : k + 8])
+            ):
+                return False  # 2K屏, 2K 165Hz: a resolution class, 二K (as 4K, 8K)
             return self.t[j:k] in _LIANG_LETTER_UNITS  # 2GB -> 两 G B, 2K -> 两 K
         if self.after(j, 3).startswith(_ER_NOT_LIANG):
             return False  # 2年级, 2次方程: an ordinal or a degree, not a count
@@ -2392,6 +2417,8 @@ class _Scanner:
             )
             self.add(i, m.end(), "num", spoken)
             return m.end()
+        if m and not m.group(3) and _RE_RATIO_AFTER.match(t, m.end()):
+            score_ctx = True  # 按1:15的粉水比, 1:10的比例: a ratio, not a clock time
         if m and not score_ctx:
             h, mi = int(m.group(1)), int(m.group(2))
             s = int(m.group(3)) if m.group(3) else None
@@ -2471,6 +2498,18 @@ class _Scanner:
         m = _RE_FRACTION.match(self.t, i)
         if not m or int(m.group(2)) == 0:
             return i
+        a, b = int(m.group(1)), int(m.group(2))
+        if (
+            a + b == 100
+            and a % 10 == b % 10 == 0
+            and (
+                self.after(m.end(), 2) in ("分成", "分账", "分配", "分红")
+                or self.after(m.end(), 1) == "开"
+            )
+        ):
+            # 50/50分成, 60/40开: shares of a split, said as 五五分成, 六四开
+            self.add(i, m.end(), "num", read_digits(str(a // 10) + str(b // 10)))
+            return m.end()
         if m.group() == "24/7":
             self.add(i, m.end(), "num", "二十四乘七")  # round the clock, as 7x24
             return m.end()
