@@ -678,6 +678,9 @@ _RE_SLASH_MD_RANGE = re.compile(
 )
 _RE_TIME = re.compile(r"(\d{1,2})[:：](\d{2})(?:[:：](\d{2}))?(?![\d:：])", re.ASCII)
 #: ``10 : 30``: a time written with spaces around its colon (two-digit minutes).
+#: Han characters after a number that are words, not its unit: a dash after them before a
+#: digit is a minus sign (``5比-3``, ``降到-10``), not a range (9月1日-9月5日).
+_NOT_UNIT_CHARS = frozenset("比到至是为和与或跟及约等降升减加乘除从在于达低高")
 #: Words after ``2K`` that make it a resolution class (二K), not two thousand (两K).
 _RESOLUTION_NEXT = (
     "屏",
@@ -1089,6 +1092,11 @@ class _Scanner:
                 # "~5分钟": about five minutes; after 约/大约 the tilde adds nothing
                 about = self.before(i, 3).rstrip(" ").endswith("约")  # 大约 ~30%
                 self.add(i, i + 1, "num", "" if about else "约")
+                i += 1
+                continue
+            if c in "↑↓" and self._digit_after(i + 1):
+                # 同比↑25%, 库存↓8%: a change, 上升/下降 (a gas ↑ after a formula stays silent)
+                self.add(i, i + 1, "num", "上升" if c == "↑" else "下降")
                 i += 1
                 continue
             if c == "@" and 0 < i < n - 1 and is_latin_letter(t[i - 1]) and _is_digit(t[i + 1]):
@@ -1699,6 +1707,8 @@ class _Scanner:
         prev = t[i - 1]
         if not (is_han(prev) or prev in "%‰℃"):
             return False
+        if prev in _NOT_UNIT_CHARS:
+            return False  # 5比-3, 从-5降到-10: a word before a negative number, no unit
         m = _RE_NUMBER.match(t, i + 1)
         unit = self.unit_at(m.end()) if m else None
         if unit and unit[0] in _TEMPERATURE_UNITS and prev != "℃" and prev != "度":
@@ -3065,7 +3075,13 @@ class _Scanner:
         digits = "".join(str(_SUPERSCRIPT_DIGITS.index(c)) for c in t[j:k])
         if not digits or (not sign and digits in ("2", "3") and k - i == 1):
             return i  # x², m³: the square and the cube (_SYMBOLS)
-        self.add(i, k, "num", "的" + sign + read_cardinal(digits) + "次方")
+        spoken = "的" + sign + read_cardinal(digits) + "次方"
+        unit = self.unit_at(k) if _is_digit(t[i - 1]) else None
+        if unit is not None and unit[0] not in ("′", "″"):
+            # 3×10⁸m/s: the unit of the amount (it was read as the letter M)
+            self.add(i, unit[1], "num", spoken + _UNITS[unit[0]])
+            return unit[1]
+        self.add(i, k, "num", spoken)
         return k
 
     def _unit_after_magnitude(self, i: int) -> bool:
