@@ -678,6 +678,12 @@ _RE_SLASH_MD_RANGE = re.compile(
 )
 _RE_TIME = re.compile(r"(\d{1,2})[:：](\d{2})(?:[:：](\d{2}))?(?![\d:：])", re.ASCII)
 #: ``10 : 30``: a time written with spaces around its colon (two-digit minutes).
+#: ``§3.2``: a section sign and its number.
+_RE_SECTION = re.compile(r"§ ?(\d+(?:\.\d+)*)", re.ASCII)
+#: ``p.25``, ``pp.10-15``, ``P. 3``: a page abbreviation before its number.
+_RE_PAGE = re.compile(r"(pp|p|P|PP)\. ?(?=\d)", re.ASCII)
+#: ``《1984》``: a title that is only a four-digit number.
+_RE_TITLE_YEAR = re.compile(r"《(\d{4})》", re.ASCII)
 #: Han characters after a number that are words, not its unit: a dash after them before a
 #: digit is a minus sign (``5比-3``, ``降到-10``), not a range (9月1日-9月5日).
 _NOT_UNIT_CHARS = frozenset("比到至是为和与或跟及约等降升减加乘除从在于达低高")
@@ -1093,6 +1099,26 @@ class _Scanner:
                 about = self.before(i, 3).rstrip(" ").endswith("约")  # 大约 ~30%
                 self.add(i, i + 1, "num", "" if about else "约")
                 i += 1
+                continue
+            sect = _RE_SECTION.match(t, i) if c == "§" else None
+            if sect:
+                # §3.2 -> 第三点二节: the section sign says 第 … 节 (节 was lost)
+                self.add(i, sect.end(), "num", "第" + read_number(sect.group(1)) + "节")
+                i = sect.end()
+                continue
+            page = _RE_PAGE.match(t, i) if c in "pP" else None
+            if page and not (i > 0 and t[i - 1].isascii() and t[i - 1].isalnum()):
+                # p.25, pp.10-15: a page; the letters, the dot silent (it was P 点二十五)
+                self.add(i, page.end(1), "latin", " ".join(page.group(1).upper()))
+                self.add(page.end(1), page.end(), "punct", "")
+                i = page.end()
+                continue
+            title = _RE_TITLE_YEAR.match(t, i) if c == "《" else None
+            if title and 1000 <= int(title.group(1)) <= 2999:
+                # 《1984》, 《2046》: a title that is a year, digit by digit (not 一千九百八十四)
+                self.add(i, i + 1, "punct", "《")
+                self.add(i + 1, title.end(1), "num", read_digits(title.group(1)))
+                i = title.end(1)
                 continue
             if c in "↑↓" and self._digit_after(i + 1):
                 # 同比↑25%, 库存↓8%: a change, 上升/下降 (a gas ↑ after a formula stays silent)
