@@ -1105,14 +1105,17 @@ def _zh_latin_token(toks: list[_Tok], k: int, f: str) -> bool:
         and (k == 0 or toks[k].gap != "adj" or toks[k - 1].kind == _ZH)
     ):
         return True  # #OOTD的话题, #MWC2026#: a hashtag in a Chinese sentence, its # silent
-    if (
-        tok in _ROMAN_COUNTS
-        and k + 1 < len(toks)
-        and toks[k + 1].kind == _ZH
-        and toks[k + 1].gap == "adj"
-        and f[toks[k + 1].start] in _ROMAN_MEASURES
+    if tok in _ROMAN_COUNTS and (
+        (
+            k + 1 < len(toks)
+            and toks[k + 1].kind == _ZH
+            and toks[k + 1].gap == "adj"
+            and f[toks[k + 1].start] in _ROMAN_MEASURES
+        )
+        or (tok in ("II", "III") and k > 0 and toks[k - 1].kind == _ZH and toks[k].gap == "adj")
     ):
-        return True  # II型糖尿病, III期临床: a Roman numeral counting a kind (the zh frontend)
+        # II型糖尿病, III期临床, 钻石III: a Roman numeral counting a kind or a tier (zh)
+        return True
     if (
         len(tok) == 2
         and "A" <= tok[0] <= "Z"

@@ -1485,7 +1485,13 @@ class _Scanner:
             and re.search(r"(?<![A-Za-z])[A-Z]{2,}$", t[max(0, i - 9) : i - 1]) is not None
             and not (nxt and nxt.isascii() and nxt.isalnum())
         )
-        if not (nxt in _ROMAN_MEASURES or spaced_name):
+        after_han = (
+            m.group() in ("II", "III")
+            and i > 0
+            and is_han(t[i - 1])
+            and not (nxt and nxt.isascii() and nxt.isalnum())
+        )  # 钻石III, 黄金II: a tier after its name (II and III are no word nor acronym)
+        if not (nxt in _ROMAN_MEASURES or spaced_name or after_han):
             return False
         self.add(i, end, "num", read_cardinal(str(_ROMAN_VALUES[m.group()])))
         self._era_end = end
