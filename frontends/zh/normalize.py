@@ -647,7 +647,7 @@ _RE_DOT_EVENT = re.compile(r"(\d{1,2})[·・•](\d{1,2})(?![\d·・•])", re.A
 _RE_IP = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}(?![\d.])", re.ASCII)
 _RE_VERSION = re.compile(r"\d+(?:\.\d+){2,}(?!\d)", re.ASCII)
 _RE_YMD = re.compile(r"(\d{4})([-/.·])(\d{1,2})\2(\d{1,2})(?![\d])", re.ASCII)
-_RE_KDA = re.compile(r"\d{1,3}/\d{1,3}/\d{1,3}(?![\d/.])", re.ASCII)
+_RE_KDA = re.compile(r"\d{1,3}([/-])\d{1,3}\1\d{1,3}(?![\d/.-])", re.ASCII)
 #: Words before ``12/3/8`` that make it a game score (kills/deaths/assists), not a date.
 _KDA_CUES = ("KDA", "K/D/A", "战绩", "KD", "人头")
 _RE_YMD2 = re.compile(r"(\d{2})(/)(\d{1,2})/(\d{1,2})(?![\d/])", re.ASCII)
@@ -2255,12 +2255,14 @@ class _Scanner:
         """A kills/deaths/assists score after ``KDA``/``战绩`` (``KDA是12/3/8``): each number
         as a cardinal, the slashes 杠 (十二杠三杠八), as players read it; no date, no fraction."""
         m = _RE_KDA.match(self.t, i)
-        if not m or (i and (_is_digit(self.t[i - 1]) or self.t[i - 1] in "./")):
+        if not m or (i and (_is_digit(self.t[i - 1]) or self.t[i - 1] in "./-")):
             return i
         cue = self.before(i, 12).upper()
         if not any(w in cue for w in _KDA_CUES):
             return i
-        spoken = "杠".join(read_cardinal(x, liang_bai=False) for x in m.group().split("/"))
+        # KDA是12/3/8, 战绩0-8-3: with slashes or dashes
+        parts = m.group().split(m.group(1))
+        spoken = "杠".join(read_cardinal(x, liang_bai=False) for x in parts)
         self.add(i, m.end(), "num", spoken)
         return m.end()
 
