@@ -270,7 +270,8 @@ _DATE_WORDS = (
 _DOTTED_DATE_AFTER = (
     "当天", "那天", "这天", "当晚", "零点", "期间", "大促", "活动", "购物节", "晚会", "前后", "之前",
     "之后", "开始", "截止", "上线", "发布", "正式", "举行", "举办", "开幕", "开售", "开播", "上映",
-    "开业",
+    "开业", "圣诞", "元旦", "国庆", "情人节", "劳动节", "儿童节", "教师节", "建军节", "平安夜",
+    "春节", "中秋", "端午", "七夕",
 )  # fmt: skip
 #: Words right before a dotted ``MM.DD`` without a zero (``将于12.20正式发布``) that make it a
 #: date: verbs of scheduling, which take no decimal (``增长到12.20`` stays a decimal).
@@ -656,6 +657,12 @@ _RE_YM = re.compile(r"(\d{4})([-/.])(\d{1,2})(?![\d])(?!\2\d)", re.ASCII)
 _RE_MY = re.compile(r"(\d{2})([-/.])(\d{4})(?!\d)", re.ASCII)
 _RE_DOTTED_MD_RANGE = re.compile(
     r"(\d{1,2})\.(\d{1,2})[-~～—–至到](\d{1,2})\.(\d{1,2})(?![\d.%‰])", re.ASCII
+)
+#: The reading of a clock time (八点, 十二点三十分, 九点零五分): ends in 点 or 分.
+_RE_CLOCK_SPOKEN = re.compile(r"[点分]$")
+#: ``2024.1-2026.12``: a range of dotted year.month dates.
+_RE_DOTTED_YM_RANGE = re.compile(
+    r"(\d{4})\.(\d{1,2})[-~～—–至到](\d{4})\.(\d{1,2})(?![\d.%‰])", re.ASCII
 )
 #: Words before ``12.1-12.7`` that make it a range of dates, not of decimals.
 _DATE_RANGE_CUES = (
@@ -1768,8 +1775,26 @@ class _Scanner:
         ps = self.pieces
         for k in range(1, len(ps) - 1):
             p = ps[k]
+            a, b = ps[k - 1], ps[k + 1]
+            times = (
+                p.kind == "punct"
+                and a.kind == "num"
+                and a.end == p.start
+                and b.start == p.end
+                and bool(_RE_CLOCK_SPOKEN.search(a.spoken))
+            )
+            if (
+                times
+                and p.spoken in _RANGE_DASHES
+                and b.kind == "han"
+                and b.spoken.startswith(("次日", "翌日", "第二天", "隔天", "次晨"))
+            ):
+                ps[k] = Piece(p.start, p.end, "num", "到")  # 21:00-次日2:00: 到
+                continue
+            if times and p.spoken == "/" and b.kind == "num" and _RE_CLOCK_SPOKEN.search(b.spoken):
+                ps[k] = Piece(p.start, p.end, "punct", "、")  # 8:00/12:00/18:00: a list of times
+                continue
             if p.kind == "punct" and p.spoken in _RANGE_DASHES and p.end - p.start == 1:
-                a, b = ps[k - 1], ps[k + 1]
                 spaced_tilde = p.spoken in "~～" and a.kind == b.kind == "num"  # 3 ~ 5 天
                 spaced_tilde = spaced_tilde or (
                     a.kind == b.kind == "num"
@@ -2279,13 +2304,38 @@ class _Scanner:
             # 活动时间9/1-9/7: two month/day dates joined by a dash, no fractions
             self.add(i, m.end(), "num", _read_md_range(m))
             return m.end()
+        m = _RE_DOTTED_YM_RANGE.match(t, i)
+        if (
+            m
+            and not (i and (_is_digit(t[i - 1]) or t[i - 1] == "."))
+            and all(1900 <= int(m.group(k)) <= 2100 for k in (1, 3))
+            and all(1 <= int(m.group(k)) <= 12 for k in (2, 4))
+            and int(m.group(1)) <= int(m.group(3))
+            and self.after(m.end(), 1) not in _QUANTITY_NEXT | {"点"}
+            and not self.unit_at(m.end())
+            and not self.after(m.end(), 3).startswith(_MONEY_WORDS)
+        ):
+            # 合同期限（2024.1-2026.12）: two dotted year.month dates (a decimal year is no
+            # range of decimals anyone writes)
+            spoken = (
+                _read_year(m.group(1))
+                + _read_month_day(m.group(2))
+                + "到"
+                + _read_year(m.group(3))
+                + _read_month_day(m.group(4))
+            )
+            self.add(i, m.end(), "num", spoken)
+            return m.end()
         m = _RE_DOTTED_MD_RANGE.match(t, i)
         if (
             m
             and not (i and (_is_digit(t[i - 1]) or t[i - 1] == "."))
             and _valid_md(int(m.group(1)), int(m.group(2)))
             and _valid_md(int(m.group(3)), int(m.group(4)))
-            and any(w in self.before(i, 8) for w in _DATE_RANGE_CUES)
+            and (
+                any(w in self.before(i, 8) for w in _DATE_RANGE_CUES)
+                or t.startswith(_DOTTED_DATE_AFTER, m.end())  # 3.5-3.8举办
+            )
         ):
             # 活动时间12.1-12.7: two dotted month.day dates after a word of dates
             self.add(i, m.end(), "num", _read_md_range(m))
