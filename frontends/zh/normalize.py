@@ -2108,8 +2108,8 @@ class _Scanner:
                     num = ip
                 w = end + 1 if t[end : end + 1] == " " else end  # "¥ 7,000 元"
                 if t.startswith((name, *_CURRENCY_SAME.get(name, ())), w) or (
-                    name == "元" and t.startswith(("元", "块"), w)
-                ):
+                    name == "元" and t.startswith(("元", "块", "日元", "円"), w)
+                ):  # ¥19,800日元: ¥ is the yen sign too, the written 日元 says which
                     name = ""  # ￥1,234.50元: the written 元 says it (once)
                 spoken = ("负" if neg else "") + read_number(num, liang=not neg) + mult + name
                 self.add(i, end, "num", spoken)
