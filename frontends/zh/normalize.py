@@ -870,8 +870,9 @@ class _Scanner:
                 if u in ("w", "t", "l", "h", "s", "m", "g", "A") and k != j:
                     per = u in ("g", "m", "l") and t[end : end + 1] == "/"  # 70 g/L
                     per = per or (u == "A" and bool(re.search(r"\d ?V ", t[max(0, j - 10) : j])))
-                    if not ((u in ("s", "h") and self._plain_number_before(j)) or per):
+                    if not ((u in ("s", "h", "g", "m") and self._plain_number_before(j)) or per):
                         continue  # a lone letter after a space is no unit, but 超时30 s is 秒
+                        # (重量 171 g 克, 距离 3 m 米: after a number that follows Han)
                 if u in ("V", "W") and k != j and t[end : end + 1] in ("-", "/", "+"):
                     continue  # 1500 W is 瓦 (a spec sheet's spacing); "5 V-Sync" is no unit
                 if u == "A" and t.startswith(_GRADE_NEXT, end):
@@ -1101,7 +1102,12 @@ class _Scanner:
                 self.add(i, i + 1, "num", "到")  # 9月1日-9月5日, 2019年~2020年
                 i += 1
                 continue
-            if c in "~～" and i + 1 < n and _is_digit(t[i + 1]) and not (i and _is_digit(t[i - 1])):
+            if (
+                c in "~～"
+                and self._digit_after(i + 1)
+                and not (i and _is_digit(t[i - 1]))
+                and not (i > 1 and t[i - 1] == " " and _is_digit(t[i - 2]))
+            ):
                 # "~5分钟": about five minutes; after 约/大约 the tilde adds nothing
                 about = self.before(i, 3).rstrip(" ").endswith("约")  # 大约 ~30%
                 self.add(i, i + 1, "num", "" if about else "约")
