@@ -3680,6 +3680,18 @@ class _Scanner:
         k = i
         while k > 0 and i - k < 4 and t[k - 1].isascii() and t[k - 1].isupper():
             k -= 1
+        secret = re.search(
+            r"(?:密码|口令|账号|帐号|用户名)[是为:：]? ?[A-Za-z0-9_@.#-]*$", self.before(i, 30)
+        )
+        if (
+            len(raw) >= 4
+            and "." not in raw
+            and secret
+            and secret.group().rstrip(" ")[-1:] in "@_#-"
+        ):
+            # 密码是Abc@12345, 账号user_2024: the digits of a secret or an account name after
+            # its joiner, one by one (it was 一万两千三百四十五)
+            return read_digits(raw, yao=True)
         if len(raw) >= 4 and "." not in raw and not (k > 0 and is_latin_letter(t[k - 1])):
             cue = self.before(k, 8).rstrip(" \t\u3000是为:：")
             named = cue.endswith(("号", "码")) and len(cue) >= 2 and is_han(cue[-2])
