@@ -1127,6 +1127,8 @@ def _zh_latin_token(toks: list[_Tok], k: int, f: str) -> bool:
         # B+轮融资, A+级: glued before a Chinese word it names a round or a class, B加; a
         # grade at the end of a clause keeps English (数学拿了A-，英语拿了B+: A minus, B plus)
         return True
+    if re.fullmatch(r"SPF\d{1,3}\+?|PA\+{1,4}", tok):
+        return True  # SPF50+ PA++++: a sunscreen's ratings, 加 in a Chinese sentence
     if tok[-1:] in "+-⁺⁻" and chem.ion(tok, f):
         return True  # 溶液中的Na+和Cl-: ions, named in Chinese (钠离子) by the zh frontend
     prev_time = (

@@ -407,6 +407,8 @@ _STOCK_WORDS = ("股", "涨", "跌", "收盘", "开盘", "市值", "板块", "�
 _RE_HASH_NUMBER = re.compile(r"#(\d{4,})(?![\d#.,A-Za-z])", re.ASCII)
 #: ``3.22``: a dotted month and day (a date only with a cue: :meth:`_Scanner._weekday_near`).
 _RE_DOTTED_MD = re.compile(r"(\d{1,2})\.(\d{1,2})(?![\d.])", re.ASCII)
+#: A sunscreen's ratings: ``SPF50+`` (the + only after the number), ``PA++++``.
+_RE_SUN_RATING = re.compile(r"(SPF ?(?=\d)|PA(?=\+))(\d{0,3})(\+{0,4})(?![\w+])", re.ASCII)
 #: Roman numerals in capitals that count kinds and stages (II型, III期, SATA III); never one
 #: letter: V型领口 and X型腿 are shapes, I型血 a letter.
 _ROMAN_VALUES = {
@@ -1162,6 +1164,18 @@ class _Scanner:
                 i = j
             elif cls == "latin" and self._licence_plate(i):
                 i = self._era_end  # 粤B·6D38F -> 粤 B 六 D 三八 F
+            elif (
+                cls == "latin"
+                and (sun := _RE_SUN_RATING.match(t, i))
+                and not (i > 0 and is_latin_letter(t[i - 1]))
+            ):
+                # SPF50+ PA++++: a sunscreen's ratings, each + said 加 (SPF 五十加, PA 加加加加)
+                self.add(i, i + len(sun.group(1)), "latin", " ".join(sun.group(1).strip()))
+                if sun.group(2):
+                    self.add(sun.start(2), sun.end(2), "num", read_cardinal(sun.group(2)))
+                if sun.group(3):
+                    self.add(sun.start(3), sun.end(), "num", "加" * len(sun.group(3)))
+                i = sun.end()
             elif cls == "latin" and self._roman_numeral(i):
                 i = self._era_end  # II型糖尿病 -> 二型, III期临床 -> 三期, SATA III -> 三
             elif cls == "latin" and self._ion(i):
