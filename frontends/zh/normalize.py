@@ -3032,6 +3032,10 @@ class _Scanner:
             return end + 1
         if nxt2[:1] == "+" and not (nxt2[1:] and (_is_digit(nxt2[1]) or nxt2[1] in "+-")):
             value = read_number(raw, liang=self.liang_next(end + 1))
+            if set(raw) == {"9"} and len(raw) >= 2:
+                # 99+, 999+: a counter's cap (评论999+), said as it shows: 九百九十九加
+                self.add(i, end + 1, "num", value + "加")
+                return end + 1
             self.add(i, end + 1, "num", value + "多")  # 50+语言 -> 五十多, 10+年 -> 十多年
             return end + 1
         if (
@@ -3674,6 +3678,16 @@ class _Scanner:
         after = t[end] if end < self.n else ""
         if self._stock_code(raw, i, end):
             return read_digits(raw)  # 贵州茅台（600519.SH）: a stock code, 六零零五一九
+        if (
+            len(raw) == 4
+            and raw.isdigit()
+            and 1900 <= int(raw) <= 2099
+            and t.rfind("《", 0, i) > t.rfind("》", 0, i)
+            and "》" in t[end : end + 20]
+            and not (self.after(end, 1) in _QUANTITY_NEXT or self.liang_next(end))
+            and not self.unit_at(end)
+        ):
+            return read_digits(raw)  # 《我的2024》, 《2001太空漫游》: a year in a title
         if (
             "." not in raw
             and _RE_LAST_DIGITS.search(self.before(i, 7).rstrip(" "))
