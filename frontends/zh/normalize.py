@@ -422,6 +422,8 @@ _RE_WEEKDAY_END = re.compile(r"(?:周|星期|礼拜)[一二三四五六日天]$"
 _RE_WEEKDAY_START = re.compile(r"(?:周|星期|礼拜)[一二三四五六日天]")
 #: A memory type ending right before a speed (``DDR5-6400``, ``LPDDR4-4266``, ``GDDR6``).
 _RE_MEMORY_CODE = re.compile(r"(?<![A-Za-z])(?:LP|G)?DDR\d$", re.ASCII)
+#: Words before ``K108处`` that make it a road's kilometre post (a cardinal, not a model).
+_ROAD_CONTEXT = ("高速", "国道", "省道", "县道", "公路", "路段", "桩号", "线")
 #: A stock exchange's suffix after a stock code (``600519.SH``, ``00700.HK``).
 _RE_EXCHANGE = re.compile(r"\.(?:SH|SZ|SS|BJ|HK|sh|sz|hk)(?![A-Za-z0-9])", re.ASCII)
 #: The one-character names of the provinces that start a licence plate (粤B, 京A, 沪A).
@@ -3678,6 +3680,15 @@ class _Scanner:
         after = t[end] if end < self.n else ""
         if self._stock_code(raw, i, end):
             return read_digits(raw)  # 贵州茅台（600519.SH）: a stock code, 六零零五一九
+        if (
+            raw.isdigit()
+            and i > 0
+            and t[i - 1] == "K"
+            and not (i > 1 and is_latin_letter(t[i - 2]))
+            and (self.after(end, 1) in ("+", "处") or self.after(end, 2) == "公里")
+            and any(w in self.before(i, 14) for w in _ROAD_CONTEXT)
+        ):
+            return read_cardinal(raw)  # 沈海高速K108处: a kilometre post, K 一百零八
         if (
             len(raw) == 4
             and raw.isdigit()
