@@ -424,6 +424,8 @@ _RE_WEEKDAY_START = re.compile(r"(?:周|星期|礼拜)[一二三四五六日天]
 _RE_MEMORY_CODE = re.compile(r"(?<![A-Za-z])(?:LP|G)?DDR\d$", re.ASCII)
 #: Words before ``K108处`` that make it a road's kilometre post (a cardinal, not a model).
 _ROAD_CONTEXT = ("高速", "国道", "省道", "县道", "公路", "路段", "桩号", "线")
+#: ``9001:2015``: a standard's number and the year of its edition.
+_RE_STANDARD_YEAR = re.compile(r"(\d{3,5})[:：](\d{4})(?![\d:：])", re.ASCII)
 #: A stock exchange's suffix after a stock code (``600519.SH``, ``00700.HK``).
 _RE_EXCHANGE = re.compile(r"\.(?:SH|SZ|SS|BJ|HK|sh|sz|hk)(?![A-Za-z0-9])", re.ASCII)
 #: The one-character names of the provinces that start a licence plate (粤B, 京A, 沪A).
@@ -693,6 +695,8 @@ _RE_TIME = re.compile(r"(\d{1,2})[:：](\d{2})(?:[:：](\d{2}))?(?![\d:：])", r
 _RE_SECTION = re.compile(r"§ ?(\d+(?:\.\d+)*)", re.ASCII)
 #: ``p.25``, ``pp.10-15``, ``P. 3``: a page abbreviation before its number.
 _RE_PAGE = re.compile(r"(pp|p|P|PP)\. ?(?=\d)", re.ASCII)
+#: ``（2024）京…``: a year in brackets glued before Chinese (a case or document number).
+_RE_BRACKET_YEAR = re.compile(r"[(（](\d{4})[)）]", re.ASCII)
 #: ``《1984》``: a title that is only a four-digit number.
 _RE_TITLE_YEAR = re.compile(r"《(\d{4})》", re.ASCII)
 #: Han characters after a number that are words, not its unit: a dash after them before a
@@ -1129,6 +1133,20 @@ class _Scanner:
                 self.add(i, page.end(1), "latin", " ".join(page.group(1).upper()))
                 self.add(page.end(1), page.end(), "punct", "")
                 i = page.end()
+                continue
+            year = _RE_BRACKET_YEAR.match(t, i) if c in "(（" else None
+            if (
+                year
+                and 1900 <= int(year.group(1)) <= 2099
+                and is_han(self.after(year.end(), 1))
+                and self.after(year.end(), 1) not in _QUANTITY_NEXT
+                and not self.liang_next(year.end())
+            ):  # (已售（2000）件 stays a count)
+                # （2024）京0105民初…号: a case number's year in brackets, digit by digit
+                self.add(i, i + 1, "punct", self.orig[i])
+                self.add(i + 1, year.end(1), "num", read_digits(year.group(1)))
+                self.add(year.end(1), year.end(), "punct", self.orig[year.end(1)])
+                i = year.end()
                 continue
             title = _RE_TITLE_YEAR.match(t, i) if c == "《" else None
             if title and 1000 <= int(title.group(1)) <= 2999:
@@ -2473,6 +2491,16 @@ class _Scanner:
 
     def _r_time_ratio(self, i: int) -> int:
         t = self.t
+        std = _RE_STANDARD_YEAR.match(t, i)
+        if std and not (i and _is_digit(t[i - 1])):
+            brand = self._brand_before(i)
+            if brand is not None and self.brands.get(brand[0].casefold()) == "standard":
+                # ISO 9001:2015: a standard's number and its year, both digit by digit with a
+                # short pause, as GB/T 7714-2015 (it was a ratio: 九千零一比两千零一十五)
+                self.add(i, std.end(1), "num", read_digits(std.group(1)))
+                self.add(std.end(1), std.end(1) + 1, "punct", "，")
+                self.add(std.start(2), std.end(), "num", read_digits(std.group(2)))
+                return std.end()
         lap = _RE_LAP_TIME.match(t, i)
         if (
             lap
