@@ -276,16 +276,9 @@ _DOTTED_DATE_AFTER = (
 #: Words right before a dotted ``MM.DD`` without a zero (``将于12.20正式发布``) that make it a
 #: date: verbs of scheduling, which take no decimal (``增长到12.20`` stays a decimal).
 _DOTTED_DATE_BEFORE = (
-    "将于",
-    "定于",
-    "定在",
-    "预计于",
-    "计划于",
-    "拟于",
-    "改到",
-    "推迟到",
-    "提前到",
-)
+    "将于", "定于", "定在", "预计于", "计划于", "拟于", "改到", "推迟到", "提前到", "有效期至",
+    "有效期到", "截至", "截止到", "截止至",
+)  # fmt: skip
 #: After a four-digit year that names something (2024届 二零二四届, 2025款, 2024赛季).
 _YEAR_NAMED_NEXT = (
     "届",
@@ -1154,6 +1147,20 @@ class _Scanner:
                 self.add(i, i + 1, "punct", "《")
                 self.add(i + 1, title.end(1), "num", read_digits(title.group(1)))
                 i = title.end(1)
+                continue
+            if (
+                c in "x×"
+                and i > 0
+                and is_han(t[i - 1])
+                and (cnt := re.match(r"[x×](\d{1,2})(?![\d.A-Za-z_/-])", t[i:]))
+                and cnt.group(1) not in ("86", "64", "32")  # x86, x64: architectures
+                and not self.liang_next(i + cnt.end())
+                and not self.unit_at(i + cnt.end())
+            ):
+                # T恤x2, 裤子x1: a count in an order, 乘二 (as ×3 is)
+                self.add(i, i + 1, "num", "乘")
+                self.add(i + 1, i + cnt.end(), "num", read_cardinal(cnt.group(1)))
+                i += cnt.end()
                 continue
             if c in "↑↓" and self._digit_after(i + 1):
                 # 同比↑25%, 库存↓8%: a change, 上升/下降 (a gas ↑ after a formula stays silent)
