@@ -709,6 +709,13 @@ _RESOLUTION_NEXT = (
     "高刷",
     "超清",
 )
+#: Words right after ``H:MM`` that make it the clock time of an event, even after 比赛.
+_EVENT_START_WORDS = (
+    "开始", "开赛", "开球", "开打", "举行", "进行", "出发", "集合", "截止", "结束", "开幕", "入场",
+    "检票", "发车", "起飞", "准时",
+)  # fmt: skip
+#: Words of a match shortly before ``A:B`` glued to a verb of winning (决赛21:19拿下).
+_MATCH_WORDS = ("赛", "局", "盘", "场", "队", "主场", "客场", "半场", "全场")
 #: After ``A:B``: a word of ratio a few characters on (``1:15的粉水比``, ``1:10的比例``,
 #: ``1:3配比``), so the pair is a ratio, never a clock time (比赛, 比较 are no ratio, nor a 比
 #: of comparison: ``10:00比9:00好``, ``10:00出发比9:00好``).
@@ -2570,6 +2577,23 @@ class _Scanner:
             return m.end()
         if m and not m.group(3) and _RE_RATIO_AFTER.match(t, m.end()):
             score_ctx = True  # 按1:15的粉水比, 1:10的比例: a ratio, not a clock time
+        if (
+            m
+            and not m.group(3)
+            and t.startswith(_SPORT_VERBS[:-4], m.end())
+            and any(w in self.before(i, 10) for w in _MATCH_WORDS)
+        ):
+            score_ctx = True  # 羽毛球决赛21:19拿下第一局: a verb of winning right after, a score
+        elif (
+            m
+            and score_ctx
+            and not m.group(3)
+            and t.startswith(_EVENT_START_WORDS, m.end())
+            and self.before(i, 1) != "以"  # 比赛以21:10结束: a score
+            and int(m.group(1)) <= 24
+            and int(m.group(2)) < 60
+        ):
+            score_ctx = False  # 比赛10:30开始, 决赛19:35开球: a clock time, not a score
         if m and not score_ctx:
             h, mi = int(m.group(1)), int(m.group(2))
             s = int(m.group(3)) if m.group(3) else None
