@@ -2533,7 +2533,8 @@ class _Scanner:
             self.add(i, lap.end(), "num", spoken)
             return lap.end()
         m = _RE_TIME.match(t, i) or _RE_TIME_SPACED.match(t, i)  # 10 : 30 is a time too
-        score_ctx = any(c in self.before(i, 6) for c in _SCORE_CUES) or (
+        clause = re.split(r"[，,。；;！？!?]", self.before(i, 6))[-1]  # 比赛开始，10:30比较合适
+        score_ctx = any(c in clause for c in _SCORE_CUES) or (
             m is not None and self._sports_score(i, m.end())
         )
         if (
