@@ -616,6 +616,8 @@ _YEAR_BEFORE = (
 _YEAR_AFTER = (
     "出生", "生人", "毕业", "入学", "入职", "结婚", "底", "初", "末", "年中", "春", "夏", "秋", "冬",
     "版", "款", "届", "级", "月", "上半年", "下半年", "奥运", "世界杯", "以前", "以后",
+    "Q1", "Q2", "Q3", "Q4", "H1", "H2", "第一季度", "第二季度", "第三季度", "第四季度", "一季度",
+    "二季度", "三季度", "四季度", "全年", "财年",
 )  # fmt: skip
 #: ... and a duration (三十年) with one of these.
 _DURATION_BEFORE = (
@@ -3641,7 +3643,7 @@ class _Scanner:
         Cues decide (在19年, 20年3月, 18年底 / 工作了30年, 30年前, 50年代); without one,
         ``default`` (50年-99年 are more often years: NeMo reads 50年 五零年).
         """
-        after = self.after(end + 1, 3)
+        after = self.after(end + 1, 4)
         if after.startswith(_DURATION_AFTER) or prev.endswith(_DURATION_BEFORE):
             return False
         if after.startswith("代"):
