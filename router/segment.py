@@ -901,6 +901,12 @@ ARCH_NAME = re.compile(
 )
 
 
+#: A count per a unit (``12.5×10⁹/L``, ``10⁹/L``, ``4.5×10¹²/L``): a power of ten and a unit.
+_RE_COUNT_PER_UNIT = re.compile(
+    r"(?:\d+(?:\.\d+)?[×x*])?10[⁻]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+/(?:L|mL|ml|μL|µL|uL|dL|kg|g|h|d)"
+)
+
+
 def _is_identifier(tok: str) -> bool:
     """URL, e-mail, path, ``snake_case``, ``a.b``: read by parts in English, never as a code.
 
@@ -914,6 +920,8 @@ def _is_identifier(tok: str) -> bool:
         return False  # x86_64, aarch64: an architecture, read by the zh rules
     if _is_unit_ratio(tok):
         return False  # 3.8 mmol/L, mg/dL: a lab value's unit, read by the zh rules
+    if _RE_COUNT_PER_UNIT.fullmatch(tok.rstrip(".,;:!?")):
+        return False  # 12.5×10⁹/L: a count per a unit (a lab value), read by the zh rules
     if _is_price_per(tok):
         return False  # $0.002/token: a price per a thing, 每 token
     if "=" in tok and _is_setting(tok):

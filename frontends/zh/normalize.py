@@ -3248,6 +3248,15 @@ class _Scanner:
         if not digits or (not sign and digits in ("2", "3") and k - i == 1):
             return i  # x², m³: the square and the cube (_SYMBOLS)
         spoken = "的" + sign + read_cardinal(digits) + "次方"
+        per = (
+            self.unit_at(k + 1)
+            if _is_digit(t[i - 1]) and t[k : k + 1] == "/" and k + 1 < self.n and t[k + 1] != " "
+            else None
+        )
+        if per is not None and per[0] not in ("′", "″"):
+            # WBC 12.5×10⁹/L: a count per litre, 十的九次方每升 (the slash was left as written)
+            self.add(i, per[1], "num", spoken + "每" + _UNITS[per[0]])
+            return per[1]
         unit = self.unit_at(k) if _is_digit(t[i - 1]) else None
         if unit is not None and unit[0] not in ("′", "″"):
             # 3×10⁸m/s: the unit of the amount (it was read as the letter M)
