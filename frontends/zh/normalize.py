@@ -364,7 +364,7 @@ _UNITS: dict[str, str] = {
     "dB": "分贝", "px": "像素", "fps": "帧每秒", "w": "万", "cc": "毫升", "mmHg": "毫米汞柱",
     "dL": "分升", "U/L": "单位每升", "IU/L": "国际单位每升", "IU/mL": "国际单位每毫升",
     "nits": "尼特", "nit": "尼特", "lm": "流明", "Wh": "瓦时", "RPM": "转每分钟", "inch": "英寸",
-    "inches": "英寸", "bit": "比特", "bits": "比特", "bar": "巴", "mbar": "毫巴", "psi": "磅每平方英寸",
+    "inches": "英寸", "bit": "比特", "bits": "比特", "tsp": "茶匙", "tbsp": "汤匙", "bar": "巴", "mbar": "毫巴", "psi": "磅每平方英寸",
 }  # fmt: skip
 _UNITS.update(_UNIT_CHARS)
 _UNIT_KEYS = sorted(_UNITS, key=len, reverse=True)
