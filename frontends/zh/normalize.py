@@ -419,6 +419,11 @@ _RE_MEMORY_CODE = re.compile(r"(?<![A-Za-z])(?:LP|G)?DDR\d$", re.ASCII)
 _ROAD_CONTEXT = ("高速", "国道", "省道", "县道", "公路", "路段", "桩号", "线")
 #: ``9001:2015``: a standard's number and the year of its edition.
 _RE_STANDARD_YEAR = re.compile(r"(\d{3,5})[:：](\d{4})(?![\d:：])", re.ASCII)
+#: Words of pay, rent and prices: after them ``40W`` is 四十万 and ``3k5`` 三千五.
+_SALARY_WORDS = (
+    "年薪", "月薪", "薪资", "薪水", "工资", "收入", "房租", "租金", "月租", "存款", "预算", "身价",
+    "年收入", "底薪", "奖金", "税前", "税后", "首付", "房价", "总价", "估值", "融资",
+)  # fmt: skip
 #: A stock exchange's suffix after a stock code (``600519.SH``, ``00700.HK``).
 _RE_EXCHANGE = re.compile(r"\.(?:SH|SZ|SS|BJ|HK|sh|sz|hk)(?![A-Za-z0-9])", re.ASCII)
 #: The one-character names of the provinces that start a licence plate (粤B, 京A, 沪A).
@@ -872,6 +877,15 @@ class _Scanner:
                     m -= 1
                 if m > 0 and t[m - 1] in "'′" and k0 - m < 2:
                     return "″", j + (1 if t[j] == '"' else 2)
+        if (
+            k == j
+            and t.startswith("W", j)
+            and not (j + 1 < self.n and is_latin_letter(t[j + 1]))
+            and any(
+                w in re.split(r"[，,。；;！？!?]", self.before(j, 10))[-1] for w in _SALARY_WORDS
+            )
+        ):
+            return "w", j + 1  # 年薪大概40W: 四十万 (a sum in 万 as people type it), not 瓦
         for u in _UNIT_KEYS:
             if t.startswith(u, k):
                 end = k + len(u)
