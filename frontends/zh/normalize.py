@@ -364,7 +364,8 @@ _UNITS: dict[str, str] = {
     "dB": "分贝", "px": "像素", "fps": "帧每秒", "w": "万", "cc": "毫升", "mmHg": "毫米汞柱",
     "dL": "分升", "U/L": "单位每升", "IU/L": "国际单位每升", "IU/mL": "国际单位每毫升",
     "nits": "尼特", "nit": "尼特", "lm": "流明", "Wh": "瓦时", "RPM": "转每分钟", "inch": "英寸",
-    "inches": "英寸", "bit": "比特", "bits": "比特", "tsp": "茶匙", "tbsp": "汤匙", "bar": "巴", "mbar": "毫巴", "psi": "磅每平方英寸",
+    "inches": "英寸", "bit": "比特", "bits": "比特", "tsp": "茶匙", "tbsp": "汤匙", "bar": "巴",
+    "mbar": "毫巴", "psi": "磅每平方英寸",
 }  # fmt: skip
 _UNITS.update(_UNIT_CHARS)
 _UNIT_KEYS = sorted(_UNITS, key=len, reverse=True)
@@ -409,7 +410,7 @@ _ROMAN_VALUES = {
 }  # fmt: skip
 _RE_ROMAN = re.compile(r"[IVX]+(?![A-Za-z0-9])", re.ASCII)
 #: Measure words after a Roman numeral that make it a number: a type, a stage, a grade.
-_ROMAN_MEASURES = frozenset("型期级类代度号卷章部阶段")
+_ROMAN_MEASURES = frozenset("型期级类代度号卷章部阶")  # as router.segment
 #: A weekday written in Chinese, at the end or the start of a stretch of text.
 _RE_WEEKDAY_END = re.compile(r"(?:周|星期|礼拜)[一二三四五六日天]$")
 _RE_WEEKDAY_START = re.compile(r"(?:周|星期|礼拜)[一二三四五六日天]")
@@ -419,7 +420,7 @@ _RE_MEMORY_CODE = re.compile(r"(?<![A-Za-z])(?:LP|G)?DDR\d$", re.ASCII)
 _ROAD_CONTEXT = ("高速", "国道", "省道", "县道", "公路", "路段", "桩号", "线")
 #: ``9001:2015``: a standard's number and the year of its edition.
 _RE_STANDARD_YEAR = re.compile(r"(\d{3,5})[:：](\d{4})(?![\d:：])", re.ASCII)
-#: Words of pay, rent and prices: after them ``40W`` is 四十万 and ``3k5`` 三千五.
+#: Words of pay, rent and prices: after them (in the same clause) ``40W`` is 四十万, not 瓦.
 _SALARY_WORDS = (
     "年薪", "月薪", "薪资", "薪水", "工资", "收入", "房租", "租金", "月租", "存款", "预算", "身价",
     "年收入", "底薪", "奖金", "税前", "税后", "首付", "房价", "总价", "估值", "融资",
