@@ -411,6 +411,11 @@ _ROMAN_VALUES = {
 _RE_ROMAN = re.compile(r"[IVX]+(?![A-Za-z0-9])", re.ASCII)
 #: Measure words after a Roman numeral that make it a number: a type, a stage, a grade.
 _ROMAN_MEASURES = frozenset("型期级类代度号卷章部阶")  # as router.segment
+#: Names after a dotted ``M.D`` that make it a day named by its date (3.8妇女节 三八).
+_FESTIVAL_AFTER = (
+    "妇女节", "劳动节", "儿童节", "建党节", "建军节", "国庆", "青年节", "黄金周", "小长假", "长假",
+    "晚会", "消费者权益日", "购物节", "大促",
+)  # fmt: skip
 #: A weekday written in Chinese, at the end or the start of a stretch of text.
 _RE_WEEKDAY_END = re.compile(r"(?:周|星期|礼拜)[一二三四五六日天]$")
 _RE_WEEKDAY_START = re.compile(r"(?:周|星期|礼拜)[一二三四五六日天]")
@@ -692,6 +697,8 @@ _RE_SLASH_MD_RANGE = re.compile(
 )
 _RE_TIME = re.compile(r"(\d{1,2})[:：](\d{2})(?:[:：](\d{2}))?(?![\d:：])", re.ASCII)
 #: ``10 : 30``: a time written with spaces around its colon (two-digit minutes).
+#: ``'24``: a short year after an apostrophe (no closing quote or more digits after it).
+_RE_APOSTROPHE_YEAR = re.compile(r"['’](\d{2})(?![\d'’\"″.])", re.ASCII)
 #: ``§3.2``: a section sign and its number.
 _RE_SECTION = re.compile(r"§ ?(\d+(?:\.\d+)*)", re.ASCII)
 #: ``p.25``, ``pp.10-15``, ``P. 3``: a page abbreviation before its number.
@@ -1137,6 +1144,18 @@ class _Scanner:
                 about = self.before(i, 3).rstrip(" ").endswith("约")  # 大约 ~30%
                 self.add(i, i + 1, "num", "" if about else "约")
                 i += 1
+                continue
+            short = _RE_APOSTROPHE_YEAR.match(t, i) if c in "'’" else None
+            if (
+                short
+                and not (i > 0 and t[i - 1] in "'’")
+                and not (i > 0 and _is_digit(t[i - 1]) and not re.search(r"[QH][1-4]$", t[:i]))
+                and not re.match(r"[^，,。；;！？!?]*['’]", t[short.end() :])  # '12点见': a quote
+            ):
+                # '24款, Q3'25: a year with its century left out, digit by digit (二四)
+                self.add(i, i + 1, "punct", "")
+                self.add(i + 1, short.end(), "num", read_digits(short.group(1)))
+                i = short.end()
                 continue
             sect = _RE_SECTION.match(t, i) if c == "§" else None
             if sect:
@@ -2443,6 +2462,19 @@ class _Scanner:
             self.add(i, m.end(), "num", _read_year(m.group(3)) + _read_month_day(m.group(1)))
             return m.end()
         m = _RE_DOTTED_MD.match(t, i)
+        if (
+            m
+            and not (i > 0 and (_is_digit(t[i - 1]) or t[i - 1] == "."))
+            and m.group(1)[0] != "0"
+            and m.group(2)[0] != "0"
+            and _valid_md(int(m.group(1)), int(m.group(2)))
+            and m.group() not in ("11.11", "12.12")
+            and t.startswith(_FESTIVAL_AFTER, m.end())
+        ):
+            # 3.8妇女节, 5.1劳动节, 10.1国庆, 3.15晚会: a day named by its date, as its name is
+            # said (三八, 五一, 十一, 三一五), like 3·15 and 6·18
+            self.add(i, m.end(), "num", read_cardinal(m.group(1)) + read_digits(m.group(2)))
+            return m.end()
         if (
             m
             and not (i > 0 and (_is_digit(t[i - 1]) or t[i - 1] == "."))
