@@ -179,8 +179,10 @@ ION_CHARGES: dict[str, tuple[int, ...]] = {
 #: ASCII sign (``H+``, ``K+``, ``I-``) is an ion too.
 ION_CUES = (
     "离子", "溶液", "电解", "浓度", "化学", "反应", "电荷", "价", "酸", "碱", "盐", "沉淀",
-    "水解", "氧化", "还原", "pH", "ion", "solution",
+    "水解", "氧化", "还原", "电离", "中和", "pH", "ion", "solution",
 )  # fmt: skip
+#: Another ion of two letters or more in the sentence is a cue too (``H+与OH-结合生成水``).
+_RE_OTHER_ION = re.compile(r"(?:OH|Na|Cl|Ca|Mg|Fe|Cu|Ag|Zn|Al|Ba|SO4|NO3|NH4|CO3)[1-4]?[+\-⁺⁻]")
 
 _SUBSCRIPT_DIGITS = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
 _ASCII_ION = re.compile(r"([A-Z][A-Za-z0-9()]*)([+-])")
@@ -225,6 +227,10 @@ def ion(token: str, context: str = "") -> Ion | None:
     if found is None:
         return None
     body = found.body
-    if len(body) == 1 and not any(c in context for c in ION_CUES):
+    if (
+        len(body) == 1
+        and not any(c in context for c in ION_CUES)
+        and not _RE_OTHER_ION.search(context)
+    ):
         return None
     return found

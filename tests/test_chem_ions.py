@@ -47,3 +47,8 @@ def test_subscript_counts() -> None:
     """``CO₃²⁻``, ``H₃O⁺``: subscript digits are the body's counts."""
     assert chem.ion("CO₃²⁻") == chem.Ion("CO3", -2)
     assert chem.ion("H₃O⁺") == chem.Ion("H3O", 1)
+
+
+def test_another_ion_is_a_cue() -> None:
+    """``H+与OH-结合生成水``: another ion in the sentence makes ``H+`` the ion too."""
+    assert chem.ion("H+", "H+与OH-结合生成水") == chem.Ion("H", 1)
