@@ -903,7 +903,7 @@ ARCH_NAME = re.compile(
 
 #: A count per a unit (``12.5×10⁹/L``, ``10⁹/L``, ``4.5×10¹²/L``): a power of ten and a unit.
 _RE_COUNT_PER_UNIT = re.compile(
-    r"(?:\d+(?:\.\d+)?[×x*])?10[⁻]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+/(?:L|mL|ml|μL|µL|uL|dL|kg|g|h|d)"
+    r"(?:[0-9]+(?:\.[0-9]+)?[×x*])?10[⁻]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+/(?:L|mL|ml|μL|µL|uL|dL|kg|g|h|d)"
 )
 
 

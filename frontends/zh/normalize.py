@@ -739,7 +739,7 @@ _RE_RATIO_AFTER = re.compile(
 )
 #: ``M:SS.fff`` (``1:29.525``, ``1'29.525``): a lap or race time; never a clock time nor a
 #: score.
-_RE_LAP_TIME = re.compile(r"(\d{1,2})[:：'′](\d{2})\.(\d{1,3})(?![\d.:：\"″])")
+_RE_LAP_TIME = re.compile(r"([0-9]{1,2})[:：'′]([0-9]{2})\.([0-9]{1,3})(?![0-9.:：\"″])")
 _RE_TIME_SPACED = re.compile(r"(\d{1,2}) [:：] (\d{2})()(?![\d:：])", re.ASCII)
 #: After ``1:1``: a meeting of two people (一对一), not a scale or a score (一比一).
 _ONE_ON_ONE_NEXT = (
@@ -1195,7 +1195,7 @@ class _Scanner:
                 c in "x×"
                 and i > 0
                 and is_han(t[i - 1])
-                and (cnt := re.match(r"[x×](\d{1,2})(?![\d.A-Za-z_/-])", t[i:]))
+                and (cnt := re.match(r"[x×]([0-9]{1,2})(?![0-9.A-Za-z_/-])", t[i:]))
                 and cnt.group(1) not in ("86", "64", "32")  # x86, x64: architectures
                 and not self.liang_next(i + cnt.end())
                 and not self.unit_at(i + cnt.end())
