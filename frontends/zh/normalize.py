@@ -430,6 +430,10 @@ _SALARY_WORDS = (
     "年薪", "月薪", "薪资", "薪水", "工资", "收入", "房租", "租金", "月租", "存款", "预算", "身价",
     "年收入", "底薪", "奖金", "税前", "税后", "首付", "房价", "总价", "估值", "融资",
 )  # fmt: skip
+#: Words after 985/211 that make them China's university programmes (九八五高校).
+_UNIVERSITY_NEXT = frozenset(
+    ("高校", "大学", "院校", "工程", "学校", "名校", "学生", "毕业", "本科")
+)
 #: A stock exchange's suffix after a stock code (``600519.SH``, ``00700.HK``).
 _RE_EXCHANGE = re.compile(r"\.(?:SH|SZ|SS|BJ|HK|sh|sz|hk)(?![A-Za-z0-9])", re.ASCII)
 #: The one-character names of the provinces that start a licence plate (粤B, 京A, 沪A).
@@ -2723,6 +2727,11 @@ class _Scanner:
         m = _RE_FRACTION.match(self.t, i)
         if not m or int(m.group(2)) == 0:
             return i
+        if m.group().replace(" ", "") in ("985/211", "211/985"):
+            # 985/211毕业生: the two university programmes, 九八五、二一一 (no fraction)
+            a_, b_ = m.group().replace(" ", "").split("/")
+            self.add(i, m.end(), "num", read_digits(a_) + "、" + read_digits(b_))
+            return m.end()
         a, b = int(m.group(1)), int(m.group(2))
         if (
             a + b == 100
@@ -3796,6 +3805,11 @@ class _Scanner:
         """
         t = self.t
         after = t[end] if end < self.n else ""
+        if raw in ("985", "211") and (
+            self.after(end, 2) in _UNIVERSITY_NEXT
+            or (self.after(end, 1) in "/、和与" and self.after(end + 1, 3) in ("985", "211"))
+        ):
+            return read_digits(raw)  # 985高校, 211大学: the university programmes, 九八五, 二一一
         if self._stock_code(raw, i, end):
             return read_digits(raw)  # 贵州茅台（600519.SH）: a stock code, 六零零五一九
         if (
