@@ -3805,6 +3805,14 @@ class _Scanner:
         """
         t = self.t
         after = t[end] if end < self.n else ""
+        if (
+            len(raw) == 2
+            and raw.isdigit()
+            and 80 <= int(raw) <= 99
+            and self.after(end, 1) == "新"
+            and not self.after(end, 2).endswith(tuple("闻年人品款高低增建版型一"))
+        ):
+            return read_digits(raw)  # 99新, 95新: a used item's condition, 九九新 (not 九十九)
         if raw in ("985", "211") and (
             self.after(end, 2) in _UNIVERSITY_NEXT
             or (self.after(end, 1) in "/、和与" and self.after(end + 1, 3) in ("985", "211"))
