@@ -755,7 +755,9 @@ _ONE_ON_ONE_NEXT = (
 _RE_RATIO = re.compile(r"(\d+(?:\.\d+)?)(?:[:：]| [:：] )(\d+(?:\.\d+)?)(?![\d:：]|\.\d)", re.ASCII)
 _RE_PERCENT_RANGE = re.compile(rf"({_NUM})%?[-~到至]({_NUM})%", re.ASCII)
 _RE_PERCENT = re.compile(rf"({_NUM})[%‰‱]", re.ASCII)
-_RE_DECIMAL_FRACTION = re.compile(r"(\d{1,3}\.\d{1,2}) ?/ ?([1-9]\d{0,2})(?![\d/.:])", re.ASCII)
+_RE_DECIMAL_FRACTION = re.compile(
+    r"(\d{1,3}\.\d{1,2}) ?/ ?([1-9]\d{0,2}(?:\.0)?)(?![\d/.:])", re.ASCII
+)  # 4.5/5, and a maximum written with .0: GPA 3.8/4.0 (1.2/1.3 are two versions)
 _RE_FRACTION = re.compile(r"(\d+) ?/ ?(\d+)(?![\d/])", re.ASCII)
 _RE_VERSION_PAIR = re.compile(
     r"(\d{1,3}(?:\.\d{1,3})?)/(\d{1,3}(?:\.\d{1,3})?)(?![\d/]|\.\d)", re.ASCII
@@ -2721,7 +2723,7 @@ class _Scanner:
         d = _RE_DECIMAL_FRACTION.match(self.t, i)
         if d and not (i > 0 and (_is_digit(self.t[i - 1]) or self.t[i - 1] in "./")):
             # 得分9.5/10, 满意度4.5/5: a rating out of a maximum, 十分之九点五 (never 九点五十)
-            spoken = read_cardinal(d.group(2)) + "分之" + read_number(d.group(1))
+            spoken = read_number(d.group(2)) + "分之" + read_number(d.group(1))
             self.add(i, d.end(), "num", spoken)
             return d.end()
         m = _RE_FRACTION.match(self.t, i)
