@@ -156,3 +156,81 @@ def parse(token: str, *, equation: bool = False, ion: bool = False) -> list[Part
 def spelled(symbol: str) -> str:
     """An element symbol as its letters in capitals (``Na`` -> ``N A``)."""
     return " ".join(symbol.upper())
+
+
+#: Ions a text names by formula and charge (``Na+``, ``Cl⁻``, ``Fe3+``, ``SO4²⁻``): the
+#: body -> the charges it takes (signed). Only these are recognised with an ASCII sign,
+#: since ``C+``, ``A-`` or ``K+`` alone are grades and names as often; the superscript
+#: form is recognised for any body that parses as a formula (:func:`split_charge`).
+ION_CHARGES: dict[str, tuple[int, ...]] = {
+    "H": (1, -1), "Li": (1,), "Na": (1,), "K": (1,), "Rb": (1,), "Cs": (1,), "Ag": (1,),
+    "Cu": (1, 2), "Be": (2,), "Mg": (2,), "Ca": (2,), "Sr": (2,), "Ba": (2,), "Zn": (2,),
+    "Cd": (2,), "Hg": (2,), "Al": (3,), "Fe": (2, 3), "Co": (2, 3), "Ni": (2,), "Mn": (2,),
+    "Cr": (3,), "Pb": (2,), "Sn": (2, 4), "Au": (1, 3), "Pt": (2,),
+    "F": (-1,), "Cl": (-1,), "Br": (-1,), "I": (-1,), "O": (-2,), "S": (-2,), "N": (-3,),
+    "OH": (-1,), "NH4": (1,), "H3O": (1,), "SO4": (-2,), "SO3": (-2,), "HSO4": (-1,),
+    "HSO3": (-1,), "NO3": (-1,), "NO2": (-1,), "CO3": (-2,), "HCO3": (-1,), "PO4": (-3,),
+    "HPO4": (-2,), "H2PO4": (-1,), "ClO": (-1,), "ClO3": (-1,), "ClO4": (-1,), "MnO4": (-1, -2),
+    "SiO3": (-2,), "Cr2O7": (-2,), "CrO4": (-2,), "AlO2": (-1,), "S2O3": (-2,), "SCN": (-1,),
+    "CN": (-1,), "C2O4": (-2,), "CH3COO": (-1,),
+}  # fmt: skip
+
+#: Words of a sentence about chemistry: with one of them near, a one-letter ion with an
+#: ASCII sign (``H+``, ``K+``, ``I-``) is an ion too.
+ION_CUES = (
+    "离子", "溶液", "电解", "浓度", "化学", "反应", "电荷", "价", "酸", "碱", "盐", "沉淀",
+    "水解", "氧化", "还原", "电离", "中和", "pH", "ion", "solution",
+)  # fmt: skip
+#: Another ion of two letters or more in the sentence is a cue too (``H+与OH-结合生成水``).
+_RE_OTHER_ION = re.compile(r"(?:OH|Na|Cl|Ca|Mg|Fe|Cu|Ag|Zn|Al|Ba|SO4|NO3|NH4|CO3)[1-4]?[+\-⁺⁻]")
+
+_SUBSCRIPT_DIGITS = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
+_ASCII_ION = re.compile(r"([A-Z][A-Za-z0-9()]*)([+-])")
+
+
+@dataclass(frozen=True)
+class Ion:
+    """An ion written in text: its ``body`` (``SO4``) and signed ``charge`` (-2)."""
+
+    body: str
+    charge: int
+
+
+def ion(token: str, context: str = "") -> Ion | None:
+    """The ion that ``token`` writes, or ``None``: a superscript charge after any formula
+    (``Na⁺``, ``SO4²⁻``, ``Fe³⁺``), or an ASCII charge (``Na+``, ``Cl-``, ``Fe3+``, ``SO42-``,
+    ``NH4+``) after a body of :data:`ION_CHARGES` with a charge it takes. A one-letter body
+    with an ASCII sign needs a word of :data:`ION_CUES` in ``context`` (``K+`` alone is as
+    often a grade or a name)."""
+    token = token.translate(_SUBSCRIPT_DIGITS)  # CO₃²⁻, H₃O⁺: subscripts are the counts
+    sup = split_charge(token)
+    if sup is not None:
+        body, digits, sign = sup
+        if parse(body, ion=True) is None:
+            return None
+        return Ion(body, (int(digits) if digits else 1) * (1 if sign == "plus" else -1))
+    m = _ASCII_ION.fullmatch(token)
+    if m is None:
+        return None
+    head, polarity = m.group(1), (1 if m.group(2) == "+" else -1)
+    # Fe3+, SO42-: a last digit is the charge when the body before it takes that charge;
+    # NH4+, NO3-: else it is the body's own (with the charge 1 or the body's only charge)
+    found: Ion | None = None
+    if head[-1] in "1234" and polarity * int(head[-1]) in ION_CHARGES.get(head[:-1], ()):
+        found = Ion(head[:-1], polarity * int(head[-1]))
+    elif head in ION_CHARGES:
+        charges = ION_CHARGES[head]
+        if polarity in charges:
+            found = Ion(head, polarity)
+        elif len(charges) == 1 and charges[0] * polarity > 0:
+            found = Ion(head, charges[0])  # SO4-, Ca+: the polarity alone names the ion
+    if found is None:
+        return None
+    body = found.body
+    if (
+        len(body) == 1
+        and not any(c in context for c in ION_CUES)
+        and not _RE_OTHER_ION.search(context)
+    ):
+        return None
+    return found

@@ -137,10 +137,14 @@ def script_score(text: str) -> ScriptScore:
             if word and not unit and not rate and not ampm:
                 words += 1
                 # No. 5; I/O, A/B: letters of a code, not the words "no", "I", "a"
-                code = _is_numero(word, f, j) or (
-                    word.isupper()
-                    and len(word) <= 3
-                    and ((j < n and f[j] == "/") or (i > 0 and f[i - 1] == "/"))
+                code = (
+                    _is_numero(word, f, j)
+                    or (
+                        word.isupper()
+                        and len(word) <= 3
+                        and ((j < n and f[j] == "/") or (i > 0 and f[i - 1] == "/"))
+                    )
+                    or _is_label(word, f, j)
                 )
                 en += _NUMERO_WEIGHT if code else _word_weight(word)
                 if not code and _is_plain(word):
@@ -173,6 +177,15 @@ def _is_plain(word: str) -> bool:
 
 #: ``No.`` before a number is the abbreviation of "number" (``No. 5号``), a code, not "no".
 _NUMERO_WEIGHT = 0.5
+
+
+def _is_label(word: str, f: str, j: int) -> bool:
+    """``US 6``, ``IT 2``: an all-capital function word right before a number (one space
+    allowed) is a label (a size system, a country), not the word "us"/"it"."""
+    if not (len(word) > 1 and word.isupper() and word.lower() in EN_FUNCTION):
+        return False
+    k = j + 1 if j < len(f) and f[j] == " " else j
+    return k < len(f) and "0" <= f[k] <= "9"
 
 
 def _is_numero(word: str, f: str, j: int) -> bool:

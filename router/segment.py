@@ -108,6 +108,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mixvox.controls import Atom, scan_atoms
+from mixvox.frontends import chem
 from mixvox.ir import CTRL, EN, ZH, Sentence, Span, Utterance
 from mixvox.langid import EN_FUNCTION, matrix_decision, predict, script_score
 from mixvox.textutil import UNITS as _TEXT_UNITS
@@ -934,6 +935,12 @@ _RE_KEY_COMBO = re.compile(
 _RE_DIGIT_DOT_WORD = re.compile(r"[0-9]\.[a-z]{2,}")
 
 
+#: A count per a unit (``12.5×10⁹/L``, ``10⁹/L``, ``4.5×10¹²/L``): a power of ten and a unit.
+_RE_COUNT_PER_UNIT = re.compile(
+    r"(?:[0-9]+(?:\.[0-9]+)?[×x*])?10[⁻]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+/(?:L|mL|ml|μL|µL|uL|dL|kg|g|h|d)"
+)
+
+
 def _is_identifier(tok: str) -> bool:
     """URL, e-mail, path, ``snake_case``, ``a.b``: read by parts in English, never as a code.
 
@@ -947,6 +954,8 @@ def _is_identifier(tok: str) -> bool:
         return False  # x86_64, aarch64: an architecture, read by the zh rules
     if _is_unit_ratio(tok):
         return False  # 3.8 mmol/L, mg/dL: a lab value's unit, read by the zh rules
+    if _RE_COUNT_PER_UNIT.fullmatch(tok.rstrip(".,;:!?")):
+        return False  # 12.5×10⁹/L: a count per a unit (a lab value), read by the zh rules
     if _is_price_per(tok):
         return False  # $0.002/token: a price per a thing, 每 token
     if "=" in tok and _is_setting(tok):
@@ -1171,6 +1180,32 @@ def _zh_latin_token(toks: list[_Tok], k: int, f: str) -> bool:
         and (k == 0 or toks[k].gap != "adj" or toks[k - 1].kind == _ZH)
     ):
         return True  # #OOTD的话题, #MWC2026#: a hashtag in a Chinese sentence, its # silent
+    if tok in _ROMAN_COUNTS and (
+        (
+            k + 1 < len(toks)
+            and toks[k + 1].kind == _ZH
+            and toks[k + 1].gap == "adj"
+            and f[toks[k + 1].start] in _ROMAN_MEASURES
+        )
+        or (tok in ("II", "III") and k > 0 and toks[k - 1].kind == _ZH and toks[k].gap == "adj")
+    ):
+        # II型糖尿病, III期临床, 钻石III: a Roman numeral counting a kind or a tier (zh)
+        return True
+    if (
+        len(tok) == 2
+        and "A" <= tok[0] <= "Z"
+        and tok[1] == "+"
+        and k + 1 < len(toks)
+        and toks[k + 1].kind == _ZH
+        and toks[k + 1].gap == "adj"
+    ):
+        # B+轮融资, A+级: glued before a Chinese word it names a round or a class, B加; a
+        # grade at the end of a clause keeps English (数学拿了A-，英语拿了B+: A minus, B plus)
+        return True
+    if re.fullmatch(r"SPF\d{1,3}\+?|PA\+{1,4}", tok):
+        return True  # SPF50+ PA++++: a sunscreen's ratings, 加 in a Chinese sentence
+    if tok[-1:] in "+-⁺⁻" and chem.ion(tok, f):
+        return True  # 溶液中的Na+和Cl-: ions, named in Chinese (钠离子) by the zh frontend
     prev_time = (
         k > 0 and toks[k - 1].lang == ZH and _clock_time(f[toks[k - 1].start : toks[k - 1].end])
     )
@@ -1190,17 +1225,23 @@ def _zh_latin_token(toks: list[_Tok], k: int, f: str) -> bool:
         return False
     prev = toks[k - 1]
     if (
-        len(tok) == 1
+        len(tok) <= 2
         and tok.isupper()
+        and tok.isalpha()
         and k + 2 < len(toks)
         and f[toks[k + 1].start : toks[k + 1].end] in ("·", "・")
         and toks[k + 2].kind == _NUM
         and toks[k + 1].gap == toks[k + 2].gap == "adj"
     ):
-        return True  # 沪A·88888: a licence plate, read with its digits
+        return True  # 沪A·88888, 沪AD·12345: a licence plate, read with its digits
     if prev.gap == "adj" and k >= 2 and toks[k - 2].kind == _NUM and _is_per_unit(tok):
         return True
     return f[prev.end - 1] in "点分秒半刻" and tok.lower().rstrip(".") in _AMPM_WORDS
+
+
+#: Roman numerals (two letters or more) and the measure words after which they count (二型).
+_ROMAN_COUNTS = frozenset("II III IV VI VII VIII IX XI XII".split())
+_ROMAN_MEASURES = frozenset("型期级类代度号卷章部阶")
 
 
 #: Capital function words that make a run of capital words an English phrase (``GO TO LINE``,

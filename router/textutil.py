@@ -155,5 +155,5 @@ UNITS = frozenset(
     s sec secs min mins h hr hrs d m cm mm km nm um g kg mg t l ml w kw mw v mv kv a ma mah wh kwh
     f c k x p fps dpi ppi px pt em rem db dbm mph kph kmh rpm cc lb lbs oz ft in yd mi gal psi
     flops tflops gflops pflops tops qps ops iops cal kcal kj iu mmhg pa kpa mpa hp nit nits lm lux
-    inch inches mol mmol""".split()
+    inch inches mol mmol bar mbar tsp tbsp""".split()
 )

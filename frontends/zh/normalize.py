@@ -81,6 +81,8 @@ _LIANG_NEXT = set(
 #: even when short and spaced (``AA 128航班``, ``MU 583次航班``).
 #: Words near ``N95``/``P99`` that make it a respirator class (digit by digit), no chip.
 _MASK_WORDS = ("口罩", "面罩", "防护", "防尘", "呼吸", "戴", "医用", "过滤", "防疫", "雾霾", "颗粒")
+#: The letters of Chinese train classes (G 高铁, D 动车, C 城际, Z 直达, T 特快, K 快速 …).
+_TRAIN_LETTERS = frozenset("GDCZTKYLS")
 _FLIGHT_AFTER = ("航班", "次航班", "号航班", "次列车", "次高铁", "次动车")
 #: Words before a two-letter airline code that make its number a flight (``航班UA 858``).
 _FLIGHT_BEFORE = ("航班", "航班号", "乘坐", "搭乘", "转机")
@@ -270,7 +272,15 @@ _DATE_WORDS = (
 #: Words after a dotted ``MM.DD`` without a zero (``11.11当天``) that make it a date, not a decimal.
 _DOTTED_DATE_AFTER = (
     "当天", "那天", "这天", "当晚", "零点", "期间", "大促", "活动", "购物节", "晚会", "前后", "之前",
-    "之后", "开始", "截止", "上线", "发布",
+    "之后", "开始", "截止", "上线", "发布", "正式", "举行", "举办", "开幕", "开售", "开播", "上映",
+    "开业", "圣诞", "元旦", "国庆", "情人节", "劳动节", "儿童节", "教师节", "建军节", "平安夜",
+    "春节", "中秋", "端午", "七夕",
+)  # fmt: skip
+#: Words right before a dotted ``MM.DD`` without a zero (``将于12.20正式发布``) that make it a
+#: date: verbs of scheduling, which take no decimal (``增长到12.20`` stays a decimal).
+_DOTTED_DATE_BEFORE = (
+    "将于", "定于", "定在", "预计于", "计划于", "拟于", "改到", "推迟到", "提前到", "有效期至",
+    "有效期到", "截至", "截止到", "截止至",
 )  # fmt: skip
 #: After a four-digit year that names something (2024届 二零二四届, 2025款, 2024赛季).
 _YEAR_NAMED_NEXT = (
@@ -357,12 +367,86 @@ _UNITS: dict[str, str] = {
     "dB": "分贝", "px": "像素", "fps": "帧每秒", "w": "万", "cc": "毫升", "mmHg": "毫米汞柱",
     "dL": "分升", "U/L": "单位每升", "IU/L": "国际单位每升", "IU/mL": "国际单位每毫升",
     "nits": "尼特", "nit": "尼特", "lm": "流明", "Wh": "瓦时", "RPM": "转每分钟", "inch": "英寸",
-    "inches": "英寸",
+    "inches": "英寸", "bit": "比特", "bits": "比特", "tsp": "茶匙", "tbsp": "汤匙", "bar": "巴",
+    "mbar": "毫巴", "psi": "磅每平方英寸",
 }  # fmt: skip
 _UNITS.update(_UNIT_CHARS)
 # plural and longer time units of chat and logs (大约10 mins后, 30 secs): tnen, session 8
 _UNITS.update({"mins": "分钟", "sec": "秒", "secs": "秒", "hr": "小时", "hrs": "小时"})
 _UNIT_KEYS = sorted(_UNITS, key=len, reverse=True)
+#: Words of body height before ``5'10"``: feet and inches (五英尺十英寸), not a pace.
+_HEIGHT_WORDS = ("身高", "个子", "个头", "身长", "净高", "个儿")
+#: An ion's token: a formula, then a superscript charge or an ASCII sign (checked by
+#: :func:`mixvox.frontends.chem.ion`).
+_RE_ION_TOKEN = re.compile(r"[A-Z][A-Za-z0-9()₀₁₂₃₄₅₆₇₈₉]*(?:[⁰¹²³⁴⁵⁶⁷⁸⁹]?[⁺⁻]|[+-])")
+#: Chinese names of ions, as chemistry classes say them: ``(body, charge)`` -> the name before
+#: 离子 (``charge`` 0: any charge of that body).
+_ION_NAMES: dict[tuple[str, int], str] = {
+    ("H", 1): "氢", ("H", -1): "氢负", ("Li", 0): "锂", ("Na", 0): "钠", ("K", 0): "钾",
+    ("Rb", 0): "铷", ("Cs", 0): "铯", ("Ag", 0): "银", ("Cu", 1): "亚铜", ("Cu", 2): "铜",
+    ("Be", 0): "铍", ("Mg", 0): "镁", ("Ca", 0): "钙", ("Sr", 0): "锶", ("Ba", 0): "钡",
+    ("Zn", 0): "锌", ("Cd", 0): "镉", ("Hg", 0): "汞", ("Al", 0): "铝", ("Fe", 2): "亚铁",
+    ("Fe", 3): "铁", ("Co", 0): "钴", ("Ni", 0): "镍", ("Mn", 0): "锰", ("Cr", 0): "铬",
+    ("Pb", 0): "铅", ("Sn", 2): "亚锡", ("Sn", 4): "锡", ("Au", 0): "金", ("Pt", 0): "铂",
+    ("F", 0): "氟", ("Cl", 0): "氯", ("Br", 0): "溴", ("I", 0): "碘", ("O", 0): "氧",
+    ("S", 0): "硫", ("N", 0): "氮",
+    ("OH", 0): "氢氧根", ("NH4", 0): "铵根", ("H3O", 0): "水合氢", ("SO4", 0): "硫酸根",
+    ("SO3", 0): "亚硫酸根", ("HSO4", 0): "硫酸氢根", ("HSO3", 0): "亚硫酸氢根",
+    ("NO3", 0): "硝酸根", ("NO2", 0): "亚硝酸根", ("CO3", 0): "碳酸根", ("HCO3", 0): "碳酸氢根",
+    ("PO4", 0): "磷酸根", ("HPO4", 0): "磷酸氢根", ("H2PO4", 0): "磷酸二氢根",
+    ("ClO", 0): "次氯酸根", ("ClO3", 0): "氯酸根", ("ClO4", 0): "高氯酸根",
+    ("MnO4", -1): "高锰酸根", ("MnO4", -2): "锰酸根", ("SiO3", 0): "硅酸根",
+    ("Cr2O7", 0): "重铬酸根", ("CrO4", 0): "铬酸根", ("AlO2", 0): "偏铝酸根",
+    ("S2O3", 0): "硫代硫酸根", ("SCN", 0): "硫氰酸根", ("CN", 0): "氰根", ("C2O4", 0): "草酸根",
+    ("CH3COO", 0): "醋酸根",
+}  # fmt: skip
+#: Words of a sentence about shares (a bracketed six-digit number after a name is its code).
+_STOCK_WORDS = ("股", "涨", "跌", "收盘", "开盘", "市值", "板块", "证券", "停牌", "上市", "成交")
+#: ``#1234``: an issue, pull-request or ticket number (four digits or more, no # after it).
+_RE_HASH_NUMBER = re.compile(r"#(\d{4,})(?![\d#.,A-Za-z])", re.ASCII)
+#: ``3.22``: a dotted month and day (a date only with a cue: :meth:`_Scanner._weekday_near`).
+_RE_DOTTED_MD = re.compile(r"(\d{1,2})\.(\d{1,2})(?![\d.])", re.ASCII)
+#: A sunscreen's ratings: ``SPF50+`` (the + only after the number), ``PA++++``.
+_RE_SUN_RATING = re.compile(r"(SPF ?(?=\d)|PA(?=\+))(\d{0,3})(\+{0,4})(?![\w+])", re.ASCII)
+#: Roman numerals in capitals that count kinds and stages (II型, III期, SATA III); never one
+#: letter: V型领口 and X型腿 are shapes, I型血 a letter.
+_ROMAN_VALUES = {
+    "II": 2, "III": 3, "IV": 4, "VI": 6, "VII": 7, "VIII": 8, "IX": 9, "XI": 11, "XII": 12,
+}  # fmt: skip
+_RE_ROMAN = re.compile(r"[IVX]+(?![A-Za-z0-9])", re.ASCII)
+#: Measure words after a Roman numeral that make it a number: a type, a stage, a grade.
+_ROMAN_MEASURES = frozenset("型期级类代度号卷章部阶")  # as router.segment
+#: Names after a dotted ``M.D`` that make it a day named by its date (3.8妇女节 三八).
+_FESTIVAL_AFTER = (
+    "妇女节", "劳动节", "儿童节", "建党节", "建军节", "国庆", "青年节", "黄金周", "小长假", "长假",
+    "晚会", "消费者权益日", "购物节", "大促",
+)  # fmt: skip
+#: A weekday written in Chinese, at the end or the start of a stretch of text.
+_RE_WEEKDAY_END = re.compile(r"(?:周|星期|礼拜)[一二三四五六日天]$")
+_RE_WEEKDAY_START = re.compile(r"(?:周|星期|礼拜)[一二三四五六日天]")
+#: A memory type ending right before a speed (``DDR5-6400``, ``LPDDR4-4266``, ``GDDR6``).
+_RE_MEMORY_CODE = re.compile(r"(?<![A-Za-z])(?:LP|G)?DDR\d$", re.ASCII)
+#: Words before ``K108处`` that make it a road's kilometre post (a cardinal, not a model).
+_ROAD_CONTEXT = ("高速", "国道", "省道", "县道", "公路", "路段", "桩号", "线")
+#: ``9001:2015``: a standard's number and the year of its edition.
+_RE_STANDARD_YEAR = re.compile(r"(\d{3,5})[:：](\d{4})(?![\d:：])", re.ASCII)
+#: Words of pay, rent and prices: after them (in the same clause) ``40W`` is 四十万, not 瓦.
+_SALARY_WORDS = (
+    "年薪", "月薪", "薪资", "薪水", "工资", "收入", "房租", "租金", "月租", "存款", "预算", "身价",
+    "年收入", "底薪", "奖金", "税前", "税后", "首付", "房价", "总价", "估值", "融资",
+)  # fmt: skip
+#: Words after 985/211 that make them China's university programmes (九八五高校).
+_UNIVERSITY_NEXT = frozenset(
+    ("高校", "大学", "院校", "工程", "学校", "名校", "学生", "毕业", "本科")
+)
+#: A stock exchange's suffix after a stock code (``600519.SH``, ``00700.HK``).
+_RE_EXCHANGE = re.compile(r"\.(?:SH|SZ|SS|BJ|HK|sh|sz|hk)(?![A-Za-z0-9])", re.ASCII)
+#: The one-character names of the provinces that start a licence plate (粤B, 京A, 沪A).
+_PLATE_PROVINCES = frozenset("京津沪渝冀豫云辽黑湘皖鲁新苏浙赣鄂桂甘晋蒙陕吉闽贵粤青藏川宁琼")
+#: What follows a plate's city letter: a separator, then 5 or 6 capitals and digits.
+#: (a new-energy plate may put its D/F before the separator: 沪AD·12345).
+_RE_PLATE_TAIL = re.compile(r"([A-Z]?)[·・•\- ]?([A-Z0-9]{5,6})(?![A-Za-z0-9])", re.ASCII)
+_RE_PLATE_TAIL_ONE = re.compile(r"()[·・•\- ]?([A-Z0-9]{5,6})(?![A-Za-z0-9])", re.ASCII)
 _TEMPERATURE_UNITS = ("°C", "℃", "°F", "℉")
 
 _CURRENCY_PREFIX: dict[str, str] = {
@@ -371,6 +455,8 @@ _CURRENCY_PREFIX: dict[str, str] = {
     "CNY": "人民币", "RMB": "人民币", "USD": "美元", "HKD": "港元", "EUR": "欧元", "GBP": "英镑",
     "JPY": "日元", "AUD": "澳元", "KRW": "韩元", "CAD": "加元",
 }  # fmt: skip
+#: Words shortly before ``EUR 42`` that make it a size of the European system, not euros.
+_SIZE_WORDS = ("尺码", "鞋码", "码数", "码子", "鞋号", "尺寸", "鞋子", "的鞋", "双鞋", "穿", "欧码")
 _CURRENCY_KEYS = sorted(_CURRENCY_PREFIX, key=len, reverse=True)
 #: Words of an address before a building number (``天河路385号太古汇2座``).
 _ADDRESS_WORDS = (
@@ -550,6 +636,8 @@ _YEAR_BEFORE = (
 _YEAR_AFTER = (
     "出生", "生人", "毕业", "入学", "入职", "结婚", "底", "初", "末", "年中", "春", "夏", "秋", "冬",
     "版", "款", "届", "级", "月", "上半年", "下半年", "奥运", "世界杯", "以前", "以后",
+    "Q1", "Q2", "Q3", "Q4", "H1", "H2", "第一季度", "第二季度", "第三季度", "第四季度", "一季度",
+    "二季度", "三季度", "四季度", "全年", "财年",
 )  # fmt: skip
 #: ... and a duration (三十年) with one of these.
 _DURATION_BEFORE = (
@@ -581,7 +669,7 @@ _RE_DOT_EVENT = re.compile(r"(\d{1,2})[·・•](\d{1,2})(?![\d·・•])", re.A
 _RE_IP = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}(?![\d.])", re.ASCII)
 _RE_VERSION = re.compile(r"\d+(?:\.\d+){2,}(?!\d)", re.ASCII)
 _RE_YMD = re.compile(r"(\d{4})([-/.·])(\d{1,2})\2(\d{1,2})(?![\d])", re.ASCII)
-_RE_KDA = re.compile(r"\d{1,3}/\d{1,3}/\d{1,3}(?![\d/.])", re.ASCII)
+_RE_KDA = re.compile(r"\d{1,3}([/-])\d{1,3}\1\d{1,3}(?![\d/.-])", re.ASCII)
 #: Words before ``12/3/8`` that make it a game score (kills/deaths/assists), not a date.
 _KDA_CUES = ("KDA", "K/D/A", "战绩", "KD", "人头")
 _RE_YMD2 = re.compile(r"(\d{2})(/)(\d{1,2})/(\d{1,2})(?![\d/])", re.ASCII)
@@ -590,6 +678,12 @@ _RE_YM = re.compile(r"(\d{4})([-/.])(\d{1,2})(?![\d])(?!\2\d)", re.ASCII)
 _RE_MY = re.compile(r"(\d{2})([-/.])(\d{4})(?!\d)", re.ASCII)
 _RE_DOTTED_MD_RANGE = re.compile(
     r"(\d{1,2})\.(\d{1,2})[-~～—–至到](\d{1,2})\.(\d{1,2})(?![\d.%‰])", re.ASCII
+)
+#: The reading of a clock time (八点, 十二点三十分, 九点零五分): ends in 点 or 分.
+_RE_CLOCK_SPOKEN = re.compile(r"[点分]$")
+#: ``2024.1-2026.12``: a range of dotted year.month dates.
+_RE_DOTTED_YM_RANGE = re.compile(
+    r"(\d{4})\.(\d{1,2})[-~～—–至到](\d{4})\.(\d{1,2})(?![\d.%‰])", re.ASCII
 )
 #: Words before ``12.1-12.7`` that make it a range of dates, not of decimals.
 _DATE_RANGE_CUES = (
@@ -612,6 +706,49 @@ _RE_SLASH_MD_RANGE = re.compile(
 )
 _RE_TIME = re.compile(r"(\d{1,2})[:：](\d{2})(?:[:：](\d{2}))?(?![\d:：])", re.ASCII)
 #: ``10 : 30``: a time written with spaces around its colon (two-digit minutes).
+#: ``'24``: a short year after an apostrophe (no closing quote or more digits after it).
+_RE_APOSTROPHE_YEAR = re.compile(r"['’](\d{2})(?![\d'’\"″.])", re.ASCII)
+#: ``§3.2``: a section sign and its number.
+_RE_SECTION = re.compile(r"§ ?(\d+(?:\.\d+)*)", re.ASCII)
+#: ``p.25``, ``pp.10-15``, ``P. 3``: a page abbreviation before its number.
+_RE_PAGE = re.compile(r"(pp|p|P|PP)\. ?(?=\d)", re.ASCII)
+#: ``（2024）京…``: a year in brackets glued before Chinese (a case or document number).
+_RE_BRACKET_YEAR = re.compile(r"[(（](\d{4})[)）]", re.ASCII)
+#: ``《1984》``: a title that is only a four-digit number.
+_RE_TITLE_YEAR = re.compile(r"《(\d{4})》", re.ASCII)
+#: Han characters after a number that are words, not its unit: a dash after them before a
+#: digit is a minus sign (``5比-3``, ``降到-10``), not a range (9月1日-9月5日).
+_NOT_UNIT_CHARS = frozenset("比到至是为和与或跟及约等降升减加乘除从在于达低高")
+#: Words after ``2K`` that make it a resolution class (二K), not two thousand (两K).
+_RESOLUTION_NEXT = (
+    "屏",
+    "分辨率",
+    "画质",
+    "高清",
+    "显示",
+    "视频",
+    "录制",
+    "电视",
+    "投影",
+    "高刷",
+    "超清",
+)
+#: Words right after ``H:MM`` that make it the clock time of an event, even after 比赛.
+_EVENT_START_WORDS = (
+    "开始", "开赛", "开球", "开打", "举行", "进行", "出发", "集合", "截止", "结束", "开幕", "入场",
+    "检票", "发车", "起飞", "准时",
+)  # fmt: skip
+#: Words of a match shortly before ``A:B`` glued to a verb of winning (决赛21:19拿下).
+_MATCH_WORDS = ("赛", "局", "盘", "场", "队", "主场", "客场", "半场", "全场")
+#: After ``A:B``: a word of ratio a few characters on (``1:15的粉水比``, ``1:10的比例``,
+#: ``1:3配比``), so the pair is a ratio, never a clock time (比赛, 比较 are no ratio, nor a 比
+#: of comparison: ``10:00比9:00好``, ``10:00出发比9:00好``).
+_RE_RATIO_AFTER = re.compile(
+    r"的?[\u4e00-\u9fff]{0,3}?(?:比例|配比)|的?[\u4e00-\u9fff]{1,3}?比(?![赛较如起上下分\d])"
+)
+#: ``M:SS.fff`` (``1:29.525``, ``1'29.525``): a lap or race time; never a clock time nor a
+#: score.
+_RE_LAP_TIME = re.compile(r"([0-9]{1,2})[:：'′]([0-9]{2})\.([0-9]{1,3})(?![0-9.:：\"″])")
 _RE_TIME_SPACED = re.compile(r"(\d{1,2}) [:：] (\d{2})()(?![\d:：])", re.ASCII)
 #: After ``1:1``: a meeting of two people (一对一), not a scale or a score (一比一).
 _ONE_ON_ONE_NEXT = (
@@ -623,7 +760,9 @@ _ONE_ON_ONE_NEXT = (
 _RE_RATIO = re.compile(r"(\d+(?:\.\d+)?)(?:[:：]| [:：] )(\d+(?:\.\d+)?)(?![\d:：]|\.\d)", re.ASCII)
 _RE_PERCENT_RANGE = re.compile(rf"({_NUM})%?[-~到至]({_NUM})%", re.ASCII)
 _RE_PERCENT = re.compile(rf"({_NUM})[%‰‱]", re.ASCII)
-_RE_DECIMAL_FRACTION = re.compile(r"(\d{1,3}\.\d{1,2}) ?/ ?([1-9]\d{0,2})(?![\d/.:])", re.ASCII)
+_RE_DECIMAL_FRACTION = re.compile(
+    r"(\d{1,3}\.\d{1,2}) ?/ ?([1-9]\d{0,2}(?:\.0)?)(?![\d/.:])", re.ASCII
+)  # 4.5/5, and a maximum written with .0: GPA 3.8/4.0 (1.2/1.3 are two versions)
 _RE_FRACTION = re.compile(r"(\d+) ?/ ?(\d+)(?![\d/])", re.ASCII)
 _RE_VERSION_PAIR = re.compile(
     r"(\d{1,3}(?:\.\d{1,3})?)/(\d{1,3}(?:\.\d{1,3})?)(?![\d/]|\.\d)", re.ASCII
@@ -737,6 +876,15 @@ class _Scanner:
         """A unit symbol starting at ``j`` (one optional space before it)."""
         t = self.t
         k = j + 1 if j < self.n and t[j] == " " else j
+        height = self._height_mark(j)
+        if height is not None:
+            return height
+        if (
+            t.startswith("in", k)
+            and not (k + 2 < self.n and is_latin_letter(t[k + 2]))
+            and re.search(r"(?:ft|英尺) ?\d{1,2}$", t[max(0, j - 8) : j])
+        ):
+            return "inch", k + 2  # 5ft10in, 5 ft 10 in: after feet, in is inches
         if k == j and j > 0 and _is_digit(t[j - 1]) and j < self.n and t[j] in "'\"":
             # 5'30", 39°54'27": ASCII marks for ′ and ″ (minutes and seconds of a pace, an
             # angle or a race time), only as a pair, never a lone quote
@@ -748,6 +896,15 @@ class _Scanner:
                     m -= 1
                 if m > 0 and t[m - 1] in "'′" and k0 - m < 2:
                     return "″", j + (1 if t[j] == '"' else 2)
+        if (
+            k == j
+            and t.startswith("W", j)
+            and not (j + 1 < self.n and is_latin_letter(t[j + 1]))
+            and any(
+                w in re.split(r"[，,。；;！？!?]", self.before(j, 10))[-1] for w in _SALARY_WORDS
+            )
+        ):
+            return "w", j + 1  # 年薪大概40W: 四十万 (a sum in 万 as people type it), not 瓦
         for u in _UNIT_KEYS:
             if t.startswith(u, k):
                 end = k + len(u)
@@ -756,8 +913,9 @@ class _Scanner:
                 if u in ("w", "t", "l", "h", "s", "m", "g", "A") and k != j:
                     per = u in ("g", "m", "l") and t[end : end + 1] == "/"  # 70 g/L
                     per = per or (u == "A" and bool(re.search(r"\d ?V ", t[max(0, j - 10) : j])))
-                    if not ((u in ("s", "h") and self._plain_number_before(j)) or per):
+                    if not ((u in ("s", "h", "g", "m") and self._plain_number_before(j)) or per):
                         continue  # a lone letter after a space is no unit, but 超时30 s is 秒
+                        # (重量 171 g 克, 距离 3 m 米: after a number that follows Han)
                 if u in ("V", "W") and k != j and t[end : end + 1] in ("-", "/", "+"):
                     continue  # 1500 W is 瓦 (a spec sheet's spacing); "5 V-Sync" is no unit
                 if u == "A" and t.startswith(_GRADE_NEXT, end):
@@ -765,6 +923,39 @@ class _Scanner:
                 if u == "A" and k == j and self._after_course_code(j):
                     continue  # CS 61A, MATH 53A: a course's letter, not amperes
                 return u, end
+        return None
+
+    def _height_mark(self, j: int) -> tuple[str, int] | None:
+        """``身高5'10"``, ``个子6′2″``, ``5'10"的身高``: after a word of body height (or before
+        one) the marks after digits are feet and inches (五英尺十英寸), not the minutes and
+        seconds of a pace (五分十秒); returns the unit key (``ft``/``inch``) and its end."""
+        t = self.t
+        if not (0 < j < self.n and _is_digit(t[j - 1]) and t[j] in "'′\"″"):
+            return None
+        s0 = j - 1
+        while s0 > 0 and (_is_digit(t[s0 - 1]) or t[s0 - 1] == "."):
+            s0 -= 1
+        if t[j] in "'′":
+            if t.startswith("''", j):
+                return None  # 5'' is an inch mark written as two quotes: handled below
+            feet_at, end, key = s0, j + 1, "ft"
+        else:
+            feet_end = s0 - 1
+            if feet_end < 1 or t[feet_end] not in "'′" or not _is_digit(t[feet_end - 1]):
+                return None
+            feet_at = feet_end - 1
+            while feet_at > 0 and _is_digit(t[feet_at - 1]):
+                feet_at -= 1
+            end, key = j + (2 if t.startswith("''", j) else 1), "inch"
+        m = re.match(r"(?:\d{1,2}(?:[\"″]|''))?", t[end:]) if key == "ft" else None
+        after = t[end + (m.end() if m else 0) :][:4]
+        cue = self.before(feet_at, 6).rstrip(" 是为约有:：")
+        if any(w in cue for w in _HEIGHT_WORDS) or (
+            cue.endswith("高") and not cue.endswith(("最高", "提高", "升高", "增高"))
+        ):
+            return key, end
+        if after.startswith(("的身高", "身高", "高", "的个子", "的个头")):
+            return key, end
         return None
 
     def _price_before(self, i: int) -> bool:
@@ -809,6 +1000,10 @@ class _Scanner:
             k -= 1
         if k == j:
             return False
+        if k > 1 and t[k - 1] in "-~～" and _is_digit(t[k - 2]):
+            k -= 1  # 需要2~3 h: the upper end of a range, after Han too
+            while k > 0 and (_is_digit(t[k - 1]) or t[k - 1] == "."):
+                k -= 1
         if k > 0 and t[k - 1] == " ":
             k -= 1
         return k > 0 and is_han(t[k - 1])
@@ -821,6 +1016,13 @@ class _Scanner:
             k = j
             while k < self.n and k - j < 4 and is_latin_letter(self.t[k]):
                 k += 1
+            if self.t[j:k] in ("B", "H") and self.after(k, 2) in ("铅笔", "铅芯", "笔芯"):
+                return False  # 2B铅笔: a pencil's grade, 二B (never 两B)
+            if self.t[j:k] == "K" and (
+                self.after(k, 3).startswith(_RESOLUTION_NEXT)
+                or re.match(r" ?\d{2,3} ?Hz", self.t[k : k + 8])
+            ):
+                return False  # 2K屏, 2K 165Hz: a resolution class, 二K (as 4K, 8K)
             return self.t[j:k] in _LIANG_LETTER_UNITS  # 2GB -> 两 G B, 2K -> 两 K
         if self.after(j, 3).startswith(_ER_NOT_LIANG):
             return False  # 2年级, 2次方程: an ordinal or a degree, not a count
@@ -920,6 +1122,21 @@ class _Scanner:
                 self.add(i, j, "latin", t[i:j])  # -v, --batch-size: a command-line option
                 i = j
                 continue
+            num = _RE_HASH_NUMBER.match(t, i) if c == "#" else None
+            if (
+                num
+                and not (i > 0 and t[i - 1].isascii() and t[i - 1].isalnum())
+                and "#" not in t[num.end() : num.end() + 40]  # #2024年度总结#: a topic
+                and not self.liang_next(num.end())
+                and self.after(num.end(), 1) not in _QUANTITY_NEXT  # #100天挑战: a count
+                and not self.unit_at(num.end())
+            ):
+                # PR #1234, issue编号是#5678: an issue or ticket number, digit by digit as
+                # developers say it (一二三四); the # is silent. #1, #123 stay numbers.
+                self.add(i, i + 1, "punct", "")
+                self.add(i + 1, num.end(), "num", read_digits(num.group(1)))
+                i = num.end()
+                continue
             if c == "#" and self._topic_mark(i):
                 self.add(i, i + 1, "punct", "")  # #AI改变生活#: the marks of a topic tag
                 i += 1
@@ -928,10 +1145,80 @@ class _Scanner:
                 self.add(i, i + 1, "num", "到")  # 9月1日-9月5日, 2019年~2020年
                 i += 1
                 continue
-            if c in "~～" and i + 1 < n and _is_digit(t[i + 1]) and not (i and _is_digit(t[i - 1])):
+            if (
+                c in "~～"
+                and self._digit_after(i + 1)
+                and not (i and _is_digit(t[i - 1]))
+                and not (i > 1 and t[i - 1] == " " and _is_digit(t[i - 2]))
+            ):
                 # "~5分钟": about five minutes; after 约/大约 the tilde adds nothing
                 about = self.before(i, 3).rstrip(" ").endswith("约")  # 大约 ~30%
                 self.add(i, i + 1, "num", "" if about else "约")
+                i += 1
+                continue
+            short = _RE_APOSTROPHE_YEAR.match(t, i) if c in "'’" else None
+            if (
+                short
+                and not (i > 0 and t[i - 1] in "'’")
+                and not (i > 0 and _is_digit(t[i - 1]) and not re.search(r"[QH][1-4]$", t[:i]))
+                and not re.match(r"[^，,。；;！？!?]*['’]", t[short.end() :])  # '12点见': a quote
+            ):
+                # '24款, Q3'25: a year with its century left out, digit by digit (二四)
+                self.add(i, i + 1, "punct", "")
+                self.add(i + 1, short.end(), "num", read_digits(short.group(1)))
+                i = short.end()
+                continue
+            sect = _RE_SECTION.match(t, i) if c == "§" else None
+            if sect:
+                # §3.2 -> 第三点二节: the section sign says 第 … 节 (节 was lost)
+                self.add(i, sect.end(), "num", "第" + read_number(sect.group(1)) + "节")
+                i = sect.end()
+                continue
+            page = _RE_PAGE.match(t, i) if c in "pP" else None
+            if page and not (i > 0 and t[i - 1].isascii() and t[i - 1].isalnum()):
+                # p.25, pp.10-15: a page; the letters, the dot silent (it was P 点二十五)
+                self.add(i, page.end(1), "latin", " ".join(page.group(1).upper()))
+                self.add(page.end(1), page.end(), "punct", "")
+                i = page.end()
+                continue
+            year = _RE_BRACKET_YEAR.match(t, i) if c in "(（" else None
+            if (
+                year
+                and 1900 <= int(year.group(1)) <= 2099
+                and is_han(self.after(year.end(), 1))
+                and self.after(year.end(), 1) not in _QUANTITY_NEXT
+                and not self.liang_next(year.end())
+            ):  # (已售（2000）件 stays a count)
+                # （2024）京0105民初…号: a case number's year in brackets, digit by digit
+                self.add(i, i + 1, "punct", self.orig[i])
+                self.add(i + 1, year.end(1), "num", read_digits(year.group(1)))
+                self.add(year.end(1), year.end(), "punct", self.orig[year.end(1)])
+                i = year.end()
+                continue
+            title = _RE_TITLE_YEAR.match(t, i) if c == "《" else None
+            if title and 1000 <= int(title.group(1)) <= 2999:
+                # 《1984》, 《2046》: a title that is a year, digit by digit (not 一千九百八十四)
+                self.add(i, i + 1, "punct", "《")
+                self.add(i + 1, title.end(1), "num", read_digits(title.group(1)))
+                i = title.end(1)
+                continue
+            if (
+                c in "x×"
+                and i > 0
+                and is_han(t[i - 1])
+                and (cnt := re.match(r"[x×]([0-9]{1,2})(?![0-9.A-Za-z_/-])", t[i:]))
+                and cnt.group(1) not in ("86", "64", "32")  # x86, x64: architectures
+                and not self.liang_next(i + cnt.end())
+                and not self.unit_at(i + cnt.end())
+            ):
+                # T恤x2, 裤子x1: a count in an order, 乘二 (as ×3 is)
+                self.add(i, i + 1, "num", "乘")
+                self.add(i + 1, i + cnt.end(), "num", read_cardinal(cnt.group(1)))
+                i += cnt.end()
+                continue
+            if c in "↑↓" and self._digit_after(i + 1):
+                # 同比↑25%, 库存↓8%: a change, 上升/下降 (a gas ↑ after a formula stays silent)
+                self.add(i, i + 1, "num", "上升" if c == "↑" else "下降")
                 i += 1
                 continue
             if c == "@" and 0 < i < n - 1 and is_latin_letter(t[i - 1]) and _is_digit(t[i + 1]):
@@ -956,6 +1243,24 @@ class _Scanner:
                     j += 1
                 self.add(i, j, "han", self.orig[i:j])
                 i = j
+            elif cls == "latin" and self._licence_plate(i):
+                i = self._era_end  # 粤B·6D38F -> 粤 B 六 D 三八 F
+            elif (
+                cls == "latin"
+                and (sun := _RE_SUN_RATING.match(t, i))
+                and not (i > 0 and is_latin_letter(t[i - 1]))
+            ):
+                # SPF50+ PA++++: a sunscreen's ratings, each + said 加 (SPF 五十加, PA 加加加加)
+                self.add(i, i + len(sun.group(1)), "latin", " ".join(sun.group(1).strip()))
+                if sun.group(2):
+                    self.add(sun.start(2), sun.end(2), "num", read_cardinal(sun.group(2)))
+                if sun.group(3):
+                    self.add(sun.start(3), sun.end(), "num", "加" * len(sun.group(3)))
+                i = sun.end()
+            elif cls == "latin" and self._roman_numeral(i):
+                i = self._era_end  # II型糖尿病 -> 二型, III期临床 -> 三期, SATA III -> 三
+            elif cls == "latin" and self._ion(i):
+                i = self._era_end  # Na+ -> 钠离子, SO4²⁻ -> 硫酸根离子
             elif (cls == "latin" or c == "(") and self._chemical_formula(i):
                 i = self._era_end  # H2SO4 -> H 二 S O 四 (mixvox.frontends.chem; tnen)
             elif (
@@ -1261,10 +1566,111 @@ class _Scanner:
                         "，"
                         if a.kind == b.kind == "num"
                         and c == "-"
-                        and ("点" in a.spoken or size_next)
+                        and (
+                            "点" in a.spoken
+                            or size_next
+                            or _RE_MEMORY_CODE.search(t[max(0, a.start - 6) : a.end])
+                        )
                         else ""
                     )
                     ps[k] = Piece(p.start, p.end, "punct", pause)
+
+    def _roman_numeral(self, i: int) -> bool:
+        """A Roman numeral in capitals that counts (``II型糖尿病``, ``III期临床试验``, ``IV期``,
+        ``SATA III``): before a measure of kind or stage (型 期 级 类 代 度 …) or, for II and
+        III, after a spaced all-capital name; read as the number (二型, 三期: it was spelled
+        I I 型). Other capitals stay letters (``VI设计``, ``IV``). Sets ``_era_end``."""
+        t = self.t
+        if i > 0 and (is_latin_letter(t[i - 1]) or _is_digit(t[i - 1])):
+            return False
+        m = _RE_ROMAN.match(t, i)
+        if m is None or m.group() not in _ROMAN_VALUES:
+            return False
+        end = m.end()
+        nxt = self.after(end, 1)
+        spaced_name = (
+            m.group() in ("II", "III")
+            and i > 2
+            and t[i - 1] == " "
+            and re.search(r"(?<![A-Za-z])[A-Z]{2,}$", t[max(0, i - 9) : i - 1]) is not None
+            and not (nxt and nxt.isascii() and nxt.isalnum())
+        )
+        after_han = (
+            m.group() in ("II", "III")
+            and i > 0
+            and is_han(t[i - 1])
+            and not (nxt and nxt.isascii() and nxt.isalnum())
+        )  # 钻石III, 黄金II: a tier after its name (II and III are no word nor acronym)
+        if not (nxt in _ROMAN_MEASURES or spaced_name or after_han):
+            return False
+        self.add(i, end, "num", read_cardinal(str(_ROMAN_VALUES[m.group()])))
+        self._era_end = end
+        return True
+
+    def _ion(self, i: int) -> bool:
+        """An ion at ``i`` (``Na+``, ``Cl-``, ``Fe3+``, ``SO4²⁻``, ``NH4+``; which tokens are
+        ions is :func:`mixvox.frontends.chem.ion`), read by its Chinese name as chemistry
+        classes say it: 钠离子, 氯离子, 铁离子, 亚铁离子 (Fe²⁺), 硫酸根离子; a 离子 written
+        after it is not said twice. An ion without a name here is spelled with 离子 after it.
+        Sets ``_era_end``."""
+        t = self.t
+        if i > 0 and t[i - 1].isascii() and t[i - 1].isalnum():
+            return False
+        m = _RE_ION_TOKEN.match(t, i)
+        if m is None:
+            return False
+        end = m.end()
+        if (
+            t[end - 1] in "+-"
+            and end < self.n
+            and ((t[end].isascii() and t[end].isalnum()) or t[end] in "+-=/")
+        ):
+            return False  # Na+Cl, C++, A-1: an equation, a language, a code
+        found = chem.ion(m.group(), self.context + t)
+        if found is None:
+            return False
+        name = _ION_NAMES.get((found.body, found.charge)) or _ION_NAMES.get((found.body, 0))
+        if name is None:
+            parts = chem.parse(found.body, ion=True) or []
+            name = "".join(
+                chem.spelled(p.text) if p.kind == "symbol" else read_cardinal(p.text) for p in parts
+            )
+        self.add(i, end, "num", name if t.startswith("离子", end) else name + "离子")
+        self._era_end = end
+        return True
+
+    def _licence_plate(self, i: int) -> bool:
+        """A Chinese licence plate at ``i`` (after its province character): the city letter,
+        an optional ``·``/space, then five characters (six on a new-energy plate) of capitals
+        and digits with a digit among them (``粤B·6D38F``, ``京A 12345``, ``沪AD12345``). Every
+        character is said on its own, the digits one by one with 一, the separator silent, as
+        `沪A·88888` always was (it read 三十八 in ``6D38F``). Three capitals in a row are a
+        model name, not a plate (``云RTX4090``). Sets ``_era_end``."""
+        t = self.t
+        if not (i > 0 and t[i - 1] in _PLATE_PROVINCES and "A" <= t[i] <= "Z"):
+            return False
+        m = _RE_PLATE_TAIL.match(t, i + 1)
+        if m is None or not any(c.isdigit() for c in m.group(2)):
+            return False
+        if m.group(1) and m.end(1) == m.start(2):
+            m = _RE_PLATE_TAIL_ONE.match(t, i + 1)  # 京AD12345: the D is the tail's
+            if m is None:
+                return False
+        if re.search(r"[A-Z]{3}", t[i] + m.group(1) + m.group(2)):
+            return False
+        self.add(i, i + 1, "latin", t[i])
+        if m.group(1):
+            self.add(m.start(1), m.end(1), "latin", m.group(1))  # 沪AD·12345: a new-energy plate
+        if m.start(2) > m.end(1):
+            self.add(m.end(1), m.start(2), "punct", "")
+        for r in re.finditer(r"\d+|[A-Z]", m.group(2)):
+            a, z = m.start(2) + r.start(), m.start(2) + r.end()
+            if r.group().isdigit():
+                self.add(a, z, "num", read_digits(r.group()))
+            else:
+                self.add(a, z, "latin", r.group())
+        self._era_end = m.end()
+        return True
 
     def _chemical_formula(self, i: int) -> bool:
         """A chemical formula with subscripts at ``i`` (``H2O``, ``H2SO4``, ``Na2CO3``,
@@ -1443,6 +1849,8 @@ class _Scanner:
         prev = t[i - 1]
         if not (is_han(prev) or prev in "%‰℃"):
             return False
+        if prev in _NOT_UNIT_CHARS:
+            return False  # 5比-3, 从-5降到-10: a word before a negative number, no unit
         m = _RE_NUMBER.match(t, i + 1)
         unit = self.unit_at(m.end()) if m else None
         if unit and unit[0] in _TEMPERATURE_UNITS and prev != "℃" and prev != "度":
@@ -1470,8 +1878,26 @@ class _Scanner:
         ps = self.pieces
         for k in range(1, len(ps) - 1):
             p = ps[k]
+            a, b = ps[k - 1], ps[k + 1]
+            times = (
+                p.kind == "punct"
+                and a.kind == "num"
+                and a.end == p.start
+                and b.start == p.end
+                and bool(_RE_CLOCK_SPOKEN.search(a.spoken))
+            )
+            if (
+                times
+                and p.spoken in _RANGE_DASHES
+                and b.kind == "han"
+                and b.spoken.startswith(("次日", "翌日", "第二天", "隔天", "次晨"))
+            ):
+                ps[k] = Piece(p.start, p.end, "num", "到")  # 21:00-次日2:00: 到
+                continue
+            if times and p.spoken == "/" and b.kind == "num" and _RE_CLOCK_SPOKEN.search(b.spoken):
+                ps[k] = Piece(p.start, p.end, "punct", "、")  # 8:00/12:00/18:00: a list of times
+                continue
             if p.kind == "punct" and p.spoken in _RANGE_DASHES and p.end - p.start == 1:
-                a, b = ps[k - 1], ps[k + 1]
                 spaced_tilde = p.spoken in "~～" and a.kind == b.kind == "num"  # 3 ~ 5 天
                 spaced_tilde = spaced_tilde or (
                     a.kind == b.kind == "num"
@@ -1703,8 +2129,9 @@ class _Scanner:
             return i + 1
         # ・ (katakana middle dot) separates the parts of foreign names in Chinese too
         # (约翰・史密斯): punctuation, not kana.
-        if cls == "punct" or (cls == "symbol" and c in "~^|\\`") or c in "・･":
-            self.add(i, i + 1, "punct", c)
+        if cls == "punct" or (cls == "symbol" and t[i] in "~^|\\`") or c in "・･":
+            # the folded form of a symbol (～ ｜ ＾ are ~ | ^: 9:00～18:00 is a range)
+            self.add(i, i + 1, "punct", t[i] if cls == "symbol" else c)
         elif cls == "emoji":
             j = i + 1
             while j < self.n and is_emoji(orig[j]):
@@ -1751,6 +2178,8 @@ class _Scanner:
                 if not m:
                     return i
                 end = m.end()
+                if cur == "EUR" and self._shoe_size(i, end):
+                    return i  # EUR 42码: the European size, E U R 四十二码 (no money)
                 name = _CURRENCY_PREFIX[cur]
                 num = m.group().replace(",", "")
                 mult = ""
@@ -1782,13 +2211,22 @@ class _Scanner:
                     num = ip
                 w = end + 1 if t[end : end + 1] == " " else end  # "¥ 7,000 元"
                 if t.startswith((name, *_CURRENCY_SAME.get(name, ())), w) or (
-                    name == "元" and t.startswith(("元", "块"), w)
-                ):
+                    name == "元" and t.startswith(("元", "块", "日元", "円"), w)
+                ):  # ¥19,800日元: ¥ is the yen sign too, the written 日元 says which
                     name = ""  # ￥1,234.50元: the written 元 says it (once)
                 spoken = ("负" if neg else "") + read_number(num, liang=not neg) + mult + name
                 self.add(i, end, "num", spoken)
                 return end
         return i
+
+    def _shoe_size(self, i: int, end: int) -> bool:
+        """``EUR 42码``, ``尺码：EUR 43``, ``鞋码EUR 38.5``: a number after ``EUR`` is a size of
+        the European system when 码/号 follows it or a word of sizes or shoes comes shortly
+        before (``价格EUR 42`` stays money)."""
+        nxt = self.after(end, 2).lstrip(" ")
+        if nxt[:1] in ("码", "号") and not self.after(end, 3).lstrip(" ").startswith("号码"):
+            return True
+        return any(w in self.before(i, 8) for w in _SIZE_WORDS)
 
     def _r_negative(self, i: int) -> int:
         t = self.t
@@ -1945,12 +2383,14 @@ class _Scanner:
         """A kills/deaths/assists score after ``KDA``/``战绩`` (``KDA是12/3/8``): each number
         as a cardinal, the slashes 杠 (十二杠三杠八), as players read it; no date, no fraction."""
         m = _RE_KDA.match(self.t, i)
-        if not m or (i and (_is_digit(self.t[i - 1]) or self.t[i - 1] in "./")):
+        if not m or (i and (_is_digit(self.t[i - 1]) or self.t[i - 1] in "./-")):
             return i
         cue = self.before(i, 12).upper()
         if not any(w in cue for w in _KDA_CUES):
             return i
-        spoken = "杠".join(read_cardinal(x, liang_bai=False) for x in m.group().split("/"))
+        # KDA是12/3/8, 战绩0-8-3: with slashes or dashes
+        parts = m.group().split(m.group(1))
+        spoken = "杠".join(read_cardinal(x, liang_bai=False) for x in parts)
         self.add(i, m.end(), "num", spoken)
         return m.end()
 
@@ -1967,13 +2407,38 @@ class _Scanner:
             # 活动时间9/1-9/7: two month/day dates joined by a dash, no fractions
             self.add(i, m.end(), "num", _read_md_range(m))
             return m.end()
+        m = _RE_DOTTED_YM_RANGE.match(t, i)
+        if (
+            m
+            and not (i and (_is_digit(t[i - 1]) or t[i - 1] == "."))
+            and all(1900 <= int(m.group(k)) <= 2100 for k in (1, 3))
+            and all(1 <= int(m.group(k)) <= 12 for k in (2, 4))
+            and int(m.group(1)) <= int(m.group(3))
+            and self.after(m.end(), 1) not in _QUANTITY_NEXT | {"点"}
+            and not self.unit_at(m.end())
+            and not self.after(m.end(), 3).startswith(_MONEY_WORDS)
+        ):
+            # 合同期限（2024.1-2026.12）: two dotted year.month dates (a decimal year is no
+            # range of decimals anyone writes)
+            spoken = (
+                _read_year(m.group(1))
+                + _read_month_day(m.group(2))
+                + "到"
+                + _read_year(m.group(3))
+                + _read_month_day(m.group(4))
+            )
+            self.add(i, m.end(), "num", spoken)
+            return m.end()
         m = _RE_DOTTED_MD_RANGE.match(t, i)
         if (
             m
             and not (i and (_is_digit(t[i - 1]) or t[i - 1] == "."))
             and _valid_md(int(m.group(1)), int(m.group(2)))
             and _valid_md(int(m.group(3)), int(m.group(4)))
-            and any(w in self.before(i, 8) for w in _DATE_RANGE_CUES)
+            and (
+                any(w in self.before(i, 8) for w in _DATE_RANGE_CUES)
+                or t.startswith(_DOTTED_DATE_AFTER, m.end())  # 3.5-3.8举办
+            )
         ):
             # 活动时间12.1-12.7: two dotted month.day dates after a word of dates
             self.add(i, m.end(), "num", _read_md_range(m))
@@ -2009,17 +2474,45 @@ class _Scanner:
         if m and 1 <= int(m.group(1)) <= 12 and 1000 <= int(m.group(3)) <= 2999:
             self.add(i, m.end(), "num", _read_year(m.group(3)) + _read_month_day(m.group(1)))
             return m.end()
+        m = _RE_DOTTED_MD.match(t, i)
+        if (
+            m
+            and not (i > 0 and (_is_digit(t[i - 1]) or t[i - 1] == "."))
+            and m.group(1)[0] != "0"
+            and m.group(2)[0] != "0"
+            and _valid_md(int(m.group(1)), int(m.group(2)))
+            and m.group() not in ("11.11", "12.12")
+            and t.startswith(_FESTIVAL_AFTER, m.end())
+        ):
+            # 3.8妇女节, 5.1劳动节, 10.1国庆, 3.15晚会: a day named by its date, as its name is
+            # said (三八, 五一, 十一, 三一五), like 3·15 and 6·18
+            self.add(i, m.end(), "num", read_cardinal(m.group(1)) + read_digits(m.group(2)))
+            return m.end()
+        if (
+            m
+            and not (i > 0 and (_is_digit(t[i - 1]) or t[i - 1] == "."))
+            and _valid_md(int(m.group(1)), int(m.group(2)))
+            and self._weekday_near(i, m.end())
+            and not self.unit_at(m.end())
+            and self.after(m.end(), 1) not in _QUANTITY_NEXT
+            and not self.liang_next(m.end())
+        ):  # 本周六（3.22）: a weekday names the date (周六 3.5公里 stays a distance)
+            self.add(i, m.end(), "num", _read_month_day(m.group(1), m.group(2)))
+            return m.end()
         m = _RE_MD.match(t, i)
+        scheduled = self.before(i, 4).rstrip(" ").endswith(_DOTTED_DATE_BEFORE)
         if (
             m
             and m.group(2) == "."
             and m.group(1)[0] != "0"  # 08.08: no decimal is written with a leading 0
+            and not scheduled
             and not self._dotted_date_follows(m.end())
         ):
             m = None  # 10.05元, 涨了10.08%, 共计12.06万: a decimal
         if m and (
             "0" in (m.group(1)[0], m.group(3)[0])
             or self.t.startswith(_DOTTED_DATE_AFTER, m.end())  # 11.11当天, 12.12大促
+            or scheduled  # 将于12.20正式发布, 推迟到11.15
         ):
             if _valid_md(int(m.group(1)), int(m.group(3))):
                 self.add(i, m.end(), "num", _read_month_day(m.group(1), m.group(3)))
@@ -2032,6 +2525,8 @@ class _Scanner:
         前, 起, 那天, 截止 … after it (``3/15开始放假``; ``1/4决赛`` stays 四分之一). A day 1 is a
         date in any context (``10/1是国庆节`` 十月一日; it was 一分之十)."""
         a, b = m.group(1), m.group(2)
+        if " " not in m.group() and _valid_md(int(a), int(b)) and self._weekday_near(i, m.end()):
+            return True  # 本周六（3/22）, 3/8（周六）: a weekday names the date, whatever the day
         first = b == "1" and 1 <= int(a) <= 12  # 10/1, 5/1: no fraction has the denominator 1
         if " " in m.group() or not (1 <= int(a) <= 12 and (13 <= int(b) <= 31 or first)):
             return False
@@ -2046,6 +2541,13 @@ class _Scanner:
             return False
         before = self.before(i, 3).rstrip(" ")
         return first or before.endswith(_SLASH_DATE_BEFORE) or after.startswith(_SLASH_DATE_AFTER)
+
+    def _weekday_near(self, i: int, end: int) -> bool:
+        """A weekday (周六, 星期三, 礼拜天) right before ``i`` or right after ``end``, brackets and
+        spaces between allowed (``本周六（3/22）``, ``3/8（周六）``, ``周五 3/14``)."""
+        before = self.before(i, 6).rstrip(" (（")
+        after = self.t[end : end + 6].lstrip(" )）(（")
+        return bool(_RE_WEEKDAY_END.search(before) or _RE_WEEKDAY_START.match(after))
 
     def _dotted_date_follows(self, end: int) -> bool:
         """After ``MM.DD`` (``09.10是教师节``, ``10.01国庆``): a dotted month-day needs a Han
@@ -2067,11 +2569,46 @@ class _Scanner:
 
     def _r_time_ratio(self, i: int) -> int:
         t = self.t
+        std = _RE_STANDARD_YEAR.match(t, i)
+        if std and not (i and _is_digit(t[i - 1])):
+            brand = self._brand_before(i)
+            if brand is not None and self.brands.get(brand[0].casefold()) == "standard":
+                # ISO 9001:2015: a standard's number and its year, both digit by digit with a
+                # short pause, as GB/T 7714-2015 (it was a ratio: 九千零一比两千零一十五)
+                self.add(i, std.end(1), "num", read_digits(std.group(1)))
+                self.add(std.end(1), std.end(1) + 1, "punct", "，")
+                self.add(std.start(2), std.end(), "num", read_digits(std.group(2)))
+                return std.end()
+        lap = _RE_LAP_TIME.match(t, i)
+        if (
+            lap
+            and int(lap.group(2)) < 60
+            and not (i > 0 and (_is_digit(t[i - 1]) or t[i - 1] == "."))
+            and not (i > 1 and t[i - 1] == ":" and _is_digit(t[i - 2]))
+        ):
+            # 以1:29.525拿下杆位, 圈速1:32.1: a clock time never has a fraction of a minute, so
+            # M:SS.fff is a race or lap time, read as commentators do: 一分二十九秒五二五
+            mins, secs, frac = lap.groups()
+            spoken = (read_cardinal(str(int(mins)), liang=True) + "分" if int(mins) else "") + (
+                read_cardinal(str(int(secs)))
+                + "秒"
+                + (read_digits(frac) if frac.strip("0") else "")
+            )  # 3:26.00: 三分二十六秒 (no 零零 after the seconds)
+            self.add(i, lap.end(), "num", spoken)
+            return lap.end()
         m = _RE_TIME.match(t, i) or _RE_TIME_SPACED.match(t, i)  # 10 : 30 is a time too
-        score_ctx = any(c in self.before(i, 6) for c in _SCORE_CUES) or (
+        clause = re.split(r"[，,。；;！？!?]", self.before(i, 6))[-1]  # 比赛开始，10:30比较合适
+        score_ctx = any(c in clause for c in _SCORE_CUES) or (
             m is not None and self._sports_score(i, m.end())
         )
-        if m and m.group(3) and any(c in self.before(i, 8) for c in _DURATION_TIME_CUES):
+        if (
+            m
+            and m.group(3)
+            and (
+                any(c in self.before(i, 8) for c in _DURATION_TIME_CUES)
+                or re.match(r"(?:\.\d+)?的?成绩", t[m.end() : m.end() + 12])
+            )
+        ):  # 以2:05:30.5的成绩夺冠: a duration too
             # 马拉松成绩2:05:30, 用时1:02:03: a duration, not a clock time
             dh, dm, ds = (int(x) for x in m.groups())
             if dm < 60 and ds < 60:
@@ -2103,6 +2640,25 @@ class _Scanner:
             )
             self.add(i, m.end(), "num", spoken)
             return m.end()
+        if m and not m.group(3) and _RE_RATIO_AFTER.match(t, m.end()):
+            score_ctx = True  # 按1:15的粉水比, 1:10的比例: a ratio, not a clock time
+        if (
+            m
+            and not m.group(3)
+            and t.startswith(_SPORT_VERBS[:-4], m.end())
+            and any(w in self.before(i, 10) for w in _MATCH_WORDS)
+        ):
+            score_ctx = True  # 羽毛球决赛21:19拿下第一局: a verb of winning right after, a score
+        elif (
+            m
+            and score_ctx
+            and not m.group(3)
+            and t.startswith(_EVENT_START_WORDS, m.end())
+            and self.before(i, 1) != "以"  # 比赛以21:10结束: a score
+            and int(m.group(1)) <= 24
+            and int(m.group(2)) < 60
+        ):
+            score_ctx = False  # 比赛10:30开始, 决赛19:35开球: a clock time, not a score
         if m and not score_ctx:
             h, mi = int(m.group(1)), int(m.group(2))
             s = int(m.group(3)) if m.group(3) else None
@@ -2176,12 +2732,29 @@ class _Scanner:
         d = _RE_DECIMAL_FRACTION.match(self.t, i)
         if d and not (i > 0 and (_is_digit(self.t[i - 1]) or self.t[i - 1] in "./")):
             # 得分9.5/10, 满意度4.5/5: a rating out of a maximum, 十分之九点五 (never 九点五十)
-            spoken = read_cardinal(d.group(2)) + "分之" + read_number(d.group(1))
+            spoken = read_number(d.group(2)) + "分之" + read_number(d.group(1))
             self.add(i, d.end(), "num", spoken)
             return d.end()
         m = _RE_FRACTION.match(self.t, i)
         if not m or int(m.group(2)) == 0:
             return i
+        if m.group().replace(" ", "") in ("985/211", "211/985"):
+            # 985/211毕业生: the two university programmes, 九八五、二一一 (no fraction)
+            a_, b_ = m.group().replace(" ", "").split("/")
+            self.add(i, m.end(), "num", read_digits(a_) + "、" + read_digits(b_))
+            return m.end()
+        a, b = int(m.group(1)), int(m.group(2))
+        if (
+            a + b == 100
+            and a % 10 == b % 10 == 0
+            and (
+                self.after(m.end(), 2) in ("分成", "分账", "分配", "分红")
+                or self.after(m.end(), 1) == "开"
+            )
+        ):
+            # 50/50分成, 60/40开: shares of a split, said as 五五分成, 六四开
+            self.add(i, m.end(), "num", read_digits(str(a // 10) + str(b // 10)))
+            return m.end()
         if m.group() == "24/7":
             self.add(i, m.end(), "num", "二十四乘七")  # round the clock, as 7x24
             return m.end()
@@ -2355,6 +2928,16 @@ class _Scanner:
             # 表3-2, 图1-1, 公式(3-1): a chapter-numbered figure, the dash is 杠
             self.add(i, end, "num", read_cardinal(a) + "杠" + read_cardinal(b))
             return end
+        if (
+            "." not in a + b
+            and self.after(end, 1) == "号"
+            and int(b) < int(a)
+            and re.search(r"[路街道巷弄里村]$", self.before(i, 1))
+        ):
+            # 人民路108-2号: a house number and its sub-number, 一百零八杠二号 (a range is
+            # written low to high: it was 一百零八到二号)
+            self.add(i, end, "num", read_cardinal(a) + "杠" + read_cardinal(b))
+            return end
         brand = self._brand_before(i)
         mode = self.brands.get(brand[0].casefold()) if brand is not None else None
         if mode == "standard":
@@ -2452,7 +3035,7 @@ class _Scanner:
         if not self.before(i, 1) == "以":
             return False
         rest = re.split(r"[，,。；;！？!?]", t[end : end + 16])[0]
-        if re.match(r"的?(成绩|用时|时间|耗时|速度)", rest):
+        if re.match(r"(?:\.\d+)?的?(成绩|用时|时间|耗时|速度)", rest):
             return False  # 以2:05:30的成绩获胜: a time, not a score
         return any(v in rest for v in _SPORT_VERBS)
 
@@ -2580,6 +3163,10 @@ class _Scanner:
             return end + 1
         if nxt2[:1] == "+" and not (nxt2[1:] and (_is_digit(nxt2[1]) or nxt2[1] in "+-")):
             value = read_number(raw, liang=self.liang_next(end + 1))
+            if set(raw) == {"9"} and len(raw) >= 2:
+                # 99+, 999+: a counter's cap (评论999+), said as it shows: 九百九十九加
+                self.add(i, end + 1, "num", value + "加")
+                return end + 1
             self.add(i, end + 1, "num", value + "多")  # 50+语言 -> 五十多, 10+年 -> 十多年
             return end + 1
         if (
@@ -2687,10 +3274,12 @@ class _Scanner:
 
     def _after_spaced_code(self, i: int) -> bool:
         """The number at ``i`` follows a code (letters and digits, ending in a digit: ``M.2``,
-        ``DDR5``) and one space."""
+        ``DDR5``) and one space (or the dash of a memory type: ``DDR5-6400``)."""
         t = self.t
-        if i < 3 or t[i - 1] != " " or not _is_digit(t[i - 2]):
+        if i < 3 or t[i - 1] not in " -" or not _is_digit(t[i - 2]):
             return False
+        if t[i - 1] == "-" and not _RE_MEMORY_CODE.search(t[max(0, i - 9) : i - 1]):
+            return False  # DDR5-6400: a memory type's dash is its space
         k = i - 2
         while k >= 0 and i - k < 16 and (t[k].isascii() and (t[k].isalnum() or t[k] in ".-")):
             k -= 1
@@ -2725,7 +3314,22 @@ class _Scanner:
         digits = "".join(str(_SUPERSCRIPT_DIGITS.index(c)) for c in t[j:k])
         if not digits or (not sign and digits in ("2", "3") and k - i == 1):
             return i  # x², m³: the square and the cube (_SYMBOLS)
-        self.add(i, k, "num", "的" + sign + read_cardinal(digits) + "次方")
+        spoken = "的" + sign + read_cardinal(digits) + "次方"
+        per = (
+            self.unit_at(k + 1)
+            if _is_digit(t[i - 1]) and t[k : k + 1] == "/" and k + 1 < self.n and t[k + 1] != " "
+            else None
+        )
+        if per is not None and per[0] not in ("′", "″"):
+            # WBC 12.5×10⁹/L: a count per litre, 十的九次方每升 (the slash was left as written)
+            self.add(i, per[1], "num", spoken + "每" + _UNITS[per[0]])
+            return per[1]
+        unit = self.unit_at(k) if _is_digit(t[i - 1]) else None
+        if unit is not None and unit[0] not in ("′", "″"):
+            # 3×10⁸m/s: the unit of the amount (it was read as the letter M)
+            self.add(i, unit[1], "num", spoken + _UNITS[unit[0]])
+            return unit[1]
+        self.add(i, k, "num", spoken)
         return k
 
     def _unit_after_magnitude(self, i: int) -> bool:
@@ -2992,14 +3596,16 @@ class _Scanner:
         if len(raw) >= 2 and nxt.startswith(("端口", "号端口")):
             return _read_port(raw)  # 8000端口 -> 八零零零, as 端口8000; 80端口 八十
         if (
-            len(raw) == 2
+            len(raw) in (2, 3)
             and self.before(i, 1) == "秒"
             and i > 1
             and _is_digit(self.t[i - 2])
             and nxt1 not in _QUANTITY_NEXT
+            and not self.after(end, 2).startswith(("毫", "微", "纳"))
+            and not self.unit_at(end)
             and not self.liang_next(end)
         ):
-            return read_digits(raw)  # 9秒83: hundredths of a second, 九秒八三
+            return read_digits(raw)  # 9秒83, 1分29秒525: a fraction of a second, 九秒八三
         if len(raw) == 3 and (
             self.after(end, 2) in _ROAD_WORDS or self.before(i, 3).rstrip(" ").endswith(_ROAD_WORDS)
         ):
@@ -3117,7 +3723,7 @@ class _Scanner:
         Cues decide (在19年, 20年3月, 18年底 / 工作了30年, 30年前, 50年代); without one,
         ``default`` (50年-99年 are more often years: NeMo reads 50年 五零年).
         """
-        after = self.after(end + 1, 3)
+        after = self.after(end + 1, 4)
         if after.startswith(_DURATION_AFTER) or prev.endswith(_DURATION_BEFORE):
             return False
         if after.startswith("代"):
@@ -3187,6 +3793,25 @@ class _Scanner:
         near = self.before(i, 16) + self.t[end : end + 16]
         return any(w in near for w in _MASK_WORDS)
 
+    def _stock_code(self, raw: str, i: int, end: int) -> bool:
+        """A stock code: six digits (five for Hong Kong) before an exchange suffix (``600519.SH``,
+        ``300750.SZ``, ``00700.HK``), or six digits that are no round number alone in brackets
+        after a name in a sentence about shares (``贵州茅台（600519）涨停``)."""
+        t = self.t
+        if not raw.isdigit() or len(raw) not in (5, 6):
+            return False
+        if _RE_EXCHANGE.match(t, end):
+            return True
+        return (
+            len(raw) == 6
+            and not raw.endswith("000")
+            and i > 1
+            and t[i - 1] in "(（"
+            and is_han(t[i - 2])
+            and t[end : end + 1] in (")", "）")
+            and any(w in self.context + t for w in _STOCK_WORDS)
+        )
+
     def _code_reading(self, raw: str, i: int, end: int) -> str | None:
         """Digits inside a product or model code, or ``None`` when the number is no code.
 
@@ -3195,6 +3820,40 @@ class _Scanner:
         """
         t = self.t
         after = t[end] if end < self.n else ""
+        if (
+            len(raw) == 2
+            and raw.isdigit()
+            and 80 <= int(raw) <= 99
+            and self.after(end, 1) == "新"
+            and not self.after(end, 2).endswith(tuple("闻年人品款高低增建版型一"))
+        ):
+            return read_digits(raw)  # 99新, 95新: a used item's condition, 九九新 (not 九十九)
+        if raw in ("985", "211") and (
+            self.after(end, 2) in _UNIVERSITY_NEXT
+            or (self.after(end, 1) in "/、和与" and self.after(end + 1, 3) in ("985", "211"))
+        ):
+            return read_digits(raw)  # 985高校, 211大学: the university programmes, 九八五, 二一一
+        if self._stock_code(raw, i, end):
+            return read_digits(raw)  # 贵州茅台（600519.SH）: a stock code, 六零零五一九
+        if (
+            raw.isdigit()
+            and i > 0
+            and t[i - 1] == "K"
+            and not (i > 1 and is_latin_letter(t[i - 2]))
+            and (self.after(end, 1) in ("+", "处") or self.after(end, 2) == "公里")
+            and any(w in self.before(i, 14) for w in _ROAD_CONTEXT)
+        ):
+            return read_cardinal(raw)  # 沈海高速K108处: a kilometre post, K 一百零八
+        if (
+            len(raw) == 4
+            and raw.isdigit()
+            and 1900 <= int(raw) <= 2099
+            and t.rfind("《", 0, i) > t.rfind("》", 0, i)
+            and "》" in t[end : end + 20]
+            and not (self.after(end, 1) in _QUANTITY_NEXT or self.liang_next(end))
+            and not self.unit_at(end)
+        ):
+            return read_digits(raw)  # 《我的2024》, 《2001太空漫游》: a year in a title
         if (
             "." not in raw
             and _RE_LAST_DIGITS.search(self.before(i, 7).rstrip(" "))
@@ -3215,6 +3874,18 @@ class _Scanner:
         k = i
         while k > 0 and i - k < 4 and t[k - 1].isascii() and t[k - 1].isupper():
             k -= 1
+        secret = re.search(
+            r"(?:密码|口令|账号|帐号|用户名)[是为:：]? ?[A-Za-z0-9_@.#-]*$", self.before(i, 30)
+        )
+        if (
+            len(raw) >= 4
+            and "." not in raw
+            and secret
+            and secret.group().rstrip(" ")[-1:] in "@_#-"
+        ):
+            # 密码是Abc@12345, 账号user_2024: the digits of a secret or an account name after
+            # its joiner, one by one (it was 一万两千三百四十五)
+            return read_digits(raw, yao=True)
         if len(raw) >= 4 and "." not in raw and not (k > 0 and is_latin_letter(t[k - 1])):
             cue = self.before(k, 8).rstrip(" \t\u3000是为:：")
             named = cue.endswith(("号", "码")) and len(cue) >= 2 and is_han(cue[-2])
@@ -3252,6 +3923,9 @@ class _Scanner:
             nxt = self.after(end + 1 if self.after(end, 1) == " " else end, 1)
             if noun_next or nxt not in _QUANTITY_NEXT:
                 return read_digits(raw)  # M.2 2280, i9 13900K: a spec after a code
+        if raw.isdigit() and len(raw) in (4, 5) and raw[-3:] == "000" and i > 0 and t[i - 1] == "-":
+            if self._after_spaced_code(i):
+                return read_cardinal(raw)  # DDR5-6000: 六千, as DDR5 6000
         brand = self._brand_before(i)
         resolution = raw in ("240", "360", "480", "576", "720", "1080", "1440", "2160", "4320")
         if (
@@ -3300,6 +3974,15 @@ class _Scanner:
                 if not (suffix_j < self.n and is_han(t[suffix_j]) and len(suffix) > 2):
                     return read_digits(raw)  # 7950X, 4070Ti
             return None
+        if (
+            brand is not None
+            and brand[1]
+            and brand[0] in _TRAIN_LETTERS
+            and len(raw) <= 4
+            and self.after(end, 1) == "次"
+            and not self.after(end, 2).endswith(("方", "数", "元", "幂"))
+        ):
+            return read_digits(raw, yao=True)  # T109次到北京: a train, as K1158次列车
         if (
             brand is not None
             and brand[0].isupper()
