@@ -130,7 +130,9 @@ def score(kind: str, path: Path) -> tuple[int, int, list[str]]:
             got = fe.char_readings(text.replace("[", "").replace("]", ""), sandhi=False)[i]
             ok = got == exp
         passed += ok
-        lines.append(f"{'ok  ' if ok else 'FAIL'} {path.name}:{n}\t{text}\n\tgot {got}\n\texp {exp}")
+        lines.append(
+            f"{'ok  ' if ok else 'FAIL'} {path.name}:{n}\t{text}\n\tgot {got}\n\texp {exp}"
+        )
     return passed, len(cases), lines
 
 
