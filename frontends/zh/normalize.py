@@ -106,6 +106,13 @@ _LIANG_LETTER_UNITS = frozenset(
 #: After ``2``: an ordinal or a mathematical degree, 二 even before a measure word.
 _ER_NOT_LIANG = ("年级", "次方程", "次函数", "次曲线", "次元", "次根", "次型", "次方")
 _LIANG_NEXT_WORDS = ("小时", "分钟", "公里", "公斤", "千米", "千克", "星期", "礼拜", "年", "秒钟")
+#: Words that begin with a measure character but are no measure (首发 "launch", 周边
+#: "merchandise"): after a product name's number (``Switch 2首发价``, ``Switch 2周边``) the number
+#: is the name's generation, 二, never the count 两 (``Taylor Swift 2首歌`` keeps 两首).
+_NAME_NUMBER_NEXT = (
+    "首发", "首款", "首日", "首周", "首月", "首批", "首销", "首映", "首播", "首秀", "首次", "首测",
+    "首曝", "首度", "首战", "首更", "周边", "周年", "卡带", "台版", "面板", "场景", "次世代",
+)  # fmt: skip
 
 #: Characters that make a following/preceding number a quantity (not an identifier).
 _QUANTITY_NEXT = _LIANG_NEXT | set("年月日号秒分多余来几万亿兆度级楼号倍元美欧英韩日港澳台")
@@ -757,6 +764,13 @@ _ONE_ON_ONE_NEXT = (
     "的沟通", "的辅导", "的交流", "的面谈", "的指导", "的答疑", "的会议", "的服务",
     "meeting", "沟通会",
 )  # fmt: skip
+#: Before ``1:1``: arranging a meeting (约了个1:1, 开个1:1, 来个1:1), so it is one-on-one, 一对一,
+#: whatever follows. A bare 约 is also "about" (比例约1:1, 两者约1:1): it counts only with someone
+#: met (和/跟/与/找) and no 比 earlier in its clause, and with the clause ending right after the pair.
+_ONE_ON_ONE_BEFORE = (
+    "约了个", "约了一个", "约个", "约一个", "约了", "开个", "开了个", "开一个", "开了一个", "做个",
+    "做了个", "做一个", "来个", "来一个", "来一场", "安排个", "安排了个", "安排一个", "预约", "约一场",
+)  # fmt: skip
 _RE_RATIO = re.compile(r"(\d+(?:\.\d+)?)(?:[:：]| [:：] )(\d+(?:\.\d+)?)(?![\d:：]|\.\d)", re.ASCII)
 _RE_PERCENT_RANGE = re.compile(rf"({_NUM})%?[-~到至]({_NUM})%", re.ASCII)
 _RE_PERCENT = re.compile(rf"({_NUM})[%‰‱]", re.ASCII)
@@ -1026,6 +1040,14 @@ class _Scanner:
             return self.t[j:k] in _LIANG_LETTER_UNITS  # 2GB -> 两 G B, 2K -> 两 K
         if self.after(j, 3).startswith(_ER_NOT_LIANG):
             return False  # 2年级, 2次方程: an ordinal or a degree, not a count
+        if self.after(j, 3).startswith(_NAME_NUMBER_NEXT):
+            k = j
+            while k > 0 and (_is_digit(self.t[k - 1]) or self.t[k - 1] == " "):
+                k -= 1
+            while k < j and self.t[k] == " ":
+                k += 1  # back on the first digit: _brand_before looks over one space itself
+            if self._brand_before(k) is not None or self._han_brand_before(k) is not None:
+                return False  # Switch 2首发价: the name's generation, 二 (not 两首)
         if nxt[:1] == "分" and nxt != "分之":
             k = j
             while k > 0 and (_is_digit(self.t[k - 1]) or self.t[k - 1] == " "):
@@ -2698,7 +2720,10 @@ class _Scanner:
         if m:
             if (
                 m.group(1) == m.group(2) == "1"
-                and self.after(m.end(), 3).lstrip(" ").startswith(_ONE_ON_ONE_NEXT)
+                and (
+                    self.after(m.end(), 3).lstrip(" ").startswith(_ONE_ON_ONE_NEXT)
+                    or self._meeting_arranged(i, m.end())
+                )
                 and not score_ctx
             ):
                 # 1:1沟通, 1:1辅导: one-on-one, 一对一 (1:1还原, 1:1比例 stay 一比一: a scale)
@@ -2708,6 +2733,22 @@ class _Scanner:
             self.add(i, m.end(), "num", spoken)
             return m.end()
         return i
+
+    def _meeting_arranged(self, i: int, end: int) -> bool:
+        """Is the ``1:1`` from ``i`` to ``end`` an arranged meeting (``我和老板约了个1:1``,
+        ``下午开个1:1``)? A ratio word after it (``约1:1的比例``) keeps it a ratio."""
+        if _RE_RATIO_AFTER.match(self.t, end) or self.after(end, 2).startswith(("兑换", "还原")):
+            return False
+        before = self.before(i, 8).rstrip(" ")
+        if before.endswith(_ONE_ON_ONE_BEFORE):
+            return True
+        clause = re.split(r"[，,。；;！？!?：:]", before)[-1]
+        return (
+            before.endswith("约")
+            and "比" not in clause
+            and any(w in clause for w in ("和", "跟", "与", "找"))  # 和老板约1:1: with someone
+            and not self.after(end, 1).strip(" ")[:1].isalnum()  # 约1:1: the clause ends there
+        )
 
     def _r_percent(self, i: int) -> int:
         t = self.t
@@ -3688,12 +3729,27 @@ class _Scanner:
             round_amount = len(raw.rstrip("0")) <= 2  # 50000, 150000: an amount, not a code
             if not self.liang_next(end) and not round_amount and not prev.endswith(_AMOUNT_BEFORE):
                 return read_digits(raw, yao=True)  # 拨打12306来咨询
+        counted = i > 0 and (
+            self.t[i - 1] in "有建了这那共约第几每各新两盖座栋另仅只剩近超余"
+            or self.before(i, 2) in ("其中", "当中", "其余", "另外", "总共", "一共", "合计", "共计")
+        )  # 其中2栋是商住两用, 共有2栋: a count of buildings, 两栋
+        if (
+            len(raw) <= 2
+            and nxt1 in "座栋幢"
+            and not counted
+            and (i == 0 or not (self.t[i - 1].isascii() and self.t[i - 1].isalnum()))
+            and re.match(
+                r"[座栋幢](?:\d{1,2}(?:单元|号楼|楼(?![高的]))|\d{3,4}(?!\d))",
+                self.t[end : end + 8],
+            )
+        ):
+            return read_cardinal(raw)  # 2栋1单元, 2栋1803房: a building and its unit or flat, 二栋
         if (
             len(raw) <= 2
             and (nxt1 in "座栋幢" or nxt.startswith(("号楼", "单元")))
             and i > 0
             and is_han(self.t[i - 1])
-            and self.t[i - 1] not in "有建了这那共约第几每各新两盖座栋"
+            and not counted
             and any(w in self.before(i, 20) for w in _ADDRESS_WORDS)
         ):
             return read_cardinal(raw)  # 太古汇2座2306室: a building's number in an address, 二座
