@@ -64,8 +64,11 @@ class Word:
     """One spoken unit.
 
     ``text`` is the slice of the input it came from (``input[start:end]``; it may be empty
-    for material a normalizer inserted). ``spoken`` is what the engine reads: normalized
-    text, or a control token for ``kind == "control"``. ``phonemes`` are tone-numbered pinyin
+    for material a normalizer inserted). ``spoken`` is the normalized text (or a control token
+    for ``kind == "control"``); an engine that reads text reads ``respelling`` instead when it
+    is set: an English word said as a word keeps its written form in ``spoken`` (``RAID``,
+    ``Airbnb``, shown as users write them) and its reading in ``respelling`` (``raid``,
+    ``Air B N B``; frontends/en/CONVENTIONS.md). ``phonemes`` are tone-numbered pinyin
     (one syllable per Han character of ``spoken``) when ``lang == "zh"`` and ARPAbet with
     stress when ``lang == "en"``; empty for punctuation and control tokens.
     """
