@@ -52,10 +52,24 @@ def rows(path: Path) -> list[tuple[int, str, str]]:
     return out
 
 
-def _sounds(pieces: list[tuple[str, str]]) -> list[str]:
-    """Chinese text character by character, English words as phonemes without stress."""
+def _route_sounds(text: str) -> list[str]:
+    """The router's reading of ``text``: Chinese words character by character, English words
+    as phonemes without stress."""
     import mixvox
 
+    out: list[str] = []
+    for w in mixvox.route(text).words:
+        if w.kind == "punct" or not w.spoken:
+            continue
+        if w.lang == "en":
+            out += [re.sub(r"\d", "", ph) for ph in w.phonemes]
+        else:
+            out += list(w.spoken)
+    return out
+
+
+def _sounds(pieces: list[tuple[str, str]]) -> list[str]:
+    """Chinese text character by character, English words as phonemes without stress."""
     out: list[str] = []
     for lang, text in pieces:
         if lang == "zh":
@@ -63,17 +77,7 @@ def _sounds(pieces: list[tuple[str, str]]) -> list[str]:
             continue
         # The writers' form: letters said one by one are separate capitals (<G P U>), so a
         # run of capitals is a word (<RAID>): lower it, lest our own frontend spell it.
-        text = re.sub(r"\b[A-Z]{2,}\b", lambda m: m.group().lower(), text)
-        utt = mixvox.route(text)
-        for sent in utt.sentences:
-            for sp in sent.spans:
-                for w in sp.words:
-                    if w.kind == "punct" or not w.spoken:
-                        continue
-                    if w.lang == "en":
-                        out += [re.sub(r"\d", "", ph) for ph in w.phonemes]
-                    else:
-                        out += list(w.spoken)
+        out += _route_sounds(re.sub(r"\b[A-Z]{2,}\b", lambda m: m.group().lower(), text))
     return out
 
 
@@ -87,19 +91,7 @@ def _split_marked(marked: str) -> list[tuple[str, str]]:
 
 def same_sounds(text: str, exp: str) -> bool:
     """The router's reading of ``text`` sounds like ``exp`` (see the module docstring)."""
-    import mixvox
-
-    got: list[str] = []
-    for sent in mixvox.route(text).sentences:
-        for sp in sent.spans:
-            for w in sp.words:
-                if w.kind == "punct" or not w.spoken:
-                    continue
-                if w.lang == "en":
-                    got += [re.sub(r"\d", "", ph) for ph in w.phonemes]
-                else:
-                    got += list(w.spoken)
-    return got == _sounds(_split_marked(exp))
+    return _route_sounds(text) == _sounds(_split_marked(exp))
 
 
 def join_groups(marked: str) -> str:

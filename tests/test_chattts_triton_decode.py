@@ -227,6 +227,20 @@ print(json.dumps({"ops": out, "prefill": pre, "switch": switch}))
 """
 
 
+def _interpret(script: str, args: list[Path], timeout: int) -> dict:
+    """Run ``script`` in a fresh interpreter with Triton's CPU interpreter on (it must be set
+    before triton is imported) and return the JSON object its last output line prints."""
+    r = subprocess.run(
+        [sys.executable, "-c", script, *map(str, args)],
+        env=dict(os.environ, TRITON_INTERPRET="1"),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not HAVE_TRITON, reason="Triton not installed: its CPU interpreter is needed")
 def test_triton_kernels_equal_torch_twins_in_interpreter(golden, tmp_path):
@@ -234,16 +248,7 @@ def test_triton_kernels_equal_torch_twins_in_interpreter(golden, tmp_path):
     16-wide tiles) against its twin, fp32 and fp8 weights, with poisoned outputs (unwritten =
     inf error); the sampler both with top-k (no sort) and with top-p alone (sorting); the
     fused attention + O-projection; the fused prefill against the torch prefill."""
-    env = dict(os.environ, TRITON_INTERPRET="1")
-    r = subprocess.run(
-        [sys.executable, "-c", _INTERP, str(TINY / "asset"), str(tmp_path / "mid"), str(SHARED)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
-    assert r.returncode == 0, r.stderr[-3000:]
-    both = json.loads(r.stdout.strip().splitlines()[-1])
+    both = _interpret(_INTERP, [TINY / "asset", tmp_path / "mid", SHARED], timeout=1800)
     res, pre = both["ops"], both["prefill"]
     assert both["switch"]["codes_equal"], both["switch"]
     assert both["switch"]["hidden_err"] < 1e-5, both["switch"]
@@ -414,16 +419,7 @@ def test_persistent_step_in_interpreter(golden, tmp_path):
     the hidden size split into two K pieces (48 = 32 + 16), in fp32, fp16 and bf16 weights
     with fp32 activations; a set error flag (a grid barrier that gave up) fails
     ``generate``."""
-    env = dict(os.environ, TRITON_INTERPRET="1")
-    r = subprocess.run(
-        [sys.executable, "-c", _PERSIST, str(TINY), str(tmp_path / "h48"), str(SHARED)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert r.returncode == 0, r.stderr[-3000:]
-    out = json.loads(r.stdout.strip().splitlines()[-1])
+    out = _interpret(_PERSIST, [TINY, tmp_path / "h48", SHARED], timeout=600)
     assert out["golden_equal"], out
     assert out["hidden_err"] < 1e-5, out
     assert out["kernels_per_step"] == 3
