@@ -552,6 +552,13 @@ def clean_partials(out_dir: Path) -> list[str]:
     return sorted(removed)
 
 
+#: How long a stopped run waits for the file being written (seconds). A write is finished, not
+#: cut: an fsync on a busy disk can take tens of seconds, and the file then lands whole (its
+#: line is not in the manifest, so a resumed run makes it again). Past this wait the run
+#: returns and the ``.part`` is removed at the next start.
+WRITE_STOP_WAIT = 120.0
+
+
 class StopRequested(KeyboardInterrupt):
     """SIGTERM or SIGHUP arrived: stop like Ctrl-C."""
 
@@ -847,7 +854,11 @@ def _run_locked(
         # Text preparation, synthesis and writing overlap (bounded queues, results in order):
         # the next lines are routed while this one is synthesized.
         pipe = Pipeline(
-            [Stage("prepare", prepare), Stage("synthesize", synthesize), Stage("write", write)],
+            [
+                Stage("prepare", prepare),
+                Stage("synthesize", synthesize),
+                Stage("write", write, stop_wait=WRITE_STOP_WAIT),
+            ],
             maxsize=2,
         )
         results = pipe.run(todo)

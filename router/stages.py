@@ -16,7 +16,11 @@ Properties this module guarantees (tested in ``tests/test_stages.py``):
 * **Batching.** A stage may take up to ``batch`` items that are already waiting and process
   them together (the GPT stage decodes several sentences as one batch).
 * **Cancellation.** ``cancel()`` (or closing the result iterator, or an exception in the
-  consumer) stops every stage promptly; no thread is left running.
+  consumer) stops every stage promptly. The consumer waits up to each stage's ``stop_wait``
+  for the item that stage holds (a file being written is finished, not cut). A thread still
+  busy when that wait ends finishes its item and then stops: each run has its own cancel
+  flag, never reset, so such a thread never takes another item (before, a late thread was
+  woken by the next run's reset and went on with the next lines after a stop).
 """
 
 from __future__ import annotations
@@ -28,6 +32,9 @@ from dataclasses import dataclass
 from typing import Any
 
 _DONE = object()
+
+#: How long a stop waits, by default, for a stage's thread to finish the item it holds.
+DEFAULT_STOP_WAIT = 5.0
 
 
 @dataclass
@@ -47,11 +54,18 @@ class Failed:
 
 @dataclass
 class Stage:
-    """A stage: ``fn(item) -> item`` or, with ``batch > 1``, ``fn([items]) -> [items]``."""
+    """A stage: ``fn(item) -> item`` or, with ``batch > 1``, ``fn([items]) -> [items]``.
+
+    ``stop_wait`` (seconds; default :data:`DEFAULT_STOP_WAIT`) bounds how long a stop waits for
+    this stage's current item: long for a stage that writes files (an fsync on a busy disk can
+    take tens of seconds, and a cut write leaves a ``.part``), short for one that may compute
+    for minutes.
+    """
 
     name: str
     fn: Callable[[Any], Any]
     batch: int = 1
+    stop_wait: float | None = None
 
 
 @dataclass
@@ -92,8 +106,8 @@ class Pipeline:
 
     # -- plumbing -------------------------------------------------------------------------------
 
-    def _put(self, q: queue.Queue, obj: Any) -> bool:
-        while not self._cancel.is_set():
+    def _put(self, q: queue.Queue, obj: Any, cancel: threading.Event) -> bool:
+        while not cancel.is_set():
             try:
                 q.put(obj, timeout=0.05)
                 return True
@@ -101,35 +115,39 @@ class Pipeline:
                 continue
         return False
 
-    def _get(self, q: queue.Queue) -> Any:
-        while not self._cancel.is_set():
+    def _get(self, q: queue.Queue, cancel: threading.Event) -> Any:
+        while not cancel.is_set():
             try:
                 return q.get(timeout=0.05)
             except queue.Empty:
                 continue
         raise Cancelled
 
-    def _feed(self, items: Iterable[Any], out: queue.Queue) -> None:
+    def _feed(self, items: Iterable[Any], out: queue.Queue, cancel: threading.Event) -> None:
         try:
             for i, item in enumerate(items):
-                if not self._put(out, _Envelope(i, item)):
+                if not self._put(out, _Envelope(i, item), cancel):
                     return
         except BaseException as exc:  # the input iterator itself failed
-            self._put(out, _Envelope(-1, None, Failed(-1, None, "input", exc)))
-        self._put(out, _DONE)
+            self._put(out, _Envelope(-1, None, Failed(-1, None, "input", exc)), cancel)
+        self._put(out, _DONE, cancel)
 
-    def _work(self, stage: Stage, inq: queue.Queue, out: queue.Queue) -> None:
+    def _work(
+        self, stage: Stage, inq: queue.Queue, out: queue.Queue, cancel: threading.Event
+    ) -> None:
         try:
-            self._work_loop(stage, inq, out)
+            self._work_loop(stage, inq, out, cancel)
         except BaseException as exc:  # KeyboardInterrupt/SystemExit in a stage: pass it on,
-            self._put(out, _Fatal(exc))  # after the items before it, to the consumer
+            self._put(out, _Fatal(exc), cancel)  # after the items before it, to the consumer
 
-    def _work_loop(self, stage: Stage, inq: queue.Queue, out: queue.Queue) -> None:
+    def _work_loop(
+        self, stage: Stage, inq: queue.Queue, out: queue.Queue, cancel: threading.Event
+    ) -> None:
         try:
             while True:
-                env = self._get(inq)
+                env = self._get(inq, cancel)
                 if env is _DONE or isinstance(env, _Fatal):
-                    self._put(out, env)
+                    self._put(out, env, cancel)
                     return
                 group = [env]
                 done_after: Any = None
@@ -146,10 +164,10 @@ class Pipeline:
                 if live:
                     self._process(stage, live)
                 for e in group:
-                    if not self._put(out, e):
+                    if not self._put(out, e, cancel):
                         return
                 if done_after is not None:
-                    self._put(out, done_after)
+                    self._put(out, done_after, cancel)
                     return
         except Cancelled:
             return
@@ -190,28 +208,38 @@ class Pipeline:
         queues: list[queue.Queue[Any]] = [
             queue.Queue(self.maxsize) for _ in range(len(self.stages) + 1)
         ]
+        if self._threads:  # a run before this one: its flag stays set for its late threads
+            self._cancel = threading.Event()
+        cancel = self._cancel  # this run's own, never reset (see the module docstring)
         self._threads = [
             threading.Thread(
-                target=self._feed, args=(items, queues[0]), daemon=True, name="mixvox-feed"
+                target=self._feed,
+                args=(items, queues[0], cancel),
+                daemon=True,
+                name="mixvox-feed",
             )
         ]
+        waits = [DEFAULT_STOP_WAIT]
         for k, st in enumerate(self.stages):
             self._threads.append(
                 threading.Thread(
                     target=self._work,
-                    args=(st, queues[k], queues[k + 1]),
+                    args=(st, queues[k], queues[k + 1], cancel),
                     daemon=True,
                     name=f"mixvox-{st.name}",
                 )
             )
-        for t in self._threads:
-            t.start()
+            waits.append(DEFAULT_STOP_WAIT if st.stop_wait is None else st.stop_wait)
         pending: dict[int, _Envelope] = {}
         nxt = 0
         try:
+            # Started inside the try: a signal (SIGTERM as StopRequested) may arrive while the
+            # threads start, and the ones already running must then be stopped too.
+            for t in self._threads:
+                t.start()
             while True:
                 try:
-                    env = self._get(queues[-1])
+                    env = self._get(queues[-1], cancel)
                 except Cancelled:
                     return
                 if env is _DONE:
@@ -227,7 +255,7 @@ class Pipeline:
                     yield e.failed if e.failed is not None else e.value
                     nxt += 1
         finally:
-            self._cancel.set()
-            for t in self._threads:
-                t.join(timeout=5)
-            self._cancel.clear()
+            cancel.set()
+            for t, wait in zip(self._threads, waits, strict=True):
+                if t.ident is not None:  # started
+                    t.join(timeout=wait)

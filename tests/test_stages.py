@@ -92,6 +92,84 @@ def test_cancel_stops_all_threads():
         assert not t.is_alive()
 
 
+def test_a_thread_outliving_the_stop_wait_takes_no_more_items(monkeypatch):
+    """A stage still busy when the stop's wait ends finishes its item and stops there: it is
+    not woken to go on with the next items (before, the run's cancel flag was reset after the
+    joins, and such a thread carried on after the stop)."""
+    import mixvox.stages
+
+    monkeypatch.setattr(mixvox.stages, "DEFAULT_STOP_WAIT", 0.05)
+    holding, release = threading.Event(), threading.Event()
+    seen: list[int] = []
+
+    def stuck(x):
+        seen.append(x)
+        if x == 1:
+            holding.set()
+            release.wait(5)
+        return x
+
+    p = Pipeline([Stage("a", lambda x: x), Stage("stuck", stuck)], maxsize=1)
+    it = p.run(iter(range(100)))
+    assert next(it) == 0
+    assert holding.wait(5)
+    it.close()  # the stop: waits 0.05 s for "stuck", which holds item 1
+    late = p._threads[-1]
+    assert late.is_alive()  # still in its item when the wait ended
+    release.set()
+    late.join(5)
+    assert not late.is_alive() and seen == [0, 1]
+    # a later run of the same pipeline is not stopped by the old run's flag
+    assert list(p.run(range(3))) == [0, 1, 2]
+
+
+def test_a_stage_stop_wait_is_honoured(monkeypatch):
+    """The consumer waits for a stage with a long ``stop_wait`` to finish its item (a file
+    being written lands whole instead of being left half done)."""
+    import mixvox.stages
+
+    monkeypatch.setattr(mixvox.stages, "DEFAULT_STOP_WAIT", 0.05)
+    holding = threading.Event()
+    finished: list[int] = []
+
+    def write(x):
+        if x == 1:
+            holding.set()
+            time.sleep(0.5)
+        finished.append(x)
+        return x
+
+    p = Pipeline([Stage("write", write, stop_wait=30)], maxsize=1)
+    it = p.run(range(10))
+    assert next(it) == 0
+    assert holding.wait(5)
+    it.close()
+    assert finished == [0, 1] and not p._threads[-1].is_alive()
+
+
+def test_an_interrupt_while_the_threads_start_stops_those_already_started(monkeypatch):
+    """Ctrl-C or SIGTERM (raised in the consumer) can arrive while ``run`` starts its threads;
+    the ones already started must be stopped, not left running (they went on writing the next
+    lines' files after the batch had returned: a rare CI failure)."""
+    seen: list[int] = []
+    real_start = threading.Thread.start
+
+    def start(self):
+        if self.name == "mixvox-last":
+            raise KeyboardInterrupt  # as a signal handler would, inside start()
+        real_start(self)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    p = Pipeline([Stage("first", lambda x: seen.append(x) or x), Stage("last", lambda x: x)])
+    with pytest.raises(KeyboardInterrupt):
+        next(p.run(iter(range(1000))))
+    started = [t for t in p._threads if t.ident is not None]
+    assert len(started) == 2 and not any(t.is_alive() for t in started)
+    n = len(seen)
+    time.sleep(0.2)
+    assert len(seen) == n < 1000  # nothing more is taken after the stop
+
+
 def test_failing_input_iterator_is_reported():
     def items():
         yield 1
