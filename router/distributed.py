@@ -177,13 +177,16 @@ class EngineWorker:
         return self.synths[name]
 
     def synthesize(self, routed: list[Routed], overrides: dict[str, Any]) -> list[Spoken]:
-        out: list[Spoken] = []
-        for r in routed:
+        """Speak a batch of routed lines. Runs of lines for the same engine with the same
+        options go to ``synthesize_batch`` together where the synthesizer decodes several at
+        once (ChatTTS: one GPT batch, as the local batch does); the rest one by one."""
+        out: list[Spoken | None] = [None] * len(routed)
+        jobs: list[tuple[int, str | None, Any, dict[str, Any]]] = []
+        for k, r in enumerate(routed):
             item = r.item
             if r.error is not None:
-                out.append(Spoken(item, error=r.error, route_seconds=r.seconds))
+                out[k] = Spoken(item, error=r.error, route_seconds=r.seconds)
                 continue
-            t0 = time.perf_counter()
             name = item.engine or self.default_engine
             kwargs = dict(overrides)
             if item.speaker is not None:
@@ -192,25 +195,52 @@ class EngineWorker:
                 kwargs["seed"] = item.seed
             try:
                 tts = self._synth(name)
-                audio = tts.synthesize(r.target, **kwargs)
-                if len(audio) == 0:
-                    why = "; ".join(r.warnings) or "no speakable text"
-                    raise MixvoxError(f"nothing to say ({why})")
             except Exception as exc:
-                out.append(Spoken(item, engine=name, error=_describe(exc)))
+                out[k] = Spoken(item, engine=name, error=_describe(exc))
                 continue
-            out.append(
-                Spoken(
-                    item,
-                    np.ascontiguousarray(audio.samples, dtype=np.float32),
-                    audio.sample_rate,
-                    getattr(tts, "engine_name", name),
-                    r.warnings,
-                    route_seconds=r.seconds,
-                    synth_seconds=time.perf_counter() - t0,
+            jobs.append((k, name, tts, kwargs))
+        i = 0
+        while i < len(jobs):
+            j = i + 1
+            while j < len(jobs) and jobs[j][2] is jobs[i][2] and jobs[j][3] == jobs[i][3]:
+                j += 1
+            run, i = jobs[i:j], j
+            tts, kwargs = run[0][2], run[0][3]
+            t0 = time.perf_counter()
+            if len(run) > 1 and getattr(tts, "batch_size", 1) > 1:
+                results: list[Any] = tts.synthesize_batch(
+                    [routed[k].target for k, *_ in run], **kwargs
                 )
-            )
-        return out
+                each = (time.perf_counter() - t0) / len(run)
+                for (k, name, _, _), res in zip(run, results, strict=True):
+                    out[k] = self._spoken(routed[k], name, tts, res, each)
+                continue
+            for k, name, _, _ in run:
+                t0 = time.perf_counter()
+                try:
+                    res = tts.synthesize(routed[k].target, **kwargs)
+                except Exception as exc:
+                    res = exc
+                out[k] = self._spoken(routed[k], name, tts, res, time.perf_counter() - t0)
+        return [s for s in out if s is not None]
+
+    @staticmethod
+    def _spoken(r: Routed, name: str | None, tts: Any, res: Any, seconds: float) -> Spoken:
+        """One line's result: its audio, or its error (nothing said is an error too)."""
+        if not isinstance(res, Exception) and len(res) == 0:
+            why = "; ".join(r.warnings) or "no speakable text"
+            res = MixvoxError(f"nothing to say ({why})")
+        if isinstance(res, Exception):
+            return Spoken(r.item, engine=name, error=_describe(res))
+        return Spoken(
+            r.item,
+            np.ascontiguousarray(res.samples, dtype=np.float32),
+            res.sample_rate,
+            getattr(tts, "engine_name", name),
+            r.warnings,
+            route_seconds=r.seconds,
+            synth_seconds=seconds,
+        )
 
     def close(self) -> None:
         for tts in self.synths.values():

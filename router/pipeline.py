@@ -395,6 +395,84 @@ class Synthesizer:
             raise NothingToSay(f"nothing to speak in {shown!r}")
         return audio
 
+    @property
+    def batch_size(self) -> int:
+        """How many texts :meth:`synthesize_batch` decodes together: the engine's GPT batch
+        (``max_batch``) when it can decode several utterances at once, else 1."""
+        if not callable(getattr(self.engine, "synthesize_many", None)):
+            return 1
+        return max(1, int(getattr(self.engine, "max_batch", 1)))
+
+    def synthesize_batch(
+        self, texts: list[str | Utterance], **overrides: object
+    ) -> list[Audio | Exception]:
+        """The audio of each text, the texts decoded together where the engine can.
+
+        Why: for a batch of short lines a GPT step costs about the same for several rows as
+        for one, so an engine with ``synthesize_many`` (ChatTTS) speaks several lines in the
+        time of one. Each line keeps its own speaker and random stream, so on the CPU it
+        sounds as :meth:`synthesize` makes it (the same seed, up to the rounding of batched
+        matmuls). Per text, in order: its :class:`Audio`, or the exception that stopped it
+        (:class:`~mixvox.errors.NothingToSay` for nothing speakable), so one bad line does
+        not sink the others. Texts the engine cannot take together (raw mode, long text
+        routed in blocks) are synthesized one by one.
+        """
+        from .errors import NothingToSay
+
+        results: list[Audio | Exception | None] = [None] * len(texts)
+        many = getattr(self.engine, "synthesize_many", None)
+        requests: list[tuple[int, Utterance, list[Chunk]]] = []
+        opts: SynthesisOptions | None = None
+        if callable(many) and len(texts) > 1:
+            try:
+                opts = self.synthesis_options(overrides)
+            except Exception as exc:  # the same options for all: the same error for all
+                return [exc for _ in texts]
+            for i, text in enumerate(texts):
+                if opts.extra.get("raw") or not isinstance(text, str | Utterance):
+                    continue
+                try:
+                    if isinstance(text, str):
+                        if is_ssml(text) or len(text) > BLOCK_CHARS:
+                            continue  # routed block by block: synthesize() below
+                        utt = self.route(text)
+                    else:
+                        utt = text
+                    chunks = self.router.chunks(utt, self.max_chunk_chars)
+                except Exception as exc:
+                    results[i] = exc
+                    continue
+                requests.append((i, utt, [Chunk(k, c.words) for k, c in enumerate(chunks)]))
+        if callable(many) and opts is not None and requests:
+            shared = [(utt, chunks, opts) for _, utt, chunks in requests if chunks]
+            got = iter(many(shared)) if shared else iter(())
+            for i, utt, chunks in requests:
+                out = next(got) if chunks else []
+                if isinstance(out, Exception):
+                    results[i] = out
+                    continue
+                try:
+                    for piece in out:
+                        check_samples(
+                            piece.samples, f"the {self.engine_name} engine", constant=False
+                        )
+                    audio = Audio.concat(
+                        [Audio(p.samples, p.sample_rate) for p in out], self.sample_rate
+                    )
+                    if len(audio) == 0:
+                        shown = utt.input if len(utt.input) <= 40 else utt.input[:40] + "…"
+                        raise NothingToSay(f"nothing to speak in {shown!r}")
+                    results[i] = audio
+                except Exception as exc:
+                    results[i] = exc
+        for i, text in enumerate(texts):
+            if results[i] is None:
+                try:
+                    results[i] = self.synthesize(text, **overrides)
+                except Exception as exc:
+                    results[i] = exc
+        return [r for r in results if r is not None]
+
     def synthesize_many(
         self, texts: Iterable[str], **overrides: object
     ) -> Iterator[Audio | Failed]:

@@ -452,3 +452,83 @@ def test_speed_segments_carry_the_rate_across_chunks() -> None:
     ]
     # a prompt without a speed token gets one put first
     assert speed_segments([Chunk(0, [ctl, b])], "[oral_2]")[0][1] == "[speed_8][oral_2]"
+
+
+def _joined(pieces) -> np.ndarray:
+    return np.concatenate([p.samples for p in pieces]) if pieces else np.zeros(0, np.float32)
+
+
+def test_synthesize_many_decodes_requests_together_each_as_alone(engine) -> None:
+    """Several utterances in one GPT batch (the batch script's throughput path): one code
+    decode for all, and each request's audio as when it decodes alone with its seed."""
+    specs = [(["你好世界"], 3), (["今天天气很好", "我们出去玩吧"], 4), (["再见"], 5), (["一二三"], 3)]
+    reqs = []
+    for texts, seed in specs:
+        utt, chunks = utterance(texts)
+        reqs.append((utt, chunks, seed))
+    alone = [
+        _joined(list(engine.stream(u, c, SynthesisOptions(seed=s, extra={"max_frames": 40}))))
+        for u, c, s in reqs
+    ]
+    with Recorder(engine) as rec:
+        got = engine.synthesize_many(
+            [(u, c, SynthesisOptions(seed=s, extra={"max_frames": 40})) for u, c, s in reqs]
+        )
+    code_calls = [c for c in rec.calls if c.get("stage") == "code"]
+    assert len(code_calls) == 1 and len(code_calls[0]["prompts"]) == 5  # 1 + 2 + 1 + 1 items
+    assert isinstance(code_calls[0]["rng"], list) and len(code_calls[0]["rng"]) == 5
+    for want, pieces in zip(alone, got, strict=True):
+        assert not isinstance(pieces, Exception)
+        have = _joined(pieces)
+        assert have.shape == want.shape and want.size > 0
+        assert np.abs(have - want).max() < 1e-4  # the same codes; batched matmul rounding only
+
+
+def test_synthesize_many_keeps_errors_and_settings_apart(engine) -> None:
+    u1, c1 = utterance(["你好世界"])
+    u2, c2 = utterance(["今天天气很好"])
+    u3, c3 = utterance(["我们出去玩吧"])
+    bad = SynthesisOptions(seed=1, extra={"temperature": "hot"})
+    hot = SynthesisOptions(seed=1, extra={"temperature": 0.9, "max_frames": 20})
+    cool = SynthesisOptions(seed=1, extra={"max_frames": 20})
+    with Recorder(engine) as rec:
+        got = engine.synthesize_many([(u1, c1, cool), (u2, c2, bad), (u3, c3, hot), (u1, c1, hot)])
+    assert isinstance(got[1], MixvoxError) and "temperature" in str(got[1])
+    assert all(not isinstance(g, Exception) and _joined(g).size for g in (got[0], got[2], got[3]))
+    # a different temperature is another batch: [cool] alone, then [hot, hot] together
+    sizes = sorted(len(c["prompts"]) for c in rec.calls if c.get("stage") == "code")
+    assert sizes == [1, 2]
+
+
+def test_batch_cli_gives_lines_to_the_engine_together(cache, tmp_path: Path) -> None:
+    """`mixvox batch` hands the waiting lines to ChatTTS as one GPT batch (--batch-lines) and
+    the files are those of one line at a time (16-bit rounding aside)."""
+    from mixvox.cli import main
+
+    script = tmp_path / "s.txt"
+    script.write_text("你好世界\n今天的 meeting 改到 3:30 PM\n我们出去玩吧\nhello there\n第五行\n")
+    calls = {"n": 0}
+    orig = ChatTTSEngine._events
+
+    def counting(self, items, call):
+        calls["n"] += 1
+        return orig(self, items, call)
+
+    outs = {}
+    for n in ("8", "1"):
+        calls["n"] = 0
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(ChatTTSEngine, "_events", counting)
+            res = CliRunner().invoke(
+                main,
+                ["batch", str(script), "-o", str(tmp_path / n), "--engine", "chattts",
+                 "--model-dir", str(TINY), "--seed", "3", "--max-frames", "30", "-q",
+                 "--batch-lines", n],
+            )  # fmt: skip
+        assert res.exit_code == 0, res.output
+        outs[n] = calls["n"]
+    assert outs["1"] == 5 and outs["8"] < 5  # the first line alone, then the rest together
+    for i in range(1, 6):
+        a, _ = sf.read(tmp_path / "8" / f"{i:04d}.wav")
+        b, _ = sf.read(tmp_path / "1" / f"{i:04d}.wav")
+        assert a.shape == b.shape and np.abs(a - b).max() <= 2 / 32768

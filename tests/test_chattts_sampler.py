@@ -134,3 +134,22 @@ def test_draw_greedy_rows_and_shapes():
     assert mixed[0] == 1
     with pytest.raises(ValueError):
         draw(np.full((1, 3), -np.inf, np.float32), np.random.default_rng(0))
+
+
+def test_draw_with_one_generator_per_item_draws_each_item_as_alone() -> None:
+    """One random stream per batch item: an item's tokens do not depend on its batch-mates,
+    and items sharing one generator draw as one generator over all their rows."""
+    from mixvox.engines.chattts.gpt.sampler import draw, first_rng, uniforms
+
+    rng0 = np.random.default_rng(0)
+    logits = rng0.standard_normal((3, 4, 50)).astype(np.float32)  # 3 items x 4 codebooks
+    alone = [draw(logits[b], np.random.default_rng(10 + b)) for b in range(3)]
+    together = draw(logits, [np.random.default_rng(10 + b) for b in range(3)])
+    assert all(np.array_equal(together[b], alone[b]) for b in range(3))
+    g = np.random.default_rng(7)
+    shared = draw(logits, [g, g, g])  # one generator object for every item
+    assert np.array_equal(shared, draw(logits, np.random.default_rng(7)))
+    assert np.array_equal(uniforms(np.random.default_rng(1), 4), np.random.default_rng(1).random(4))
+    with pytest.raises(ValueError):
+        uniforms([np.random.default_rng(1)] * 3, 4)
+    assert first_rng([g]) is g and isinstance(first_rng(None), np.random.Generator)

@@ -108,7 +108,11 @@ def _manifest(out: Path) -> dict[int, dict]:
     return recs
 
 
-def _same_outputs(a: Path, b: Path) -> None:
+def _same_outputs(a: Path, b: Path, lsb: int = 0) -> None:
+    """The same manifests and audio; ``lsb``: how many 16-bit steps a sample may differ by
+    (ChatTTS decodes the lines waiting together as one GPT batch, locally and in the actors,
+    and batches of other sizes round their matmuls differently: the same codes, hidden states
+    a few ulps apart)."""
     ma, mb = _manifest(a), _manifest(b)
     assert sorted(ma) == sorted(mb)
     for line, rec in ma.items():
@@ -119,7 +123,8 @@ def _same_outputs(a: Path, b: Path) -> None:
             xa, sra = sf.read(a / rec["file"], dtype="float32")
             xb, srb = sf.read(b / rec["file"], dtype="float32")
             assert sra == srb
-            np.testing.assert_array_equal(xa, xb)
+            assert xa.shape == xb.shape
+            assert np.abs(xa - xb).max() <= lsb / 32768, (line, np.abs(xa - xb).max())
 
 
 def test_ray_batch_matches_local_batch_espeak(cluster, tmp_path):
@@ -188,7 +193,7 @@ def test_ray_batch_matches_local_batch_chattts_tiny(cluster, tmp_path):
     assert r2.returncode == 0, r2.stderr
     assert "3 done, 0 skipped (already done), 0 failed, of 3 line(s)" in r2.stderr
     assert {rec["engine"] for rec in _manifest(remote).values()} == {"chattts"}
-    _same_outputs(local, remote)
+    _same_outputs(local, remote, lsb=2)
 
 
 def _long_script(tmp_path: Path, n: int) -> Path:

@@ -157,6 +157,14 @@ class _Item:
     prompt: str | None = None
     #: Whether this item ends its IR chunk (a chunk cut at a speed change gives several).
     last: bool = True
+    #: The settings of this item's own request when one GPT batch holds several requests
+    #: (:meth:`ChatTTSEngine.synthesize_many`), else ``None``: the batch's call.
+    call: _Call | None = None
+    #: With ``call``: the end-code minimum of this item's request (the smallest of its
+    #: items', as when the request decodes alone).
+    min_new: int | None = None
+    #: With ``call``: the index of this item's request.
+    request: int = 0
 
 
 @dataclass
@@ -566,16 +574,28 @@ class ChatTTSEngine:
         Events: ``("frames", index, ids, hidden, done)`` and finally ``("result", results)``.
         Closing the generator stops the worker at its next step.
         """
+        calls = [it.call or call for it in items]
+        # Several requests in one batch (synthesize_many): each item keeps its request's
+        # speaker, random stream and end-code minimum, so that it decodes as it would alone.
+        mixed = any(c is not calls[0] for c in calls)
+        call = calls[0]  # the sampling settings are the same for all (synthesize_many's key)
         params = SamplingParams(
             temperature=call.temperature,
             top_p=call.top_p,
             top_k=call.top_k,
             repetition_penalty=call.repetition_penalty,
-            # One minimum for the whole batch (the GPT takes one): the smallest, so that no
+            # One minimum for the whole request: the smallest of its items', so that no
             # item is forced past its own end.
             min_new_tokens=min(it.bounds.min_frames for it in items),
             max_new_tokens=render.MAX_FRAMES,
         )
+        mins: list[int] | None = None
+        speaker: Any = call.speaker
+        rng: Any = call.rng
+        if mixed:
+            mins = [it.min_new if it.min_new is not None else it.bounds.min_frames for it in items]
+            speaker = [c.speaker for c in calls]
+            rng = [c.rng for c in calls]
         prompts: list[np.ndarray] = []
         for it in items:
             if it.prompt_ids is None:  # every item gets its prompt before the batch decodes
@@ -601,13 +621,14 @@ class ChatTTSEngine:
                     res = generate(
                         prompts,
                         stage="code",
-                        spk_emb=call.speaker,
+                        spk_emb=speaker,
                         spk_emb_token_id=self.tokenizer.spk_emb_id,
                         params=params,
-                        rng=call.rng,
+                        rng=rng,
                         max_new_tokens=caps,
                         on_frames=on_frames,
                         stream_every=self.stream_every,
+                        min_new_tokens=mins,
                     )
                 q.put(("result", res))
             except _Cancelled:
@@ -660,12 +681,16 @@ class ChatTTSEngine:
 
     def _decode_group(self, items: list[_Item], call: _Call) -> Iterator[AudioChunk]:
         """Decode ``items`` as one batch; yield their audio in order (see the module notes)."""
+        for piece, _ in self._decode_items(items, call):
+            yield piece
+
+    def _decode_items(self, items: list[_Item], call: _Call) -> Iterator[tuple[AudioChunk, _Item]]:
+        """:meth:`_decode_group`, each piece with the item it belongs to."""
         live = [it for it in items if it.text]
         limit = int(getattr(self.gpt.config, "max_position_embeddings", 4096))
         for it in live:
-            it.prompt_ids = self.prompt_ids(
-                it.text, it.prompt or call.prompt, call.speaker is not None
-            )
+            c = it.call or call
+            it.prompt_ids = self.prompt_ids(it.text, it.prompt or c.prompt, c.speaker is not None)
             if len(it.prompt_ids) + max(1, it.bounds.min_frames) > limit:
                 raise MixvoxError(
                     f"chunk {it.chunk.index} is too long for ChatTTS ({len(it.prompt_ids)} "
@@ -680,7 +705,10 @@ class ChatTTSEngine:
             while k < len(items):
                 it = items[k]
                 if not it.text:  # nothing left to say after rendering
-                    yield AudioChunk(np.zeros(0, np.float32), SAMPLE_RATE, it.chunk.index, it.last)
+                    yield (
+                        AudioChunk(np.zeros(0, np.float32), SAMPLE_RATE, it.chunk.index, it.last),
+                        it,
+                    )
                     k += 1
                     continue
                 if voc is None:
@@ -688,7 +716,7 @@ class ChatTTSEngine:
                 while it.frames:  # vocode what has arrived
                     piece = voc.feed(it.frames.pop(0))
                     if piece.size:
-                        yield AudioChunk(piece, SAMPLE_RATE, it.chunk.index, False)
+                        yield AudioChunk(piece, SAMPLE_RATE, it.chunk.index, False), it
                 if it.done and (it.n_frames > 0 or batch_over):
                     if it.n_frames == 0 and it.retries < self.max_retries:
                         it.retries += 1
@@ -699,9 +727,9 @@ class ChatTTSEngine:
                             it.retries,
                             self.max_retries,
                         )
-                        yield from self._retry(it, call, voc)
+                        yield from ((p, it) for p in self._retry(it, it.call or call, voc))
                         continue
-                    yield from self._finish_item(it, voc)
+                    yield from ((p, it) for p in self._finish_item(it, voc))
                     voc = None
                     k += 1
                     continue
@@ -762,6 +790,21 @@ class ChatTTSEngine:
             )
         yield AudioChunk(np.asarray(tail, np.float32), SAMPLE_RATE, it.chunk.index, it.last)
 
+    def _items(self, utterance: Utterance, chunks: list[Chunk], call: _Call) -> list[_Item]:
+        if call.raw:  # the user's text exactly: control words stay where they are
+            return [self._item(utterance, c, call) for c in chunks]
+        pieces = speed_segments(chunks, call.prompt)
+        return [
+            self._item(
+                utterance,
+                piece,
+                call,
+                prompt,
+                last=k + 1 == len(pieces) or pieces[k + 1][0].index != piece.index,
+            )
+            for k, (piece, prompt) in enumerate(pieces)
+        ]
+
     # -- the Engine interface --------------------------------------------------------------------
 
     def stream(
@@ -771,20 +814,7 @@ class ChatTTSEngine:
         if not hasattr(self, "gpt"):
             raise MixvoxError("the ChatTTS engine was closed")
         call = self._call(utterance, options)
-        if call.raw:  # the user's text exactly: control words stay where they are
-            items = [self._item(utterance, c, call) for c in chunks]
-        else:
-            pieces = speed_segments(chunks, call.prompt)
-            items = [
-                self._item(
-                    utterance,
-                    piece,
-                    call,
-                    prompt,
-                    last=k + 1 == len(pieces) or pieces[k + 1][0].index != piece.index,
-                )
-                for k, (piece, prompt) in enumerate(pieces)
-            ]
+        items = self._items(utterance, chunks, call)
         all_codes: list[Any] = []
         for start in range(0, len(items), self.max_batch):
             group = items[start : start + self.max_batch]
@@ -795,6 +825,80 @@ class ChatTTSEngine:
                 all_codes.extend(c for it in group for c in it.codes)
         if call.save_codes:
             save_codes(call.save_codes, all_codes, self.num_vq)
+
+    def synthesize_many(
+        self, requests: Sequence[tuple[Utterance, list[Chunk], SynthesisOptions]]
+    ) -> list[list[AudioChunk] | Exception]:
+        """Several utterances at once: their chunks decode as shared GPT batches.
+
+        Why: a batch script of short lines decodes one line at a time otherwise, and a GPT
+        step costs nearly the same for 1 row as for 8 (it reads the same weights), so a
+        narration farm gets several times the audio per second this way (BENCHMARKS.md).
+
+        Whole requests are packed in order into batches of at most ``max_batch`` chunks
+        whose sampling settings are equal; each item keeps its own request's speaker, end-code
+        minimum and random stream, so on the CPU a request decodes as it would alone with the
+        same seed (up to the rounding of batched matmuls). A request with ``refine``,
+        ``save_codes`` or more chunks than ``max_batch`` is decoded alone, like
+        :meth:`stream`. Returns, per request in order, its audio pieces or the exception that
+        stopped it (one failing request does not fail its batch-mates: a batch that fails is
+        decoded again one request at a time).
+        """
+        if not hasattr(self, "gpt"):
+            raise MixvoxError("the ChatTTS engine was closed")
+        out: list[list[AudioChunk] | Exception | None] = [None] * len(requests)
+        groups: list[list[tuple[int, _Call, list[_Item]]]] = []
+        alone: list[int] = []
+        key_of: Any = None
+        size = 0
+        for i, (utt, chunks, options) in enumerate(requests):
+            try:
+                call = self._call(utt, options)
+                if call.refine or call.save_codes:
+                    alone.append(i)
+                    continue
+                items = self._items(utt, chunks, call)
+                if len(items) > self.max_batch:
+                    alone.append(i)
+                    continue
+            except Exception as exc:
+                out[i] = exc
+                continue
+            key = (call.temperature, call.top_p, call.top_k, call.repetition_penalty)
+            if not groups or key != key_of or size + len(items) > self.max_batch:
+                groups.append([])
+                key_of, size = key, 0
+            groups[-1].append((i, call, items))
+            size += len(items)
+        for group in groups:
+            if len(group) == 1:
+                alone.append(group[0][0])
+                continue
+            batch: list[_Item] = []
+            for i, call, items in group:
+                lo = min((it.bounds.min_frames for it in items), default=0)
+                for it in items:
+                    it.call, it.min_new, it.request = call, lo, i
+                batch.extend(items)
+            pieces: dict[int, list[AudioChunk]] = {i: [] for i, _, _ in group}
+            try:
+                for piece, it in self._decode_items(batch, group[0][1]):
+                    pieces[it.request].append(piece)
+            except Exception:  # one request's fault must not fail the others: alone, again
+                log.info(
+                    "a shared batch of %d requests failed; decoding them one by one", len(group)
+                )
+                alone.extend(i for i, _, _ in group)
+                continue
+            for i, found in pieces.items():
+                out[i] = found
+        for i in sorted(alone):
+            utt, chunks, options = requests[i]
+            try:
+                out[i] = list(self.stream(utt, chunks, options))
+            except Exception as exc:
+                out[i] = exc
+        return [r if r is not None else MixvoxError("internal error: no result") for r in out]
 
 
 def save_codes(path: str | os.PathLike[str], codes: list[Any], num_vq: int) -> Path:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from mixvox.engines.chattts.audio.window import DeviceFrames
+from mixvox.engines.chattts.gpt.sampler import Rng, first_rng
 
 __all__ = ["device_generate", "supports_device_frames"]
 
@@ -38,7 +39,7 @@ def device_generate(
     spk_emb: Any = None,
     spk_emb_token_id: int | None = None,
     params: Any = None,
-    rng: np.random.Generator | None = None,
+    rng: Rng | None = None,
     max_new_tokens: int | Sequence[int] | None = None,
     stage: str = "code",
     min_new_tokens: int | Sequence[int] | None = None,
@@ -72,7 +73,7 @@ def device_generate(
     import torch
 
     params = params or SamplingParams()
-    rng = rng if rng is not None else np.random.default_rng()
+    rng = first_rng(rng)  # one seed for the GPU's counter-based noise
     reqs, samp = gpt.code_requests(
         prompts, spk_emb, spk_emb_token_id, params, max_new_tokens, min_new_tokens
     )

@@ -49,7 +49,7 @@ from mixvox.engines.chattts.gpt.decode import (
     decode,
 )
 from mixvox.engines.chattts.gpt.model import GPT, Stage
-from mixvox.engines.chattts.gpt.sampler import SamplingParams
+from mixvox.engines.chattts.gpt.sampler import Rng, SamplingParams, first_rng
 from mixvox.engines.chattts.gpt.torch_stack import TorchStack
 from mixvox.engines.chattts.gpt.weights import GPTConfig, GPTWeights
 
@@ -998,7 +998,7 @@ class GraphGPT:
         spk_emb: np.ndarray | Sequence[np.ndarray | None] | None = None,
         spk_emb_token_id: int | None = None,
         params: SamplingParams | None = None,
-        rng: np.random.Generator | None = None,
+        rng: Rng | None = None,
         max_new_tokens: int | Sequence[int] | None = None,
         on_frames: FramesCallback | None = None,
         stream_every: int = 24,
@@ -1019,7 +1019,7 @@ class GraphGPT:
                 min_new_tokens=min_new_tokens,
             )
         params = params or SamplingParams()
-        rng = rng if rng is not None else np.random.default_rng()
+        rng = first_rng(rng)  # one seed for the GPU's counter-based noise
         reqs, samp = self.code_requests(
             prompts, spk_emb, spk_emb_token_id, params, max_new_tokens, min_new_tokens
         )

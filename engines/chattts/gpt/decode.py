@@ -34,7 +34,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from mixvox.engines.chattts.gpt.sampler import SamplingParams, draw, process_logits
+from mixvox.engines.chattts.gpt.sampler import Rng, SamplingParams, draw, process_logits
 
 __all__ = [
     "DecodeSteps",
@@ -223,7 +223,7 @@ class HostSteps:
         attention_mask: np.ndarray,
         max_new: int,
         params: SamplingParams,
-        rng: np.random.Generator,
+        rng: Rng,
         eos_id: int,
         *,
         next_embed: Callable[[np.ndarray], np.ndarray],
@@ -310,7 +310,7 @@ def run_generation(
     attention_mask: np.ndarray,
     caps: np.ndarray,
     params: SamplingParams,
-    rng: np.random.Generator,
+    rng: Rng,
     eos_id: int,
     *,
     next_embed: Callable[[np.ndarray], np.ndarray],

@@ -39,7 +39,7 @@ from mixvox.engines.chattts.gpt.decode import (
     prompt_positions,
     run_generation,
 )
-from mixvox.engines.chattts.gpt.sampler import SamplingParams
+from mixvox.engines.chattts.gpt.sampler import Rng, SamplingParams
 from mixvox.engines.chattts.gpt.weights import GPTWeights
 
 __all__ = ["GPT", "Stage", "normalize_speaker"]
@@ -210,7 +210,7 @@ class GPT:
         spk_emb: np.ndarray | Sequence[np.ndarray | None] | None = None,
         spk_emb_token_id: int | None = None,
         params: SamplingParams | None = None,
-        rng: np.random.Generator | None = None,
+        rng: Rng | None = None,
         max_new_tokens: int | Sequence[int] | None = None,
         on_frames: FramesCallback | None = None,
         stream_every: int = 24,
@@ -232,6 +232,8 @@ class GPT:
         rng = rng if rng is not None else np.random.default_rng()
         if not prompts:
             return []
+        if not isinstance(rng, np.random.Generator) and len(rng) != len(prompts):
+            raise ValueError(f"{len(rng)} random generators for {len(prompts)} prompts")
         arrs = [np.asarray(p).reshape(-1).astype(np.int64) for p in prompts]
         if any(a.size == 0 for a in arrs):
             raise ValueError("empty prompt")

@@ -25,7 +25,7 @@ import numpy as np
 
 from mixvox.engines.chattts.gpt.decode import FramesCallback, GenerationResult, StackBackend
 from mixvox.engines.chattts.gpt.model import GPT, Stage
-from mixvox.engines.chattts.gpt.sampler import SamplingParams
+from mixvox.engines.chattts.gpt.sampler import Rng, SamplingParams
 from mixvox.engines.chattts.gpt.weights import GPTConfig, GPTWeights
 from mixvox.engines.chattts.runtime import RuntimeDecision, resolve
 
@@ -52,7 +52,7 @@ class GPTRunner(Protocol):
         spk_emb: np.ndarray | Sequence[np.ndarray | None] | None = None,
         spk_emb_token_id: int | None = None,
         params: SamplingParams | None = None,
-        rng: np.random.Generator | None = None,
+        rng: Rng | None = None,
         max_new_tokens: int | Sequence[int] | None = None,
         on_frames: FramesCallback | None = None,
         stream_every: int = 24,

@@ -265,15 +265,48 @@ def process_logits(logits: np.ndarray, history: np.ndarray, params: SamplingPara
     return x.reshape(shape)
 
 
+#: One random stream for a whole batch, or one per batch item (see :func:`draw`).
+Rng = np.random.Generator | Sequence[np.random.Generator]
+
+
+def first_rng(rng: Rng | None) -> np.random.Generator:
+    """The generator a path with one random stream per batch uses (a GPU step seeds its
+    counter-based noise from one draw): the first item's when there is one per item."""
+    if rng is None:
+        return np.random.default_rng()
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if not rng:
+        raise ValueError("an empty list of random generators")
+    return rng[0]
+
+
+def uniforms(rng: Rng, rows: int) -> np.ndarray:
+    """``rows`` uniform draws in [0, 1): from one generator, or ``rows / len(rng)``
+    consecutive draws from each item's own generator, in row order.
+
+    Why per item: lines of a batch script decoded together must each sound as when decoded
+    alone with the same seed, whatever their batch-mates. Items that share one generator
+    object (the chunks of one utterance) draw from it in turn, which is the same sequence as
+    one draw of all their rows (numpy fills ``random(n)`` one double at a time)."""
+    if isinstance(rng, np.random.Generator):
+        return rng.random(rows)
+    if not rng or rows % len(rng):
+        raise ValueError(f"{rows} rows cannot be split over {len(rng)} random generators")
+    per = rows // len(rng)
+    return np.concatenate([g.random(per) for g in rng])
+
+
 def draw(
     logits: np.ndarray,
-    rng: np.random.Generator,
+    rng: Rng,
     greedy: bool | Sequence[bool] | np.ndarray = False,
 ) -> np.ndarray:
     """Draw one token per row of processed ``logits`` ``[..., V]`` (softmax then sample).
 
     ``greedy`` (one flag or one per row) takes the argmax instead; rows where every logit is
-    ``-inf`` raise, since nothing can be drawn from them.
+    ``-inf`` raise, since nothing can be drawn from them. ``rng``: one generator, or one per
+    batch item (the rows split evenly over them, in order: :func:`uniforms`).
     """
     shape = logits.shape[:-1]
     x = _as_rows(np.asarray(logits, dtype=np.float32))
@@ -285,7 +318,7 @@ def draw(
     if not g.all():
         e = np.exp((x - mx).astype(np.float64))
         cdf = np.cumsum(e, axis=-1)
-        u = rng.random(x.shape[0]) * cdf[:, -1]
+        u = uniforms(rng, x.shape[0]) * cdf[:, -1]
         sampled = np.minimum((cdf < u[:, None]).sum(axis=-1), x.shape[-1] - 1)
         # never land on a zero-probability token through rounding at the top of the CDF
         bad = e[np.arange(x.shape[0]), sampled] == 0
