@@ -191,9 +191,13 @@ class Pipeline:
                 # retry one by one so that one bad item does not fail its batch-mates
             for e in live:
                 try:
-                    e.value = stage.fn([e.value])[0]
+                    v = stage.fn([e.value])[0]
                 except Exception as exc:
-                    e.failed = Failed(e.index, e.value, stage.name, exc)
+                    v = exc
+                if isinstance(v, BaseException):  # returned or raised: this item failed
+                    e.failed = Failed(e.index, e.value, stage.name, v)
+                else:
+                    e.value = v
             return
         for e in live:
             try:

@@ -461,7 +461,12 @@ def _joined(pieces) -> np.ndarray:
 def test_synthesize_many_decodes_requests_together_each_as_alone(engine) -> None:
     """Several utterances in one GPT batch (the batch script's throughput path): one code
     decode for all, and each request's audio as when it decodes alone with its seed."""
-    specs = [(["你好世界"], 3), (["今天天气很好", "我们出去玩吧"], 4), (["再见"], 5), (["一二三"], 3)]
+    specs = [
+        (["你好世界"], 3),
+        (["今天天气很好", "我们出去玩吧"], 4),
+        (["再见"], 5),
+        (["一二三"], 3),
+    ]
     reqs = []
     for texts, seed in specs:
         utt, chunks = utterance(texts)

@@ -58,6 +58,36 @@ def test_batching_groups_waiting_items_and_isolates_failures():
     assert max(seen) > 1  # some calls really were batched
 
 
+def test_a_batch_retried_one_by_one_keeps_returned_errors_as_failures():
+    """A batch function that raises for the batch is retried item by item; an item whose
+    retry *returns* an exception (the batch functions report per-item errors that way) is a
+    failure, not a value passed on to the next stage."""
+
+    def batch_fn(xs):
+        if len(xs) > 1:
+            raise RuntimeError("the whole batch failed")
+        return [ValueError(f"bad {xs[0]}") if xs[0] % 2 else xs[0] * 10]
+
+    gate = threading.Event()
+
+    def prep(x):
+        if x == 0:
+            gate.wait(1)
+        return x
+
+    got_next: list = []
+    p = Pipeline(
+        [Stage("prep", prep), Stage("gpt", batch_fn, batch=4), Stage("next", got_next.append)],
+        maxsize=8,
+    )
+    it = p.run(range(6))
+    gate.set()
+    out = list(it)
+    assert [o.index for o in out if isinstance(o, Failed)] == [1, 3, 5]
+    assert all(isinstance(o.error, ValueError) for o in out if isinstance(o, Failed))
+    assert got_next == [0, 20, 40]
+
+
 def test_back_pressure_bounds_work_in_flight():
     produced = []
 
