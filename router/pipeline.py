@@ -479,16 +479,17 @@ class Synthesizer:
         """Audio for each text, in input order, with text preparation overlapping synthesis.
 
         Routing runs in one thread and the engine in another, connected by a bounded queue,
-        so a long script keeps the engine busy. A text that fails yields a
+        so a long script keeps the engine busy; an engine that decodes several texts at once
+        (:attr:`batch_size` > 1) gets the texts waiting together (:meth:`synthesize_batch`). A text that fails yields a
         :class:`~mixvox.stages.Failed` (with the stage and the exception) and the rest go on.
         """
-        pipe = Pipeline(
-            [
-                Stage("prepare", self.route),
-                Stage("synthesize", lambda utt: self.synthesize(utt, **overrides)),
-            ],
-            maxsize=2,
+        n = self.batch_size
+        synth = (
+            Stage("synthesize", lambda utts: self.synthesize_batch(utts, **overrides), batch=n)
+            if n > 1  # the texts waiting go to the engine together (synthesize_batch)
+            else Stage("synthesize", lambda utt: self.synthesize(utt, **overrides))
         )
+        pipe = Pipeline([Stage("prepare", self.route), synth], maxsize=max(2, n))
         yield from pipe.run(texts)
 
     def close(self) -> None:

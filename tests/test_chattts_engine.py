@@ -537,3 +537,27 @@ def test_batch_cli_gives_lines_to_the_engine_together(cache, tmp_path: Path) -> 
         a, _ = sf.read(tmp_path / "8" / f"{i:04d}.wav")
         b, _ = sf.read(tmp_path / "1" / f"{i:04d}.wav")
         assert a.shape == b.shape and np.abs(a - b).max() <= 2 / 32768
+
+
+def test_synthesizer_synthesize_many_batches_for_chattts(cache) -> None:
+    """The Python API's synthesize_many gives ChatTTS the texts waiting together; each result
+    is the text's own audio (as synthesize makes it) or its own failure."""
+    import mixvox
+    from mixvox.errors import NothingToSay
+    from mixvox.stages import Failed
+
+    texts = ["你好世界", "今天的 meeting 改到 3:30 PM", "。。。", "hello there"]
+    with mixvox.Synthesizer("chattts", model_dir=str(TINY)) as tts:
+        assert tts.batch_size == tts.engine.max_batch > 1
+        opts = {"seed": 2, "max_frames": 24}
+        many = list(tts.synthesize_many(texts, **opts))
+        assert isinstance(many[2], Failed) and isinstance(many[2].error, NothingToSay)
+        for text, got in zip(texts, many, strict=True):
+            if text == "。。。":
+                continue
+            want = tts.synthesize(text, **opts)
+            assert isinstance(got, mixvox.Audio) and got.samples.shape == want.samples.shape
+            assert np.abs(got.samples - want.samples).max() < 1e-4
+        batch = tts.synthesize_batch(texts, **opts)
+        assert isinstance(batch[2], NothingToSay)
+        assert all(isinstance(b, mixvox.Audio) for i, b in enumerate(batch) if i != 2)
