@@ -10,7 +10,8 @@ Every line is decoded to a fixed number of frames (``min_frames = max_frames``: 
 weights end at random points), so both settings make the same amount of audio.
 
 Usage: ``python bench/batch_lines.py MODEL_DIR [--precisions int8,int4] [--lines 24]
-[--frames 64] [--batch-lines 1,8] [--rounds 3] [--threads 2]``
+[--frames 64] [--batch-lines 1,8] [--rounds 3] [--threads 2]``; on a GPU
+``--backend torch --device cuda --precisions fp16 --batch-lines 1,8,64``.
 """
 
 from __future__ import annotations
@@ -59,7 +60,9 @@ def main() -> None:
     ap.add_argument("--frames", type=int, default=64)
     ap.add_argument("--batch-lines", default="1,8")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=2, help="ONNX Runtime threads (onnx only)")
+    ap.add_argument("--backend", default="onnx", help="onnx (CPU) or torch (e.g. CUDA)")
+    ap.add_argument("--device", default=None, help="cuda for the GPU (torch backend)")
     args = ap.parse_args()
 
     from mixvox import Synthesizer
@@ -77,9 +80,17 @@ def main() -> None:
     rows = []
     try:
         for prec in args.precisions.split(","):
-            tts = Synthesizer(
-                "chattts", model_dir=str(args.model_dir), precision=prec, threads=args.threads
-            )
+            # the engine's GPT batch (chunks decoded together) as large as the largest setting
+            opts: dict[str, object] = {
+                "backend": args.backend,
+                "precision": prec,
+                "max_batch": max(sizes),
+            }
+            if args.backend == "onnx":
+                opts["threads"] = args.threads
+            if args.device:
+                opts["device"] = args.device
+            tts = Synthesizer("chattts", model_dir=str(args.model_dir), **opts)
             tts.synthesize("预热 warm up", max_frames=8, min_frames=8)
             kept = _Kept(tts)
             per: dict[int, list[float]] = {n: [] for n in sizes}
