@@ -165,6 +165,28 @@ def test_graph_gpt_adapter_is_a_drop_in_for_the_engine(golden):
     m.close()
 
 
+def test_graph_gpt_takes_per_item_speakers_streams_and_minimums(golden):
+    """What ChatTTSEngine.synthesize_many passes when several requests share a batch: one
+    speaker, one random generator and one end-code minimum per item (the GPU path seeds its
+    counter-based noise from the first generator)."""
+    m = GraphGPT(TINY / "asset", precision="fp32", device="cpu", use_graphs=False)
+    ids = golden["tok/code_spk/ids"]
+    spk = golden["speaker/vector_f16"]
+    res = m.generate(
+        [ids, ids],
+        spk_emb=[spk, spk],
+        spk_emb_token_id=int(ids[1]),
+        params=SamplingParams(temperature=0, suppress_eos=True),
+        rng=[np.random.default_rng(1), np.random.default_rng(2)],
+        min_new_tokens=[3, 5],
+        max_new_tokens=24,
+    )
+    assert len(res) == 2
+    for r in res:
+        np.testing.assert_array_equal(r.ids, golden["greedy/codes"])
+    m.close()
+
+
 def test_unsupported_sampling_is_refused(runner):
     with pytest.raises(ValueError, match="top_k"):
         runner.set_sampling(CudaSampling(top_k=50))
