@@ -561,3 +561,20 @@ def test_synthesizer_synthesize_many_batches_for_chattts(cache) -> None:
         batch = tts.synthesize_batch(texts, **opts)
         assert isinstance(batch[2], NothingToSay)
         assert all(isinstance(b, mixvox.Audio) for i, b in enumerate(batch) if i != 2)
+
+
+def test_synthesize_many_requests_decoded_alone_are_prepared_once(engine, tmp_path) -> None:
+    """A request that must decode alone (saved codes here) is not prepared twice: its
+    warnings appear once, and its codes file is written."""
+    u1, c1 = utterance(["你好世界"])
+    u2, c2 = utterance(["今天天气很好"])
+    u3, c3 = utterance(["我们出去玩吧"])
+    codes = tmp_path / "codes.npy"
+    odd = SynthesisOptions(seed=1, extra={"max_frames": 12, "save_codes": str(codes), "foo": 1})
+    plain = SynthesisOptions(seed=1, extra={"max_frames": 12})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = engine.synthesize_many([(u1, c1, odd), (u2, c2, plain), (u3, c3, plain)])
+    assert all(not isinstance(g, Exception) and _joined(g).size for g in got)
+    assert [w.code for w in u1.warnings].count("unknown-option") == 1
+    assert np.load(codes).shape[1] == 4

@@ -814,7 +814,10 @@ class ChatTTSEngine:
         if not hasattr(self, "gpt"):
             raise MixvoxError("the ChatTTS engine was closed")
         call = self._call(utterance, options)
-        items = self._items(utterance, chunks, call)
+        yield from self._run(self._items(utterance, chunks, call), call)
+
+    def _run(self, items: list[_Item], call: _Call) -> Iterator[AudioChunk]:
+        """One request's items, ``max_batch`` at a time (refine and saved codes included)."""
         all_codes: list[Any] = []
         for start in range(0, len(items), self.max_batch):
             group = items[start : start + self.max_batch]
@@ -848,21 +851,18 @@ class ChatTTSEngine:
             raise MixvoxError("the ChatTTS engine was closed")
         out: list[list[AudioChunk] | Exception | None] = [None] * len(requests)
         groups: list[list[tuple[int, _Call, list[_Item]]]] = []
-        alone: list[int] = []
+        alone: dict[int, tuple[_Call, list[_Item]] | None] = {}  # None: build them again
         key_of: Any = None
         size = 0
         for i, (utt, chunks, options) in enumerate(requests):
             try:
                 call = self._call(utt, options)
-                if call.refine or call.save_codes:
-                    alone.append(i)
-                    continue
                 items = self._items(utt, chunks, call)
-                if len(items) > self.max_batch:
-                    alone.append(i)
-                    continue
             except Exception as exc:
                 out[i] = exc
+                continue
+            if call.refine or call.save_codes or len(items) > self.max_batch:
+                alone[i] = (call, items)
                 continue
             key = (call.temperature, call.top_p, call.top_k, call.repetition_penalty)
             if not groups or key != key_of or size + len(items) > self.max_batch:
@@ -872,7 +872,7 @@ class ChatTTSEngine:
             size += len(items)
         for group in groups:
             if len(group) == 1:
-                alone.append(group[0][0])
+                alone[group[0][0]] = (group[0][1], group[0][2])
                 continue
             batch: list[_Item] = []
             for i, call, items in group:
@@ -888,14 +888,18 @@ class ChatTTSEngine:
                 log.info(
                     "a shared batch of %d requests failed; decoding them one by one", len(group)
                 )
-                alone.extend(i for i, _, _ in group)
+                alone.update((i, None) for i, _, _ in group)  # their items were used
                 continue
             for i, found in pieces.items():
                 out[i] = found
         for i in sorted(alone):
             utt, chunks, options = requests[i]
             try:
-                out[i] = list(self.stream(utt, chunks, options))
+                prepared = alone[i]
+                if prepared is None:
+                    out[i] = list(self.stream(utt, chunks, options))
+                else:
+                    out[i] = list(self._run(prepared[1], prepared[0]))
             except Exception as exc:
                 out[i] = exc
         return [r if r is not None else MixvoxError("internal error: no result") for r in out]
