@@ -436,14 +436,14 @@ class ZhG2P:
         if len(word) > 1:
             ph = PHRASES_DICT.get(word)
             if ph is not None and len(ph) == len(word):
-                return [mark_to_tone3(p[0]) for p in ph]
+                return _base_tones(word, [mark_to_tone3(p[0]) for p in ph])
         if len(word) == 4 and word[0] == word[1] and word[2] == word[3]:
             # AABB reduplication of a word AB reads as AB (结结实实 as 结实 jiē, 干干净净 as
             # 干净 gān); otherwise each character keeps its own reading (马马虎虎)
             ab = word[0] + word[2]
             ab_py = self._own.get(ab)
             if ab_py is None and ab in PHRASES_DICT and len(PHRASES_DICT[ab]) == 2:
-                ab_py = [mark_to_tone3(p[0]) for p in PHRASES_DICT[ab]]
+                ab_py = _base_tones(ab, [mark_to_tone3(p[0]) for p in PHRASES_DICT[ab]])
             if ab_py is not None:
                 return [ab_py[0], ab_py[0], ab_py[1], ab_py[1]]
             a = self.char_pinyin(word[0], "", "", word[0], 0, _at(guess, 0))
@@ -609,6 +609,23 @@ class ZhG2P:
         if not readings:
             return ""
         return mark_to_tone3(readings.split(",", 1)[0])
+
+
+def _base_tones(word: str, py: list[str]) -> list[str]:
+    """``py`` with 一 as yi1 and 不 as bu4 (their base tones) wherever pypinyin's phrase
+    table stores a sandhi form (一起 yì, 一定 yí, 不是 bú, but 一共 yī, 不对 bù).
+
+    The lexical layer holds base tones only, as CPP and our own tables write them; the tone
+    of 一 / 不 before the next syllable is put on once, by :func:`.sandhi.apply_sandhi`, so
+    what is spoken is the same (一起 is still said yì qǐ) and ``char_readings(sandhi=False)``
+    no longer shows yì in 一起 and yī in 一共.
+    """
+    for k, ch in enumerate(word):
+        if ch == "一" and py[k][:2] == "yi" and py[k] != "yi5":
+            py[k] = "yi1"
+        elif ch == "不" and py[k][:2] == "bu" and py[k] != "bu5":
+            py[k] = "bu4"
+    return py
 
 
 #: What may close a yes-no question X不X (长不长吗 is unusual, 长不长呢 / 长不长啊 are not).
