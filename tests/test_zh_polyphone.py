@@ -716,6 +716,10 @@ def test_verb_like_surnames_are_names_in_a_persons_context() -> None:
     assert reading_at("任正非", 0) == "ren4"
     assert reading_at("我曾经去过", 1) == "ceng2"
     assert reading_at("任何人", 0) == "ren4"
+    # names that fail the given-name statistics (曾荫权, 曾子墨) are read in context too, and a
+    # role or a verb taking a person may stand before 了 (采访/了/曾宝仪)
+    assert reading_at("曾荫权先生出席了晚宴", 0) == "zeng1"
+    assert reading_at("记者采访了曾宝仪", 5) == "zeng1"
     # the reading depends on the sentence: never cached as a dictionary word's
     fe = ZhFrontend()
     assert fe.char_readings("任正非表示", sandhi=False)[0] == "ren2"

@@ -235,10 +235,14 @@ def _shared_tables(jieba_path: str | None) -> Tables:
         maxlen = max((len(w) for w in logp), default=1)
     rare = math.log(_RARE) - logtotal if jieba_path else -math.inf
     for ch in heads:  # a name is a person's whole name: not a word of two of its characters
-        heads[ch] = [w for w in heads[ch] if w[1:] not in freq and w[:2] not in freq]
-    found = {w: r for w, r in _names(heads, first, second).items() if w not in own}
-    names = {w: r for w, r in found.items() if w[0] not in _CUED_SURNAMES}
-    cued = {w: r for w, r in found.items() if w[0] in _CUED_SURNAMES}
+        if ch not in _CUED_SURNAMES:  # (曾子墨: 曾子 is a word; _cued_names filters its own)
+            heads[ch] = [w for w in heads[ch] if w[1:] not in freq and w[:2] not in freq]
+    names = {
+        w: r
+        for w, r in _names(heads, first, second).items()
+        if w not in own and w[0] not in _CUED_SURNAMES
+    }
+    cued = _cued_names(heads, own, freq)
     return own, logp, min(16, maxlen), frozenset(long_heads), rare, unstressed, names, cued
 
 
@@ -414,7 +418,7 @@ class ZhG2P:
                 return self._by_sense(word, senses, guess)
         py = self._word_pinyin(word, left, right, guess)
         surname = self._names.get(word) if len(word) == 3 else None
-        if len(word) == 3 and word in self._cued_names and _person_context(prev, nxt):
+        if len(word) == 3 and word in self._cued_names and _person_context(prev, nxt, before):
             surname = self._cued_names[word]  # 任正非/先生 rén, 曾志伟/说 zēng
         if surname:
             py[0] = surname  # 单田芳 shan4, 解晓东 xie4: a name jieba keeps whole
@@ -703,10 +707,34 @@ class ZhG2P:
         return mark_to_tone3(readings.split(",", 1)[0])
 
 
-def _person_context(prev: str, nxt: str) -> bool:
+def _cued_names(
+    heads: dict[str, list[str]], own: dict[str, list[str]], freq: dict[str, int]
+) -> dict[str, str]:
+    """jieba's three-character ``nr`` words of the verb-like surnames (``_CUED_SURNAMES``)
+    that may be a person's name, with the surname reading: the two last characters make no
+    word (任/中书 'appointed 中书', 曾/率军, 任/北平 are phrases) and are no transliteration.
+
+    No given-name statistics (曾荫权, 任继愈, 曾子墨 fail them): the reading needs a person's
+    context besides (:func:`_person_context`), which the phrases never have.
+    """
+    out: dict[str, str] = {}
+    for ch in _CUED_SURNAMES:
+        reading = polyphone.after_word(ch, "姓")
+        if not reading:
+            continue
+        for w in heads.get(ch, ()):
+            if w not in own and w[1:] not in freq and not _NOT_GIVEN.intersection(w[1:]):
+                out[w] = reading
+    return out
+
+
+def _person_context(prev: str, nxt: str, before: tuple[str, ...] = ()) -> bool:
     """The words around a jieba ``nr`` word of a verb-like surname show a person: a title or
-    a verb of saying after it, or a role before it (see ``_AFTER_NAME``, ``_BEFORE_NAME``)."""
-    return nxt in _AFTER_NAME or prev in _BEFORE_NAME
+    a verb of saying after it, or a role or a verb that takes a person before it, also with
+    了 between (采访/了/曾宝仪). See ``_AFTER_NAME``, ``_BEFORE_NAME``."""
+    if nxt in _AFTER_NAME or prev in _BEFORE_NAME:
+        return True
+    return prev == "了" and bool(before) and before[-1] in _BEFORE_NAME
 
 
 def _question_recut(words: list[str], logp: dict[str, float], rare: float) -> list[str]:
