@@ -736,6 +736,11 @@ def test_glued_polyphones_are_read_by_their_word_rules() -> None:
     assert polyphone.after_word("卡", "门禁", "在") == "qia3"
     assert polyphone.after_word("卡", "门禁", "在", need_prev=True) is None
     assert reading_at("门禁卡在前台", 2) == "ka3"
+    # only a rule naming the word before (or its form: AA, ~X) reads a glued last character:
+    # 都's any-word rule (dōu) must not read the transliteration 奥古斯都
+    assert polyphone.after_word("都", "奥古斯", "", need_prev=True) is None
+    assert polyphone.after_word("地", "偷偷", "哭", need_prev=True) == "de5"  # AA
+    assert reading_at("好久没见", 2) == "mei2"  # 好久没 (jieba, rare): 没 after 好久
     # the first character, where the second starts a far more frequent word with the next
     assert g.segment("他在扒鸡蛋壳")[2] == "扒鸡"
     assert reading_at("他在扒鸡蛋壳", 2) == "ba1"
