@@ -113,6 +113,29 @@ def test_sandhi(text: str, pinyin: str) -> None:
     assert " ".join(g2p_zh(text)) == pinyin
 
 
+@pytest.mark.parametrize(
+    ("text", "lexical", "surface"),
+    [
+        # pypinyin's phrase table stores 一起 yì, 一定 yí, 不是 bú but 一共 yī, 不对 bù: the
+        # lexical layer keeps the base tone everywhere; sandhi puts the spoken tone on once
+        ("一起", "yi1 qi3", "yi4 qi3"),
+        ("一定", "yi1 ding4", "yi2 ding4"),
+        ("一共", "yi1 gong4", "yi2 gong4"),
+        ("一个人", "yi1 ge4 ren2", "yi2 ge4 ren2"),
+        ("一行人", "yi1 xing2 ren2", "yi4 xing2 ren2"),  # our own table, written yi1 too
+        ("不是", "bu4 shi4", "bu2 shi4"),
+        ("对不起", "dui4 bu4 qi3", "dui4 bu5 qi3"),
+        ("统一", "tong3 yi1", "tong3 yi1"),
+    ],
+)
+def test_yi_and_bu_are_lexically_base_tones(
+    fe: ZhFrontend, text: str, lexical: str, surface: str
+) -> None:
+    lex = fe.char_readings(text, sandhi=False)
+    assert " ".join(lex[i] for i in sorted(lex)) == lexical
+    assert " ".join(g2p_zh(text)) == surface
+
+
 def test_sandhi_does_not_cross_punctuation(fe: ZhFrontend) -> None:
     # 好，好: a comma breaks the phrase, so the first 好 keeps its third tone
     assert g2p_zh("好，好") == ["hao3", "hao3"]

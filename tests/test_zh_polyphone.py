@@ -700,6 +700,71 @@ def test_names_jieba_keeps_whole_take_the_surname_reading() -> None:
     assert not any(w[0] in "任曾" for w in names)
 
 
+def test_verb_like_surnames_are_names_in_a_persons_context() -> None:
+    from mixvox.frontends.zh import g2p
+
+    cued = g2p._shared_tables(g2p._jieba_dict_path())[7]
+    assert cued.get("任正非") == "ren2" and cued.get("曾志伟") == "zeng1"
+    assert "任中书" in cued  # a phrase in jieba's name list: only the context tells
+    # a title, a verb of saying after it, a role before it
+    assert reading_at("任正非先生说过", 0) == "ren2"
+    assert reading_at("曾志伟说", 0) == "zeng1"
+    assert reading_at("华为创始人任正非", 5) == "ren2"
+    # no person context: the verb / adverb reading stays, and so do the words
+    assert reading_at("他后任中书令", 2) == "ren4"
+    assert reading_at("他曾率军出征", 1) == "ceng2"
+    assert reading_at("任正非", 0) == "ren4"
+    assert reading_at("我曾经去过", 1) == "ceng2"
+    assert reading_at("任何人", 0) == "ren4"
+    # names that fail the given-name statistics (曾荫权, 曾子墨) are read in context too, and a
+    # role or a verb taking a person may stand before 了 (采访/了/曾宝仪)
+    assert reading_at("曾荫权先生出席了晚宴", 0) == "zeng1"
+    assert reading_at("记者采访了曾宝仪", 5) == "zeng1"
+    # the reading depends on the sentence: never cached as a dictionary word's
+    fe = ZhFrontend()
+    assert fe.char_readings("任正非表示", sandhi=False)[0] == "ren2"
+    assert fe.char_readings("任正非", sandhi=False)[0] == "ren4"
+
+
+def test_glued_polyphones_are_read_by_their_word_rules() -> None:
+    from mixvox.frontends.zh.g2p import ZhG2P
+
+    g = ZhG2P()
+    # the last character of a rare word (钥匙卡, 3 in jieba): a rule naming the word before
+    assert g.segment("钥匙卡在锁里")[0] == "钥匙卡"  # the cut is kept
+    assert reading_at("钥匙卡在锁里", 2) == "qia3"
+    assert polyphone.after_word("卡", "门禁", "在") == "qia3"
+    assert polyphone.after_word("卡", "门禁", "在", need_prev=True) is None
+    assert reading_at("门禁卡在前台", 2) == "ka3"
+    # only a rule naming the word before (or its form: AA, ~X) reads a glued last character:
+    # 都's any-word rule (dōu) must not read the transliteration 奥古斯都
+    assert polyphone.after_word("都", "奥古斯", "", need_prev=True) is None
+    assert polyphone.after_word("地", "偷偷", "哭", need_prev=True) == "de5"  # AA
+    assert reading_at("好久没见", 2) == "mei2"  # 好久没 (jieba, rare): 没 after 好久
+    # the first character, where the second starts a far more frequent word with the next
+    assert g.segment("他在扒鸡蛋壳")[2] == "扒鸡"
+    assert reading_at("他在扒鸡蛋壳", 2) == "ba1"
+    assert reading_at("德州扒鸡很好吃", 2) == "pa2"  # no rule decides: the word's reading
+
+
+def test_yes_no_question_gets_its_first_half_back() -> None:
+    from mixvox.frontends.zh.g2p import ZhG2P
+
+    g = ZhG2P()
+    assert g.segment("你明天空不空") == ["你", "明天", "空", "不", "空"]
+    assert g.segment("这片天空不空")[-3:] == ["天空", "不", "空"]  # 片天 is no word
+    assert reading_at("你明天空不空", 3) == "kong4"
+
+
+def test_pypinyin_words_in_a_rare_word_are_kept_where_both_cuts_agree() -> None:
+    # 抽空来 (jieba, 3): 抽空/来 forward and by the segmenter: 抽空 kòng is kept
+    assert reading_at("抽空来一趟", 1) == "kong4"
+    # 水分子: 水分/子 forward but 水/分子 by the segmenter: the model reads it (fēn)
+    assert reading_at("水分子", 1) == "fen1"
+    assert reading_at("我们要供养父母", 3) == "gong1"  # 供养 gōng 'provide for' (XHC)
+    assert reading_at("他在寺里供养菩萨", 4) == "gong4"
+
+
 def test_word_rules_han_amount_and_word_ending() -> None:
     # %h: a Han amount only (桌子/得/两个 děi); digits are left to the other layers
     assert polyphone.after_word("得", "桌子", "两个", after=("人才",)) == "dei3"

@@ -111,6 +111,7 @@ Tables = tuple[
     float,
     dict[str, tuple[int, ...]],
     dict[str, str],
+    dict[str, str],
 ]
 
 #: Common surnames with one reading: the given names jieba lists after them (its ``nr`` words)
@@ -127,6 +128,27 @@ _PLAIN_SURNAMES = frozenset(
 #: 'once led the army': their given-name statistics are no different from 任正非's), and
 #: surnames whose ``nr`` words are mostly transliterations or places (华莱士, 华清池).
 _NAME_SURNAMES = frozenset("单解查仇区盖缪覃翟朴")
+
+#: Polyphonic surnames that are also a verb or an adverb (任 'appoint', 曾 'once'): jieba's
+#: three-character ``nr`` words with them (任正非, 曾志伟, but also 任中书 'appointed 中书', 曾率军
+#: 'once led the army') are read as a name only in a person's context (:func:`_person_context`).
+_CUED_SURNAMES = frozenset("任曾")
+
+#: Words right after a person's name: titles and forms of address (任正非/先生, 曾/总) and
+#: verbs of saying (任正非/表示, 曾志伟/说). 任中书/说 'appointed 中书, said' does not occur.
+_AFTER_NAME = frozenset(
+    "先生 女士 小姐 老师 同学 师傅 老板 总 董 教授 医生 大夫 院士 主任 经理 总裁 董事长 校长 "
+    "局长 书记 部长 同志 阿姨 叔叔 大爷 大妈 奶奶 爷爷 姐 哥 姐姐 哥哥 夫妇 一家 本人 "
+    "说 说过 说道 表示 指出 认为 称 声称 强调 透露 回应 坦言 直言 介绍 提到 告诉 回答 问 问道 "
+    "答道 笑道 解释 宣布 承认 感叹 呼吁 回忆 写道 曾说 也说 还说 曾经 笑着说".split()
+)
+
+#: Words right before a person's name: roles (华为/创始人/任正非, 演员/曾志伟) and verbs that take
+#: a person (采访/任正非). A bare 和/跟 is left out (他/和/任中书 …: the office reading stays).
+_BEFORE_NAME = frozenset(
+    "创始人 创办人 董事长 总裁 总经理 老板 演员 歌手 导演 艺人 主持人 作家 教授 老师 院士 "
+    "影帝 明星 前辈 先生 女士 采访 专访 拜访 对话 遇见 见到 认识 喜欢 崇拜 偶像".split()
+)
 
 #: A character is usual at a place of a given name when jieba lists it there this often.
 _GIVEN_MIN = 10
@@ -192,7 +214,7 @@ def _shared_tables(jieba_path: str | None) -> Tables:
                         if w[0] in _PLAIN_SURNAMES:
                             first[w[1]] = first.get(w[1], 0) + 1
                             second[w[2]] = second.get(w[2], 0) + 1
-                        elif w[0] in _NAME_SURNAMES:
+                        elif w[0] in _NAME_SURNAMES or w[0] in _CUED_SURNAMES:
                             heads.setdefault(w[0], []).append(w)
     else:
         for w in PHRASES_DICT:
@@ -213,9 +235,15 @@ def _shared_tables(jieba_path: str | None) -> Tables:
         maxlen = max((len(w) for w in logp), default=1)
     rare = math.log(_RARE) - logtotal if jieba_path else -math.inf
     for ch in heads:  # a name is a person's whole name: not a word of two of its characters
-        heads[ch] = [w for w in heads[ch] if w[1:] not in freq and w[:2] not in freq]
-    names = {w: r for w, r in _names(heads, first, second).items() if w not in own}
-    return own, logp, min(16, maxlen), frozenset(long_heads), rare, unstressed, names
+        if ch not in _CUED_SURNAMES:  # (曾子墨: 曾子 is a word; _cued_names filters its own)
+            heads[ch] = [w for w in heads[ch] if w[1:] not in freq and w[:2] not in freq]
+    names = {
+        w: r
+        for w, r in _names(heads, first, second).items()
+        if w not in own and w[0] not in _CUED_SURNAMES
+    }
+    cued = _cued_names(heads, own, freq)
+    return own, logp, min(16, maxlen), frozenset(long_heads), rare, unstressed, names, cued
 
 
 class ZhG2P:
@@ -237,11 +265,13 @@ class ZhG2P:
         self._unk = -30.0
         self._unstressed: dict[str, tuple[int, ...]] = {}
         self._names: dict[str, str] = {}  # 单田芳 -> shan4: names jieba keeps whole
+        self._cued_names: dict[str, str] = {}  # 任正非 -> ren2: a name in a person's context
 
     def load(self) -> None:
         if self._own is not None:
             return
-        own, logp, maxlen, heads, rare, unstressed, names = _shared_tables(_jieba_dict_path())
+        own, logp, maxlen, heads, rare, unstressed, names, cued = _shared_tables(_jieba_dict_path())
+        self._cued_names = cued
         self._logp, self._maxlen, self._heads, self._rare_logp = logp, maxlen, heads, rare
         self._unstressed = unstressed
         self._names = names
@@ -291,6 +321,8 @@ class ZhG2P:
             words.append(text[i:j])
             j = i
         words.reverse()
+        if whole and "不" in text:
+            return _question_recut(words, logp, self._rare_logp)
         return words
 
     def _rare(self, word: str) -> bool:
@@ -375,6 +407,9 @@ class ZhG2P:
                     py = self._word_pinyin(word, left, right, guess)
                     part = polyphone.after_word(word[1], word[0], nxt, (*before, prev), after)
                     return [by_verb, part or py[1]]
+            glued = self._glued(word, prev, nxt, before, after, earlier)
+            if glued is not None:
+                return glued
             fixed = self._fixed.get(word)
             if fixed is not None:
                 return list(fixed)
@@ -383,6 +418,8 @@ class ZhG2P:
                 return self._by_sense(word, senses, guess)
         py = self._word_pinyin(word, left, right, guess)
         surname = self._names.get(word) if len(word) == 3 else None
+        if len(word) == 3 and word in self._cued_names and _person_context(prev, nxt, before):
+            surname = self._cued_names[word]  # 任正非/先生 rén, 曾志伟/说 zēng
         if surname:
             py[0] = surname  # 单田芳 shan4, 解晓东 xie4: a name jieba keeps whole
         if (
@@ -403,9 +440,59 @@ class ZhG2P:
                         r = None if k in kept else sure(k)
                         if r:
                             py[k] = r
-            elif len(self._fixed) < _FIXED_MAX and self._in_dictionary(word):
+            elif (
+                len(self._fixed) < _FIXED_MAX
+                and self._in_dictionary(word)
+                and word not in self._cued_names  # its reading depends on the words around it
+            ):
                 self._fixed[word] = tuple(py)  # a dictionary word reads the same everywhere
         return py
+
+    def _glued(
+        self,
+        word: str,
+        prev: str,
+        nxt: str,
+        before: tuple[str, ...],
+        after: tuple[str, ...],
+        earlier: tuple[str, ...],
+    ) -> list[str] | None:
+        """A polyphone that the unigram cut glued to a neighbour, read by its word rules as
+        the word of its own it is, or ``None``.
+
+        * Its last character, after a word: a rare word (at most ``_RARE``) that is a word
+          plus a character with word rules (钥匙卡/在/锁/里: 钥匙 + 卡 qiǎ 'stuck'; jieba lists
+          钥匙卡 'key card' three times). Only a rule that names the word before counts
+          (``need_prev``), so a card word (门禁卡/在/前台) stays kǎ.
+        * Its first character, before a word that the second one starts: a two-character
+          word whose second character makes a word at least ten times as frequent with the
+          next word (扒鸡/蛋壳: 鸡蛋 1355 against 扒鸡 14) is that character, then the word it
+          starts (扒 before 鸡蛋壳: bā 'peel').
+
+        The cut itself is kept (prosody); only the readings change, and only where a rule
+        decides.
+        """
+        rules = polyphone.word_rules()
+        if word in (self._own or {}) or word in polyphone.heteronyms():
+            return None
+        logp = self._logp
+        if len(word) >= 3 and word[-1] in rules and self._rare(word):
+            head = word[:-1]
+            if head in logp:
+                ctx = (*before, prev) if prev else before
+                r = polyphone.after_word(word[-1], head, nxt, ctx, after, earlier, need_prev=True)
+                if r and " " not in r:
+                    return [*self._word_pinyin(head), r]
+        if len(word) == 2 and word[0] in rules and nxt:
+            cross = logp.get(word[1] + nxt[0])
+            if cross is not None and cross >= logp.get(word, -math.inf) + math.log(10):
+                text = word[1] + nxt
+                v = next(text[:L] for L in range(len(text), 1, -1) if text[:L] in logp)
+                tail = ((text[len(v) :],) if len(v) < len(text) else ()) + after
+                r = polyphone.after_word(word[0], prev, v, before, tail, earlier)
+                if r and " " not in r:
+                    return [r, self._word_pinyin(v)[0]]
+        return None
 
     def _by_sense(
         self,
@@ -436,14 +523,14 @@ class ZhG2P:
         if len(word) > 1:
             ph = PHRASES_DICT.get(word)
             if ph is not None and len(ph) == len(word):
-                return [mark_to_tone3(p[0]) for p in ph]
+                return _base_tones(word, [mark_to_tone3(p[0]) for p in ph])
         if len(word) == 4 and word[0] == word[1] and word[2] == word[3]:
             # AABB reduplication of a word AB reads as AB (结结实实 as 结实 jiē, 干干净净 as
             # 干净 gān); otherwise each character keeps its own reading (马马虎虎)
             ab = word[0] + word[2]
             ab_py = self._own.get(ab)
             if ab_py is None and ab in PHRASES_DICT and len(PHRASES_DICT[ab]) == 2:
-                ab_py = [mark_to_tone3(p[0]) for p in PHRASES_DICT[ab]]
+                ab_py = _base_tones(ab, [mark_to_tone3(p[0]) for p in PHRASES_DICT[ab]])
             if ab_py is not None:
                 return [ab_py[0], ab_py[0], ab_py[1], ab_py[1]]
             a = self.char_pinyin(word[0], "", "", word[0], 0, _at(guess, 0))
@@ -510,8 +597,17 @@ class ZhG2P:
         out.update(k for k in range(1, len(word)) if word[k - 1] in polyphone.NUMERALS
                    and polyphone.rule(word[k], word[:k], word[k + 1 :]))  # fmt: skip
         pos = 0
-        for part in self._phrase_split(word):
-            if len(part) > 1 and part in self._own:
+        parts = self._phrase_split(word)
+        # a pypinyin word is kept too where the segmenter cuts the word the same way (抽空来:
+        # 抽空/来 both ways, 抽空 kòng; the model was sure of kōng); where the two cuts
+        # differ the forward one may be wrong (水分子: 水分/子 forward, 水/分子 by the segmenter)
+        # (a heteronym word of two senses is left to the model: 供养父母 gōng, 供养佛祖 gòng)
+        agreed = len(parts) > 1 and parts == self.split(word)
+        senses = polyphone.heteronyms()
+        for part in parts:
+            if len(part) > 1 and (
+                part in self._own or (agreed and part in PHRASES_DICT and part not in senses)
+            ):
                 out.update(range(pos, pos + len(part)))
             pos += len(part)
         # a rule that holds after any character (率 lv4: 房贷利率) does not depend on the cut
@@ -609,6 +705,75 @@ class ZhG2P:
         if not readings:
             return ""
         return mark_to_tone3(readings.split(",", 1)[0])
+
+
+def _cued_names(
+    heads: dict[str, list[str]], own: dict[str, list[str]], freq: dict[str, int]
+) -> dict[str, str]:
+    """jieba's three-character ``nr`` words of the verb-like surnames (``_CUED_SURNAMES``)
+    that may be a person's name, with the surname reading: the two last characters make no
+    word (任/中书 'appointed 中书', 曾/率军, 任/北平 are phrases) and are no transliteration.
+
+    No given-name statistics (曾荫权, 任继愈, 曾子墨 fail them): the reading needs a person's
+    context besides (:func:`_person_context`), which the phrases never have.
+    """
+    out: dict[str, str] = {}
+    for ch in _CUED_SURNAMES:
+        reading = polyphone.after_word(ch, "姓")
+        if not reading:
+            continue
+        for w in heads.get(ch, ()):
+            if w not in own and w[1:] not in freq and not _NOT_GIVEN.intersection(w[1:]):
+                out[w] = reading
+    return out
+
+
+def _person_context(prev: str, nxt: str, before: tuple[str, ...] = ()) -> bool:
+    """The words around a jieba ``nr`` word of a verb-like surname show a person: a title or
+    a verb of saying after it, or a role or a verb that takes a person before it, also with
+    了 between (采访/了/曾宝仪). See ``_AFTER_NAME``, ``_BEFORE_NAME``."""
+    if nxt in _AFTER_NAME or prev in _BEFORE_NAME:
+        return True
+    return prev == "了" and bool(before) and before[-1] in _BEFORE_NAME
+
+
+def _question_recut(words: list[str], logp: dict[str, float], rare: float) -> list[str]:
+    """Give back the first X of a yes-no question X不X that the cut glued to the words
+    before it: 明/天空/不/空 -> 明天/空/不/空 ('are you free tomorrow').
+
+    The previous word and the glued word's head must make a word that is not rare (more than
+    ``_RARE`` in jieba's counts: 明天, 后天), so 这片/天空/不/空 is kept. Either half of the
+    question may be jieba's 不X (明/天空/不空).
+    """
+    out = list(words)
+    for i in range(1, len(out) - 1):
+        w, q = out[i], out[i + 1]
+        if len(w) < 2 or w[-1] in "不没":
+            continue
+        x = w[-1]
+        if not (q == "不" + x or (q == "不" and i + 2 < len(out) and out[i + 2] == x)):
+            continue
+        merged = out[i - 1] + w[:-1]
+        if logp.get(merged, -math.inf) > rare:
+            out[i - 1 : i + 1] = [merged, x]
+    return out
+
+
+def _base_tones(word: str, py: list[str]) -> list[str]:
+    """``py`` with 一 as yi1 and 不 as bu4 (their base tones) wherever pypinyin's phrase
+    table stores a sandhi form (一起 yì, 一定 yí, 不是 bú, but 一共 yī, 不对 bù).
+
+    The lexical layer holds base tones only, as CPP and our own tables write them; the tone
+    of 一 / 不 before the next syllable is put on once, by :func:`.sandhi.apply_sandhi`, so
+    what is spoken is the same (一起 is still said yì qǐ) and ``char_readings(sandhi=False)``
+    no longer shows yì in 一起 and yī in 一共.
+    """
+    for k, ch in enumerate(word):
+        if ch == "一" and py[k][:2] == "yi" and py[k] != "yi5":
+            py[k] = "yi1"
+        elif ch == "不" and py[k][:2] == "bu" and py[k] != "bu5":
+            py[k] = "bu4"
+    return py
 
 
 #: What may close a yes-no question X不X (长不长吗 is unusual, 长不长呢 / 长不长啊 are not).

@@ -190,6 +190,8 @@ def after_word(
     before: tuple[str, ...] = (),
     after: tuple[str, ...] = (),
     earlier: tuple[str, ...] = (),
+    *,
+    need_prev: bool = False,
 ) -> str | None:
     """Reading of the one-character word ``ch`` decided by the whole words around it (also of
     a word with rules of its own, 背着: syllables joined by spaces, ``bei1 zhe5``).
@@ -200,10 +202,19 @@ def after_word(
     ``nxt`` in text order (a few of each), for rules that name two words on one side
     (落/在/家里 la4, 心里/很/闷 men4); those too match whole words only. ``earlier``: all the
     words before ``ch`` in its sentence, across punctuation, for ``@X`` entries (given only for
-    the keys of :func:`sentence_cued`).
+    the keys of :func:`sentence_cued`). ``need_prev``: only a rule that names the previous
+    word itself counts, or its form (``~X``, ``AA``): the last character of a rare glued word
+    (钥匙卡: its rule must name 钥匙; 偷偷地: AA) — 都's "any word" rule must not read 奥古斯都 dōu.
     """
     for reading, prevs, nexts, both in word_rules().get(ch, ()):
-        hit_p = any(_prev_hit(e, prev, before, earlier) for e in prevs)
+        if need_prev:
+            if not any(
+                e == prev or ((e == "AA" or e[0] == "~") and _prev_hit(e, prev)) for e in prevs
+            ):
+                continue
+            hit_p = True
+        else:
+            hit_p = any(_prev_hit(e, prev, before, earlier) for e in prevs)
         hit_n = any(_next_hit(e, nxt, after) for e in nexts)
         if (hit_p and hit_n) if both else (hit_p or hit_n):
             return reading

@@ -4,7 +4,9 @@ A *phrase* is a run of Chinese words with no punctuation, space or Latin word in
 never crosses those. Input: the words (simplified Han) and their lexical TONE3 pinyin (one
 list per word); output: surface pinyin, same shape. Rules, in order:
 
-1. lexical clean-up: 一 -> yi1 and 不 -> bu4 (dictionaries sometimes store sandhi forms);
+1. lexical clean-up: 一 -> yi1 and 不 -> bu4. The g2p layer already gives these base tones
+   (it undoes the sandhi forms pypinyin's phrase table stores: 一起 yì, 不是 bú); this step
+   only guards callers that pass other readings, so the tones of 一 / 不 are set once, below;
 2. neutral tones: A一A / A不A (看一看, 去不去), V不C (看不懂), reduplicated monosyllabic verbs
    (看看), sentence particles (吧 吗 呢 啊 ...), 们, 个 after a non-numeral;
 3. 不: bu2 before a 4th tone;
