@@ -712,8 +712,8 @@ def run_batch(
     manifest is made consistent (``result.interrupted``, ``result.signal``). ``subtitles``
     (``"srt"`` or ``"vtt"``) also writes each line's captions beside its audio file.
     ``batch_lines``: at most this many lines waiting for the engine are given to it at once;
-    an engine that can (ChatTTS: ``Synthesizer.synthesize_batch``) decodes them as one GPT
-    batch, several times the throughput of one line at a time; 1 turns that off.
+    an engine that can (``Synthesizer.synthesize_batch``) decodes them as one batch, several
+    times the throughput of one line at a time; 1 turns that off.
     """
     if batch_lines < 1:
         raise ValueError("batch_lines must be >= 1")

@@ -591,7 +591,7 @@ from mixvox.distributed_cli import ray_options  # noqa: E402  (the --ray flags o
     type=click.IntRange(min=1),
     default=8,
     show_default=True,
-    help="Lines given to the engine at once; ChatTTS decodes them as one GPT batch (several "
+    help="Lines given to the engine at once; an engine that can decodes them as one batch (several "
     "times the throughput; each line sounds as alone with the same seed). 1: one at a time.",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")

@@ -179,7 +179,7 @@ class EngineWorker:
     def synthesize(self, routed: list[Routed], overrides: dict[str, Any]) -> list[Spoken]:
         """Speak a batch of routed lines. Runs of lines for the same engine with the same
         options go to ``synthesize_batch`` together where the synthesizer decodes several at
-        once (ChatTTS: one GPT batch, as the local batch does); the rest one by one."""
+        once (one decoder batch, as the local batch does); the rest one by one."""
         out: list[Spoken | None] = [None] * len(routed)
         jobs: list[tuple[int, str | None, Any, dict[str, Any]]] = []
         for k, r in enumerate(routed):

@@ -172,7 +172,7 @@ class Engine(Protocol):
     Optional: ``synthesize_many(requests)`` with ``requests`` a sequence of ``(utterance,
     chunks, options)``, returning per request its list of :class:`AudioChunk` or the exception
     that stopped it, and ``max_batch`` (how many chunks it decodes together). An engine that
-    decodes several utterances at once for about the price of one (ChatTTS's GPT) offers it;
+    decodes several utterances at once for about the price of one (a GPT decoder) offers it;
     :meth:`mixvox.Synthesizer.synthesize_batch` and ``mixvox batch`` use it when present.
     """
 

@@ -409,7 +409,7 @@ class Synthesizer:
         """The audio of each text, the texts decoded together where the engine can.
 
         Why: for a batch of short lines a GPT step costs about the same for several rows as
-        for one, so an engine with ``synthesize_many`` (ChatTTS) speaks several lines in the
+        for one, so an engine with ``synthesize_many`` (a GPT decoder) speaks several lines in the
         time of one. Each line keeps its own speaker and random stream, so on the CPU it
         sounds as :meth:`synthesize` makes it (the same seed, up to the rounding of batched
         matmuls). Per text, in order: its :class:`Audio`, or the exception that stopped it
