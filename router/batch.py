@@ -552,6 +552,11 @@ def clean_partials(out_dir: Path) -> list[str]:
     return sorted(removed)
 
 
+#: How long the engine stage waits for a full group of lines when fewer are ready (seconds):
+#: routing a line takes milliseconds, so at the start the first group fills in this time
+#: instead of the first line decoding alone.
+BATCH_GATHER = 0.2
+
 #: How long a stopped run waits for the file being written (seconds). A write is finished, not
 #: cut: an fsync on a busy disk can take tens of seconds, and the file then lands whole (its
 #: line is not in the manifest, so a resumed run makes it again). Past this wait the run
@@ -902,7 +907,7 @@ def _run_locked(
         pipe = Pipeline(
             [
                 Stage("prepare", prepare),
-                Stage("synthesize", synthesize_lines, batch=at_once)
+                Stage("synthesize", synthesize_lines, batch=at_once, gather=BATCH_GATHER)
                 if at_once > 1
                 else Stage("synthesize", synthesize),
                 Stage("write", write, stop_wait=WRITE_STOP_WAIT),

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -66,6 +67,10 @@ class Stage:
     fn: Callable[[Any], Any]
     batch: int = 1
     stop_wait: float | None = None
+    #: With ``batch > 1``: how long (seconds) to wait for more items when fewer than
+    #: ``batch`` are waiting. 0 (the default) never waits; a little helps the first group,
+    #: which otherwise starts alone while the stage before it is still warming up.
+    gather: float = 0.0
 
 
 @dataclass
@@ -151,9 +156,12 @@ class Pipeline:
                     return
                 group = [env]
                 done_after: Any = None
-                while len(group) < stage.batch:  # take what is already waiting, never wait
+                # take what is already waiting; wait for more only up to ``gather`` seconds
+                deadline = time.monotonic() + stage.gather
+                while len(group) < stage.batch:
                     try:
-                        nxt = inq.get_nowait()
+                        left = deadline - time.monotonic()
+                        nxt = inq.get(timeout=left) if left > 0 else inq.get_nowait()
                     except queue.Empty:
                         break
                     if nxt is _DONE or isinstance(nxt, _Fatal):

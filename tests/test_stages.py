@@ -88,6 +88,30 @@ def test_a_batch_retried_one_by_one_keeps_returned_errors_as_failures():
     assert got_next == [0, 20, 40]
 
 
+def test_gather_waits_a_little_for_a_fuller_group():
+    """A batching stage with ``gather`` waits (briefly) for more items instead of starting
+    with the first one alone; without it the first group is the first item only."""
+
+    def prep(x):
+        time.sleep(0.1)  # items arrive one by one, 100 ms apart
+        return x
+
+    sizes: dict[float, list[int]] = {}
+    for gather in (0.0, 2.0):
+        seen: list[int] = []
+
+        def batch_fn(xs, seen=seen):
+            seen.append(len(xs))
+            time.sleep(0.05)
+            return xs
+
+        p = Pipeline([Stage("prep", prep), Stage("b", batch_fn, batch=4, gather=gather)], maxsize=8)
+        assert list(p.run(range(8))) == list(range(8))
+        sizes[gather] = seen
+    assert sizes[0.0][0] == 1
+    assert sizes[2.0][0] == 4 and sum(sizes[2.0]) == 8
+
+
 def test_back_pressure_bounds_work_in_flight():
     produced = []
 
