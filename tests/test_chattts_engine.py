@@ -578,3 +578,21 @@ def test_synthesize_many_requests_decoded_alone_are_prepared_once(engine, tmp_pa
     assert all(not isinstance(g, Exception) and _joined(g).size for g in got)
     assert [w.code for w in u1.warnings].count("unknown-option") == 1
     assert np.load(codes).shape[1] == 4
+
+
+def test_synthesize_many_one_bad_request_does_not_sink_its_batch(engine) -> None:
+    """A request that fails inside the shared decode (a prompt longer than the model's
+    window) fails alone; its batch-mates are decoded again and keep their audio."""
+    raw = "你好" * 3000
+    w = Word(raw, raw, [], 0, len(raw), lang="raw")
+    long_utt = Utterance(
+        raw, [Sentence(raw, 0, len(raw), "raw", [Span("raw", raw, 0, len(raw), [w])])]
+    )
+    u1, c1 = utterance(["你好世界"])
+    u2, c2 = utterance(["今天天气很好"])
+    opts = SynthesisOptions(seed=1, extra={"max_frames": 12, "raw": True})
+    got = engine.synthesize_many(
+        [(u1, c1, opts), (long_utt, [Chunk(0, [w])], opts), (u2, c2, opts)]
+    )
+    assert isinstance(got[1], MixvoxError) and "too long" in str(got[1])
+    assert all(not isinstance(g, Exception) and _joined(g).size for g in (got[0], got[2]))
