@@ -898,8 +898,9 @@ def _run_locked(
         at_once = 1
         if batch_lines > 1 and not subtitles and any(not it.engine for it in todo):
             try:
-                if getattr(synth_for(default_engine), "batch_size", 1) > 1:
-                    at_once = batch_lines
+                with stop_on_signals():  # a SIGTERM while the engine loads stops like Ctrl-C
+                    if getattr(synth_for(default_engine), "batch_size", 1) > 1:
+                        at_once = batch_lines
             except MixvoxError:
                 pass  # recorded: the lines that need it fail with this message
         # Text preparation, synthesis and writing overlap (bounded queues, results in order):
