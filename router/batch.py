@@ -35,10 +35,10 @@ import signal
 import sys
 import threading
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from mixvox.audio import FORMATS, atomic_write_bytes
 from mixvox.interfaces import MixvoxError
@@ -564,6 +564,25 @@ BATCH_GATHER = 0.2
 WRITE_STOP_WAIT = 120.0
 
 
+T = TypeVar("T")
+
+
+def runs_by(seq: Sequence[T], key: Callable[[T], tuple]) -> Iterator[list[T]]:
+    """Consecutive items whose ``key`` is equal (compared with ``is`` for the first element,
+    the synthesizer, and ``==`` for the rest), as lists: the lines that can be given to one
+    engine together. Used by the local batch and by the Ray actors."""
+    run: list[T] = []
+    for x in seq:
+        if run:
+            a, b = key(run[0]), key(x)
+            if not (a[0] is b[0] and a[1:] == b[1:]):
+                yield run
+                run = []
+        run.append(x)
+    if run:
+        yield run
+
+
 class StopRequested(KeyboardInterrupt):
     """SIGTERM or SIGHUP arrived: stop like Ctrl-C."""
 
@@ -847,14 +866,8 @@ def _run_locked(
         go to ``synthesize_batch`` together where the synthesizer has it (one GPT batch);
         the rest one by one. Each line's result or error is its own."""
         out: list[tuple | BaseException] = []
-        i = 0
-        while i < len(jobs):
-            item, engine_name, tts, _, kwargs, _ = jobs[i]
-            j = i + 1
-            while j < len(jobs) and jobs[j][2] is tts and jobs[j][4] == kwargs:
-                j += 1
-            run = jobs[i:j]
-            i = j
+        for run in runs_by(jobs, lambda job: (job[2], job[4])):
+            _, engine_name, tts, _, kwargs, _ = run[0]
             if subtitles or len(run) == 1 or getattr(tts, "batch_size", 1) <= 1:
                 for job in run:
                     try:

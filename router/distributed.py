@@ -54,6 +54,7 @@ from mixvox.batch import (
     fingerprint,
     iter_script_file,
     read_manifest_state,
+    runs_by,
     success_record,
     triage,
 )
@@ -199,12 +200,7 @@ class EngineWorker:
                 out[k] = Spoken(item, engine=name, error=_describe(exc))
                 continue
             jobs.append((k, name, tts, kwargs))
-        i = 0
-        while i < len(jobs):
-            j = i + 1
-            while j < len(jobs) and jobs[j][2] is jobs[i][2] and jobs[j][3] == jobs[i][3]:
-                j += 1
-            run, i = jobs[i:j], j
+        for run in runs_by(jobs, lambda job: (job[2], job[3])):
             tts, kwargs = run[0][2], run[0][3]
             t0 = time.perf_counter()
             if len(run) > 1 and getattr(tts, "batch_size", 1) > 1:

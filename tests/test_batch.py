@@ -413,3 +413,13 @@ def test_cli_batch_empty_script(tmp_path: Path) -> None:
     assert r.exit_code == 1 and "no lines to speak" in r.stderr
     r = CliRunner().invoke(main, ["batch", str(tmp_path / "missing.txt"), "-o", str(tmp_path)])
     assert r.exit_code == 1 and "Traceback" not in r.output
+
+
+def test_runs_by_groups_consecutive_lines_for_one_engine_with_equal_options() -> None:
+    from mixvox.batch import runs_by
+
+    a, b = object(), object()
+    jobs = [(a, {"x": 1}), (a, {"x": 1}), (b, {"x": 1}), (a, {"x": 1}), (a, {"x": 2})]
+    runs = list(runs_by(jobs, lambda j: (j[0], j[1])))
+    assert [len(r) for r in runs] == [2, 1, 1, 1]
+    assert list(runs_by([], lambda j: (j,))) == []
