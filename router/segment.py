@@ -679,7 +679,17 @@ def _resolve(
             and toks[i + 1].gap == "space"
             and f[toks[i + 1].start : toks[i + 1].end].rstrip(".,;:!?").lower() in _SCALE_WORDS
         )
+        count_next = (
+            i + 1 < n
+            and _count_before_noun(t, toks[i + 1], f)  # spaced before the noun
+            and f[toks[i + 1].start : toks[i + 1].end].rstrip(".,;:!?").islower()
+        )
         if scale_next:  # 超过1 million次: the number is part of an English numeral
+            t.lang = EN
+        elif count_next:
+            # recipe说要2 cups flour, 再加2 tablespoons sugar: a count before its English noun
+            # is English even glued to Han before it, in a sentence of either matrix (it was
+            # 二 cups: the Han glue won in an English-matrix sentence)
             t.lang = EN
         elif glued_han or measure_next:  # 3个, "on 8 张 A100": a count with its measure word
             t.lang = ZH
@@ -1048,6 +1058,18 @@ def _is_english_phrase(words: list[str], toks: list[_Tok], f: str) -> bool:
             and _is_title_word(f[c.start : c.end])
         ):
             return True  # Fast & Furious 9, Tom & Jerry: a title joined by a spaced &
+    for k in range(len(toks) - 2):
+        verb, n_, nxt = toks[k : k + 3]
+        if (
+            verb.kind == _EN
+            and f[verb.start : verb.end].lower() in _DEAL_VERBS
+            and n_.kind == _NUM
+            and n_.gap == nxt.gap == "space"
+            and nxt.kind == _EN
+            and _is_title_word(f[nxt.start : nxt.end])
+            and f[nxt.start : nxt.end].rstrip(".,;:!?").lower() not in _VERSION_WORDS
+        ):
+            return True  # Buy 1 Get 1 Free, Buy 2 Get 1: an English deal, its numbers English
     titles = [k for k, w in enumerate(words) if _is_title_word(w)]
     if len(titles) >= 2 and any(w in _TITLE_FUNCTION_WORDS for w in words[titles[0] + 1 :]):
         return True  # Top 10 AI Tools in 2025, Pride and Prejudice: a title in English
@@ -1059,6 +1081,9 @@ _STREET_WORDS = frozenset(
     "st st. street ave ave. avenue rd rd. road blvd blvd. boulevard dr dr. drive ln lane way "
     "ct court pl place pkwy parkway hwy highway sq square".split()
 )
+#: Verbs that start the wording of a deal (``Buy 1 Get 1 Free``, ``Spend 100 Save 20``): a
+#: number between one and a capitalised word is part of the English phrase.
+_DEAL_VERBS = frozenset("buy get save spend pay take earn order".split())
 #: Lower-case function words of English titles (``Tools in 2025``, ``Lord of the Rings``).
 _TITLE_FUNCTION_WORDS = frozenset("in of to for and the with on at from by".split())
 
@@ -1393,7 +1418,7 @@ def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok],
                     t.kind == _NUM
                     and t.gap == "space"
                     and island[k - 1].kind == _EN
-                    and before_word in _EN_LINK_WORDS
+                    and (before_word in _EN_LINK_WORDS or before_word in _DEAL_VERBS)
                     and texts[k].isascii()
                     and texts[k].isdigit()
                     and not glued_count

@@ -2703,6 +2703,11 @@ class Normalizer:
             and p.lower() not in _COMMAND_VERBS  # "Use VI": the editor
         ):  # Rocky IV, Final Fantasy VII, Type II, Phase III: a title's or a kind's number
             return num.cardinal(str(value))
+        if core in ("II", "III") and len(p) >= 2 and p.isupper() and p.isalpha():
+            # SATA III, USB II, DDR II: a generation after an all-capital name, said as the
+            # number ("SATA three", as the zh frontend's SATA 三); II and III are no acronym
+            # nor word (it was spelled I I I)
+            return num.cardinal(str(value))
         return None
 
     # -- URLs, e-mails ----------------------------------------------------------------------
