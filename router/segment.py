@@ -809,6 +809,8 @@ def _is_code_pair(tok: str) -> bool:
     """``B1/B2`` (visas), ``P0/P1`` (priorities), ``A2/B1`` (language levels): two short codes
     of letters and digits around one slash, no path: each code is read by the sentence's rules."""
     left, sep, right = tok.rstrip(",.;:!?").partition("/")
+    if sep and all(_RE_LETTER_VERSION.fullmatch(x) for x in tok.rstrip(",.;:!?").split("/")):
+        return True  # v2.3/v2.4, v1.2.0/v1.3.0: versions side by side (read 或 by the zh rules)
     return bool(sep) and all(
         0 < len(x) <= 4
         and x.isascii()
@@ -817,6 +819,10 @@ def _is_code_pair(tok: str) -> bool:
         and any(c.isdigit() for c in x)
         for x in (left, right)
     )
+
+
+#: A version with its letter (``v2.3``, ``V1.2.0``).
+_RE_LETTER_VERSION = re.compile(r"[vV]\d{1,3}(?:\.\d{1,3}){1,2}")
 
 
 def _is_slash_code(tok: str) -> bool:

@@ -834,6 +834,8 @@ _RE_ABSOLUTE_CELL = re.compile(
     r"(?![A-Za-z0-9_])",
     re.ASCII,
 )
+#: Three or more integers joined by slashes (``70/20/10``, ``1/2/3``).
+_RE_SLASH_LIST = re.compile(r"[1-9]\d{0,3}(?:/[1-9]\d{0,3}){2,}(?![\d/.])", re.ASCII)
 _RE_RANGE = re.compile(rf"({_NUM})[-~]({_NUM})", re.ASCII)
 _RE_NUMBER = re.compile(_NUM, re.ASCII)
 _RE_SCI = re.compile(r"(\d+(?:\.\d+)?)[eE]([-+−]?)(\d{1,3})(?![\dA-Za-z])", re.ASCII)
@@ -889,6 +891,16 @@ def _read_port(raw: str, yao: bool = True) -> str:
     if len(raw) <= 2 and raw[:1] != "0":
         return read_cardinal(raw)
     return read_digits(raw, yao=yao)
+
+
+def _is_split(parts: list[str], whole: int) -> bool:
+    """Numbers that add up to ``whole`` (1 for decimals, 100 for integers): shares of a split
+    (``0.8/0.1/0.1``, ``70/20/10``), read 比 as a ratio ``8:1:1`` is."""
+    try:
+        values = [float(x) for x in parts]
+    except ValueError:
+        return False
+    return all(v > 0 for v in values) and abs(sum(values) - whole) < 1e-9
 
 
 def _read_version(v: str) -> str:
@@ -1456,6 +1468,7 @@ class _Scanner:
             else:
                 i = self.symbol(i, cls)
         self._dash_ranges()
+        self._slash_alternatives()
         self._silent_marks()
         self._pause_between_numbers()
         return self.pieces
@@ -2087,6 +2100,61 @@ class _Scanner:
             return False
         prev = t[i - 1] if i > 0 else ""
         return not (prev and (prev.isascii() and (prev.isalnum() or prev in "._/")))
+
+    def _amount_group(self, k: int, step: int) -> tuple[tuple[str, ...], int] | None:
+        """The amount that ends (``step`` -1) or starts (``step`` 1) next to piece ``k``: a
+        number piece with at most one glued letter piece on each side (``8GB``, ``v2.3``,
+        ``H100``), as a shape (kinds and letters, case folded) and its far piece index."""
+        ps, shape, j = self.pieces, [], k
+        edge = ps[k].start if step < 0 else ps[k].end
+        while 0 <= j + step < len(ps) and len(shape) < 3:
+            q = ps[j + step]
+            if (q.end if step < 0 else q.start) != edge or q.kind not in ("num", "latin"):
+                break
+            if q.kind == "latin" and not (q.end - q.start <= 3 and q.spoken.isalpha()):
+                break
+            shape.append(q.spoken.casefold() if q.kind == "latin" else "#")
+            edge = q.start if step < 0 else q.end
+            j += step
+        if step < 0:
+            shape.reverse()
+        if shape.count("#") != 1 or len(shape) < 2:
+            return None  # bare numbers have rules of their own (fractions, dates, lists)
+        return tuple(shape), j
+
+    def _slash_alternatives(self) -> None:
+        """``8GB/16GB``, ``1.5B/7B``, ``v2.3/v2.4``, ``H100/H200``: amounts or versions of one
+        shape (the same letters glued on the same side) around a slash are alternatives, read
+        或 (two or more: 、 between the first ones), as ``256/512GB``; the slash was silent and
+        the two ran together (八GB十六GB)."""
+        ps, t = self.pieces, self.t
+        chain: list[int] = []
+        chain_end = -1  # index of the last piece of the chain's last amount
+        for k, p in enumerate(ps):
+            if p.kind != "punct" or t[p.start : p.end] != "/":
+                continue
+            left, right = self._amount_group(k, -1), self._amount_group(k, 1)
+            if left is None or right is None or left[0] != right[0]:
+                continue
+            one_digit = ps[k - 1].end - ps[k - 1].start == 1  # the number before the slash
+            if left[0][0] not in ("#", "v") and one_digit:
+                continue  # B1/B2签证, P0/P1: short codes (a letter, one digit), no alternatives
+            if chain and chain_end + 1 != k:  # 8GB/16GB和1TB/2TB: two pairs, two 或
+                self._mark_alternatives(chain)
+                chain = []
+            chain.append(k)
+            chain_end = right[1]
+        self._mark_alternatives(chain)
+
+    def _mark_alternatives(self, chain: list[int]) -> None:
+        """The slashes of one chain of alternatives: 、 between the first ones, 或 last."""
+        ps = self.pieces
+        for n, k in enumerate(chain):
+            p = ps[k]
+            if n == len(chain) - 1:
+                ps[k] = Piece(p.start, p.end, "num", "或")
+            else:
+                ps[k] = Piece(p.start, p.end, "punct", "、")
 
     def _dash_ranges(self) -> None:
         """A dash or tilde glued between two number pieces reads 到 (10:30-11:00).
@@ -3018,6 +3086,18 @@ class _Scanner:
             # 50/50分成, 60/40开: shares of a split, said as 五五分成, 六四开
             self.add(i, m.end(), "num", read_digits(str(a // 10) + str(b // 10)))
             return m.end()
+        if (
+            a >= b
+            and a % 5 == b % 5 == 0
+            and _is_split([m.group(1), m.group(2)], 100)
+            and " " not in m.group()
+        ):
+            # 按70/30的比例, 50/50: shares of a whole, 七十比三十 (a fraction over 1 is rarely
+            # written; it was 三十分之七十)
+            self.add(
+                i, m.end(), "num", read_cardinal(m.group(1)) + "比" + read_cardinal(m.group(2))
+            )
+            return m.end()
         if m.group() == "24/7":
             # round the clock: the idiom as written, 二十四七 (the English frontend's "twenty
             # four seven"); it was 二十四乘七, an operator nobody writes or says there
@@ -3094,6 +3174,20 @@ class _Scanner:
         self.add(i, m.end(), "num", spoken)
         return m.end()
 
+    def _r_slash_list(self, i: int) -> int:
+        """Three or more integers joined by slashes that no earlier rule took (a date, a game's
+        kills/deaths/assists): ``按70/20/10划分`` shares of a whole (adding up to 100) 七十比二十比十,
+        other lists with a pause, ``第1/2/3题`` 第一、二、三题 (the slashes were silent and the
+        numbers ran together: 七十二十十)."""
+        t = self.t
+        m = _RE_SLASH_LIST.match(t, i)
+        if m is None or (i > 0 and (_is_digit(t[i - 1]) or t[i - 1] in "./")):
+            return i
+        raw = m.group().split("/")
+        parts = [read_cardinal(x, liang_bai=False) for x in raw]
+        self.add(i, m.end(), "num", ("比" if _is_split(raw, 100) else "、").join(parts))
+        return m.end()
+
     def _progress_count(self, i: int, m: re.Match[str]) -> bool:
         """``Epoch 3/10``, ``Step 500/1000``, ``第3/10集``: a count out of its total after a word
         of progress, read 三，共十 / 第三集，共十集 (the third of ten), never 十分之三.
@@ -3150,11 +3244,13 @@ class _Scanner:
             # 版本1.2/1.3, 支持2.1.0/2.2.0: dotted numbers around a slash are versions (or
             # figures) side by side, never a fraction: 一点二或一点三, as Windows 10/11 below
             # (it was 一点二一点三, the slash silent); three or more: 一点二、一点三或一点四
-            parts = [
-                read_number(x) if x.count(".") == 1 else _read_version(x)
-                for x in d.group().split("/")
-            ]
+            raw = d.group().split("/")
+            parts = [read_number(x) if x.count(".") == 1 else _read_version(x) for x in raw]
             spoken = "、".join(parts[:-1]) + "或" + parts[-1]
+            if all(x.count(".") == 1 for x in raw) and _is_split(raw, 1):
+                spoken = "比".join(
+                    parts
+                )  # 按0.8/0.1/0.1划分: shares of a whole, 零点八比零点一比零点一
             unit = self.unit_at(d.end())
             if unit and unit[0].isascii():  # 1.5/2.5kg: the unit after both figures
                 self.add(i, unit[1], "num", spoken + _UNITS[unit[0]])
@@ -4385,6 +4481,7 @@ class _Scanner:
         _r_time_ratio,
         _r_percent,
         _r_fraction,
+        _r_slash_list,
         _r_range,
         _r_number,
     ]
