@@ -2105,7 +2105,8 @@ class _Scanner:
         """The amount that ends (``step`` -1) or starts (``step`` 1) next to piece ``k``: a
         number piece with at most one glued letter piece on each side (``8GB``, ``v2.3``,
         ``H100``), as a shape (kinds and letters, case folded) and its far piece index."""
-        ps, shape, j = self.pieces, [], k
+        ps, j = self.pieces, k
+        shape: list[str] = []
         edge = ps[k].start if step < 0 else ps[k].end
         while 0 <= j + step < len(ps) and len(shape) < 3:
             q = ps[j + step]
