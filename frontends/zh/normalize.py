@@ -570,7 +570,9 @@ _SEAT_BEFORE = (
     "座位", "座号", "坐", "选座", "值机", "换座", "换到", "靠窗", "靠过道", "登机牌", "舱", "位子",
     "车厢", "影厅", "seat", "Seat",
 )  # fmt: skip
-_SEAT_AFTER = ("座", "号座", "靠窗", "靠过道", "的座位", "位置", "这个位", "的位子")
+_SEAT_AFTER = ("座", "号", "靠窗", "靠过道", "的座位", "位置", "这个位", "的位子")
+#: A car or row number right before the seat (``07车03A号``, ``1排1A``).
+_RE_CAR_OR_ROW = re.compile(r"\d{1,2} ?[车排] ?$")
 
 #: Dashes and tildes that read 到 between two numbers (the em dash of 14:00—16:00 too).
 _RANGE_DASHES = ("-", "~", "—", "–", "～", "−")
@@ -1058,13 +1060,13 @@ class _Scanner:
         while k > 0 and j - k < 3 and _is_digit(t[k - 1]):
             k -= 1
         if not 0 < j - k <= 2 or (
-            k > 0 and t[k - 1].isascii() and (t[k - 1].isalnum() or t[k - 1] in ".:")
+            k > 0 and t[k - 1].isascii() and (t[k - 1].isalnum() or t[k - 1] == ".")
         ):
             return False  # 3.5A, V2A: an amount or a code, no row
         if t.startswith(_SEAT_AFTER, end):
             return True
         clause = re.split(r"[，,。；;！？!?]", self.context[-12:] + self.before(k, 12))[-1]
-        return any(w in clause for w in _SEAT_BEFORE)
+        return any(w in clause for w in _SEAT_BEFORE) or bool(_RE_CAR_OR_ROW.search(clause))
 
     def _price_before(self, i: int) -> bool:
         """The piece ending at ``i`` is an amount of money (``$0.15`` 美元, ``12元``)."""
@@ -1131,6 +1133,8 @@ class _Scanner:
                 or re.match(r" ?\d{2,3} ?Hz", self.t[k : k + 8])
             ):
                 return False  # 2K屏, 2K 165Hz: a resolution class, 二K (as 4K, 8K)
+            if self.t[j:k] == "A" and self._seat_at(j, k):
+                return False  # 头等舱2A: a seat, 二A (not two amperes, 两A)
             return self.t[j:k] in _LIANG_LETTER_UNITS  # 2GB -> 两 G B, 2K -> 两 K
         if self.after(j, 3).startswith(_ER_NOT_LIANG):
             return False  # 2年级, 2次方程: an ordinal or a degree, not a count
