@@ -174,6 +174,15 @@ def _char_class_uncached(ch: str) -> int:
     return _SCRIPT  # other letters (kana, hangul, Cyrillic ...) and non-ASCII decimal digits
 
 
+def _code_before(text: str, i: int) -> bool:
+    """The run of ASCII letters, digits and marks that ends at ``i`` holds a Latin letter or
+    a slash (``f/1.8``, ``v2``): a code or a path, which a CJK mark never continues."""
+    k = i
+    while k > 0 and i - k < 32 and text[k - 1].isascii() and not text[k - 1].isspace():
+        k -= 1
+    return any(is_latin_letter(c) or c == "/" for c in text[k:i])
+
+
 def _classify(text: str, atoms: list[Atom]) -> bytearray:
     out = bytearray(len(text))
     prev = _W
@@ -187,6 +196,10 @@ def _classify(text: str, atoms: list[Atom]) -> bytearray:
     for i, ch in enumerate(text):
         if ch in _CJK_PUNCT and out[i] == _T:
             between_digits = 0 < i < n - 1 and _is_digit(text[i - 1]) and _is_digit(text[i + 1])
+            # 、 enumerates: it never joins the numbers around it (f/2.8、1/125秒 was one token,
+            # read as an English path), nor does a CJK mark after a code or a path
+            # (f/1.8，1/250s)
+            between_digits = between_digits and ch != "、" and not _code_before(text, i)
             # Mon–Fri, Feb–Apr: an en dash between two Latin words joins them like a hyphen
             between_words = (
                 ch == "–"
