@@ -825,7 +825,10 @@ _CRON_FIELD = r"(?:\*(?:/\d{1,2})?|\d{1,2}(?:-\d{1,2})?(?:/\d{1,2})?(?:,\d{1,2}(
 _RE_CRON = re.compile(rf"{_CRON_FIELD}(?: {_CRON_FIELD}){{4,5}}(?![\w*/,.-])", re.ASCII)
 #: Lines added and removed, as git and code review tools print them: ``+512/-128``,
 #: ``+512 -128``, ``+12 −3``.
-_RE_DIFF_STAT = re.compile(r"\+(\d{1,7})(?:/| ?/ ?| )[-−](\d{1,7})(?![\d.%/])", re.ASCII)
+_RE_DIFF_STAT = re.compile(
+    r"\+(\d{1,3}(?:,\d{3})+|\d{1,7})(?:/| ?/ ?| )[-−](\d{1,3}(?:,\d{3})+|\d{1,7})(?![\d.%/]|,\d)",
+    re.ASCII,
+)
 #: A spreadsheet range (``A1:A10``, ``$B$2:$D$5``, ``AA10:AB20``).
 _RE_CELL_RANGE = re.compile(
     r"\$?[A-Z]{1,3}\$?[1-9]\d{0,6}:\$?[A-Z]{1,3}\$?[1-9]\d{0,6}(?![A-Za-z0-9_])", re.ASCII
@@ -2470,10 +2473,11 @@ class _Scanner:
         measure = "行" if self.after(m.end(), 1) == "行" else ""
         end = m.end() + len(measure)
         a_end = i + 1 + len(m.group(1))
-        self.add(i, a_end, "num", "加" + read_cardinal(m.group(1), liang_bai=False) + measure)
+        a, b = m.group(1).replace(",", ""), m.group(2).replace(",", "")  # +1,024/-256
+        self.add(i, a_end, "num", "加" + read_cardinal(a, liang_bai=False) + measure)
         self.add(a_end, m.end() - len(m.group(2)) - 1, "punct", "、")
         b_start = m.end() - len(m.group(2)) - 1
-        self.add(b_start, end, "num", "减" + read_cardinal(m.group(2), liang_bai=False) + measure)
+        self.add(b_start, end, "num", "减" + read_cardinal(b, liang_bai=False) + measure)
         return end
 
     def _r_currency(self, i: int) -> int:
