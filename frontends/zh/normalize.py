@@ -1814,7 +1814,8 @@ class _Scanner:
 
     def _cron(self, i: int) -> bool:
         """A cron schedule (``0 2 * * *``, ``*/5 * * * *``, ``30 8 * * 1-5``): each field on
-        its own, ``*`` 星 (the English frontend's "star"), ``/`` 斜杠, ``-`` 到, ``,`` a pause;
+        its own after a short pause, ``*`` 星 (the English frontend's "star"), ``/`` 斜杠, ``-``
+        到, ``,`` 、;
         the numbers as cardinals. It used to lose its asterisks (零二). Five or six fields
         with a star among them, and a star at either end or two stars side by side, so that a
         spaced product (``2 * 3 * 4``, stars between numbers) stays 乘. Sets ``_era_end``."""
@@ -1831,7 +1832,10 @@ class _Scanner:
         ):
             return False
         pos = i
-        for f in fields:
+        for n, f in enumerate(fields):
+            if n:  # a short pause between fields: 零星斜杠二 would be heard as 零星 "sporadic"
+                self.add(pos, pos + 1, "punct", "，")
+                pos += 1
             spoken = re.sub(r"\d+", lambda d: read_cardinal(d.group(), liang_bai=False), f)
             spoken = spoken.replace("*", "星").replace("/", "斜杠").replace("-", "到")
             for k, part in enumerate(spoken.split(",")):
@@ -1841,7 +1845,6 @@ class _Scanner:
                 width = len(f.split(",")[k])
                 self.add(pos, pos + width, "num", part)
                 pos += width
-            pos += 1  # the space between fields
         self._era_end = m.end()
         return True
 
