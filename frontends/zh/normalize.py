@@ -343,6 +343,8 @@ _EMERGENCY_NEXT = ("报警", "警", "火警", "消防", "急救", "救护", "指
 #: After a number that names rather than counts (a house, a bus route, an issue): 二百, not 两百.
 _NAMING_NEXT = ("号", "路", "期", "届")
 _SCORE_CUES = ("比分", "比赛", "战胜", "击败", "打成", "定格", "赢", "输", "胜", "负", "平", "比")
+#: Words after a compared clock time (``比9:00晚``, ``比7:30多睡``): earlier, later, better ….
+_COMPARED_NEXT = tuple("早晚快慢好差多少更还") + ("合适", "方便", "划算", "要")
 #: A clock time (two-digit minutes, an am/pm or a Chinese day part may follow) right before 比.
 _RE_TIME_BEFORE_BI = re.compile(
     r"(?<![\d:：])(?:[01]?\d|2[0-4])[:：][0-5]\d(?: ?[AaPp]\.?[Mm]\.?)? ?比 ?$", re.ASCII
@@ -2919,11 +2921,11 @@ class _Scanner:
             m
             and score_ctx
             and not any(c in clause for c in _SCORE_CUES[:-1])
-            and _RE_TIME_BEFORE_BI.search(self.before(i, 14))
             and len(m.group(2)) == 2
+            and self._compared_time(i, m.end())
         ):
-            # 10:00比9:00好, 9:30比10:00合适: two clock times compared, the second a time too
-            # (it was 九比零, a score); 比 is the only cue and a time stands right before it
+            # 10:00比9:00好, 会议定在10:00，比9:00晚一点: clock times compared, the one after
+            # 比 a time too (it was 九比零, a score)
             score_ctx = False
         if (
             m
@@ -3035,6 +3037,21 @@ class _Scanner:
             self.add(i, m.end(), "num", spoken)
             return m.end()
         return i
+
+    def _compared_time(self, i: int, end: int) -> bool:
+        """Is the ``H:MM`` from ``i`` to ``end``, with 比 the only score cue before it, a clock
+        time compared with another (``10:00比9:00好``)? Yes when a clock time stands right before
+        比, when an earlier clock time of the sentence is what it is compared with (``定在10:00，
+        比9:00晚一点``), when a day part or 时间 comes right before it (``比伦敦时间13:00``), or when
+        a word of earlier, later, better … follows it (``比7:30多睡``). ``甲队比乙队21:15`` stays a
+        score."""
+        if _RE_TIME_BEFORE_BI.search(self.before(i, 14)):
+            return True
+        if re.search(r"(?<![\d:])(?:[01]?\d|2[0-4]):[0-5]\d(?![\d:])", self.before(i, 30)):
+            return True
+        if self.before(i, 4).rstrip(" ").endswith(("时间", *_AM_WORDS, *_PM_WORDS)):
+            return True
+        return self.after(end, 2).lstrip(" ").startswith(_COMPARED_NEXT)
 
     def _meeting_arranged(self, i: int, end: int) -> bool:
         """Is the ``1:1`` from ``i`` to ``end`` an arranged meeting (``我和老板约了个1:1``,
