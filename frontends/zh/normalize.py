@@ -1200,6 +1200,11 @@ class _Scanner:
                 self.add(i, i + 1, "num", "到")
                 i += 1
                 continue
+            if c == ":" and self._column_range(i):
+                # =COUNTIF(D:D,"已完成"), Sheet2!A:B: whole columns, D到D (it was D D)
+                self.add(i, i + 1, "num", "到")
+                i += 1
+                continue
             if (c == "*" or "0" <= c <= "9") and self._cron(i):
                 i = self._era_end
                 continue
@@ -1774,6 +1779,14 @@ class _Scanner:
         ):
             return i
         return j
+
+    def _column_range(self, i: int) -> bool:
+        """The colon at ``i`` joins two column letters inside a formula's arguments: the range
+        starts after ``(``, ``,`` or a sheet's ``!`` and ends before ``,`` or ``)``
+        (``=SUM(C:C,A:A,…)``, ``Sheet2!A:B``)."""
+        m = re.search(r"[(,!]\$?[A-Z]{1,3}$", self.t[max(0, i - 5) : i])
+        after = re.match(r"\$?[A-Z]{1,3}[,)]", self.t[i + 1 : i + 6])
+        return m is not None and after is not None
 
     def _cell_dollar(self, i: int) -> bool:
         """The ``$`` at ``i`` marks an absolute cell reference: it starts one (``$B$2``,
