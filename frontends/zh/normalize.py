@@ -1811,11 +1811,15 @@ class _Scanner:
         number, 二栋. A count stays 两栋: a building noun after the measure (``2栋楼``,
         ``2栋别墅``), 都/全/分别/均 after it (each of two), or a count of buildings earlier in
         the sentence (``小区有3栋楼，2栋是新盖的``: two of them). Only 栋/幢 (座 also counts
-        mountains and bridges)."""
+        mountains and bridges). So is one right after a word of place or motion (在 到 去 回 往 进:
+        ``快递放在2栋门口``, ``他去2栋找物业``)."""
         t = self.t
-        if i > 0 and t[i - 1] not in "，,；;：:。！？!?、 \t\n":
+        place = i > 0 and t[i - 1] in "在到去回往进"  # 放在2栋门口, 他去2栋: a place, building 2
+        if i > 0 and t[i - 1] not in "，,；;：:。！？!?、 \t\n" and not place:
             return False
         rest = t[end + 1 : end + 8]
+        if place and rest.startswith(("之间", "中间", "的中间")):
+            return False  # 在2栋之间: between two buildings
         if rest.startswith(_BUILDING_NOUNS) or re.match(r"[^，,。；;]{0,3}(?:都|全|分别|均)", rest):
             return False
         earlier = self.context + t[:i]
