@@ -427,6 +427,11 @@ _ROMAN_VALUES = {
     "II": 2, "III": 3, "IV": 4, "VI": 6, "VII": 7, "VIII": 8, "IX": 9, "XI": 11, "XII": 12,
 }  # fmt: skip
 _RE_ROMAN = re.compile(r"[IVX]+(?![A-Za-z0-9])", re.ASCII)
+#: Words before a spaced Roman numeral that number a sequence (``Mark IV``, ``Part II``).
+_ROMAN_SEQUENCE_WORDS = frozenset(
+    "mark part episode chapter vol volume gen generation phase type series season act book "
+    "stage level round".split()
+)
 #: Measure words after a Roman numeral that make it a number: a type, a stage, a grade.
 _ROMAN_MEASURES = frozenset("型期级类代度号卷章部阶")  # as router.segment
 #: Names after a dotted ``M.D`` that make it a day named by its date (3.8妇女节 三八).
@@ -1751,8 +1756,22 @@ class _Scanner:
             and is_han(t[i - 1])
             and not (nxt and nxt.isascii() and nxt.isalnum())
         )  # 钻石III, 黄金II: a tier after its name (II and III are no word nor acronym)
-        if not (nxt in _ROMAN_MEASURES or spaced_name or after_han):
+        # 5D Mark IV, Part II: after a spaced word that numbers a sequence; A7 III, RX100 VII:
+        # after a spaced model code that ends in a digit (the camera's generation), said as
+        # the number (it was spelled I V, I I I)
+        before = re.search(r"(?<![A-Za-z0-9])([A-Za-z][A-Za-z0-9]*) $", t[max(0, i - 12) : i])
+        generation = (
+            before is not None
+            and not (nxt and nxt.isascii() and nxt.isalnum())
+            and (
+                before.group(1).casefold() in _ROMAN_SEQUENCE_WORDS
+                or (_is_digit(before.group(1)[-1]) and len(m.group()) >= 2)
+            )
+        )
+        if not (nxt in _ROMAN_MEASURES or spaced_name or after_han or generation):
             return False
+        if generation and before is not None and _is_digit(before.group(1)[-1]):
+            self.add(i - 1, i, "punct", "，")  # A7 III: a pause, or A七三 is heard as A73
         self.add(i, end, "num", read_cardinal(str(_ROMAN_VALUES[m.group()])))
         self._era_end = end
         return True
