@@ -2706,6 +2706,15 @@ class Normalizer:
             and p.lower() not in _COMMAND_VERBS  # "Use VI": the editor
         ):  # Rocky IV, Final Fantasy VII, Type II, Phase III: a title's or a kind's number
             return num.cardinal(str(value))
+        if (
+            len(core) >= 2
+            and set(core) <= set("IVX")
+            and 2 <= value <= 12
+            and re.fullmatch(r"[A-Z]{1,3}\d{1,4}", p)
+        ):
+            # Sony A7 III, RX100 VII: a camera's generation after its model code, the number
+            # (it was spelled I I I; the zh frontend says A 七，三)
+            return num.cardinal(str(value))
         if core in ("II", "III") and len(p) >= 2 and p.isupper() and p.isalpha():
             # SATA III, USB II, DDR II: a generation after an all-capital name, said as the
             # number ("SATA three", as the zh frontend's SATA 三); II and III are no acronym
