@@ -798,8 +798,13 @@ RATE_UNITS = frozenset("s sec ms min h hr d day".split())
 def is_rate(tok: str) -> bool:
     """``tokens/s``, ``it/s``, ``req/min``: a word per a time unit (read 每秒 in zh)."""
     word, sep, unit = tok.rstrip(",.;:!?").partition("/")
+    word = _RE_MEMORY_CODE_DASH.sub("", word)  # DDR5-5600MT/s: the memory type before its rate
     word = word.lstrip("0123456789.")  # 3.5it/s
     return bool(sep) and unit in RATE_UNITS and word.isascii() and word.isalpha()
+
+
+#: A memory type and its dash before a transfer rate (``DDR5-``, ``LPDDR5X-``).
+_RE_MEMORY_CODE_DASH = re.compile(r"^[A-Za-z]{2,6}\d[A-Za-z]?-(?=\d)")
 
 
 def _is_letter_pair(tok: str) -> bool:
