@@ -1094,6 +1094,16 @@ def _is_english_phrase(words: list[str], toks: list[_Tok], f: str) -> bool:
             and f[nxt.start : nxt.end].rstrip(".,;:!?").lower() not in _VERSION_WORDS
         ):
             return True  # Buy 1 Get 1 Free, Buy 2 Get 1: an English deal, its numbers English
+    for k in range(len(toks) - 2):
+        word, prep, n_ = toks[k : k + 3]
+        if (
+            word.kind == prep.kind == _EN
+            and n_.kind == _NUM
+            and prep.gap == n_.gap == "space"
+            and _is_title_word(f[word.start : word.end])
+            and f[prep.start : prep.end].lower() in _NUMBER_PREPOSITIONS
+        ):
+            return True  # Born in 1990, Kids Under 12 Eat Free: an English phrase's number
     titles = [k for k, w in enumerate(words) if _is_title_word(w)]
     if len(titles) >= 2 and any(w in _TITLE_FUNCTION_WORDS for w in words[titles[0] + 1 :]):
         return True  # Top 10 AI Tools in 2025, Pride and Prejudice: a title in English
@@ -1105,6 +1115,9 @@ _STREET_WORDS = frozenset(
     "st st. street ave ave. avenue rd rd. road blvd blvd. boulevard dr dr. drive ln lane way "
     "ct court pl place pkwy parkway hwy highway sq square".split()
 )
+#: Prepositions between a capitalised English word and a number (``Born in 1990``, ``Kids
+#: Under 12``): the phrase is English text, the number after the preposition English too.
+_NUMBER_PREPOSITIONS = frozenset("in under over after before since until till from by".split())
 #: Verbs that start the wording of a deal (``Buy 1 Get 1 Free``, ``Spend 100 Save 20``): a
 #: number between one and a capitalised word is part of the English phrase.
 _DEAL_VERBS = frozenset("buy get save spend pay take earn order".split())
@@ -1442,7 +1455,11 @@ def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok],
                     t.kind == _NUM
                     and t.gap == "space"
                     and island[k - 1].kind == _EN
-                    and (before_word in _EN_LINK_WORDS or before_word in _DEAL_VERBS)
+                    and (
+                        before_word in _EN_LINK_WORDS
+                        or before_word in _DEAL_VERBS
+                        or before_word in _NUMBER_PREPOSITIONS
+                    )
                     and texts[k].isascii()
                     and texts[k].isdigit()
                     and not glued_count
