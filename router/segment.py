@@ -1118,9 +1118,10 @@ _STREET_WORDS = frozenset(
 #: Prepositions between a capitalised English word and a number (``Born in 1990``, ``Kids
 #: Under 12``): the phrase is English text, the number after the preposition English too.
 _NUMBER_PREPOSITIONS = frozenset("in under over after before since until till from by".split())
-#: Verbs that start the wording of a deal (``Buy 1 Get 1 Free``, ``Spend 100 Save 20``): a
-#: number between one and a capitalised word is part of the English phrase.
-_DEAL_VERBS = frozenset("buy get save spend pay take earn order".split())
+#: Verbs that start the wording of a deal or a shop sign (``Buy 1 Get 1 Free``, ``Spend 100
+#: Save 20``, ``Open 24 Hours``): a number between one and a capitalised word is part of the
+#: English phrase.
+_DEAL_VERBS = frozenset("buy get save spend pay take earn order open".split())
 #: Lower-case function words of English titles (``Tools in 2025``, ``Lord of the Rings``).
 _TITLE_FUNCTION_WORDS = frozenset("in of to for and the with on at from by".split())
 
