@@ -1823,6 +1823,18 @@ class _Scanner:
             return True
         return t[s - 1 : s] == ":" and bool(_RE_CELL_RANGE.match(t, self._cell_start(s - 1)))
 
+    def _working_hours(self, raw: str, i: int, end: int) -> bool:
+        """``他们公司是996``: 996 after 是 whose subject is a workplace, or with a word of
+        working hours earlier in its clause, is the working hours (九九六), not the amount it
+        is after 价格是 …; no measure word or unit may follow (the caller checks)."""
+        if raw != "996" or not self.before(i, 1) == "是":
+            return False
+        clause = re.split(r"[，,。；;！？!?]", self.context[-12:] + self.before(i, 16))[-1]
+        if any(w in clause for w in ("加班", "上班", "作息", "工作制", "工作时间")):
+            return True
+        # 他们公司是996, 我们部门也是996 (but 公司的报价是996: the subject is the price)
+        return re.search(r"(?:公司|团队|大厂|单位|部门)(?:[都也还又就]|基本|一直)?是$", clause) is not None
+
     def _building_label(self, i: int, end: int) -> bool:
         """``2栋`` that starts a clause and names a building (``2栋是新盖的``, ``3栋，2栋在东边``):
         a bare count of buildings can be no clause's subject without a set named before it
@@ -3250,6 +3262,11 @@ class _Scanner:
             return i
         raw = m.group().split("/")
         parts = [read_cardinal(x, liang_bai=False) for x in raw]
+        if raw[:2] == ["24", "7"]:  # 24/7/365: round the clock all year, 二十四七，三百六十五
+            self.add(i, i + 4, "num", "二十四七")
+            self.add(i + 4, i + 5, "punct", "，")
+            self.add(i + 5, m.end(), "num", "、".join(parts[2:]))
+            return m.end()
         self.add(i, m.end(), "num", ("比" if _is_split(raw, 100) else "、").join(parts))
         return m.end()
 
@@ -3987,7 +4004,7 @@ class _Scanner:
                     and not self.unit_at(end)
                 )
             )
-            and not prev.endswith(_COUNT_BEFORE)
+            and (not prev.endswith(_COUNT_BEFORE) or self._working_hours(raw, i, end))
         ):  # a word of the table after it (618期间) wins over the measure word 期
             return read_digits(raw)  # 这波操作666, 996工作制, 520那天: said digit by digit
         if prev.endswith("第"):
