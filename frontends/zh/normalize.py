@@ -1833,7 +1833,10 @@ class _Scanner:
         if any(w in clause for w in ("加班", "上班", "作息", "工作制", "工作时间")):
             return True
         # 他们公司是996, 我们部门也是996 (but 公司的报价是996: the subject is the price)
-        return re.search(r"(?:公司|团队|大厂|单位|部门)(?:[都也还又就]|基本|一直)?是$", clause) is not None
+        return (
+            re.search(r"(?:公司|团队|大厂|单位|部门)(?:[都也还又就]|基本|一直)?是$", clause)
+            is not None
+        )
 
     def _building_label(self, i: int, end: int) -> bool:
         """``2栋`` that starts a clause and names a building (``2栋是新盖的``, ``3栋，2栋在东边``):
