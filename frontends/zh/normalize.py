@@ -2517,24 +2517,23 @@ class _Scanner:
         return i
 
     def _r_diff_stat(self, i: int) -> int:
-        """``+512/-128行``, ``+512 -128``: lines added and removed (a diff's stat), 加五百一十二行、
+        """``+512/-128行``, ``+512 -128``: lines added and removed (a diff's stat), 加五百一十二、
         减一百二十八行; it was 正五百一十二负一百二十八 (two signed numbers run together). The
-        measure after the pair (行) is said with both; ``a+512`` (a sum) is no stat."""
+        行 after the pair stays the text's own word (said once, háng as after any count: put
+        into the numbers' reading it was read xíng); ``a+512`` (a sum) is no stat."""
         t = self.t
         m = _RE_DIFF_STAT.match(t, i)
         if m is None or (i > 0 and t[i - 1].isascii() and (t[i - 1].isalnum() or t[i - 1] in ")]")):
             return i
         if self.unit_at(m.end()) or self.after(m.end(), 1) in _QUANTITY_NEXT - {"行"}:
             return i  # +5/-3℃, +2/-1分: signed amounts of a unit, no lines
-        measure = "行" if self.after(m.end(), 1) == "行" else ""
-        end = m.end() + len(measure)
         a_end = i + 1 + len(m.group(1))
-        a, b = m.group(1).replace(",", ""), m.group(2).replace(",", "")  # +1,024/-256
-        self.add(i, a_end, "num", "加" + read_cardinal(a, liang_bai=False) + measure)
-        self.add(a_end, m.end() - len(m.group(2)) - 1, "punct", "、")
         b_start = m.end() - len(m.group(2)) - 1
-        self.add(b_start, end, "num", "减" + read_cardinal(b, liang_bai=False) + measure)
-        return end
+        a, b = m.group(1).replace(",", ""), m.group(2).replace(",", "")  # +1,024/-256
+        self.add(i, a_end, "num", "加" + read_cardinal(a, liang_bai=False))
+        self.add(a_end, b_start, "punct", "、")
+        self.add(b_start, m.end(), "num", "减" + read_cardinal(b, liang_bai=False))
+        return m.end()
 
     def _r_currency(self, i: int) -> int:
         t = self.t
