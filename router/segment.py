@@ -174,6 +174,15 @@ def _char_class_uncached(ch: str) -> int:
     return _SCRIPT  # other letters (kana, hangul, Cyrillic ...) and non-ASCII decimal digits
 
 
+def _code_before(text: str, i: int) -> bool:
+    """The run of ASCII letters, digits and marks that ends at ``i`` holds a Latin letter or
+    a slash (``f/1.8``, ``v2``): a code or a path, which a CJK mark never continues."""
+    k = i
+    while k > 0 and i - k < 32 and text[k - 1].isascii() and not text[k - 1].isspace():
+        k -= 1
+    return any(is_latin_letter(c) or c == "/" for c in text[k:i])
+
+
 def _classify(text: str, atoms: list[Atom]) -> bytearray:
     out = bytearray(len(text))
     prev = _W
@@ -187,6 +196,10 @@ def _classify(text: str, atoms: list[Atom]) -> bytearray:
     for i, ch in enumerate(text):
         if ch in _CJK_PUNCT and out[i] == _T:
             between_digits = 0 < i < n - 1 and _is_digit(text[i - 1]) and _is_digit(text[i + 1])
+            # 、 enumerates: it never joins the numbers around it (f/2.8、1/125秒 was one token,
+            # read as an English path), nor does a CJK mark after a code or a path
+            # (f/1.8，1/250s)
+            between_digits = between_digits and ch != "、" and not _code_before(text, i)
             # Mon–Fri, Feb–Apr: an en dash between two Latin words joins them like a hyphen
             between_words = (
                 ch == "–"
@@ -679,7 +692,17 @@ def _resolve(
             and toks[i + 1].gap == "space"
             and f[toks[i + 1].start : toks[i + 1].end].rstrip(".,;:!?").lower() in _SCALE_WORDS
         )
+        count_next = (
+            i + 1 < n
+            and _count_before_noun(t, toks[i + 1], f)  # spaced before the noun
+            and f[toks[i + 1].start : toks[i + 1].end].rstrip(".,;:!?").islower()
+        )
         if scale_next:  # 超过1 million次: the number is part of an English numeral
+            t.lang = EN
+        elif count_next:
+            # recipe说要2 cups flour, 再加2 tablespoons sugar: a count before its English noun
+            # is English even glued to Han before it, in a sentence of either matrix (it was
+            # 二 cups: the Han glue won in an English-matrix sentence)
             t.lang = EN
         elif glued_han or measure_next:  # 3个, "on 8 张 A100": a count with its measure word
             t.lang = ZH
@@ -775,8 +798,13 @@ RATE_UNITS = frozenset("s sec ms min h hr d day".split())
 def is_rate(tok: str) -> bool:
     """``tokens/s``, ``it/s``, ``req/min``: a word per a time unit (read 每秒 in zh)."""
     word, sep, unit = tok.rstrip(",.;:!?").partition("/")
+    word = _RE_MEMORY_CODE_DASH.sub("", word)  # DDR5-5600MT/s: the memory type before its rate
     word = word.lstrip("0123456789.")  # 3.5it/s
     return bool(sep) and unit in RATE_UNITS and word.isascii() and word.isalpha()
+
+
+#: A memory type and its dash before a transfer rate (``DDR5-``, ``LPDDR5X-``).
+_RE_MEMORY_CODE_DASH = re.compile(r"^[A-Za-z]{2,6}\d[A-Za-z]?-(?=\d)")
 
 
 def _is_letter_pair(tok: str) -> bool:
@@ -799,6 +827,8 @@ def _is_code_pair(tok: str) -> bool:
     """``B1/B2`` (visas), ``P0/P1`` (priorities), ``A2/B1`` (language levels): two short codes
     of letters and digits around one slash, no path: each code is read by the sentence's rules."""
     left, sep, right = tok.rstrip(",.;:!?").partition("/")
+    if sep and all(_RE_LETTER_VERSION.fullmatch(x) for x in tok.rstrip(",.;:!?").split("/")):
+        return True  # v2.3/v2.4, v1.2.0/v1.3.0: versions side by side (read 或 by the zh rules)
     return bool(sep) and all(
         0 < len(x) <= 4
         and x.isascii()
@@ -807,6 +837,10 @@ def _is_code_pair(tok: str) -> bool:
         and any(c.isdigit() for c in x)
         for x in (left, right)
     )
+
+
+#: A version with its letter (``v2.3``, ``V1.2.0``).
+_RE_LETTER_VERSION = re.compile(r"[vV]\d{1,3}(?:\.\d{1,3}){1,2}")
 
 
 def _is_slash_code(tok: str) -> bool:
@@ -1048,6 +1082,28 @@ def _is_english_phrase(words: list[str], toks: list[_Tok], f: str) -> bool:
             and _is_title_word(f[c.start : c.end])
         ):
             return True  # Fast & Furious 9, Tom & Jerry: a title joined by a spaced &
+    for k in range(len(toks) - 2):
+        verb, n_, nxt = toks[k : k + 3]
+        if (
+            verb.kind == _EN
+            and f[verb.start : verb.end].lower() in _DEAL_VERBS
+            and n_.kind == _NUM
+            and n_.gap == nxt.gap == "space"
+            and nxt.kind == _EN
+            and _is_title_word(f[nxt.start : nxt.end])
+            and f[nxt.start : nxt.end].rstrip(".,;:!?").lower() not in _VERSION_WORDS
+        ):
+            return True  # Buy 1 Get 1 Free, Buy 2 Get 1: an English deal, its numbers English
+    for k in range(len(toks) - 2):
+        word, prep, n_ = toks[k : k + 3]
+        if (
+            word.kind == prep.kind == _EN
+            and n_.kind == _NUM
+            and prep.gap == n_.gap == "space"
+            and _is_title_word(f[word.start : word.end])
+            and f[prep.start : prep.end].lower() in _NUMBER_PREPOSITIONS
+        ):
+            return True  # Born in 1990, Kids Under 12 Eat Free: an English phrase's number
     titles = [k for k, w in enumerate(words) if _is_title_word(w)]
     if len(titles) >= 2 and any(w in _TITLE_FUNCTION_WORDS for w in words[titles[0] + 1 :]):
         return True  # Top 10 AI Tools in 2025, Pride and Prejudice: a title in English
@@ -1059,6 +1115,13 @@ _STREET_WORDS = frozenset(
     "st st. street ave ave. avenue rd rd. road blvd blvd. boulevard dr dr. drive ln lane way "
     "ct court pl place pkwy parkway hwy highway sq square".split()
 )
+#: Prepositions between a capitalised English word and a number (``Born in 1990``, ``Kids
+#: Under 12``): the phrase is English text, the number after the preposition English too.
+_NUMBER_PREPOSITIONS = frozenset("in under over after before since until till from by".split())
+#: Verbs that start the wording of a deal or a shop sign (``Buy 1 Get 1 Free``, ``Spend 100
+#: Save 20``, ``Open 24 Hours``): a number between one and a capitalised word is part of the
+#: English phrase.
+_DEAL_VERBS = frozenset("buy get save spend pay take earn order open".split())
 #: Lower-case function words of English titles (``Tools in 2025``, ``Lord of the Rings``).
 _TITLE_FUNCTION_WORDS = frozenset("in of to for and the with on at from by".split())
 
@@ -1393,7 +1456,11 @@ def _zh_code_islands(toks: list[_Tok], f: str, crossable: Callable[[_Tok, _Tok],
                     t.kind == _NUM
                     and t.gap == "space"
                     and island[k - 1].kind == _EN
-                    and before_word in _EN_LINK_WORDS
+                    and (
+                        before_word in _EN_LINK_WORDS
+                        or before_word in _DEAL_VERBS
+                        or before_word in _NUMBER_PREPOSITIONS
+                    )
                     and texts[k].isascii()
                     and texts[k].isdigit()
                     and not glued_count

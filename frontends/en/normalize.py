@@ -1770,6 +1770,9 @@ class Normalizer:
         inside, ``macOS`` ``PCIe`` ``USB``, or one of :data:`_VERSION_WORDS` /
         :data:`_ALTERNATIVE_CUES`), or when both sides are dotted (``3.0/3.1``: no fraction
         is written with decimals); ``2/3 of``, ``scored 10/11`` stay fractions."""
+        m = _RE_DIFF_STAT.fullmatch(core)
+        if m:  # +512/-128 lines: added and removed, "plus …, minus …" (it was "… slash minus …")
+            return f"plus {num.cardinal(m.group(1))}, minus {num.cardinal(m.group(2))}"
         m = _RE_ACRONYM_PAIR.fullmatch(core)
         if m and core.upper() == core and core not in self.t.special:
             return " ".join(self._acronym(p) if len(p) > 1 else p for p in core.split("/"))
@@ -2703,6 +2706,20 @@ class Normalizer:
             and p.lower() not in _COMMAND_VERBS  # "Use VI": the editor
         ):  # Rocky IV, Final Fantasy VII, Type II, Phase III: a title's or a kind's number
             return num.cardinal(str(value))
+        if (
+            len(core) >= 2
+            and set(core) <= set("IVX")
+            and 2 <= value <= 12
+            and re.fullmatch(r"[A-Z]{1,3}\d{1,4}", p)
+        ):
+            # Sony A7 III, RX100 VII: a camera's generation after its model code, the number
+            # (it was spelled I I I; the zh frontend says A 七，三)
+            return num.cardinal(str(value))
+        if core in ("II", "III") and len(p) >= 2 and p.isupper() and p.isalpha():
+            # SATA III, USB II, DDR II: a generation after an all-capital name, said as the
+            # number ("SATA three", as the zh frontend's SATA 三); II and III are no acronym
+            # nor word (it was spelled I I I)
+            return num.cardinal(str(value))
         return None
 
     # -- URLs, e-mails ----------------------------------------------------------------------
@@ -3122,6 +3139,9 @@ class Normalizer:
         ):
             return Tok(i, i + 1, "star")  # SELECT * FROM, rm -rf *: a wildcard (a bullet
             # "* item" at the start of a span, with nothing before it, stays silent)
+        if c == "*" and (i == 0 or s[i - 1].isspace()) and re.match(r"/\d", s[i + 1 : i + 3]):
+            return Tok(i, i + 1, "star")  # */5 * * * *: a cron step, "star slash five" (the
+            # star was lost, glued to the word before)
         if c == "^" and 0 < i and s[i - 1].isalnum() and s[i + 1 : i + 2].isalnum():
             # x^2 -> x squared, 2^10 -> two to the power of ten
             exp = s[i + 1]
@@ -3854,6 +3874,8 @@ _REGION_DIRECTIONS = frozenset(
 #: ``TCP/IP``, ``I/O``, ``CI/CD``: capital acronyms joined by slashes.
 _RE_ACRONYM_PAIR = re.compile(r"[A-Z]{1,5}(?:/[A-Z]{1,5}){1,3}")
 #: ``10/11``, ``4.0/5.0``, ``13/14/15``: numbers joined by slashes.
+#: Lines added and removed, as git prints them: ``+512/-128``.
+_RE_DIFF_STAT = re.compile(r"\+(\d{1,7})/[-−](\d{1,7})")
 _RE_NUMBER_ALTERNATIVES = re.compile(
     r"\d{1,5}(?:\.\d{1,5}){0,3}(?:/\d{1,5}(?:\.\d{1,5}){0,3}){1,3}"
 )

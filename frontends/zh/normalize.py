@@ -343,6 +343,12 @@ _EMERGENCY_NEXT = ("报警", "警", "火警", "消防", "急救", "救护", "指
 #: After a number that names rather than counts (a house, a bus route, an issue): 二百, not 两百.
 _NAMING_NEXT = ("号", "路", "期", "届")
 _SCORE_CUES = ("比分", "比赛", "战胜", "击败", "打成", "定格", "赢", "输", "胜", "负", "平", "比")
+#: Words after a compared clock time (``比9:00晚``, ``比7:30多睡``): earlier, later, better ….
+_COMPARED_NEXT = tuple("早晚快慢好差多少更还") + ("合适", "方便", "划算", "要")
+#: A clock time (two-digit minutes, an am/pm or a Chinese day part may follow) right before 比.
+_RE_TIME_BEFORE_BI = re.compile(
+    r"(?<![\d:：])(?:[01]?\d|2[0-4])[:：][0-5]\d(?: ?[AaPp]\.?[Mm]\.?)? ?比 ?$", re.ASCII
+)
 
 #: Units written as one character (㎡, ㎞, ㎏ ...): what they are read as.
 _UNIT_CHARS = {
@@ -421,6 +427,11 @@ _ROMAN_VALUES = {
     "II": 2, "III": 3, "IV": 4, "VI": 6, "VII": 7, "VIII": 8, "IX": 9, "XI": 11, "XII": 12,
 }  # fmt: skip
 _RE_ROMAN = re.compile(r"[IVX]+(?![A-Za-z0-9])", re.ASCII)
+#: Words before a spaced Roman numeral that number a sequence (``Mark IV``, ``Part II``).
+_ROMAN_SEQUENCE_WORDS = frozenset(
+    "mark part episode chapter vol volume gen generation phase type series season act book "
+    "stage level round".split()
+)
 #: Measure words after a Roman numeral that make it a number: a type, a stage, a grade.
 _ROMAN_MEASURES = frozenset("型期级类代度号卷章部阶")  # as router.segment
 #: Names after a dotted ``M.D`` that make it a day named by its date (3.8妇女节 三八).
@@ -556,6 +567,19 @@ _STATUS_AFTER = ("错误", "报错", " Not Found", " not found", " error", " Err
 
 #: After ``<digit>A``: a grade or class (5A级景区), not the unit ampere.
 _GRADE_NEXT = ("级", "类", "景区", "游戏", "大作", "广告", "公司", "标准")
+#: Nouns after ``N栋`` that make it a count of buildings (``2栋楼``, ``2栋别墅``).
+_BUILDING_NOUNS = (
+    "楼", "房", "别墅", "大楼", "建筑", "宿舍", "高楼", "高层", "住宅", "厂房", "小楼", "办公楼", "教学楼",
+)  # fmt: skip
+#: Words shortly before ``<row><letter>`` that make it a seat (座位是12A, 值机选了3A), and the
+#: words right after it that do (32A座, 12A靠窗).
+_SEAT_BEFORE = (
+    "座位", "座号", "坐", "选座", "值机", "换座", "换到", "靠窗", "靠过道", "登机牌", "舱", "位子",
+    "车厢", "影厅", "seat", "Seat",
+)  # fmt: skip
+_SEAT_AFTER = ("座", "号", "靠窗", "靠过道", "的座位", "位置", "这个位", "的位子")
+#: A car or row number right before the seat (``07车03A号``, ``1排1A``).
+_RE_CAR_OR_ROW = re.compile(r"\d{1,2} ?[车排] ?$")
 
 #: Dashes and tildes that read 到 between two numbers (the em dash of 14:00—16:00 too).
 _RANGE_DASHES = ("-", "~", "—", "–", "～", "−")
@@ -564,6 +588,11 @@ _FILM_SPEEDS = frozenset(
     "50 64 80 100 125 160 200 250 320 400 500 640 800 1000 1250 1600 2000 2500 3200 4000 5000 "
     "6400 8000 10000 12800 25600 51200 102400".split()
 )
+#: Film speeds of the doubling series from 1600 on: no ISO standard people cite has these
+#: numbers, so after ISO they are a sensitivity even with no photo word around.
+_FILM_DOUBLINGS = frozenset("1600 3200 6400 12800 25600 51200 102400".split())
+#: Words after ``ISO <number>`` that make it a standard.
+_STANDARD_NEXT = ("认证", "标准", "体系", "质量", "规范", "合规", "certif", "standard", "compl")
 _PHOTO_WORDS = (
     "光圈",
     "快门",
@@ -577,6 +606,17 @@ _PHOTO_WORDS = (
     "画质",
     "噪点",
     "夜景",
+    "照片",
+    "摄影",
+    "传感器",
+    "画幅",
+    "单反",
+    "微单",
+    "降噪",
+    "暗光",
+    "弱光",
+    "高感",
+    "宽容度",
 )
 #: After ``<number>x``: an operator, so the x is a variable (2x+1), not 倍 (快了2x).
 _MATH_NEXT = frozenset("+-−=<>*/^²³)≤≥≈")
@@ -781,6 +821,33 @@ _RE_FRACTION = re.compile(r"(\d+) ?/ ?(\d+)(?![\d/])", re.ASCII)
 _RE_VERSION_PAIR = re.compile(
     r"(\d{1,3}(?:\.\d{1,3})?)/(\d{1,3}(?:\.\d{1,3})?)(?![\d/]|\.\d)", re.ASCII
 )
+#: Two or more dotted versions joined by slashes (``1.2/1.3``, ``2.1.0/2.2.0/2.3.0``); an IP
+#: address (four parts) never matches, a CIDR's ``/24`` is no version.
+_RE_DOTTED_ALTERNATIVES = re.compile(
+    r"\d{1,3}(?:\.\d{1,3}){1,2}(?:/\d{1,3}(?:\.\d{1,3}){1,2})+(?![\d/]|\.\d)", re.ASCII
+)
+#: One field of a cron schedule: ``*``, ``*/5``, ``0``, ``1-5``, ``1,15``, ``0-30/10``.
+_CRON_FIELD = r"(?:\*(?:/\d{1,2})?|\d{1,2}(?:-\d{1,2})?(?:/\d{1,2})?(?:,\d{1,2}(?:-\d{1,2})?)*)"
+#: Five or six spaced cron fields (``0 2 * * *``, ``*/5 * * * *``), nothing glued after them.
+_RE_CRON = re.compile(rf"{_CRON_FIELD}(?: {_CRON_FIELD}){{4,5}}(?![\w*/,.-])", re.ASCII)
+#: Lines added and removed, as git and code review tools print them: ``+512/-128``,
+#: ``+512 -128``, ``+12 −3``.
+_RE_DIFF_STAT = re.compile(
+    r"\+(\d{1,3}(?:,\d{3})+|\d{1,7})(?:/| ?/ ?| )[-−](\d{1,3}(?:,\d{3})+|\d{1,7})(?![\d.%/]|,\d)",
+    re.ASCII,
+)
+#: A spreadsheet range (``A1:A10``, ``$B$2:$D$5``, ``AA10:AB20``).
+_RE_CELL_RANGE = re.compile(
+    r"\$?[A-Z]{1,3}\$?[1-9]\d{0,6}:\$?[A-Z]{1,3}\$?[1-9]\d{0,6}(?![A-Za-z0-9_])", re.ASCII
+)
+#: A cell reference with its ``$`` marks (``$B$2``, ``$A1`` or ``A$1`` in a range).
+_RE_ABSOLUTE_CELL = re.compile(
+    r"(?:\$[A-Z]{1,3}\$?[1-9]\d{0,6}|\$?[A-Z]{1,3}\$?[1-9]\d{0,6}:\$?[A-Z]{1,3}\$?[1-9]\d{0,6})"
+    r"(?![A-Za-z0-9_])",
+    re.ASCII,
+)
+#: Three or more integers joined by slashes (``70/20/10``, ``1/2/3``).
+_RE_SLASH_LIST = re.compile(r"[1-9]\d{0,3}(?:/[1-9]\d{0,3}){2,}(?![\d/.])", re.ASCII)
 _RE_RANGE = re.compile(rf"({_NUM})[-~]({_NUM})", re.ASCII)
 _RE_NUMBER = re.compile(_NUM, re.ASCII)
 _RE_SCI = re.compile(r"(\d+(?:\.\d+)?)[eE]([-+−]?)(\d{1,3})(?![\dA-Za-z])", re.ASCII)
@@ -836,6 +903,26 @@ def _read_port(raw: str, yao: bool = True) -> str:
     if len(raw) <= 2 and raw[:1] != "0":
         return read_cardinal(raw)
     return read_digits(raw, yao=yao)
+
+
+def _is_split(parts: list[str], whole: int) -> bool:
+    """Numbers that add up to ``whole`` (1 for decimals, 100 for integers): shares of a split
+    (``0.8/0.1/0.1``, ``70/20/10``), read 比 as a ratio ``8:1:1`` is."""
+    try:
+        values = [float(x) for x in parts]
+    except ValueError:
+        return False
+    return all(v > 0 for v in values) and abs(sum(values) - whole) < 1e-9
+
+
+def _read_version(v: str) -> str:
+    """``2.1.0`` -> 二点一点零; ``120.0.6099.109``: a build group of three or more digits is
+    said digit by digit."""
+    parts = v.split(".")
+    spoken = [read_cardinal(parts[0])] + [
+        read_digits(p) if len(p) >= 3 else read_cardinal(p) for p in parts[1:]
+    ]
+    return "点".join(spoken)
 
 
 def _read_year(y: str) -> str:
@@ -934,6 +1021,8 @@ class _Scanner:
                     continue  # 1500 W is 瓦 (a spec sheet's spacing); "5 V-Sync" is no unit
                 if u == "A" and t.startswith(_GRADE_NEXT, end):
                     continue  # 5A级景区, 3A游戏: a grade, not amperes
+                if u == "A" and k == j and self._seat_at(j, end):
+                    continue  # 座位是12A, 选了靠窗的32A座: a seat's letter, not amperes
                 if u == "A" and k == j and self._after_course_code(j):
                     continue  # CS 61A, MATH 53A: a course's letter, not amperes
                 return u, end
@@ -971,6 +1060,23 @@ class _Scanner:
         if after.startswith(("的身高", "身高", "高", "的个子", "的个头")):
             return key, end
         return None
+
+    def _seat_at(self, j: int, end: int) -> bool:
+        """The letter from ``j`` to ``end`` ends a seat (``座位是12A``, ``32A座``): one or two
+        row digits before it (no decimal point), and a seat word before the row in its
+        clause or a seat word right after the letter."""
+        t = self.t
+        k = j
+        while k > 0 and j - k < 3 and _is_digit(t[k - 1]):
+            k -= 1
+        if not 0 < j - k <= 2 or (
+            k > 0 and t[k - 1].isascii() and (t[k - 1].isalnum() or t[k - 1] == ".")
+        ):
+            return False  # 3.5A, V2A: an amount or a code, no row
+        if t.startswith(_SEAT_AFTER, end):
+            return True
+        clause = re.split(r"[，,。；;！？!?]", self.context[-12:] + self.before(k, 12))[-1]
+        return any(w in clause for w in _SEAT_BEFORE) or bool(_RE_CAR_OR_ROW.search(clause))
 
     def _price_before(self, i: int) -> bool:
         """The piece ending at ``i`` is an amount of money (``$0.15`` 美元, ``12元``)."""
@@ -1037,6 +1143,8 @@ class _Scanner:
                 or re.match(r" ?\d{2,3} ?Hz", self.t[k : k + 8])
             ):
                 return False  # 2K屏, 2K 165Hz: a resolution class, 二K (as 4K, 8K)
+            if self.t[j:k] == "A" and self._seat_at(j, k):
+                return False  # 头等舱2A: a seat, 二A (not two amperes, 两A)
             return self.t[j:k] in _LIANG_LETTER_UNITS  # 2GB -> 两 G B, 2K -> 两 K
         if self.after(j, 3).startswith(_ER_NOT_LIANG):
             return False  # 2年级, 2次方程: an ordinal or a degree, not a count
@@ -1083,6 +1191,28 @@ class _Scanner:
                     self._hex_digits(i + 2, m.group(1))
                     i = m.end()
                     continue
+            if c == "$" and self._cell_dollar(i):
+                # $B$2, $A1:$A10: the marks of an absolute reference are not said (美元)
+                self.add(i, i + 1, "punct", "")
+                i += 1
+                continue
+            if (
+                c == ":"
+                and _RE_CELL_RANGE.match(t, self._cell_start(i))
+                and self._cell_start(i) < i
+            ):
+                # =SUM(A1:A10), B2:D5: a spreadsheet range, A一到A十 (the colon was silent)
+                self.add(i, i + 1, "num", "到")
+                i += 1
+                continue
+            if c == ":" and self._column_range(i):
+                # =COUNTIF(D:D,"已完成"), Sheet2!A:B: whole columns, D到D (it was D D)
+                self.add(i, i + 1, "num", "到")
+                i += 1
+                continue
+            if (c == "*" or "0" <= c <= "9") and self._cron(i):
+                i = self._era_end
+                continue
             if "0" <= c <= "9" or self._sign_or_currency_starts_number(i):
                 j = self.number(i)
                 if j > i:
@@ -1148,7 +1278,9 @@ class _Scanner:
             if (
                 num
                 and not (i > 0 and t[i - 1].isascii() and t[i - 1].isalnum())
-                and "#" not in t[num.end() : num.end() + 40]  # #2024年度总结#: a topic
+                # #2024年度总结#: a topic; a # that starts the next number (bug #1234和PR
+                # #1235) closes no topic
+                and re.search(r"#(?!\d)", t[num.end() : num.end() + 40]) is None
                 and not self.liang_next(num.end())
                 and self.after(num.end(), 1) not in _QUANTITY_NEXT  # #100天挑战: a count
                 and not self.unit_at(num.end())
@@ -1355,6 +1487,7 @@ class _Scanner:
             else:
                 i = self.symbol(i, cls)
         self._dash_ranges()
+        self._slash_alternatives()
         self._silent_marks()
         self._pause_between_numbers()
         return self.pieces
@@ -1623,10 +1756,149 @@ class _Scanner:
             and is_han(t[i - 1])
             and not (nxt and nxt.isascii() and nxt.isalnum())
         )  # 钻石III, 黄金II: a tier after its name (II and III are no word nor acronym)
-        if not (nxt in _ROMAN_MEASURES or spaced_name or after_han):
+        # 5D Mark IV, Part II: after a spaced word that numbers a sequence; A7 III, RX100 VII:
+        # after a spaced model code that ends in a digit (the camera's generation), said as
+        # the number (it was spelled I V, I I I)
+        before = re.search(r"(?<![A-Za-z0-9])([A-Za-z][A-Za-z0-9]*) $", t[max(0, i - 12) : i])
+        generation = (
+            before is not None
+            and not (nxt and nxt.isascii() and nxt.isalnum())
+            and (
+                before.group(1).casefold() in _ROMAN_SEQUENCE_WORDS
+                or (_is_digit(before.group(1)[-1]) and len(m.group()) >= 2)
+            )
+        )
+        if not (nxt in _ROMAN_MEASURES or spaced_name or after_han or generation):
             return False
+        if generation and before is not None and _is_digit(before.group(1)[-1]):
+            self.add(i - 1, i, "punct", "，")  # A7 III: a pause, or A七三 is heard as A73
         self.add(i, end, "num", read_cardinal(str(_ROMAN_VALUES[m.group()])))
         self._era_end = end
+        return True
+
+    def _cell_start(self, i: int) -> int:
+        """Where the spreadsheet cell that ends at ``i`` (``A1`` of ``A1:A10``) starts; ``i``
+        when letters, digits and ``$`` do not end there, or when a letter or digit (a word,
+        ``X1A1``) runs on before the cell's letters."""
+        t = self.t
+        k = i
+        while k > 0 and i - k < 8 and _is_digit(t[k - 1]):
+            k -= 1
+        if t[k - 1 : k] == "$":
+            k -= 1
+        j = k
+        while j > 0 and k - j < 3 and t[j - 1].isascii() and t[j - 1].isupper():
+            j -= 1
+        if t[j - 1 : j] == "$":
+            j -= 1
+        if (
+            j == k
+            or k == i
+            or (j > 0 and t[j - 1].isascii() and (t[j - 1].isalnum() or t[j - 1] == "_"))
+        ):
+            return i
+        return j
+
+    def _column_range(self, i: int) -> bool:
+        """The colon at ``i`` joins two column letters inside a formula's arguments: the range
+        starts after ``(``, ``,`` or a sheet's ``!`` and ends before ``,`` or ``)``
+        (``=SUM(C:C,A:A,…)``, ``Sheet2!A:B``)."""
+        m = re.search(r"[(,!]\$?[A-Z]{1,3}$", self.t[max(0, i - 5) : i])
+        after = re.match(r"\$?[A-Z]{1,3}[,)]", self.t[i + 1 : i + 6])
+        return m is not None and after is not None
+
+    def _cell_dollar(self, i: int) -> bool:
+        """The ``$`` at ``i`` marks an absolute cell reference: it starts one (``$B$2``,
+        ``$A1``: a ``$`` before letters is never money) or sits inside a range's cell
+        (``A$1:A$10``, ``$A1:$A10``). ``US$20``, ``A$50`` outside a range stay money."""
+        t = self.t
+        s = i
+        while s > 0 and i - s < 3 and t[s - 1].isascii() and t[s - 1].isupper():
+            s -= 1
+        if t[s - 1 : s] == "$":
+            s -= 1
+        if s > 0 and t[s - 1].isascii() and (t[s - 1].isalnum() or t[s - 1] == "_"):
+            return False
+        if _RE_ABSOLUTE_CELL.match(t, s):
+            return True
+        return t[s - 1 : s] == ":" and bool(_RE_CELL_RANGE.match(t, self._cell_start(s - 1)))
+
+    def _working_hours(self, raw: str, i: int, end: int) -> bool:
+        """``他们公司是996``: 996 after 是 whose subject is a workplace, or with a word of
+        working hours earlier in its clause, is the working hours (九九六), not the amount it
+        is after 价格是 …; no measure word or unit may follow (the caller checks)."""
+        if raw != "996" or not self.before(i, 1) == "是":
+            return False
+        clause = re.split(r"[，,。；;！？!?]", self.context[-12:] + self.before(i, 16))[-1]
+        if any(w in clause for w in ("加班", "上班", "作息", "工作制", "工作时间")):
+            return True
+        # 他们公司是996, 我们部门也是996 (but 公司的报价是996: the subject is the price)
+        return (
+            re.search(r"(?:公司|团队|大厂|单位|部门)(?:[都也还又就]|基本|一直)?是$", clause)
+            is not None
+        )
+
+    def _building_label(self, i: int, end: int) -> bool:
+        """``2栋`` that starts a clause and names a building (``2栋是新盖的``, ``3栋，2栋在东边``):
+        a bare count of buildings can be no clause's subject without a set named before it
+        (``有2栋``, ``其中2栋`` are counts and are caught before), so it is the building's
+        number, 二栋. A count stays 两栋: a building noun after the measure (``2栋楼``,
+        ``2栋别墅``), 都/全/分别/均 after it (each of two), or a count of buildings earlier in
+        the sentence (``小区有3栋楼，2栋是新盖的``: two of them). Only 栋/幢 (座 also counts
+        mountains and bridges). So is one right after a word of place or motion (在 到 去 回 往 进:
+        ``快递放在2栋门口``, ``他去2栋找物业``)."""
+        t = self.t
+        place = i > 0 and t[i - 1] in "在到去回往进"  # 放在2栋门口, 他去2栋: a place, building 2
+        if i > 0 and t[i - 1] not in "，,；;：:。！？!?、 \t\n" and not place:
+            return False
+        rest = t[end + 1 : end + 8]
+        if place and rest.startswith(("之间", "中间", "的中间")):
+            return False  # 在2栋之间: between two buildings
+        if rest.startswith(_BUILDING_NOUNS) or re.match(r"[^，,。；;]{0,3}(?:都|全|分别|均)", rest):
+            return False
+        earlier = self.context + t[:i]
+        if re.search(r"(?:有|共|建了?|盖了?)\s*[0-9两几一二三四五六七八九十]+\s*[栋幢]", earlier):
+            return False
+        if re.search(
+            r"[0-9两几一二三四五六七八九十]+\s*[栋幢](?:楼|房|别墅|大楼|建筑|宿舍)", earlier
+        ):
+            return False
+        return True
+
+    def _cron(self, i: int) -> bool:
+        """A cron schedule (``0 2 * * *``, ``*/5 * * * *``, ``30 8 * * 1-5``): each field on
+        its own after a short pause, ``*`` 星 (the English frontend's "star"), ``/`` 斜杠, ``-``
+        到, ``,`` 、;
+        the numbers as cardinals. It used to lose its asterisks (零二). Five or six fields
+        with a star among them, and a star at either end or two stars side by side, so that a
+        spaced product (``2 * 3 * 4``, stars between numbers) stays 乘. Sets ``_era_end``."""
+        t = self.t
+        if i > 0 and (t[i - 1].isascii() and (t[i - 1].isalnum() or t[i - 1] in "*/,.-")):
+            return False
+        m = _RE_CRON.match(t, i)
+        if m is None:
+            return False
+        fields = m.group().split(" ")
+        stars = ["*" in f for f in fields]
+        if not any(stars) or not (
+            stars[0] or stars[-1] or any(a and b for a, b in zip(stars, stars[1:], strict=False))
+        ):
+            return False
+        pos = i
+        for n, f in enumerate(fields):
+            if n:  # a short pause between fields: 零星斜杠二 would be heard as 零星 "sporadic"
+                self.add(pos, pos + 1, "punct", "，")
+                pos += 1
+            spoken = re.sub(r"\d+", lambda d: read_cardinal(d.group(), liang_bai=False), f)
+            spoken = spoken.replace("*", "星").replace("/", "斜杠").replace("-", "到")
+            for k, part in enumerate(spoken.split(",")):
+                if k:
+                    self.add(pos, pos + 1, "punct", "、")
+                    pos += 1
+                width = len(f.split(",")[k])
+                self.add(pos, pos + width, "num", part)
+                pos += width
+        self._era_end = m.end()
         return True
 
     def _ion(self, i: int) -> bool:
@@ -1891,6 +2163,62 @@ class _Scanner:
             return False
         prev = t[i - 1] if i > 0 else ""
         return not (prev and (prev.isascii() and (prev.isalnum() or prev in "._/")))
+
+    def _amount_group(self, k: int, step: int) -> tuple[tuple[str, ...], int] | None:
+        """The amount that ends (``step`` -1) or starts (``step`` 1) next to piece ``k``: a
+        number piece with at most one glued letter piece on each side (``8GB``, ``v2.3``,
+        ``H100``), as a shape (kinds and letters, case folded) and its far piece index."""
+        ps, j = self.pieces, k
+        shape: list[str] = []
+        edge = ps[k].start if step < 0 else ps[k].end
+        while 0 <= j + step < len(ps) and len(shape) < 3:
+            q = ps[j + step]
+            if (q.end if step < 0 else q.start) != edge or q.kind not in ("num", "latin"):
+                break
+            if q.kind == "latin" and not (q.end - q.start <= 3 and q.spoken.isalpha()):
+                break
+            shape.append(q.spoken.casefold() if q.kind == "latin" else "#")
+            edge = q.start if step < 0 else q.end
+            j += step
+        if step < 0:
+            shape.reverse()
+        if shape.count("#") != 1 or len(shape) < 2:
+            return None  # bare numbers have rules of their own (fractions, dates, lists)
+        return tuple(shape), j
+
+    def _slash_alternatives(self) -> None:
+        """``8GB/16GB``, ``1.5B/7B``, ``v2.3/v2.4``, ``H100/H200``: amounts or versions of one
+        shape (the same letters glued on the same side) around a slash are alternatives, read
+        或 (two or more: 、 between the first ones), as ``256/512GB``; the slash was silent and
+        the two ran together (八GB十六GB)."""
+        ps, t = self.pieces, self.t
+        chain: list[int] = []
+        chain_end = -1  # index of the last piece of the chain's last amount
+        for k, p in enumerate(ps):
+            if p.kind != "punct" or t[p.start : p.end] != "/":
+                continue
+            left, right = self._amount_group(k, -1), self._amount_group(k, 1)
+            if left is None or right is None or left[0] != right[0]:
+                continue
+            one_digit = ps[k - 1].end - ps[k - 1].start == 1  # the number before the slash
+            if left[0][0] not in ("#", "v") and one_digit:
+                continue  # B1/B2签证, P0/P1: short codes (a letter, one digit), no alternatives
+            if chain and chain_end + 1 != k:  # 8GB/16GB和1TB/2TB: two pairs, two 或
+                self._mark_alternatives(chain)
+                chain = []
+            chain.append(k)
+            chain_end = right[1]
+        self._mark_alternatives(chain)
+
+    def _mark_alternatives(self, chain: list[int]) -> None:
+        """The slashes of one chain of alternatives: 、 between the first ones, 或 last."""
+        ps = self.pieces
+        for n, k in enumerate(chain):
+            p = ps[k]
+            if n == len(chain) - 1:
+                ps[k] = Piece(p.start, p.end, "num", "或")
+            else:
+                ps[k] = Piece(p.start, p.end, "punct", "、")
 
     def _dash_ranges(self) -> None:
         """A dash or tilde glued between two number pieces reads 到 (10:30-11:00).
@@ -2188,8 +2516,29 @@ class _Scanner:
                 return end
         return i
 
+    def _r_diff_stat(self, i: int) -> int:
+        """``+512/-128行``, ``+512 -128``: lines added and removed (a diff's stat), 加五百一十二、
+        减一百二十八行; it was 正五百一十二负一百二十八 (two signed numbers run together). The
+        行 after the pair stays the text's own word (said once, háng as after any count: put
+        into the numbers' reading it was read xíng); ``a+512`` (a sum) is no stat."""
+        t = self.t
+        m = _RE_DIFF_STAT.match(t, i)
+        if m is None or (i > 0 and t[i - 1].isascii() and (t[i - 1].isalnum() or t[i - 1] in ")]")):
+            return i
+        if self.unit_at(m.end()) or self.after(m.end(), 1) in _QUANTITY_NEXT - {"行"}:
+            return i  # +5/-3℃, +2/-1分: signed amounts of a unit, no lines
+        a_end = i + 1 + len(m.group(1))
+        b_start = m.end() - len(m.group(2)) - 1
+        a, b = m.group(1).replace(",", ""), m.group(2).replace(",", "")  # +1,024/-256
+        self.add(i, a_end, "num", "加" + read_cardinal(a, liang_bai=False))
+        self.add(a_end, b_start, "punct", "、")
+        self.add(b_start, m.end(), "num", "减" + read_cardinal(b, liang_bai=False))
+        return m.end()
+
     def _r_currency(self, i: int) -> int:
         t = self.t
+        if _RE_ABSOLUTE_CELL.match(t, i) or (t[i - 1 : i] == ":" and self._cell_dollar(i)):
+            return i  # =SUM(A$1:A$10): a cell of a range, not fifty Australian dollars
         for cur in _CURRENCY_KEYS:
             if t.startswith(cur, i):
                 k = i + len(cur)
@@ -2392,12 +2741,7 @@ class _Scanner:
             return m.end()
         m = _RE_VERSION.match(self.t, i)
         if m and not _RE_YMD.match(self.t, i):
-            parts = m.group().split(".")
-            # 120.0.6099.109: a build group of three or more digits is said digit by digit
-            spoken = [read_cardinal(parts[0])] + [
-                read_digits(p) if len(p) >= 3 else read_cardinal(p) for p in parts[1:]
-            ]
-            self.add(i, m.end(), "num", "点".join(spoken))
+            self.add(i, m.end(), "num", _read_version(m.group()))
             return m.end()
         return i
 
@@ -2625,6 +2969,16 @@ class _Scanner:
         )
         if (
             m
+            and score_ctx
+            and not any(c in clause for c in _SCORE_CUES[:-1])
+            and len(m.group(2)) == 2
+            and self._compared_time(i, m.end())
+        ):
+            # 10:00比9:00好, 会议定在10:00，比9:00晚一点: clock times compared, the one after
+            # 比 a time too (it was 九比零, a score)
+            score_ctx = False
+        if (
+            m
             and m.group(3)
             and (
                 any(c in self.before(i, 8) for c in _DURATION_TIME_CUES)
@@ -2734,6 +3088,21 @@ class _Scanner:
             return m.end()
         return i
 
+    def _compared_time(self, i: int, end: int) -> bool:
+        """Is the ``H:MM`` from ``i`` to ``end``, with 比 the only score cue before it, a clock
+        time compared with another (``10:00比9:00好``)? Yes when a clock time stands right before
+        比, when an earlier clock time of the sentence is what it is compared with (``定在10:00，
+        比9:00晚一点``), when a day part or 时间 comes right before it (``比伦敦时间13:00``), or when
+        a word of earlier, later, better … follows it (``比7:30多睡``). ``甲队比乙队21:15`` stays a
+        score."""
+        if _RE_TIME_BEFORE_BI.search(self.before(i, 14)):
+            return True
+        if re.search(r"(?<![\d:])(?:[01]?\d|2[0-4]):[0-5]\d(?![\d:])", self.before(i, 30)):
+            return True
+        if self.before(i, 4).rstrip(" ").endswith(("时间", *_AM_WORDS, *_PM_WORDS)):
+            return True
+        return self.after(end, 2).lstrip(" ").startswith(_COMPARED_NEXT)
+
     def _meeting_arranged(self, i: int, end: int) -> bool:
         """Is the ``1:1`` from ``i`` to ``end`` an arranged meeting (``我和老板约了个1:1``,
         ``下午开个1:1``)? A ratio word after it (``约1:1的比例``) keeps it a ratio."""
@@ -2796,8 +3165,22 @@ class _Scanner:
             # 50/50分成, 60/40开: shares of a split, said as 五五分成, 六四开
             self.add(i, m.end(), "num", read_digits(str(a // 10) + str(b // 10)))
             return m.end()
+        if (
+            a >= b
+            and a % 5 == b % 5 == 0
+            and _is_split([m.group(1), m.group(2)], 100)
+            and " " not in m.group()
+        ):
+            # 按70/30的比例, 50/50: shares of a whole, 七十比三十 (a fraction over 1 is rarely
+            # written; it was 三十分之七十)
+            self.add(
+                i, m.end(), "num", read_cardinal(m.group(1)) + "比" + read_cardinal(m.group(2))
+            )
+            return m.end()
         if m.group() == "24/7":
-            self.add(i, m.end(), "num", "二十四乘七")  # round the clock, as 7x24
+            # round the clock: the idiom as written, 二十四七 (the English frontend's "twenty
+            # four seven"); it was 二十四乘七, an operator nobody writes or says there
+            self.add(i, m.end(), "num", "二十四七")
             return m.end()
         if i > 0 and self.t[i - 1] in "/.":
             return i
@@ -2870,6 +3253,25 @@ class _Scanner:
         self.add(i, m.end(), "num", spoken)
         return m.end()
 
+    def _r_slash_list(self, i: int) -> int:
+        """Three or more integers joined by slashes that no earlier rule took (a date, a game's
+        kills/deaths/assists): ``按70/20/10划分`` shares of a whole (adding up to 100) 七十比二十比十,
+        other lists with a pause, ``第1/2/3题`` 第一、二、三题 (the slashes were silent and the
+        numbers ran together: 七十二十十)."""
+        t = self.t
+        m = _RE_SLASH_LIST.match(t, i)
+        if m is None or (i > 0 and (_is_digit(t[i - 1]) or t[i - 1] in "./")):
+            return i
+        raw = m.group().split("/")
+        parts = [read_cardinal(x, liang_bai=False) for x in raw]
+        if raw[:2] == ["24", "7"]:  # 24/7/365: round the clock all year, 二十四七，三百六十五
+            self.add(i, i + 4, "num", "二十四七")
+            self.add(i + 4, i + 5, "punct", "，")
+            self.add(i + 5, m.end(), "num", "、".join(parts[2:]))
+            return m.end()
+        self.add(i, m.end(), "num", ("比" if _is_split(raw, 100) else "、").join(parts))
+        return m.end()
+
     def _progress_count(self, i: int, m: re.Match[str]) -> bool:
         """``Epoch 3/10``, ``Step 500/1000``, ``第3/10集``: a count out of its total after a word
         of progress, read 三，共十 / 第三集，共十集 (the third of ten), never 十分之三.
@@ -2919,8 +3321,28 @@ class _Scanner:
         capital, one space or none between) lists alternatives: 十或十一, as the English
         frontend reads ``Win 10/11`` "ten or eleven". ``比分是3/4`` and ``1/4决赛`` keep the
         fraction (no name before them)."""
+        if i > 0 and self.t[i - 1] in "/.":
+            return i
+        d = _RE_DOTTED_ALTERNATIVES.match(self.t, i)
+        if d and not _RE_DECIMAL_FRACTION.fullmatch(d.group()):
+            # 版本1.2/1.3, 支持2.1.0/2.2.0: dotted numbers around a slash are versions (or
+            # figures) side by side, never a fraction: 一点二或一点三, as Windows 10/11 below
+            # (it was 一点二一点三, the slash silent); three or more: 一点二、一点三或一点四
+            raw = d.group().split("/")
+            parts = [read_number(x) if x.count(".") == 1 else _read_version(x) for x in raw]
+            spoken = "、".join(parts[:-1]) + "或" + parts[-1]
+            if all(x.count(".") == 1 for x in raw) and _is_split(raw, 1):
+                spoken = "比".join(
+                    parts
+                )  # 按0.8/0.1/0.1划分: shares of a whole, 零点八比零点一比零点一
+            unit = self.unit_at(d.end())
+            if unit and unit[0].isascii():  # 1.5/2.5kg: the unit after both figures
+                self.add(i, unit[1], "num", spoken + _UNITS[unit[0]])
+                return unit[1]
+            self.add(i, d.end(), "num", spoken)
+            return d.end()
         m = _RE_VERSION_PAIR.match(self.t, i)
-        if not m or (i > 0 and self.t[i - 1] in "/."):
+        if not m:
             return i
         if float(m.group(1)) >= float(m.group(2)):
             return i
@@ -3336,7 +3758,17 @@ class _Scanner:
         if len(raw) <= 3:
             return True
         around = self.t[max(0, i - 24) : i + 24]
-        return any(w in around for w in _PHOTO_WORDS)
+        if any(w in around for w in _PHOTO_WORDS):
+            return True
+        end = i + len(raw)
+        if self.t[end : end + 1] in (":", "-") or self.after(end, 6).lstrip(" ").startswith(
+            _STANDARD_NEXT
+        ):
+            return False  # ISO 3200:2015, ISO 1600认证: a standard after all
+        # 用ISO 6400, ISO 100到ISO 6400: the doubling steps from 1600 up are no standard
+        # people cite, nor is a value next to another film speed of the same sentence
+        others = re.findall(r"ISO ?(\d+)", self.context + self.t)
+        return raw in _FILM_DOUBLINGS or sum(o in _FILM_SPEEDS for o in others) >= 2
 
     def _superscript_power(self, i: int) -> int:
         """``10⁹`` -> 十的九次方, ``10⁻⁶`` -> 十的负六次方, ``2¹⁰`` -> 二的十次方 (a lone ² or ³
@@ -3508,6 +3940,14 @@ class _Scanner:
         self._era_end = ap.end()
         return True
 
+    def _letters_per_time(self, j: int) -> bool:
+        """Letters at ``j`` (up to eight) right before ``/`` and a time unit: the unit of a rate
+        (``MT/s``, ``GT/s``, ``tokens/s``)."""
+        k = j
+        while k < self.n and k - j < 8 and is_latin_letter(self.t[k]):
+            k += 1
+        return k > j and self.t[k : k + 1] == "/" and self._rate_unit(k + 1) is not None
+
     def _rate_unit(self, j: int) -> tuple[str, int] | None:
         """A time unit at ``j`` ending a rate (``tokens/s``), with its end, or ``None``."""
         k = j
@@ -3566,7 +4006,7 @@ class _Scanner:
                     and not self.unit_at(end)
                 )
             )
-            and not prev.endswith(_COUNT_BEFORE)
+            and (not prev.endswith(_COUNT_BEFORE) or self._working_hours(raw, i, end))
         ):  # a word of the table after it (618期间) wins over the measure word 期
             return read_digits(raw)  # 这波操作666, 996工作制, 520那天: said digit by digit
         if prev.endswith("第"):
@@ -3744,6 +4184,8 @@ class _Scanner:
             )
         ):
             return read_cardinal(raw)  # 2栋1单元, 2栋1803房: a building and its unit or flat, 二栋
+        if len(raw) <= 2 and nxt1 in "栋幢" and not counted and self._building_label(i, end):
+            return read_cardinal(raw)  # 我住1栋，2栋是新盖的: building 2, 二栋
         if (
             len(raw) <= 2
             and (nxt1 in "座栋幢" or nxt.startswith(("号楼", "单元")))
@@ -3876,6 +4318,11 @@ class _Scanner:
         """
         t = self.t
         after = t[end] if end < self.n else ""
+        if self._letters_per_time(end):
+            # 6000MT/s, DDR5 6400MT/s, 16GT/s: letters that a rate's time unit follows are a
+            # unit (transfers per second), so the number is an amount: 六千 M T 每秒 (it was
+            # 六零零零, a model code)
+            return None
         if (
             len(raw) == 2
             and raw.isdigit()
@@ -4105,6 +4552,7 @@ class _Scanner:
         return read_cardinal(raw, liang_bai=False)  # A100 -> 一百, H200 -> 二百: a name
 
     _rules: list[Callable[[_Scanner, int], int]] = [
+        _r_diff_stat,
         _r_currency,
         _r_phone,
         _r_sci,
@@ -4117,6 +4565,7 @@ class _Scanner:
         _r_time_ratio,
         _r_percent,
         _r_fraction,
+        _r_slash_list,
         _r_range,
         _r_number,
     ]
