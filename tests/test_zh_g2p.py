@@ -453,3 +453,23 @@ def test_words_missing_from_jieba_are_words(text: str, words: list[str], pinyin:
 )
 def test_lines_of_code_and_measure_words_after_numbers(text: str, pinyin: str) -> None:
     assert " ".join(g2p_zh(text)) == pinyin
+
+
+def test_a_list_mark_inside_a_number_reading_has_no_syllable_and_is_a_pause() -> None:
+    """A number whose reading holds 、 (1/2/3/4, version lists) gets one syllable per Han
+    character (the 、 got an 'e5' syllable: found by the routing property test), and the
+    pause separates sandhi: 一点二、一点三 reads the second 一 yi4 before 点, not yi1 after 二."""
+    import mixvox
+    from mixvox.textutil import is_han
+
+    for text in ("1/2/3/4", "版本1.2/1.3/1.4", "24/724/7"):
+        for s in mixvox.route(text).sentences:
+            for sp in s.spans:
+                for w in sp.words:
+                    if w.lang == "zh":
+                        assert len(w.phonemes) == sum(1 for c in w.spoken if is_han(c)), w
+    words = [
+        w for s in mixvox.route("版本1.2/1.3/1.4").sentences for sp in s.spans for w in sp.words
+    ]
+    assert words[-1].spoken == "一点二、一点三或一点四"
+    assert [p for p in words[-1].phonemes if p.startswith("yi")] == ["yi4", "yi4", "yi4"]

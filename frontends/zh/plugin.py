@@ -442,6 +442,13 @@ class ZhFrontend:
         phon: list[str] = []
         units: list[_Unit] = []
         for w in self.g2p.segment(p.spoken):
+            if not any(is_han(c) for c in w):
+                # a list's 、 or ， inside a reading: no syllable, and a pause for sandhi
+                # (一点二、一点三: the second 一 is yi4 before 点, not yi1 after a digit)
+                b.phrase.extend(units)
+                units = []
+                b.end_phrase()
+                continue
             py = [x or "e5" for x in self.g2p.word_pinyin(w)]
             units.append(_Unit(w, self.g2p.spoken(w, py), widx))
             phon.extend(py)
