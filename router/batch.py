@@ -774,7 +774,7 @@ def _run_locked(
     settings: Mapping[str, Any],
     resume_changed: bool,
     subtitles: str | None,
-    batch_lines: int = 1,
+    batch_lines: int,
 ) -> BatchResult:
     removed = clean_partials(out)
     if removed:

@@ -409,8 +409,8 @@ class Synthesizer:
         """The audio of each text, the texts decoded together where the engine can.
 
         Why: for a batch of short lines a GPT step costs about the same for several rows as
-        for one, so an engine with ``synthesize_many`` (a GPT decoder) speaks several lines in the
-        time of one. Each line keeps its own speaker and random stream, so on the CPU it
+        for one, so an engine with ``synthesize_many`` (a GPT decoder) speaks several lines
+        in the time of one. Each line keeps its own speaker and random stream, so on the CPU it
         sounds as :meth:`synthesize` makes it (the same seed, up to the rounding of batched
         matmuls). Per text, in order: its :class:`Audio`, or the exception that stopped it
         (:class:`~mixvox.errors.NothingToSay` for nothing speakable), so one bad line does
@@ -480,8 +480,9 @@ class Synthesizer:
 
         Routing runs in one thread and the engine in another, connected by a bounded queue,
         so a long script keeps the engine busy; an engine that decodes several texts at once
-        (:attr:`batch_size` > 1) gets the texts waiting together (:meth:`synthesize_batch`). A text that fails yields a
-        :class:`~mixvox.stages.Failed` (with the stage and the exception) and the rest go on.
+        (:attr:`batch_size` > 1) gets the texts waiting together (:meth:`synthesize_batch`).
+        A text that fails yields a :class:`~mixvox.stages.Failed` (with the stage and the
+        exception) and the rest go on.
         """
         n = self.batch_size
         synth = (
