@@ -647,6 +647,7 @@ def batch(
             workers=ray_workers,
             cpus_per_worker=ray_cpus,
             gpus_per_worker=ray_gpus,
+            lines_per_task=batch_lines,
         )
         return
     if script == "-":

@@ -73,8 +73,12 @@ def batch_on_ray(
     workers: int | None,
     cpus_per_worker: float,
     gpus_per_worker: float,
+    lines_per_task: int = 8,
 ) -> None:
-    """``mixvox batch --ray``: the cluster run, its summary and its exit code."""
+    """``mixvox batch --ray``: the cluster run, its summary and its exit code.
+
+    ``lines_per_task`` (``--batch-lines``): the lines an engine actor gets at once, which it
+    decodes together where its engine can, as the local batch does."""
     from mixvox import __version__
     from mixvox.batch import batch_settings, summary_lines
     from mixvox.distributed import run_on_ray, spool_stdin
@@ -106,6 +110,7 @@ def batch_on_ray(
             progress=not quiet,
             settings=batch_settings(settings, fmt, __version__),
             resume_changed=resume_changed,
+            lines_per_task=lines_per_task,
         )
     finally:
         if spooled is not None:

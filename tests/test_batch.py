@@ -423,3 +423,28 @@ def test_runs_by_groups_consecutive_lines_for_one_engine_with_equal_options() ->
     runs = list(runs_by(jobs, lambda j: (j[0], j[1])))
     assert [len(r) for r in runs] == [2, 1, 1, 1]
     assert list(runs_by([], lambda j: (j,))) == []
+
+
+def test_batch_lines_reaches_the_ray_actors_as_lines_per_task(tmp_path: Path, monkeypatch) -> None:
+    """`mixvox batch --ray --batch-lines N` gives each engine actor N lines at once (it decodes
+    them together where its engine can), instead of ignoring the flag."""
+    from mixvox import distributed
+    from mixvox.batch import BatchResult
+    from mixvox.cli import main
+
+    seen: dict = {}
+
+    def fake_run_on_ray(path, out, build, **kw):
+        seen.update(kw)
+        return BatchResult(total=1, done=1)
+
+    monkeypatch.setattr(distributed, "run_on_ray", fake_run_on_ray)
+    src = tmp_path / "s.txt"
+    src.write_text("hello\n")
+    for extra, want in (([], 8), (["--batch-lines", "3"], 3)):
+        r = CliRunner().invoke(
+            main,
+            ["batch", str(src), "-o", str(tmp_path / "o"), "--ray", "-e", "espeak", "-q", *extra],
+        )
+        assert r.exit_code == 0, r.output
+        assert seen["lines_per_task"] == want
