@@ -373,9 +373,26 @@ class Synthesizer:
     def stream(self, text: str | Utterance, **overrides: object) -> Iterator[Audio]:
         """Yield audio pieces as soon as the engine produces them."""
         for piece in self.stream_chunks(text, **overrides):
-            audio = Audio(piece.samples, piece.sample_rate)
-            check_samples(audio.samples, f"the {self.engine_name} engine", constant=False)
-            yield audio
+            yield self._checked(piece)
+
+    def _checked(self, piece: AudioChunk) -> Audio:
+        """An engine's piece as :class:`Audio`, refused if it holds NaN/Inf."""
+        audio = Audio(piece.samples, piece.sample_rate)
+        check_samples(audio.samples, f"the {self.engine_name} engine", constant=False)
+        return audio
+
+    def _whole(self, pieces: list[Audio], text: str | Utterance) -> Audio:
+        """``pieces`` as one :class:`Audio`; :class:`~mixvox.errors.NothingToSay` when they
+        hold no sample (an empty result saved to a file would look like success)."""
+        from .errors import NothingToSay
+
+        audio = Audio.concat(pieces, self.sample_rate) if pieces else None
+        if audio is None or len(audio) == 0:
+            shown = text.input if isinstance(text, Utterance) else text
+            if isinstance(shown, str) and len(shown) > 40:
+                shown = shown[:40] + "…"
+            raise NothingToSay(f"nothing to speak in {shown!r}")
+        return audio
 
     def synthesize(self, text: str | Utterance, **overrides: object) -> Audio:
         """The whole utterance as one :class:`Audio`.
@@ -384,16 +401,7 @@ class Synthesizer:
         punctuation only, all skipped): an empty result saved to a file would look like
         success. :meth:`stream` yields nothing for such text instead.
         """
-        from .errors import NothingToSay
-
-        pieces = list(self.stream(text, **overrides))
-        audio = Audio.concat(pieces, self.sample_rate) if pieces else None
-        if audio is None or len(audio) == 0:
-            shown = text.input if isinstance(text, Utterance) else text
-            if isinstance(shown, str) and len(shown) > 40:
-                shown = shown[:40] + "…"
-            raise NothingToSay(f"nothing to speak in {shown!r}")
-        return audio
+        return self._whole(list(self.stream(text, **overrides)), text)
 
     @property
     def batch_size(self) -> int:
@@ -417,8 +425,6 @@ class Synthesizer:
         not sink the others. Texts the engine cannot take together (raw mode, long text
         routed in blocks) are synthesized one by one.
         """
-        from .errors import NothingToSay
-
         results: list[Audio | Exception | None] = [None] * len(texts)
         many = getattr(self.engine, "synthesize_many", None)
         requests: list[tuple[int, Utterance, list[Chunk]]] = []
@@ -452,17 +458,7 @@ class Synthesizer:
                     results[i] = out
                     continue
                 try:
-                    for piece in out:
-                        check_samples(
-                            piece.samples, f"the {self.engine_name} engine", constant=False
-                        )
-                    audio = Audio.concat(
-                        [Audio(p.samples, p.sample_rate) for p in out], self.sample_rate
-                    )
-                    if len(audio) == 0:
-                        shown = utt.input if len(utt.input) <= 40 else utt.input[:40] + "…"
-                        raise NothingToSay(f"nothing to speak in {shown!r}")
-                    results[i] = audio
+                    results[i] = self._whole([self._checked(p) for p in out], utt)
                 except Exception as exc:
                     results[i] = exc
         for i, text in enumerate(texts):
